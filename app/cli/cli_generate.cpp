@@ -1,0 +1,132 @@
+// t5studio generate: candidates for each input with every generation control. Inputs from
+// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text") -> one
+// JSONL line per input, flushed as each batch finishes.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/generate_recorder.h"
+#include "t5s/error.h"
+
+namespace t5s::cli {
+namespace {
+
+std::vector<std::string> read_inputs(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file");
+    std::vector<std::string> texts;
+    std::string line;
+    int line_no = 0;
+    const bool jsonl = path.size() >= 6 && path.substr(path.size() - 6) == ".jsonl";
+    while (std::getline(in, line)) {
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        const std::string where = path + ":" + std::to_string(line_no);
+        if (jsonl || line[line.find_first_not_of(" \t")] == '{') {
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(line);
+            } catch (const nlohmann::json::exception& e) {
+                throw Error(ErrorCode::InvalidArgument, where + ": malformed JSON line (" + std::string(e.what()) + ")");
+            }
+            if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
+                throw Error(ErrorCode::InvalidArgument, where + ": JSONL row needs a string field \"text\"");
+            }
+            texts.push_back(j["text"].get<std::string>());
+        } else {
+            texts.push_back(line);
+        }
+        require_valid_utf8(texts.back(), where);
+    }
+    return texts;
+}
+
+nlohmann::json result_json(const GenerationResult& r) {
+    nlohmann::json cands = nlohmann::json::array();
+    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
+    nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
+    if (r.seed >= 0) j["seed"] = r.seed;
+    return j;
+}
+
+}  // namespace
+
+GenerationOptions options_from_flags(const Args& a) {
+    GenerationOptions o;
+    o.max_new_tokens = a.get_int("max-new-tokens", o.max_new_tokens);
+    o.min_new_tokens = a.get_int("min-new-tokens", o.min_new_tokens);
+    o.num_beams = a.get_int("beams", o.num_beams);
+    o.num_return_sequences = a.get_int("num-return", o.num_return_sequences);
+    o.length_penalty = static_cast<float>(a.get_double("length-penalty", o.length_penalty));
+    o.early_stopping = a.has("early-stopping");
+    o.do_sample = a.has("sample");
+    o.temperature = static_cast<float>(a.get_double("temperature", o.temperature));
+    o.top_k = a.get_int("top-k", o.top_k);
+    o.top_p = static_cast<float>(a.get_double("top-p", o.top_p));
+    o.repetition_penalty = static_cast<float>(a.get_double("repetition-penalty", o.repetition_penalty));
+    o.no_repeat_ngram_size = a.get_int("no-repeat-ngram", o.no_repeat_ngram_size);
+    o.seed = a.get_int64("seed", o.seed);
+    o.distinct = a.has("distinct");
+    o.no_copy = a.has("no-copy");
+    o.max_rounds = a.get_int("max-rounds", o.max_rounds);
+    o.batch_size = a.get_int("batch-size", o.batch_size);
+    validate_generation_options(o);
+    return o;
+}
+
+int run_generate(const Argv& argv) {
+    Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping"},
+              {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
+               "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
+               "max-rounds", "history", "prefix"});
+    const GenerationOptions options = options_from_flags(args);  // validate before the (slow) model load
+    if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
+    std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
+    for (const auto& t : texts) require_valid_utf8(t, "--text");
+    const std::string prefix = args.get("prefix");
+
+    auto model = Model::load(args.require("model"),
+                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+    GenerateRecorder recorder(args.get("history"), *model);
+
+    auto run_batch = [&](const std::vector<std::string>& batch) {
+        std::vector<std::string> inputs;
+        for (const auto& t : batch) inputs.push_back(prefix + t);
+        const auto start = std::chrono::steady_clock::now();
+        auto results = model->generate(inputs, options);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        for (size_t i = 0; i < results.size(); ++i) results[i].input = batch[i];
+        recorder.record(results, options, ms);
+        return results;
+    };
+
+    if (args.has("input")) {
+        // JSONL, one line per input, flushed as each batch finishes (a killed run keeps what it printed).
+        for (size_t start = 0; start < texts.size(); start += static_cast<size_t>(options.batch_size)) {
+            std::vector<std::string> batch(texts.begin() + static_cast<long>(start),
+                                           texts.begin() + static_cast<long>(std::min(texts.size(), start + options.batch_size)));
+            for (const auto& r : run_batch(batch)) print_json(result_json(r));
+        }
+        return 0;
+    }
+    auto results = run_batch(texts);
+    if (args.has("json")) {
+        nlohmann::json all = nlohmann::json::array();
+        for (const auto& r : results) all.push_back(result_json(r));
+        print_json({{"results", all}});
+    } else {
+        for (const auto& r : results) {
+            std::cout << r.input << "\n";
+            for (size_t k = 0; k < r.candidates.size(); ++k) {
+                std::cout << "  " << k + 1 << ". " << r.candidates[k].text << "  (" << r.candidates[k].score << ")\n";
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace t5s::cli

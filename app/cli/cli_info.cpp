@@ -1,0 +1,35 @@
+// t5studio info --model DIR [--json] [--dtype D] [--device D] [--threads N]
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+
+namespace t5s::cli {
+
+int run_info(const Argv& argv) {
+    Args args(argv, {"json"}, {"model", "dtype", "device", "threads"});
+    auto model = Model::load(args.require("model"),
+                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+    nlohmann::json j = to_json(model->info());
+    if (args.has("json")) {
+        print_json(j);
+        return 0;
+    }
+    const ModelInfo& i = model->info();
+    std::cout << "model        " << i.dir.string() << "\n"
+              << "type         " << i.model_type << ", " << i.variant << "\n"
+              << "layers       " << i.config.num_layers << " encoder + " << i.config.num_decoder_layers << " decoder, d_model "
+              << i.config.d_model << ", d_ff " << i.config.d_ff << ", " << i.config.num_heads << " heads x d_kv " << i.config.d_kv << "\n"
+              << "parameters   " << i.parameter_count << "\n"
+              << "stored dtype " << i.stored_dtype << "\n"
+              << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
+              << i.weight_bytes / (1024.0 * 1024.0) << " MiB\n"
+              << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"
+              << "files        ";
+    for (const auto& f : i.files) std::cout << f << " ";
+    std::cout << "\n";
+    return 0;
+}
+
+}  // namespace t5s::cli

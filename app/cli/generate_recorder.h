@@ -1,0 +1,23 @@
+#pragma once
+// Records `t5studio generate --history PATH` runs into the SQLite history (when the history
+// library is built in); a no-op without --history.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5s/model.h"
+
+namespace t5s::cli {
+
+class GenerateRecorder {
+public:
+    GenerateRecorder(const std::string& history_path, const Model& model);
+    ~GenerateRecorder();
+    void record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace t5s::cli

@@ -1,0 +1,46 @@
+#include "cli/json_output.h"
+
+#include <iostream>
+
+namespace t5s::cli {
+
+void print_json(const nlohmann::json& j) {
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout.flush();
+}
+
+nlohmann::json to_json(const ModelInfo& i) {
+    const ModelConfig& c = i.config;
+    return {
+        {"model_dir", i.dir.string()},
+        {"model_type", i.model_type},
+        {"variant", i.variant},
+        {"architecture",
+         {{"d_model", c.d_model}, {"d_kv", c.d_kv}, {"d_ff", c.d_ff}, {"num_heads", c.num_heads},
+          {"num_layers", c.num_layers}, {"num_decoder_layers", c.num_decoder_layers},
+          {"relative_attention_num_buckets", c.relative_attention_num_buckets},
+          {"relative_attention_max_distance", c.relative_attention_max_distance},
+          {"feed_forward_proj", c.feed_forward_proj}, {"dense_act_fn", c.dense_act_fn},
+          {"tie_word_embeddings", c.tie_word_embeddings}, {"layer_norm_epsilon", c.layer_norm_epsilon},
+          {"decoder_start_token_id", c.decoder_start_token_id}, {"eos_token_id", c.eos_token_id}, {"pad_token_id", c.pad_token_id}}},
+        {"parameter_count", i.parameter_count},
+        {"stored_dtype", i.stored_dtype},
+        {"precision", i.precision},
+        {"device", i.device},
+        {"threads", i.threads},
+        {"weight_bytes", i.weight_bytes},
+        {"vocab_size", c.vocab_size},
+        {"tokenizer_vocab_size", i.tokenizer_vocab},
+        {"files", i.files},
+    };
+}
+
+RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads) {
+    RuntimeOptions o;
+    o.device = parse_device(device);
+    o.precision = parse_precision(dtype);
+    o.threads = threads;
+    return o;
+}
+
+}  // namespace t5s::cli

@@ -1,0 +1,14 @@
+#pragma once
+// Shared output helpers for the subcommands: JSON on stdout with --json, readable text otherwise.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "t5s/model.h"
+
+namespace t5s::cli {
+
+void print_json(const nlohmann::json& j);
+nlohmann::json to_json(const ModelInfo& info);
+RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
+
+}  // namespace t5s::cli

@@ -1,0 +1,79 @@
+// t5studio: with no subcommand opens the desktop app (when built with the GUI), otherwise runs
+// the headless command-line front end. Errors: one line on stderr, exit code != 0.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "t5s/error.h"
+
+#ifdef T5S_WITH_GUI
+int t5s_run_gui(int argc, char** argv);  // ui/app_main.cpp
+#endif
+
+namespace {
+
+const char* kUsage =
+    "usage: t5studio [SUBCOMMAND] [flags]\n"
+    "  (no subcommand)   open the desktop app\n"
+    "  info      --model DIR [--json]\n"
+    "  tokenize  --model DIR --text T [--text T ...] [--json]\n"
+    "  score     --model DIR --source S --target T [--json]\n"
+    "  generate  --model DIR (--text T ... | --input FILE) [--max-new-tokens N] [--beams K] [--num-return N]\n"
+    "            [--sample --temperature X --top-k K --top-p P --seed S] [--repetition-penalty R]\n"
+    "            [--no-repeat-ngram N] [--min-new-tokens N] [--dtype fp32|bf16|fp16|int8] [--device auto|cpu|cuda]\n"
+    "            [--batch-size B] [--distinct] [--no-copy] [--threads N] [--history PATH] [--json]\n"
+    "  history   --history PATH [--search Q] [--json]\n"
+    "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
+    "  train     --model DIR | --init-config FILE --data FILE --out DIR [...]  (see README)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace t5s::cli;
+    std::map<std::string, int (*)(const Argv&)> commands = {
+        {"info", run_info}, {"tokenize", run_tokenize}, {"score", run_score}, {"generate", run_generate}};
+#ifdef T5S_HAVE_CLI_HISTORY
+    commands["history"] = run_history;
+#endif
+#ifdef T5S_HAVE_CLI_EXPORT
+    commands["export"] = run_export;
+#endif
+#ifdef T5S_HAVE_CLI_TRAIN
+    commands["train"] = run_train;
+#endif
+    if (argc < 2 || argv[1][0] == '-') {
+        if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
+            std::cout << kUsage;
+            return 0;
+        }
+#ifdef T5S_WITH_GUI
+        return t5s_run_gui(argc, argv);
+#else
+        std::cerr << "t5studio: built without the GUI (T5S_BUILD_GUI=OFF); give a subcommand\n" << kUsage;
+        return 2;
+#endif
+    }
+    const std::string name = argv[1];
+    auto it = commands.find(name);
+    if (it == commands.end()) {
+        std::cerr << "t5studio: unknown subcommand '" << name << "'\n" << kUsage;
+        return 2;
+    }
+    Argv rest(argv + 2, argv + argc);
+    try {
+        return it->second(rest);
+    } catch (const UsageError& e) {
+        std::cerr << "t5studio " << name << ": " << e.what() << "\n";
+        return 2;
+    } catch (const t5s::Error& e) {
+        std::cerr << "t5studio " << name << ": " << e.what() << "\n";
+        return e.code() == t5s::ErrorCode::OutOfMemory ? 4 : 1;
+    } catch (const std::exception& e) {
+        std::cerr << "t5studio " << name << ": internal error: " << e.what() << "\n";
+        return 3;
+    }
+}

@@ -1,0 +1,31 @@
+#pragma once
+// One exception type for everything the engine reports to its callers. The message is a single
+// line that names the file (or setting) and the problem; the code lets front ends react (e.g. offer
+// a smaller batch on OutOfMemory).
+#include <stdexcept>
+#include <string>
+
+namespace t5s {
+
+enum class ErrorCode {
+    InvalidArgument,  // a setting, flag or input text is not acceptable
+    FileNotFound,     // a directory or file is missing
+    CorruptFile,      // a file exists but its content is malformed
+    Unsupported,      // well-formed, but a model or feature we do not implement (never wrong numbers)
+    OutOfMemory,      // host or device allocation failed
+    Cancelled,        // the caller asked to stop
+    Internal,         // anything else (a bug, or a library error we did not classify)
+};
+
+const char* to_string(ErrorCode code);
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    ErrorCode code() const { return code_; }
+
+private:
+    ErrorCode code_;
+};
+
+}  // namespace t5s

@@ -1,0 +1,86 @@
+#pragma once
+// Every knob of one generation request. Each field has a default and its neutral value in the
+// comment; validate_generation_options() rejects bad combinations with a clear message.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace t5s {
+
+struct GenerationOptions {
+    int max_new_tokens = 64;          // hard cap on generated tokens (>= 1)
+    int min_new_tokens = 0;           // </s> is forbidden before this many tokens (neutral 0)
+    int num_beams = 1;                // 1 = greedy / plain sampling; > 1 = beam search
+    float length_penalty = 1.0f;      // beam scores = logprob / length^length_penalty (neutral 1.0)
+    bool early_stopping = false;      // beam: stop as soon as num_beams hypotheses are done (HF semantics)
+    int num_return_sequences = 1;     // candidates per input (<= num_beams without sampling)
+    bool do_sample = false;           // sample instead of argmax
+    float temperature = 1.0f;         // logits / temperature when sampling (neutral 1.0, must be > 0)
+    int top_k = 0;                    // keep the k most likely tokens when sampling (0 = off)
+    float top_p = 1.0f;               // nucleus: smallest set with mass >= top_p (1.0 = off; in (0, 1])
+    float repetition_penalty = 1.0f;  // HF CTRL penalty on tokens already generated (neutral 1.0, > 0)
+    int no_repeat_ngram_size = 0;     // forbid repeating any n-gram of this size (0 = off)
+    int64_t seed = -1;                // sampling RNG seed per request (-1 = random)
+    // What annotators need on top of HF:
+    bool no_copy = false;             // drop candidates identical to the source (whitespace/width normalised)
+    bool distinct = false;            // drop duplicate candidates (same normalisation)
+    int max_rounds = 4;               // with no_copy/distinct and sampling: re-generate up to this many rounds
+    int batch_size = 8;               // inputs encoded and decoded together
+};
+
+// Throws t5s::Error(InvalidArgument) naming the first bad field.
+void validate_generation_options(const GenerationOptions& options);
+
+// Thread-safe holder of settings that a running request re-reads at every decoding step:
+// a change made while generating takes effect at the next step ("hot swap").
+class SettingsHandle {
+public:
+    explicit SettingsHandle(GenerationOptions options = {}) : options_(std::move(options)) {}
+    void set(const GenerationOptions& options) {  // validated by the caller
+        std::lock_guard<std::mutex> lock(mutex_);
+        options_ = options;
+        version_.fetch_add(1, std::memory_order_release);
+    }
+    GenerationOptions get() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return options_;
+    }
+    uint64_t version() const { return version_.load(std::memory_order_acquire); }
+
+private:
+    mutable std::mutex mutex_;
+    GenerationOptions options_;
+    std::atomic<uint64_t> version_{0};
+};
+
+struct StepInfo {
+    int step = 0;                  // decoding steps done so far in this batch
+    int active_rows = 0;           // rows (or beams) still decoding
+    int64_t tokens_generated = 0;  // tokens produced in this step across the batch
+};
+
+// Per-request controls shared with the caller.
+struct GenerationControl {
+    std::atomic<bool> cancel{false};                 // checked every decoding step
+    std::function<void(const StepInfo&)> on_step;    // called after every step (progress, streaming)
+    std::shared_ptr<SettingsHandle> live_settings;   // if set, re-read every step (sampling knobs, penalties)
+};
+
+struct Candidate {
+    std::string text;
+    std::vector<int> ids;   // without the decoder start token; ends with </s> when produced
+    double score = 0.0;     // beam: HF sequence score; greedy/sampling: sum of token log-probs
+};
+
+struct GenerationResult {
+    std::string input;
+    std::vector<Candidate> candidates;
+    int64_t seed = -1;          // the seed actually used (sampling), so a result can be reproduced
+    int rounds = 1;             // generation rounds needed to find enough distinct candidates
+};
+
+}  // namespace t5s

@@ -1,0 +1,84 @@
+#pragma once
+// The public face of the engine: load a Hugging Face T5-family checkpoint and run it. Only plain
+// C++ types here; LibTorch stays inside the engine library.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5s/generation_options.h"
+#include "t5s/model_config.h"
+#include "t5s/tokenizer.h"
+
+namespace t5s {
+
+enum class Device { Auto, Cpu, Cuda };
+enum class Precision { Fp32, Bf16, Fp16, Int8 };
+const char* to_string(Device device);
+const char* to_string(Precision precision);
+Device parse_device(const std::string& text);        // throws InvalidArgument
+Precision parse_precision(const std::string& text);  // throws InvalidArgument
+
+struct RuntimeOptions {
+    Device device = Device::Auto;        // Auto: CUDA if available, else CPU
+    Precision precision = Precision::Fp32;
+    int threads = 0;                     // intra-op threads; 0 = number of physical cores
+};
+
+struct ModelInfo {
+    std::filesystem::path dir;
+    std::string model_type;              // "t5" / "mt5"
+    std::string variant;                 // e.g. "T5 v1.0 (relu, tied head)" or "T5 v1.1 (gated-gelu, untied)"
+    std::string stored_dtype;            // dtype(s) of the tensors on disk, e.g. "F32" or "BF16"
+    std::string precision;               // precision it runs in
+    std::string device;                  // "cpu" or "cuda:0"
+    int threads = 0;
+    ModelConfig config;
+    int64_t parameter_count = 0;         // unique parameters (tied weights counted once)
+    int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
+    int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model
+    std::vector<std::string> files;      // files read
+};
+
+// A dense float32 array (row-major) for tests and tools.
+struct FloatArray {
+    std::vector<int64_t> shape;
+    std::vector<float> data;
+};
+
+struct ScoreResult {
+    double loss = 0.0;                       // HF loss with labels: mean over all non-ignored target tokens
+    std::vector<std::vector<int>> target_ids;
+    std::vector<std::vector<int>> argmax;    // teacher-forced argmax per target position
+};
+
+using IdBatch = std::vector<std::vector<int>>;
+
+class Model {
+public:
+    // Throws t5s::Error naming the file and the problem.
+    static std::unique_ptr<Model> load(const std::filesystem::path& dir, const RuntimeOptions& options = {});
+    virtual ~Model() = default;
+
+    virtual const ModelInfo& info() const = 0;
+    virtual bool has_tokenizer() const = 0;
+    virtual const Tokenizer& tokenizer() const = 0;  // throws if the folder had no spiece.model
+
+    // Ids in (right-padded internally; rows may differ in length), numbers out.
+    virtual FloatArray encoder_hidden(const IdBatch& input_ids) const = 0;             // [B, S, d_model]
+    virtual FloatArray logits(const IdBatch& input_ids, const IdBatch& decoder_input_ids) const = 0;  // [B, T, V]
+    // labels: target ids per row (padded with -100 internally); decoder inputs are labels shifted right.
+    virtual ScoreResult score(const IdBatch& input_ids, const IdBatch& labels) const = 0;
+
+    virtual std::vector<std::vector<Candidate>> generate_ids(const IdBatch& input_ids, const GenerationOptions& options,
+                                                             GenerationControl* control = nullptr) const = 0;
+    // Texts in, candidates out (tokenize, batch, generate, decode, no_copy/distinct filtering).
+    virtual std::vector<GenerationResult> generate(const std::vector<std::string>& texts, const GenerationOptions& options,
+                                                   GenerationControl* control = nullptr) const = 0;
+};
+
+// Physical cores of this machine (the default thread count).
+int physical_core_count();
+
+}  // namespace t5s

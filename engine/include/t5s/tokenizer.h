@@ -1,0 +1,47 @@
+#pragma once
+// T5 tokenizer: the SentencePiece library plus the behaviour of transformers' slow T5Tokenizer
+// (legacy=True): </s> appended, <extra_id_N> sentinels above the SentencePiece vocabulary
+// (<extra_id_0> = sp_size + 99), special tokens written in the text recognised, byte fallback
+// where the model has it.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace t5s {
+
+class Tokenizer {
+public:
+    // `spiece_model` is the path of a spiece.model file. Throws t5s::Error on a missing/corrupt file.
+    static Tokenizer load(const std::filesystem::path& spiece_model, int extra_ids = 100);
+    Tokenizer();
+    ~Tokenizer();
+    Tokenizer(Tokenizer&&) noexcept;
+    Tokenizer& operator=(Tokenizer&&) noexcept;
+
+    // Throws t5s::Error(InvalidArgument) on invalid UTF-8.
+    std::vector<int> encode(std::string_view text, bool add_eos = true) const;
+    std::vector<std::string> tokens(std::string_view text, bool add_eos = true) const;
+    std::string decode(const std::vector<int>& ids, bool skip_special_tokens = true) const;
+    std::string id_to_token(int id) const;
+
+    int sp_size() const;          // pieces in the SentencePiece model
+    int vocab_size() const;       // sp_size + extra ids
+    int extra_ids() const;
+    bool byte_fallback() const;
+    bool is_special(int id) const;  // pad, eos, unk, sentinels
+    int pad_id() const { return 0; }
+    int eos_id() const { return 1; }
+    int unk_id() const { return 2; }
+    const std::filesystem::path& path() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Throws t5s::Error(InvalidArgument) naming `what` and the byte offset if `text` is not UTF-8.
+void require_valid_utf8(std::string_view text, const std::string& what);
+
+}  // namespace t5s

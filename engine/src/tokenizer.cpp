@@ -1,0 +1,185 @@
+#include "t5s/tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include <fstream>
+
+#include "t5s/error.h"
+#include "unicode_space.h"
+
+namespace t5s {
+
+struct Tokenizer::Impl {
+    sentencepiece::SentencePieceProcessor sp;
+    std::filesystem::path path;
+    int sp_size = 0;
+    int extra_ids = 100;
+    bool byte_fallback = false;
+};
+
+namespace {
+
+// A piece of input text: either plain text for SentencePiece or one special token.
+struct Chunk {
+    std::string_view text;
+    int special_id = -1;  // >= 0 for <pad>, </s>, <unk>, <extra_id_N>
+    bool strips_around = false;  // sentinels eat whitespace on both sides (lstrip=rstrip=True in HF)
+};
+
+// Matches a special token at s[i] (which is '<'); returns its length or 0.
+size_t match_special(std::string_view s, size_t i, int sp_size, int extra_ids, int* id, bool* strips) {
+    static const std::pair<std::string_view, int> kFixed[] = {{"<pad>", 0}, {"</s>", 1}, {"<unk>", 2}};
+    for (const auto& [tok, tok_id] : kFixed) {
+        if (s.compare(i, tok.size(), tok) == 0) {
+            *id = tok_id;
+            *strips = false;
+            return tok.size();
+        }
+    }
+    static const std::string_view kExtra = "<extra_id_";
+    if (s.compare(i, kExtra.size(), kExtra) != 0) return 0;
+    size_t j = i + kExtra.size();
+    size_t digits_start = j;
+    while (j < s.size() && j - digits_start < 6 && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j == digits_start || j >= s.size() || s[j] != '>') return 0;
+    const std::string digits(s.substr(digits_start, j - digits_start));
+    if (digits.size() > 1 && digits[0] == '0') return 0;  // "<extra_id_01>" is not a token
+    int n = std::stoi(digits);
+    if (n >= extra_ids) return 0;
+    *id = sp_size + extra_ids - 1 - n;
+    *strips = true;
+    return j + 1 - i;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(spiece_model, ec)) {
+        throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": SentencePiece model not found");
+    }
+    Tokenizer t;
+    auto status = t.impl_->sp.Load(spiece_model.string());
+    if (!status.ok()) {
+        throw Error(ErrorCode::CorruptFile,
+                    spiece_model.string() + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
+    }
+    t.impl_->path = spiece_model;
+    t.impl_->sp_size = t.impl_->sp.GetPieceSize();
+    t.impl_->extra_ids = extra_ids;
+    const int byte0 = t.impl_->sp.PieceToId("<0x00>");
+    t.impl_->byte_fallback = byte0 != t.impl_->sp.unk_id() && t.impl_->sp.IsByte(byte0);
+    if (t.impl_->sp_size < 3 || t.impl_->sp.IdToPiece(1) != "</s>") {
+        throw Error(ErrorCode::Unsupported, spiece_model.string() +
+                                                ": not a T5-layout SentencePiece model (expected <pad>=0, </s>=1, <unk>=2)");
+    }
+    return t;
+}
+
+static std::vector<Chunk> split_special(std::string_view text, int sp_size, int extra_ids) {
+    std::vector<Chunk> chunks;
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '<') continue;
+        int id;
+        bool strips;
+        size_t len = match_special(text, i, sp_size, extra_ids, &id, &strips);
+        if (!len) continue;
+        if (i > start) chunks.push_back({text.substr(start, i - start)});
+        chunks.push_back({text.substr(i, len), id, strips});
+        start = i + len;
+        i = start - 1;
+    }
+    if (start < text.size()) chunks.push_back({text.substr(start)});
+    // Sentinels swallow the whitespace next to them (transformers' AddedToken lstrip/rstrip).
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        if (!chunks[i].strips_around) continue;
+        if (i + 1 < chunks.size() && chunks[i + 1].special_id < 0) chunks[i + 1].text = python_lstrip(chunks[i + 1].text);
+        if (i > 0 && chunks[i - 1].special_id < 0) chunks[i - 1].text = python_rstrip(chunks[i - 1].text);
+    }
+    return chunks;
+}
+
+std::vector<int> Tokenizer::encode(std::string_view text, bool add_eos) const {
+    require_valid_utf8(text, "input text");
+    std::vector<int> ids;
+    for (const Chunk& c : split_special(text, impl_->sp_size, impl_->extra_ids)) {
+        if (c.special_id >= 0) {
+            ids.push_back(c.special_id);
+        } else if (!c.text.empty()) {
+            std::vector<int> part;
+            impl_->sp.Encode(c.text, &part);
+            ids.insert(ids.end(), part.begin(), part.end());
+        }
+    }
+    if (add_eos) ids.push_back(eos_id());
+    return ids;
+}
+
+std::vector<std::string> Tokenizer::tokens(std::string_view text, bool add_eos) const {
+    std::vector<std::string> out;
+    for (int id : encode(text, add_eos)) out.push_back(id_to_token(id));
+    return out;
+}
+
+std::string Tokenizer::id_to_token(int id) const {
+    if (id >= 0 && id < impl_->sp_size) return impl_->sp.IdToPiece(id);
+    if (id >= impl_->sp_size && id < vocab_size()) return "<extra_id_" + std::to_string(vocab_size() - 1 - id) + ">";
+    return "";  // rows of the model's embedding beyond the tokenizer (mT5 pads its vocab); they decode to nothing
+}
+
+bool Tokenizer::is_special(int id) const {
+    return id == pad_id() || id == eos_id() || id == unk_id() || (id >= impl_->sp_size && id < vocab_size());
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_special_tokens) const {
+    // transformers' T5Tokenizer.convert_tokens_to_string: runs of ordinary pieces go through
+    // SentencePiece; a special token is written as-is, preceded by a space unless it follows another.
+    std::vector<std::string> tokens;
+    std::vector<bool> special;
+    for (int id : ids) {
+        if (skip_special_tokens && is_special(id)) continue;
+        std::string tok = id_to_token(id);
+        if (tok.empty()) continue;
+        tokens.push_back(std::move(tok));
+        special.push_back(is_special(id));
+    }
+    if (tokens.empty()) return "";
+    static const std::string kUnderline = "\xE2\x96\x81";  // "▁"
+    if (!special[0] && tokens[0].rfind(kUnderline, 0) == 0) tokens[0] = tokens[0].substr(kUnderline.size());
+    std::string out;
+    std::vector<std::string> run;
+    bool prev_special = false;
+    auto flush = [&]() {
+        if (run.empty()) return std::string();
+        std::string text;
+        impl_->sp.Decode(run, &text);
+        run.clear();
+        return text;
+    };
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        if (special[i]) {
+            if (!prev_special) out += " ";
+            out += flush() + tokens[i];
+            prev_special = true;
+        } else {
+            run.push_back(tokens[i]);
+            prev_special = false;
+        }
+    }
+    out += flush();
+    return std::string(python_strip(out));
+}
+
+int Tokenizer::sp_size() const { return impl_->sp_size; }
+int Tokenizer::vocab_size() const { return impl_->sp_size + impl_->extra_ids; }
+int Tokenizer::extra_ids() const { return impl_->extra_ids; }
+bool Tokenizer::byte_fallback() const { return impl_->byte_fallback; }
+const std::filesystem::path& Tokenizer::path() const { return impl_->path; }
+
+}  // namespace t5s

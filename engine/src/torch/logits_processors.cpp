@@ -1,0 +1,80 @@
+#include "torch/logits_processors.h"
+
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace t5s {
+namespace {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+}
+
+void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty) {
+    if (penalty == 1.0f) return;
+    at::Tensor seen = scores.gather(1, sequences);
+    seen = at::where(seen < 0, seen * penalty, seen / penalty);
+    scores.scatter_(1, sequences, seen);
+}
+
+void apply_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, int n) {
+    const int64_t len = sequences.size(1);
+    if (n <= 0 || len + 1 < n) return;
+    at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
+    const int64_t* data = host.data_ptr<int64_t>();
+    std::vector<int64_t> rows, cols;
+    for (int64_t r = 0; r < host.size(0); ++r) {
+        const int64_t* s = data + r * len;
+        // The last n-1 tokens form the prefix; any earlier n-gram with that prefix bans its last token.
+        for (int64_t start = 0; start + n <= len; ++start) {
+            bool match = true;
+            for (int k = 0; k < n - 1 && match; ++k) match = s[start + k] == s[len - (n - 1) + k];
+            if (match) {
+                rows.push_back(r);
+                cols.push_back(s[start + n - 1]);
+            }
+        }
+    }
+    if (rows.empty()) return;
+    auto opts = at::TensorOptions().dtype(at::kLong);
+    at::Tensor r = at::tensor(rows, opts).to(scores.device()), c = at::tensor(cols, opts).to(scores.device());
+    scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
+}
+
+void apply_min_new_tokens(at::Tensor& scores, int64_t new_tokens, int min_new_tokens, int64_t eos_id) {
+    if (new_tokens < min_new_tokens) scores.select(1, eos_id).fill_(kNegInf);
+}
+
+void apply_temperature(at::Tensor& scores, float temperature) {
+    if (temperature != 1.0f) scores.div_(temperature);
+}
+
+void apply_top_k(at::Tensor& scores, int top_k) {
+    if (top_k <= 0) return;
+    const int64_t k = std::min<int64_t>(top_k, scores.size(-1));
+    at::Tensor kth = std::get<0>(at::topk(scores, k)).narrow(-1, k - 1, 1);
+    scores.masked_fill_(scores < kth, kNegInf);
+}
+
+void apply_top_p(at::Tensor& scores, float top_p) {
+    if (top_p >= 1.0f) return;
+    auto [sorted, indices] = at::sort(scores, -1, /*descending=*/false);
+    at::Tensor cumulative = sorted.softmax(-1).cumsum(-1);
+    at::Tensor remove_sorted = cumulative <= (1.0 - top_p);
+    remove_sorted.narrow(-1, remove_sorted.size(-1) - 1, 1).fill_(false);  // keep at least one token
+    at::Tensor remove = remove_sorted.scatter(1, indices, remove_sorted);
+    scores.masked_fill_(remove, kNegInf);
+}
+
+void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
+                    bool include_warpers) {
+    apply_repetition_penalty(scores, sequences, o.repetition_penalty);
+    apply_no_repeat_ngram(scores, sequences, o.no_repeat_ngram_size);
+    apply_min_new_tokens(scores, sequences.size(1) - 1, o.min_new_tokens, eos_id);
+    if (include_warpers) {
+        apply_temperature(scores, o.temperature);
+        apply_top_k(scores, o.top_k);
+        apply_top_p(scores, o.top_p);
+    }
+}
+
+}  // namespace t5s

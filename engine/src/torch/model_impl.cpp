@@ -1,0 +1,250 @@
+// t5s::Model implemented on LibTorch: loading, teacher-forced scoring, generation.
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <optional>
+#include <random>
+#include <set>
+
+#include "t5s/error.h"
+#include "t5s/model.h"
+#include "text_normalize.h"
+#include "torch/decoding.h"
+#include "torch/runtime.h"
+#include "torch/t5_network.h"
+#include "torch/weight_loader.h"
+
+namespace t5s {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Right-pads id rows into [B, S] plus the attention mask.
+std::pair<at::Tensor, at::Tensor> pad_batch(const IdBatch& rows, int64_t pad_value, at::Device device) {
+    if (rows.empty()) throw Error(ErrorCode::InvalidArgument, "empty batch");
+    size_t width = 0;
+    for (const auto& r : rows) width = std::max(width, r.size());
+    if (width == 0) throw Error(ErrorCode::InvalidArgument, "every input in the batch is empty");
+    at::Tensor ids = at::full({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, pad_value, at::kLong);
+    at::Tensor mask = at::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, at::kLong);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        for (size_t j = 0; j < rows[i].size(); ++j) ids[i][j] = rows[i][j];
+        if (!rows[i].empty()) mask[i].narrow(0, 0, static_cast<int64_t>(rows[i].size())).fill_(1);
+    }
+    return {ids.to(device), mask.to(device)};
+}
+
+FloatArray to_float_array(const at::Tensor& t) {
+    at::Tensor c = t.to(at::kCPU, at::kFloat).contiguous();
+    FloatArray a;
+    a.shape.assign(c.sizes().begin(), c.sizes().end());
+    a.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    return a;
+}
+
+// Turns allocation failures into ErrorCode::OutOfMemory so front ends can offer a smaller batch.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const c10::OutOfMemoryError& e) {
+        throw Error(ErrorCode::OutOfMemory, std::string("out of memory: ") + std::string(e.what()).substr(0, 200));
+    } catch (const std::bad_alloc&) {
+        throw Error(ErrorCode::OutOfMemory, "out of host memory");
+    }
+}
+
+class TorchModel final : public Model {
+public:
+    TorchModel(const fs::path& dir, const RuntimeOptions& options) {
+        rt_ = resolve_runtime(options);
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": model directory not found");
+        const fs::path config_path = dir / "config.json";
+        ModelConfig config = load_model_config(config_path);
+        info_.files.push_back(config_path.string());
+        LoadedWeights loaded = load_checkpoint_tensors(dir);
+        info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());
+        auto params = select_t5_parameters(loaded, config, loaded.files.back());
+        loaded.tensors.clear();
+
+        const fs::path spiece = dir / "spiece.model";
+        if (fs::exists(spiece)) {
+            tokenizer_ = Tokenizer::load(spiece);
+            info_.files.push_back(spiece.string());
+            info_.tokenizer_vocab = tokenizer_->vocab_size();
+            if (tokenizer_->vocab_size() > config.vocab_size) {
+                throw Error(ErrorCode::CorruptFile, spiece.string() + ": tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                                                        " ids but config.json vocab_size is " + std::to_string(config.vocab_size));
+            }
+        }
+        for (const auto& [name, t] : params) info_.parameter_count += t.numel();
+
+        guarded([&] {
+            for (auto& [name, t] : params) {
+                // fp16: the feed-forward output projection stays fp32 (transformers' _keep_in_fp32_modules).
+                const bool keep_fp32 = rt_.precision == Precision::Fp16 && name.find("DenseReluDense.wo") != std::string::npos;
+                t = t.to(rt_.device, keep_fp32 ? at::kFloat : rt_.compute_dtype).contiguous();
+            }
+            net_ = std::make_unique<T5Network>(config, std::move(params));
+            net_->fuse_for_inference();
+            if (rt_.precision == Precision::Int8) net_->quantize_int8();
+            return 0;
+        });
+
+        info_.dir = dir;
+        info_.model_type = config.model_type;
+        info_.variant = std::string(config.is_gated_act ? "T5 v1.1 style (" : "T5 v1.0 style (") + config.feed_forward_proj + ", " +
+                        (config.tie_word_embeddings ? "tied head" : "untied head") + ")";
+        info_.stored_dtype = loaded.stored_dtypes;
+        info_.precision = to_string(rt_.precision);
+        info_.device = rt_.device.str();
+        info_.threads = rt_.threads;
+        info_.config = config;
+        info_.weight_bytes = net_->weight_bytes();
+    }
+
+    const ModelInfo& info() const override { return info_; }
+    bool has_tokenizer() const override { return tokenizer_.has_value(); }
+    const Tokenizer& tokenizer() const override {
+        if (!tokenizer_) throw Error(ErrorCode::FileNotFound, (info_.dir / "spiece.model").string() + ": no tokenizer in the model folder");
+        return *tokenizer_;
+    }
+
+    FloatArray encoder_hidden(const IdBatch& input_ids) const override {
+        c10::InferenceMode guard;
+        check_ids(input_ids);
+        auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
+        return guarded([&] { return to_float_array(net_->encode(ids, mask)); });
+    }
+
+    FloatArray logits(const IdBatch& input_ids, const IdBatch& decoder_input_ids) const override {
+        c10::InferenceMode guard;
+        check_ids(input_ids);
+        check_ids(decoder_input_ids);
+        auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
+        auto [dec, dec_mask] = pad_batch(decoder_input_ids, net_->config().pad_token_id, rt_.device);
+        return guarded([&] { return to_float_array(net_->lm_logits(net_->decode(dec, net_->encode(ids, mask), mask))); });
+    }
+
+    ScoreResult score(const IdBatch& input_ids, const IdBatch& labels) const override {
+        c10::InferenceMode guard;
+        check_ids(input_ids);
+        check_ids(labels);
+        auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
+        auto [lab, lab_mask] = pad_batch(labels, -100, rt_.device);
+        return guarded([&] {
+            at::Tensor logits = net_->lm_logits(net_->decode(net_->shift_right(lab), net_->encode(ids, mask), mask));
+            ScoreResult r;
+            r.loss = T5Network::loss(logits, lab).item<double>();
+            at::Tensor am = logits.argmax(-1).cpu();
+            for (size_t i = 0; i < labels.size(); ++i) {
+                r.target_ids.push_back(labels[i]);
+                std::vector<int> row;
+                for (size_t j = 0; j < labels[i].size(); ++j) row.push_back(static_cast<int>(am[i][j].item<int64_t>()));
+                r.argmax.push_back(std::move(row));
+            }
+            return r;
+        });
+    }
+
+    std::vector<std::vector<Candidate>> generate_ids(const IdBatch& input_ids, const GenerationOptions& options,
+                                                     GenerationControl* control) const override {
+        validate_generation_options(options);
+        check_ids(input_ids);
+        for (const auto& row : input_ids) {
+            if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
+        }
+        int64_t seed = options.seed;
+        at::Generator gen = at::detail::createCPUGenerator(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
+        std::vector<std::vector<Candidate>> out;
+        for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
+            const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
+            IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
+            auto decoded = guarded([&] {
+                c10::InferenceMode guard;
+                auto [ids, mask] = pad_batch(chunk, net_->config().pad_token_id, rt_.device);
+                at::Tensor enc = net_->encode(ids, mask);
+                return options.num_beams > 1 ? decode_beam_search(*net_, enc, mask, options, control)
+                                             : decode_greedy_or_sample(*net_, enc, mask, options, control, &gen);
+            });
+            for (auto& seqs : decoded) {
+                std::vector<Candidate> cands;
+                for (auto& s : seqs) cands.push_back(Candidate{"", std::move(s.ids), s.score});
+                out.push_back(std::move(cands));
+            }
+        }
+        return out;
+    }
+
+    std::vector<GenerationResult> generate(const std::vector<std::string>& texts, const GenerationOptions& options,
+                                           GenerationControl* control) const override {
+        validate_generation_options(options);
+        const Tokenizer& tok = tokenizer();
+        IdBatch ids;
+        for (const auto& t : texts) ids.push_back(tok.encode(t));
+        std::vector<GenerationResult> results(texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) results[i].input = texts[i];
+
+        GenerationOptions o = options;
+        if (o.seed < 0 && o.do_sample) o.seed = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+        const bool filtering = o.no_copy || o.distinct;
+        // Without sampling, re-running gives the same candidates: one round only.
+        const int rounds = (filtering && o.do_sample) ? o.max_rounds : 1;
+        std::vector<std::set<std::string>> seen(texts.size());
+        std::vector<size_t> pending(texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) pending[i] = i;
+        for (int round = 0; round < rounds && !pending.empty(); ++round) {
+            GenerationOptions ro = o;
+            if (round > 0) ro.seed = o.seed + round;  // deterministic: same seed -> same rounds
+            IdBatch batch;
+            for (size_t i : pending) batch.push_back(ids[i]);
+            auto cands = generate_ids(batch, ro, control);
+            std::vector<size_t> still;
+            for (size_t k = 0; k < pending.size(); ++k) {
+                const size_t i = pending[k];
+                GenerationResult& r = results[i];
+                r.seed = o.do_sample ? o.seed : -1;
+                r.rounds = round + 1;
+                const std::string source = normalize_for_compare(texts[i]);
+                for (auto& c : cands[k]) {
+                    if (static_cast<int>(r.candidates.size()) >= o.num_return_sequences) break;
+                    c.text = tok.decode(c.ids, true);
+                    const std::string key = normalize_for_compare(c.text);
+                    if (o.no_copy && key == source) continue;
+                    if (o.distinct && !seen[i].insert(key).second) continue;
+                    r.candidates.push_back(std::move(c));
+                }
+                if (static_cast<int>(r.candidates.size()) < o.num_return_sequences) still.push_back(i);
+            }
+            pending = std::move(still);
+        }
+        return results;
+    }
+
+private:
+    void check_ids(const IdBatch& batch) const {
+        const int64_t v = net_->config().vocab_size;
+        for (const auto& row : batch) {
+            for (int id : row) {
+                if (id < 0 || id >= v) {
+                    throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                                                std::to_string(v) + ")");
+                }
+            }
+        }
+    }
+
+    ResolvedRuntime rt_;
+    ModelInfo info_;
+    std::optional<Tokenizer> tokenizer_;
+    std::unique_ptr<T5Network> net_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const fs::path& dir, const RuntimeOptions& options) {
+    return std::make_unique<TorchModel>(dir, options);
+}
+
+}  // namespace t5s

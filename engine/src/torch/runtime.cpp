@@ -1,0 +1,98 @@
+#include "torch/runtime.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "t5s/error.h"
+
+namespace t5s {
+
+const char* to_string(Device d) {
+    switch (d) {
+        case Device::Auto: return "auto";
+        case Device::Cpu: return "cpu";
+        case Device::Cuda: return "cuda";
+    }
+    return "?";
+}
+
+const char* to_string(Precision p) {
+    switch (p) {
+        case Precision::Fp32: return "fp32";
+        case Precision::Bf16: return "bf16";
+        case Precision::Fp16: return "fp16";
+        case Precision::Int8: return "int8";
+    }
+    return "?";
+}
+
+Device parse_device(const std::string& s) {
+    if (s == "auto") return Device::Auto;
+    if (s == "cpu") return Device::Cpu;
+    if (s == "cuda" || s == "gpu") return Device::Cuda;
+    throw Error(ErrorCode::InvalidArgument, "unknown device '" + s + "' (expected auto, cpu or cuda)");
+}
+
+Precision parse_precision(const std::string& s) {
+    if (s == "fp32" || s == "float32") return Precision::Fp32;
+    if (s == "bf16" || s == "bfloat16") return Precision::Bf16;
+    if (s == "fp16" || s == "float16") return Precision::Fp16;
+    if (s == "int8") return Precision::Int8;
+    throw Error(ErrorCode::InvalidArgument, "unknown dtype '" + s + "' (expected fp32, bf16, fp16 or int8)");
+}
+
+int physical_core_count() {
+    // Count distinct (physical id, core id) pairs; hyper-threads share a core and only oversubscribe GEMMs.
+    std::ifstream in("/proc/cpuinfo");
+    std::set<std::pair<int, int>> cores;
+    std::string line;
+    int phys = 0, core = -1;
+    while (std::getline(in, line)) {
+        if (line.rfind("physical id", 0) == 0) phys = std::stoi(line.substr(line.find(':') + 1));
+        else if (line.rfind("core id", 0) == 0) core = std::stoi(line.substr(line.find(':') + 1));
+        else if (line.empty() && core >= 0) {
+            cores.insert({phys, core});
+            core = -1;
+        }
+    }
+    if (core >= 0) cores.insert({phys, core});
+    int n = static_cast<int>(cores.size());
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    return n > 0 ? n : 1;
+}
+
+bool cuda_available() { return at::hasCUDA() && at::detail::getCUDAHooks().deviceCount() > 0; }
+
+ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
+    ResolvedRuntime r;
+    const bool has_cuda = cuda_available();
+    if (options.device == Device::Cuda && !has_cuda) {
+        throw Error(ErrorCode::InvalidArgument, "device 'cuda' requested but no CUDA GPU is available on this machine");
+    }
+    r.device = (options.device == Device::Cuda || (options.device == Device::Auto && has_cuda)) ? at::Device(at::kCUDA, 0)
+                                                                                                 : at::Device(at::kCPU);
+    r.precision = options.precision;
+    if (r.precision == Precision::Fp16 && r.device.is_cpu()) {
+        throw Error(ErrorCode::InvalidArgument, "dtype fp16 runs on CUDA only; use bf16 or int8 on the CPU");
+    }
+    switch (r.precision) {
+        case Precision::Fp32: r.compute_dtype = at::kFloat; break;
+        case Precision::Bf16: r.compute_dtype = at::kBFloat16; break;
+        case Precision::Fp16: r.compute_dtype = at::kHalf; break;
+        // int8 weights; activations in fp32 on the CPU (dynamic quantisation), bf16 on CUDA.
+        case Precision::Int8: r.compute_dtype = r.device.is_cpu() ? at::kFloat : at::kBFloat16; break;
+    }
+    if (options.threads < 0) throw Error(ErrorCode::InvalidArgument, "threads must be >= 0 (0 = physical cores)");
+    r.threads = options.threads > 0 ? options.threads : physical_core_count();
+    at::set_num_threads(r.threads);
+    return r;
+}
+
+}  // namespace t5s

@@ -1,0 +1,22 @@
+#pragma once
+// Device, dtype and thread decisions, in one place.
+#include <ATen/ATen.h>
+
+#include "t5s/model.h"
+
+namespace t5s {
+
+struct ResolvedRuntime {
+    at::Device device{at::kCPU};
+    Precision precision = Precision::Fp32;
+    at::ScalarType compute_dtype = at::kFloat;  // dtype of activations and (non-int8) weights
+    int threads = 1;
+};
+
+// Validates the request against this machine (e.g. cuda without a GPU -> InvalidArgument) and
+// sets the intra-op thread count.
+ResolvedRuntime resolve_runtime(const RuntimeOptions& options);
+
+bool cuda_available();
+
+}  // namespace t5s

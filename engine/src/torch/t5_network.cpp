@@ -1,0 +1,405 @@
+#include "torch/t5_network.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cmath>
+#include <limits>
+
+#include "t5s/error.h"
+
+namespace t5s {
+namespace {
+
+at::Tensor activation(const std::string& name, const at::Tensor& x) {
+    if (name == "relu") return at::relu(x);
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh") return at::gelu(x, "tanh");
+    if (name == "gelu") return at::gelu(x);
+    if (name == "silu" || name == "swish") return at::silu(x);
+    if (name == "tanh") return at::tanh(x);
+    if (name == "sigmoid") return at::sigmoid(x);
+    throw Error(ErrorCode::Unsupported, "activation '" + name + "' is not supported");
+}
+
+const c10::OperatorHandle& quantized_op(const char* name) {
+    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Linear
+
+at::Tensor Linear::operator()(const at::Tensor& x) const {
+    if (!cpu_packed.isNone()) {
+        static const auto& op = quantized_op("quantized::linear_dynamic");
+        std::vector<c10::IValue> stack{x.contiguous(), cpu_packed, false};
+        op.callBoxed(&stack);
+        return stack[0].toTensor();
+    }
+    if (int8_weight.defined()) {
+        // Dequantise this layer only: peak extra memory is one layer's weight.
+        return at::linear(x, int8_weight.to(x.scalar_type()) * int8_scale.to(x.scalar_type()));
+    }
+    return at::linear(x, weight);
+}
+
+int64_t Linear::bytes() const {
+    if (!cpu_packed.isNone() || int8_weight.defined()) {
+        const at::Tensor& w = weight.defined() ? weight : int8_weight;
+        return w.numel() + w.size(0) * 4;
+    }
+    return weight.defined() ? weight.numel() * static_cast<int64_t>(weight.element_size()) : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction
+
+T5Network::T5Network(ModelConfig config, std::map<std::string, at::Tensor> params)
+    : config_(std::move(config)), params_(std::move(params)) {
+    const at::Tensor& shared = params_.at("shared.weight");
+    dtype_ = shared.scalar_type();
+    device_ = shared.device();
+    bind_weights();
+}
+
+void T5Network::bind_weights() {
+    auto p = [&](const std::string& name) { return params_.at(name); };
+    auto lin = [&](const std::string& name) {
+        Linear l;
+        l.weight = p(name);
+        l.out_dtype = l.weight.scalar_type();
+        return l;
+    };
+    auto attention = [&](const std::string& prefix, bool has_bias) {
+        AttentionWeights a;
+        a.q = lin(prefix + ".q.weight");
+        a.k = lin(prefix + ".k.weight");
+        a.v = lin(prefix + ".v.weight");
+        a.o = lin(prefix + ".o.weight");
+        if (has_bias) a.relative_bias = p(prefix + ".relative_attention_bias.weight");
+        return a;
+    };
+    auto feed_forward = [&](const std::string& prefix) {
+        FeedForwardWeights f;
+        if (config_.is_gated_act) {
+            f.wi_0 = lin(prefix + ".DenseReluDense.wi_0.weight");
+            f.wi_1 = lin(prefix + ".DenseReluDense.wi_1.weight");
+        } else {
+            f.wi = lin(prefix + ".DenseReluDense.wi.weight");
+        }
+        f.wo = lin(prefix + ".DenseReluDense.wo.weight");
+        return f;
+    };
+    encoder_.clear();
+    decoder_.clear();
+    for (int64_t i = 0; i < config_.num_layers; ++i) {
+        const std::string b = "encoder.block." + std::to_string(i);
+        EncoderLayer l;
+        l.attn = attention(b + ".layer.0.SelfAttention", i == 0);
+        l.ln_attn = p(b + ".layer.0.layer_norm.weight");
+        l.ff = feed_forward(b + ".layer.1");
+        l.ln_ff = p(b + ".layer.1.layer_norm.weight");
+        encoder_.push_back(std::move(l));
+    }
+    for (int64_t i = 0; i < config_.num_decoder_layers; ++i) {
+        const std::string b = "decoder.block." + std::to_string(i);
+        DecoderLayer l;
+        l.self_attn = attention(b + ".layer.0.SelfAttention", i == 0);
+        l.ln_self = p(b + ".layer.0.layer_norm.weight");
+        l.cross_attn = attention(b + ".layer.1.EncDecAttention", false);
+        l.ln_cross = p(b + ".layer.1.layer_norm.weight");
+        l.ff = feed_forward(b + ".layer.2");
+        l.ln_ff = p(b + ".layer.2.layer_norm.weight");
+        decoder_.push_back(std::move(l));
+    }
+    shared_ = p("shared.weight");
+    lm_head_ = config_.tie_word_embeddings ? shared_ : p("lm_head.weight");
+    head_ = Linear{};
+    head_.weight = lm_head_;
+    head_.out_dtype = lm_head_.scalar_type();
+    enc_final_ln_ = p("encoder.final_layer_norm.weight");
+    dec_final_ln_ = p("decoder.final_layer_norm.weight");
+    fused_ = false;
+}
+
+void T5Network::fuse_for_inference() {
+    // One GEMM for q|k|v (and k|v of cross-attention) instead of three; the separate weights
+    // become views of the fused tensor, so memory is not doubled.
+    const int64_t inner = config_.inner_dim();
+    auto fuse = [&](std::vector<Linear*> parts, Linear& fused) {
+        std::vector<at::Tensor> ws;
+        for (Linear* p : parts) ws.push_back(p->weight);
+        fused.weight = at::cat(ws, 0);
+        fused.out_dtype = fused.weight.scalar_type();
+        for (size_t i = 0; i < parts.size(); ++i) parts[i]->weight = fused.weight.narrow(0, i * inner, inner);
+    };
+    for (auto& l : encoder_) fuse({&l.attn.q, &l.attn.k, &l.attn.v}, l.attn.qkv);
+    for (auto& l : decoder_) {
+        fuse({&l.self_attn.q, &l.self_attn.k, &l.self_attn.v}, l.self_attn.qkv);
+        fuse({&l.cross_attn.k, &l.cross_attn.v}, l.cross_attn.kv);
+    }
+    params_.clear();  // inference only from here on: the layer structs hold the weights
+    fused_ = true;
+}
+
+void T5Network::quantize_int8() {
+    auto quantize = [&](Linear& l) {
+        if (!l.weight.defined()) return;
+        at::Tensor w = l.weight.to(at::kFloat);
+        at::Tensor scale = (w.abs().amax({1}, true) / 127.0).clamp_min(1e-8);  // per output row
+        if (device_.is_cpu()) {
+            at::Tensor q = at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble),
+                                                    at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
+            static const auto& prepack = quantized_op("quantized::linear_prepack");
+            std::vector<c10::IValue> stack{q, c10::IValue()};
+            prepack.callBoxed(&stack);
+            l.cpu_packed = stack[0];
+        } else {
+            l.int8_weight = at::round(w / scale).clamp(-127, 127).to(at::kChar);
+            l.int8_scale = scale.to(dtype_);
+        }
+        l.weight = at::Tensor();
+    };
+    // Quantise the matmuls of the blocks; embedding and head stay in higher precision for quality.
+    if (!fused_) fuse_for_inference();
+    // After fusing, q/k/v are only reached through qkv (and cross k/v through kv): drop the views.
+    for (auto& l : encoder_) {
+        l.attn.k = l.attn.v = l.attn.q = Linear{};
+        for (Linear* x : {&l.attn.qkv, &l.attn.o, &l.ff.wi, &l.ff.wi_0, &l.ff.wi_1, &l.ff.wo}) quantize(*x);
+    }
+    for (auto& l : decoder_) {
+        l.self_attn.q = l.self_attn.k = l.self_attn.v = Linear{};
+        l.cross_attn.k = l.cross_attn.v = Linear{};
+        for (Linear* x : {&l.self_attn.qkv, &l.self_attn.o, &l.cross_attn.q, &l.cross_attn.kv, &l.cross_attn.o, &l.ff.wi,
+                          &l.ff.wi_0, &l.ff.wi_1, &l.ff.wo}) {
+            quantize(*x);
+        }
+    }
+}
+
+int64_t T5Network::weight_bytes() const {
+    auto tensor = [](const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+    // Fused tensors own the storage; the q/k/v views of a fused tensor are not counted again.
+    auto attn = [&](const AttentionWeights& a) {
+        int64_t b = a.o.bytes() + tensor(a.relative_bias);
+        if (a.qkv.ready()) b += a.qkv.bytes();
+        else if (a.kv.ready()) b += a.q.bytes() + a.kv.bytes();
+        else b += a.q.bytes() + a.k.bytes() + a.v.bytes();
+        return b;
+    };
+    auto ff = [&](const FeedForwardWeights& f) { return f.wi.bytes() + f.wi_0.bytes() + f.wi_1.bytes() + f.wo.bytes(); };
+    int64_t total = tensor(shared_) + (config_.tie_word_embeddings ? 0 : tensor(lm_head_)) + tensor(enc_final_ln_) + tensor(dec_final_ln_);
+    for (const auto& l : encoder_) total += attn(l.attn) + ff(l.ff) + tensor(l.ln_attn) + tensor(l.ln_ff);
+    for (const auto& l : decoder_) total += attn(l.self_attn) + attn(l.cross_attn) + ff(l.ff) + tensor(l.ln_self) + tensor(l.ln_cross) + tensor(l.ln_ff);
+    return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks
+
+at::Tensor T5Network::dropout(const at::Tensor& x) const {
+    return (training_ && dropout_ > 0) ? at::dropout(x, dropout_, true) : x;
+}
+
+at::Tensor T5Network::clamp_fp16(const at::Tensor& x) const {
+    if (x.scalar_type() != at::kHalf) return x;
+    // transformers clamps fp16 activations just below the format's max so inf never appears.
+    const double limit = 65504.0 - 1000.0;
+    return at::clamp(x, -limit, limit);
+}
+
+at::Tensor T5Network::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+    at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
+    at::Tensor h = x * at::rsqrt(variance + config_.layer_norm_epsilon);
+    if (weight.scalar_type() == at::kHalf || weight.scalar_type() == at::kBFloat16) h = h.to(weight.scalar_type());
+    return weight * h;
+}
+
+at::Tensor T5Network::feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const {
+    at::Tensor h = config_.is_gated_act ? activation(config_.dense_act_fn, w.wi_0(x)) * w.wi_1(x)
+                                        : activation(config_.dense_act_fn, w.wi(x));
+    h = dropout(h);
+    // fp16: like transformers (_keep_in_fp32_modules = ["wo"]) the output projection runs in fp32.
+    if (h.scalar_type() == at::kHalf) return w.wo(h.to(at::kFloat)).to(at::kHalf);
+    return w.wo(h);
+}
+
+at::Tensor T5Network::split_heads(const at::Tensor& x) const {
+    return x.view({x.size(0), x.size(1), config_.num_heads, config_.d_kv}).transpose(1, 2);
+}
+
+at::Tensor T5Network::merge_heads(const at::Tensor& x) const {
+    return x.transpose(1, 2).reshape({x.size(0), x.size(2), config_.inner_dim()});
+}
+
+std::array<at::Tensor, 3> T5Network::project_qkv(const AttentionWeights& a, const at::Tensor& x) const {
+    if (a.qkv.ready()) {
+        auto parts = a.qkv(x).chunk(3, -1);
+        return {split_heads(parts[0]), split_heads(parts[1]), split_heads(parts[2])};
+    }
+    return {split_heads(a.q(x)), split_heads(a.k(x)), split_heads(a.v(x))};
+}
+
+at::Tensor T5Network::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2));  // T5 does not scale by 1/sqrt(d_kv)
+    scores = scores + bias;
+    at::Tensor weights = at::softmax(scores.to(at::kFloat), -1).to(scores.scalar_type());
+    weights = dropout(weights);
+    return at::matmul(weights, v);
+}
+
+at::Tensor T5Network::mask_to_bias(const at::Tensor& attention_mask) const {
+    const double min = dtype_ == at::kHalf ? -65504.0 : dtype_ == at::kBFloat16 ? -3.3895313892515355e38 : std::numeric_limits<float>::lowest();
+    at::Tensor m = attention_mask.to(dtype_).unsqueeze(1).unsqueeze(1);
+    return (1.0 - m) * min;
+}
+
+at::Tensor T5Network::relative_position_bucket(const at::Tensor& relative_position, bool bidirectional, int64_t num_buckets,
+                                               int64_t max_distance) {
+    at::Tensor buckets = at::zeros_like(relative_position);
+    at::Tensor rp = relative_position;
+    if (bidirectional) {
+        num_buckets /= 2;
+        buckets = buckets + (rp > 0).to(at::kLong) * num_buckets;
+        rp = at::abs(rp);
+    } else {
+        rp = -at::min(rp, at::zeros_like(rp));
+    }
+    const int64_t max_exact = num_buckets / 2;
+    at::Tensor is_small = rp < max_exact;
+    at::Tensor large = max_exact + (at::log(rp.to(at::kFloat) / max_exact) / std::log(static_cast<double>(max_distance) / max_exact) *
+                                    (num_buckets - max_exact))
+                                       .to(at::kLong);
+    large = at::min(large, at::full_like(large, num_buckets - 1));
+    return buckets + at::where(is_small, rp, large);
+}
+
+at::Tensor T5Network::position_bias(const at::Tensor& bias_weight, int64_t query_len, int64_t key_len, bool bidirectional) const {
+    auto opts = at::TensorOptions().dtype(at::kLong).device(bias_weight.device());
+    at::Tensor context = at::arange(query_len, opts).unsqueeze(1);
+    at::Tensor memory = at::arange(key_len, opts).unsqueeze(0);
+    at::Tensor bucket = relative_position_bucket(memory - context, bidirectional, config_.relative_attention_num_buckets,
+                                                 config_.relative_attention_max_distance);
+    return at::embedding(bias_weight, bucket).permute({2, 0, 1}).unsqueeze(0);  // [1, H, q, k]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoder / decoder (whole sequences)
+
+at::Tensor T5Network::encoder_layer(const EncoderLayer& l, const at::Tensor& h_in, const at::Tensor& bias) const {
+    at::Tensor h = h_in;
+    auto [q, k, v] = project_qkv(l.attn, rms_norm(h, l.ln_attn));
+    h = clamp_fp16(h + dropout(l.attn.o(merge_heads(attend(q, k, v, bias)))));
+    h = clamp_fp16(h + dropout(feed_forward(l.ff, rms_norm(h, l.ln_ff))));
+    return h;
+}
+
+at::Tensor T5Network::encode(const at::Tensor& input_ids, const at::Tensor& attention_mask) const {
+    const int64_t S = input_ids.size(1);
+    at::Tensor h = dropout(at::embedding(shared_, input_ids));
+    at::Tensor bias = position_bias(encoder_[0].attn.relative_bias, S, S, true) + mask_to_bias(attention_mask);
+    for (const auto& l : encoder_) h = encoder_layer(l, h, bias);
+    return dropout(rms_norm(h, enc_final_ln_));
+}
+
+at::Tensor T5Network::decoder_layer(const DecoderLayer& l, const at::Tensor& h_in, const at::Tensor& self_bias,
+                                    const at::Tensor& enc, const at::Tensor& cross_bias) const {
+    at::Tensor h = h_in;
+    auto [q, k, v] = project_qkv(l.self_attn, rms_norm(h, l.ln_self));
+    h = clamp_fp16(h + dropout(l.self_attn.o(merge_heads(attend(q, k, v, self_bias)))));
+    at::Tensor cq = split_heads(l.cross_attn.q(rms_norm(h, l.ln_cross)));
+    at::Tensor ck, cv;
+    if (l.cross_attn.kv.ready()) {
+        auto kv = l.cross_attn.kv(enc).chunk(2, -1);
+        ck = split_heads(kv[0]), cv = split_heads(kv[1]);
+    } else {
+        ck = split_heads(l.cross_attn.k(enc)), cv = split_heads(l.cross_attn.v(enc));
+    }
+    h = clamp_fp16(h + dropout(l.cross_attn.o(merge_heads(attend(cq, ck, cv, cross_bias)))));
+    h = clamp_fp16(h + dropout(feed_forward(l.ff, rms_norm(h, l.ln_ff))));
+    return h;
+}
+
+at::Tensor T5Network::decode(const at::Tensor& decoder_input_ids, const at::Tensor& encoder_hidden,
+                             const at::Tensor& attention_mask) const {
+    const int64_t T = decoder_input_ids.size(1);
+    at::Tensor h = dropout(at::embedding(shared_, decoder_input_ids));
+    at::Tensor causal = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(h.device())).triu(1);
+    const double min = dtype_ == at::kHalf ? -65504.0 : dtype_ == at::kBFloat16 ? -3.3895313892515355e38 : std::numeric_limits<float>::lowest();
+    at::Tensor causal_bias = at::zeros({T, T}, h.options()).masked_fill(causal, min);
+    at::Tensor self_bias = position_bias(decoder_[0].self_attn.relative_bias, T, T, false) + causal_bias;
+    at::Tensor cross_bias = mask_to_bias(attention_mask);
+    for (const auto& l : decoder_) h = decoder_layer(l, h, self_bias, encoder_hidden, cross_bias);
+    return dropout(rms_norm(h, dec_final_ln_));
+}
+
+at::Tensor T5Network::lm_logits(const at::Tensor& decoder_hidden) const {
+    at::Tensor h = decoder_hidden;
+    if (config_.tie_word_embeddings) h = h * std::pow(static_cast<double>(config_.d_model), -0.5);
+    return head_(h).to(at::kFloat);
+}
+
+at::Tensor T5Network::loss(const at::Tensor& logits, const at::Tensor& labels) {
+    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat), labels.reshape({-1}), {},
+                                  at::Reduction::Mean, -100);
+}
+
+at::Tensor T5Network::shift_right(const at::Tensor& labels) const {
+    at::Tensor shifted = at::full_like(labels, config_.decoder_start_token_id);
+    shifted.narrow(1, 1, labels.size(1) - 1).copy_(labels.narrow(1, 0, labels.size(1) - 1));
+    return shifted.masked_fill(shifted == -100, config_.pad_token_id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incremental decoding
+
+DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity) const {
+    DecoderState st;
+    const int64_t B = encoder_hidden.size(0);
+    st.capacity = capacity;
+    st.cross_bias = mask_to_bias(attention_mask);
+    st.self_bias_table = position_bias(decoder_[0].self_attn.relative_bias, capacity, capacity, false);
+    auto opts = encoder_hidden.options();
+    for (const auto& l : decoder_) {
+        st.self_k.push_back(at::empty({B, config_.num_heads, capacity, config_.d_kv}, opts));
+        st.self_v.push_back(at::empty({B, config_.num_heads, capacity, config_.d_kv}, opts));
+        if (l.cross_attn.kv.ready()) {
+            auto kv = l.cross_attn.kv(encoder_hidden).chunk(2, -1);
+            st.cross_k.push_back(split_heads(kv[0]).contiguous());
+            st.cross_v.push_back(split_heads(kv[1]).contiguous());
+        } else {
+            st.cross_k.push_back(split_heads(l.cross_attn.k(encoder_hidden)).contiguous());
+            st.cross_v.push_back(split_heads(l.cross_attn.v(encoder_hidden)).contiguous());
+        }
+    }
+    return st;
+}
+
+at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) const {
+    const int64_t t = st.length;
+    if (t >= st.capacity) throw Error(ErrorCode::Internal, "decoder cache capacity exceeded");
+    at::Tensor h = at::embedding(shared_, tokens.unsqueeze(1));  // [B, 1, d]
+    at::Tensor self_bias = st.self_bias_table.narrow(2, t, 1).narrow(3, 0, t + 1);
+    for (size_t i = 0; i < decoder_.size(); ++i) {
+        const DecoderLayer& l = decoder_[i];
+        auto [q, k, v] = project_qkv(l.self_attn, rms_norm(h, l.ln_self));
+        st.self_k[i].narrow(2, t, 1).copy_(k);
+        st.self_v[i].narrow(2, t, 1).copy_(v);
+        at::Tensor keys = st.self_k[i].narrow(2, 0, t + 1), values = st.self_v[i].narrow(2, 0, t + 1);
+        h = clamp_fp16(h + l.self_attn.o(merge_heads(attend(q, keys, values, self_bias))));
+        at::Tensor cq = split_heads(l.cross_attn.q(rms_norm(h, l.ln_cross)));
+        h = clamp_fp16(h + l.cross_attn.o(merge_heads(attend(cq, st.cross_k[i], st.cross_v[i], st.cross_bias))));
+        h = clamp_fp16(h + feed_forward(l.ff, rms_norm(h, l.ln_ff)));
+    }
+    st.length = t + 1;
+    return lm_logits(rms_norm(h, dec_final_ln_)).squeeze(1);
+}
+
+void T5Network::select_rows(DecoderState& st, const at::Tensor& rows) {
+    for (auto* list : {&st.self_k, &st.self_v, &st.cross_k, &st.cross_v}) {
+        for (auto& t : *list) t = t.index_select(0, rows);
+    }
+    st.cross_bias = st.cross_bias.index_select(0, rows);
+}
+
+}  // namespace t5s

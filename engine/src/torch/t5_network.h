@@ -1,0 +1,141 @@
+#pragma once
+// The T5 encoder-decoder math, written to match transformers' modeling_t5 operation for
+// operation (RMS norm in fp32, unscaled attention, relative position buckets computed once in the
+// first layer and shared, softmax in fp32, tied head scaled by d_model^-0.5). The same code serves
+// inference (KV cache, no autograd) and training (autograd through `params`, dropout).
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "t5s/model_config.h"
+
+namespace t5s {
+
+// A bias-free linear layer. int8: on the CPU a dynamically quantised FBGEMM/oneDNN matmul; on
+// CUDA int8 weights with per-row scales dequantised per call to the compute dtype.
+struct Linear {
+    at::Tensor weight;           // [out, in]; undefined when only int8 forms are kept
+    c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8)
+    at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
+    at::Tensor int8_scale;       // [out, 1]
+    at::ScalarType out_dtype = at::kFloat;
+    at::Tensor operator()(const at::Tensor& x) const;
+    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined(); }
+    int64_t bytes() const;
+};
+
+struct AttentionWeights {
+    Linear q, k, v, o;
+    Linear qkv;  // fused q|k|v (inference, self-attention)
+    Linear kv;   // fused k|v (inference, cross-attention)
+    at::Tensor relative_bias;  // [buckets, heads] in the first block only
+};
+
+struct FeedForwardWeights {
+    Linear wi, wi_0, wi_1, wo;
+};
+
+struct EncoderLayer {
+    at::Tensor ln_attn, ln_ff;
+    AttentionWeights attn;
+    FeedForwardWeights ff;
+};
+
+struct DecoderLayer {
+    at::Tensor ln_self, ln_cross, ln_ff;
+    AttentionWeights self_attn, cross_attn;
+    FeedForwardWeights ff;
+};
+
+// Incremental decoding state: pre-allocated self-attention K/V (no concatenation per step),
+// cross-attention K/V computed once, the decoder position-bias table computed once.
+struct DecoderState {
+    std::vector<at::Tensor> self_k, self_v;    // [B, H, capacity, d_kv]
+    std::vector<at::Tensor> cross_k, cross_v;  // [B, H, S, d_kv]
+    at::Tensor cross_bias;                     // [B, 1, 1, S] (0 or dtype min)
+    at::Tensor self_bias_table;                // [1, H, capacity, capacity]
+    int64_t length = 0;                        // tokens already in the cache
+    int64_t capacity = 0;
+    int64_t batch() const { return cross_bias.defined() ? cross_bias.size(0) : 0; }
+};
+
+enum class Precision;
+
+class T5Network {
+public:
+    // `params`: HF name -> tensor, already on the target device in the target dtype (see
+    // prepare_parameters). Keeps references: training updates them in place.
+    T5Network(ModelConfig config, std::map<std::string, at::Tensor> params);
+
+    const ModelConfig& config() const { return config_; }
+    std::map<std::string, at::Tensor>& params() { return params_; }
+    const std::map<std::string, at::Tensor>& params() const { return params_; }
+    at::ScalarType dtype() const { return dtype_; }
+    at::Device device() const { return device_; }
+
+    // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
+    void fuse_for_inference();
+    void quantize_int8();
+    int64_t weight_bytes() const;
+
+    // Training knobs.
+    void set_training(bool training, double dropout_rate) { training_ = training, dropout_ = dropout_rate; }
+    void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+
+    // input_ids [B, S] long; attention_mask [B, S] (1 = token, 0 = pad). Returns [B, S, d_model].
+    at::Tensor encode(const at::Tensor& input_ids, const at::Tensor& attention_mask) const;
+    // Whole decoder at once (teacher forcing). Returns the final hidden states [B, T, d_model].
+    at::Tensor decode(const at::Tensor& decoder_input_ids, const at::Tensor& encoder_hidden,
+                      const at::Tensor& attention_mask) const;
+    // Head (with the tied-embedding scale): [.., d_model] -> [.., vocab] in float32.
+    at::Tensor lm_logits(const at::Tensor& decoder_hidden) const;
+    // HF loss with labels: mean cross-entropy over labels != -100.
+    static at::Tensor loss(const at::Tensor& logits, const at::Tensor& labels);
+    // labels -> decoder inputs: prepend decoder_start_token_id, -100 -> pad.
+    at::Tensor shift_right(const at::Tensor& labels) const;
+
+    DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity) const;
+    // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
+    at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const;
+    // Keeps (and reorders) batch rows: beam reordering and compaction of finished rows.
+    static void select_rows(DecoderState& state, const at::Tensor& rows);
+
+    // Relative position buckets exactly as transformers computes them.
+    static at::Tensor relative_position_bucket(const at::Tensor& relative_position, bool bidirectional,
+                                               int64_t num_buckets, int64_t max_distance);
+    at::Tensor position_bias(const at::Tensor& bias_weight, int64_t query_len, int64_t key_len, bool bidirectional) const;
+
+private:
+    at::Tensor mask_to_bias(const at::Tensor& attention_mask) const;  // [B,S] -> [B,1,1,S]
+    at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+    at::Tensor feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const;
+    at::Tensor split_heads(const at::Tensor& x) const;  // [B,T,inner] -> [B,H,T,dk]
+    at::Tensor merge_heads(const at::Tensor& x) const;  // [B,H,T,dk] -> [B,T,inner]
+    std::array<at::Tensor, 3> project_qkv(const AttentionWeights& a, const at::Tensor& x) const;
+    at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
+    at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;
+    at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias,
+                             const at::Tensor& enc, const at::Tensor& cross_bias) const;
+    at::Tensor dropout(const at::Tensor& x) const;
+    at::Tensor clamp_fp16(const at::Tensor& x) const;
+    void bind_weights();
+
+    ModelConfig config_;
+    std::map<std::string, at::Tensor> params_;
+    std::vector<EncoderLayer> encoder_;
+    std::vector<DecoderLayer> decoder_;
+    at::Tensor shared_, lm_head_, enc_final_ln_, dec_final_ln_;
+    Linear head_;
+    at::ScalarType dtype_ = at::kFloat;
+    at::Device device_{at::kCPU};
+    bool training_ = false;
+    double dropout_ = 0.0;
+    bool checkpointing_ = false;
+    bool fused_ = false;
+};
+
+}  // namespace t5s

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Idempotent developer/CI setup for T5 Studio on Debian 12 / Ubuntu.
+#   1. Debian packages: compilers, SentencePiece, nlohmann-json, SQLite, Catch2, GLFW, Dear ImGui, Xvfb, CJK fonts.
+#   2. A project-local Python venv (.venv) with the PyPI torch wheel (its bundled LibTorch is what we link),
+#      plus transformers/safetensors/sentencepiece/ctranslate2, used only as references and peers in tests/benchmarks.
+# Set T5S_SKIP_APT=1 to skip step 1, T5S_SKIP_PIP=1 to skip step 2.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+apt_packages=(build-essential cmake ninja-build pkg-config git
+  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev catch2
+  libglfw3-dev libimgui-dev libgl-dev xvfb xauth fonts-noto-cjk
+  python3 python3-venv python3-pip)
+
+if [ "${T5S_SKIP_APT:-0}" != 1 ]; then
+  missing=()
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    say "installing Debian packages: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    say "Debian packages already installed"
+  fi
+fi
+
+if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
+  venv="$root/.venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    # Prefer the first python3 on PATH (it has venv built in); fall back to Debian's.
+    py=python3; "$py" -m venv --help >/dev/null 2>&1 || py=/usr/bin/python3
+    say "creating virtual environment $venv with $($py --version)"
+    "$py" -m venv "$venv"
+  fi
+  stamp="$venv/.t5s-requirements"
+  if ! cmp -s "$root/packaging/requirements.txt" "$stamp"; then
+    say "installing Python packages (torch wheel with LibTorch, references) into .venv; pip's cache is kept"
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    "$venv/bin/python" -m pip install -q -r "$root/packaging/requirements.txt"
+    cp "$root/packaging/requirements.txt" "$stamp"
+  else
+    say "Python packages already installed"
+  fi
+fi
+say "done"

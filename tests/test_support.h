@@ -1,0 +1,58 @@
+#pragma once
+// Helpers shared by the engine tests: golden files, paths, comparisons.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "t5s/model.h"
+
+namespace t5s::test {
+
+inline std::filesystem::path data_dir() { return T5S_TEST_DATA; }
+inline std::filesystem::path shared_dir() { return T5S_SHARED_DIR; }
+inline std::filesystem::path model_dir(const std::string& name) { return data_dir() / "models" / name; }
+
+inline nlohmann::json load_json(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    if (!in) throw std::runtime_error("cannot open " + p.string());
+    return nlohmann::json::parse(in);
+}
+
+inline nlohmann::json golden(const std::string& name) { return load_json(data_dir() / "goldens" / (name + ".json")); }
+
+inline IdBatch ids_of(const nlohmann::json& j) { return j.get<IdBatch>(); }
+
+// Rows of a padded batch, cut at their attention-mask length.
+inline IdBatch unpad(const nlohmann::json& ids, const nlohmann::json& mask) {
+    IdBatch out;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        std::vector<int> row;
+        for (size_t j = 0; j < ids[i].size(); ++j)
+            if (mask[i][j].get<int>()) row.push_back(ids[i][j].get<int>());
+        out.push_back(row);
+    }
+    return out;
+}
+
+inline void flatten(const nlohmann::json& j, std::vector<double>& out) {
+    if (j.is_array()) {
+        for (const auto& x : j) flatten(x, out);
+    } else {
+        out.push_back(j.get<double>());
+    }
+}
+
+// max |a - b| over two arrays of equal size (returns +inf on a size mismatch).
+inline double max_abs_diff(const FloatArray& a, const nlohmann::json& golden_values) {
+    std::vector<double> g;
+    flatten(golden_values, g);
+    if (g.size() != a.data.size()) return INFINITY;
+    double m = 0;
+    for (size_t i = 0; i < g.size(); ++i) m = std::max(m, std::abs(static_cast<double>(a.data[i]) - g[i]));
+    return m;
+}
+
+}  // namespace t5s::test
