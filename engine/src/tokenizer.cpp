@@ -117,7 +117,8 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool add_eos) const {
             ids.insert(ids.end(), part.begin(), part.end());
         }
     }
-    if (add_eos) ids.push_back(eos_id());
+    // Like T5Tokenizer: no second </s> when the text already ends with one.
+    if (add_eos && (ids.empty() || ids.back() != eos_id())) ids.push_back(eos_id());
     return ids;
 }
 
@@ -138,37 +139,53 @@ bool Tokenizer::is_special(int id) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_special_tokens) const {
-    // transformers' T5Tokenizer.convert_tokens_to_string: runs of ordinary pieces go through
-    // SentencePiece; a special token is written as-is, preceded by a space unless it follows another.
-    std::vector<std::string> tokens;
-    std::vector<bool> special;
+    // transformers' slow-tokenizer _decode: sentinels (ids above the SentencePiece vocabulary) split
+    // the text into runs joined by spaces; each run goes through T5Tokenizer.convert_tokens_to_string.
+    std::vector<std::string> parts;
+    std::vector<int> run;
     for (int id : ids) {
         if (skip_special_tokens && is_special(id)) continue;
-        std::string tok = id_to_token(id);
-        if (tok.empty()) continue;
-        tokens.push_back(std::move(tok));
-        special.push_back(is_special(id));
+        if (id < 0 || id >= vocab_size()) continue;  // rows beyond the tokenizer (mT5 pads its vocab)
+        if (id >= impl_->sp_size) {
+            if (!run.empty()) {
+                std::string text = run_to_string(run);
+                if (!text.empty()) parts.push_back(std::move(text));
+                run.clear();
+            }
+            parts.push_back(id_to_token(id));
+        } else {
+            run.push_back(id);
+        }
     }
-    if (tokens.empty()) return "";
-    static const std::string kUnderline = "\xE2\x96\x81";  // "▁"
-    if (!special[0] && tokens[0].rfind(kUnderline, 0) == 0) tokens[0] = tokens[0].substr(kUnderline.size());
+    if (!run.empty()) parts.push_back(run_to_string(run));
     std::string out;
-    std::vector<std::string> run;
+    for (size_t i = 0; i < parts.size(); ++i) out += (i ? " " : "") + parts[i];
+    return out;
+}
+
+std::string Tokenizer::run_to_string(const std::vector<int>& ids) const {
+    // T5Tokenizer.convert_tokens_to_string: pieces go through SentencePiece; <pad>, </s>, <unk> are
+    // written as-is, preceded by a space unless they follow another special token.
+    std::vector<std::string> pieces;
+    for (int id : ids) pieces.push_back(impl_->sp.IdToPiece(id));
+    static const std::string kUnderline = "\xE2\x96\x81";  // "▁": the prefix space transformers removes
+    if (pieces[0].rfind(kUnderline, 0) == 0) pieces[0] = pieces[0].substr(kUnderline.size());
+    std::string out;
+    std::vector<std::string> pending;
     bool prev_special = false;
     auto flush = [&]() {
-        if (run.empty()) return std::string();
         std::string text;
-        impl_->sp.Decode(run, &text);
-        run.clear();
+        if (!pending.empty()) impl_->sp.Decode(pending, &text);
+        pending.clear();
         return text;
     };
-    for (size_t i = 0; i < tokens.size(); ++i) {
-        if (special[i]) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (is_special(ids[i])) {
             if (!prev_special) out += " ";
-            out += flush() + tokens[i];
+            out += flush() + pieces[i];
             prev_special = true;
         } else {
-            run.push_back(tokens[i]);
+            pending.push_back(pieces[i]);
             prev_special = false;
         }
     }

@@ -37,6 +37,7 @@ public:
     const std::filesystem::path& path() const;
 
 private:
+    std::string run_to_string(const std::vector<int>& ids) const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,89 @@
+// Settings validation (every bad combination gets a message naming the field), the hot-swap
+// handle, and the candidate normalisation used by --distinct / --no-copy.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "t5s/error.h"
+#include "t5s/generation_options.h"
+#include "text_normalize.h"
+
+using namespace t5s;
+
+namespace {
+std::string message_for(GenerationOptions o) {
+    try {
+        validate_generation_options(o);
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::InvalidArgument);
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE("defaults are valid and neutral", "[options]") {
+    GenerationOptions o;
+    CHECK(message_for(o).empty());
+    CHECK(o.temperature == 1.0f);
+    CHECK(o.top_p == 1.0f);
+    CHECK(o.top_k == 0);
+    CHECK(o.repetition_penalty == 1.0f);
+    CHECK(o.num_beams == 1);
+}
+
+TEST_CASE("invalid settings are rejected with the field named", "[options][errors]") {
+    GenerationOptions o;
+    o.top_p = 0.0f;
+    CHECK(message_for(o).find("top_p must be in (0, 1]") != std::string::npos);
+    o = {};
+    o.top_p = 1.5f;
+    CHECK(message_for(o).find("top_p") != std::string::npos);
+    o = {};
+    o.do_sample = true;
+    o.temperature = 0.0f;
+    CHECK(message_for(o).find("temperature must be > 0") != std::string::npos);
+    o = {};
+    o.num_return_sequences = 3;
+    o.num_beams = 2;
+    CHECK(message_for(o).find("num_return_sequences (3) must be <= num_beams (2)") != std::string::npos);
+    o.do_sample = true;
+    o.num_beams = 1;
+    CHECK(message_for(o).empty());  // sampling may return more candidates than beams
+    o = {};
+    o.max_new_tokens = 0;
+    CHECK(message_for(o).find("max_new_tokens") != std::string::npos);
+    o = {};
+    o.min_new_tokens = 10;
+    o.max_new_tokens = 5;
+    CHECK(message_for(o).find("min_new_tokens must be <= max_new_tokens") != std::string::npos);
+    o = {};
+    o.repetition_penalty = 0.0f;
+    CHECK(message_for(o).find("repetition_penalty") != std::string::npos);
+    o = {};
+    o.top_k = -1;
+    CHECK(message_for(o).find("top_k") != std::string::npos);
+    o = {};
+    o.batch_size = 0;
+    CHECK(message_for(o).find("batch_size") != std::string::npos);
+}
+
+TEST_CASE("SettingsHandle hands the latest settings to another thread", "[options]") {
+    SettingsHandle h;
+    const uint64_t v0 = h.version();
+    std::thread writer([&] {
+        GenerationOptions o;
+        o.temperature = 0.5f;
+        h.set(o);
+    });
+    writer.join();
+    CHECK(h.version() == v0 + 1);
+    CHECK(h.get().temperature == 0.5f);
+}
+
+TEST_CASE("candidate normalisation folds width and whitespace", "[options]") {
+    CHECK(normalize_for_compare("  Hello   world \n") == "Hello world");
+    CHECK(normalize_for_compare("ＡＢＣ　１２３！") == "ABC 123!");
+    CHECK(normalize_for_compare("猫が好き") == "猫が好き");
+    CHECK(normalize_for_compare("a\tb") == normalize_for_compare("a b"));
+}
