@@ -20,7 +20,7 @@ at::Tensor activation(const std::string& name, const at::Tensor& x) {
     throw Error(ErrorCode::Unsupported, "activation '" + name + "' is not supported");
 }
 
-const c10::OperatorHandle& quantized_op(const char* name) {
+c10::OperatorHandle quantized_op(const char* name) {
     return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
 }
 
@@ -31,7 +31,7 @@ const c10::OperatorHandle& quantized_op(const char* name) {
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
     if (!cpu_packed.isNone()) {
-        static const auto& op = quantized_op("quantized::linear_dynamic");
+        static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
         std::vector<c10::IValue> stack{x.contiguous(), cpu_packed, false};
         op.callBoxed(&stack);
         return stack[0].toTensor();
@@ -150,7 +150,7 @@ void T5Network::quantize_int8() {
         if (device_.is_cpu()) {
             at::Tensor q = at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble),
                                                     at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
-            static const auto& prepack = quantized_op("quantized::linear_prepack");
+            static const c10::OperatorHandle prepack = quantized_op("quantized::linear_prepack");
             std::vector<c10::IValue> stack{q, c10::IValue()};
             prepack.callBoxed(&stack);
             l.cpu_packed = stack[0];
