@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     const std::string name = argv[1];
     auto it = commands.find(name);
     if (it == commands.end()) {
-        std::cerr << "t5studio: unknown subcommand '" << name << "'\n" << kUsage;
+        std::cerr << "t5studio: unknown subcommand '" << name << "' (t5studio --help lists them)\n";
         return 2;
     }
     Argv rest(argv + 2, argv + argc);

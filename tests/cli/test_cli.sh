@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The t5studio command-line contract: JSON fields, generation flags, and one-line errors with a
+# non-zero exit code on bad input. Usage: test_cli.sh T5STUDIO TEST_DATA_DIR WORK_DIR
+set -u
+bin="$1"; data="$2"; work="$3"
+rm -rf "$work"; mkdir -p "$work"
+model="$data/models/t5v10-tied-relu"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# expect_fail NAME PATTERN CMD...: exit != 0, exactly one stderr line, matching PATTERN, no crash.
+expect_fail() {
+  local name="$1" pattern="$2"; shift 2
+  "$@" >"$work/out" 2>"$work/err"; local rc=$?
+  local lines; lines=$(wc -l <"$work/err")
+  if [ $rc -eq 0 ]; then bad "$name: exit 0"; return; fi
+  if [ $rc -ge 128 ]; then bad "$name: crashed (rc $rc)"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$name: $lines stderr lines: $(cat "$work/err")"; return; fi
+  if ! grep -qE -- "$pattern" "$work/err"; then bad "$name: '$(cat "$work/err")' lacks /$pattern/"; return; fi
+  ok
+}
+
+# --- info / tokenize / score -------------------------------------------------------------
+"$bin" info --model "$model" --json >"$work/info.json" && ok || bad "info failed"
+[ "$(json "$work/info.json" "d['parameter_count'] > 0 and d['stored_dtype'] == 'F32' and d['architecture']['d_model']")" = 32 ] && ok || bad "info fields"
+
+"$bin" tokenize --model "$data/t5-spiece" --text "Hello world!" --text "Hello <extra_id_0>." --json >"$work/tok.json" && ok || bad "tokenize failed"
+[ "$(json "$work/tok.json" "d['ids']")" = "[[8774, 296, 55, 1], [8774, 32099, 3, 5, 1]]" ] && ok || bad "tokenize ids: $(cat "$work/tok.json")"
+[ "$(json "$work/tok.json" "d['tokens'][1][1]")" = "<extra_id_0>" ] && ok || bad "tokenize tokens"
+
+"$bin" score --model "$model" --source "Tom is a good boy." --target "猫が好きです。" --json >"$work/score.json" && ok || bad "score failed"
+[ "$(json "$work/score.json" "d['loss'] > 0 and len(d['target_ids']) == len(d['argmax'])")" = True ] && ok || bad "score fields"
+
+# --- generate ------------------------------------------------------------------------------
+golden="$data/goldens/t5v10-tied-relu.json"
+"$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 12 --json >"$work/greedy.json" && ok || bad "generate failed"
+want=$(python3 -c "import json; print(json.load(open('$golden'))['greedy']['per_input'][0])")
+[ "$(json "$work/greedy.json" "d['results'][0]['candidates'][0]['ids']")" = "$want" ] && ok || bad "greedy ids differ from transformers"
+
+"$bin" generate --model "$model" --text "Tom is a good boy." --beams 4 --num-return 4 --max-new-tokens 10 --json >"$work/beam.json" && ok || bad "beam failed"
+[ "$(json "$work/beam.json" "len(d['results'][0]['candidates'])")" = 4 ] && ok || bad "beam candidates"
+
+for run in 1 2; do
+  "$bin" generate --model "$model" --text "猫が好きです。" --sample --seed 7 --num-return 4 --max-new-tokens 8 --json >"$work/sample$run.json"
+done
+cmp -s "$work/sample1.json" "$work/sample2.json" && ok || bad "--sample --seed 7 twice differs"
+
+"$bin" generate --model "$data/models/flan-gated-gelu-bf16" --text "我们走吧。" --sample --seed 7 --num-return 8 --distinct --no-copy \
+  --temperature 1.5 --max-new-tokens 6 --json >"$work/distinct.json" && ok || bad "distinct failed"
+[ "$(json "$work/distinct.json" "(lambda c: len(c) == 8 and len({x['text'] for x in c}) == 8 and all(x['text'] != '我们走吧。' for x in c))(d['results'][0]['candidates'])")" = True ] \
+  && ok || bad "--distinct --no-copy: $(cat "$work/distinct.json")"
+
+printf 'Tom is a good boy.\n\n{"text": "猫が好きです。"}\n我们走吧。\n' >"$work/inputs.txt"
+"$bin" generate --model "$model" --input "$work/inputs.txt" --batch-size 2 --max-new-tokens 5 >"$work/out.jsonl" && ok || bad "--input failed"
+[ "$(wc -l <"$work/out.jsonl")" = 3 ] && ok || bad "--input: expected 3 JSONL lines"
+[ "$(python3 -c "import json; print(json.loads(open('$work/out.jsonl').readlines()[1])['input'])")" = "猫が好きです。" ] && ok || bad "--input JSONL text field"
+
+for dtype in bf16 int8; do
+  "$bin" generate --model "$model" --text "Tom is a good boy." --dtype $dtype --max-new-tokens 4 --json >"$work/$dtype.json" 2>/dev/null && ok || bad "--dtype $dtype failed"
+done
+
+# --- bad input: one line naming the file and the problem, exit != 0 ------------------------
+cp -r "$model" "$work/m"
+expect_fail "missing dir" "nope: model directory not found" "$bin" info --model "$work/nope"
+expect_fail "missing spiece" "spiece.model: SentencePiece model not found" "$bin" tokenize --model "$work" --text hi
+mk() { rm -rf "$work/$1"; cp -r "$model" "$work/$1"; }
+mk nocfg; rm "$work/nocfg/config.json"
+expect_fail "missing config" "nocfg/config.json: cannot open" "$bin" info --model "$work/nocfg"
+mk ffn; python3 - "$work/ffn/config.json" <<'PY'
+import json, sys; p = sys.argv[1]; c = json.load(open(p)); c["feed_forward_proj"] = "gated-wobble-x"; json.dump(c, open(p, "w"))
+PY
+expect_fail "unknown feed_forward_proj" "config.json: feed_forward_proj 'gated-wobble-x' is not valid" "$bin" info --model "$work/ffn"
+mk shape; python3 - "$work/shape/config.json" <<'PY'
+import json, sys; p = sys.argv[1]; c = json.load(open(p)); c["d_model"] = 40; json.dump(c, open(p, "w"))
+PY
+expect_fail "shape mismatch" "model.safetensors: tensor '.*' has shape \[.*\] but config.json implies" "$bin" info --model "$work/shape"
+mk layers; python3 - "$work/layers/config.json" <<'PY'
+import json, sys; p = sys.argv[1]; c = json.load(open(p)); c["num_layers"] = 5; json.dump(c, open(p, "w"))
+PY
+expect_fail "missing tensor" "model.safetensors: missing tensor 'encoder.block.2" "$bin" info --model "$work/layers"
+mk trunc; truncate -s 20000 "$work/trunc/model.safetensors"
+expect_fail "truncated safetensors" "model.safetensors: truncated: tensor" "$bin" info --model "$work/trunc"
+st() {  # st NAME HEADER-LENGTH HEADER: a hand-made safetensors file
+  mk "$1"; python3 - "$work/$1/model.safetensors" "$2" "$3" <<'PY'
+import struct, sys; p, n, h = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
+n = len(h) if n < 0 else n
+open(p, "wb").write(struct.pack("<Q", n) + h + b"\0" * 16)
+PY
+}
+st beyond 99999999 '{}'
+expect_fail "header beyond file" "model.safetensors: header length 99999999 goes beyond the end of the file" "$bin" info --model "$work/beyond"
+st badjson -1 '{"a": [1, '
+expect_fail "bad JSON header" "model.safetensors: bad JSON header" "$bin" info --model "$work/badjson"
+st dtype -1 '{"shared.weight":{"dtype":"Q4","shape":[1],"data_offsets":[0,1]}}'
+expect_fail "unknown dtype" "model.safetensors: tensor 'shared.weight' has unknown dtype 'Q4'" "$bin" info --model "$work/dtype"
+expect_fail "invalid UTF-8 text" "invalid UTF-8 at byte 2" "$bin" generate --model "$model" --text $'ab\xff'
+printf '{"text": "fine"}\n{"text": broken\n' >"$work/bad.jsonl"
+expect_fail "malformed JSONL row" "bad.jsonl:2: malformed JSON line" "$bin" generate --model "$model" --input "$work/bad.jsonl"
+expect_fail "missing input file" "missing.txt: cannot open input file" "$bin" generate --model "$model" --input "$work/missing.txt"
+expect_fail "top_p 0" "top_p must be in \(0, 1\]" "$bin" generate --model "$model" --text hi --sample --top-p 0
+expect_fail "top_p > 1" "top_p must be in \(0, 1\]" "$bin" generate --model "$model" --text hi --top-p 1.5
+expect_fail "temperature 0 sampling" "temperature must be > 0" "$bin" generate --model "$model" --text hi --sample --temperature 0
+expect_fail "num_return > beams" "num_return_sequences \(4\) must be <= num_beams \(2\)" "$bin" generate --model "$model" --text hi --beams 2 --num-return 4
+expect_fail "unknown dtype flag" "unknown dtype 'fp8'" "$bin" generate --model "$model" --text hi --dtype fp8
+if ! nvidia-smi >/dev/null 2>&1; then
+  expect_fail "cuda without GPU" "no CUDA GPU is available" "$bin" generate --model "$model" --text hi --device cuda
+fi
+expect_fail "fp16 on cpu" "fp16 runs on CUDA only" "$bin" generate --model "$model" --text hi --device cpu --dtype fp16
+expect_fail "unknown flag" "unknown flag --bogus" "$bin" generate --model "$model" --text hi --bogus
+expect_fail "unknown subcommand" "unknown subcommand" "$bin" frobnicate
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]
