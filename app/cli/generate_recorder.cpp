@@ -2,14 +2,51 @@
 
 #include "cli/args.h"
 
+#ifdef T5S_HAVE_CLI_HISTORY
+#include "t5s/history_store.h"
+#endif
+
 namespace t5s::cli {
 
+#ifdef T5S_HAVE_CLI_HISTORY
+struct GenerateRecorder::Impl {
+    HistoryStore store;
+    const ModelInfo& info;
+};
+
+GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model& model) {
+    if (!history_path.empty()) impl_.reset(new Impl{HistoryStore(history_path), model.info()});
+}
+
+void GenerateRecorder::record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms) {
+    if (!impl_) return;
+    std::vector<GenerationRecord> records;
+    for (const auto& r : results) {
+        GenerationRecord rec;
+        rec.input = r.input;
+        for (const auto& c : r.candidates) rec.candidates.push_back({c.text, c.score});
+        rec.settings_json = generation_options_to_json(options);
+        rec.seed = r.seed;
+        rec.model_path = impl_->info.dir.string();
+        rec.model_hash = impl_->info.content_hash;
+        rec.precision = impl_->info.precision;
+        rec.device = impl_->info.device;
+        rec.total_ms = elapsed_ms / static_cast<double>(results.size());
+        rec.origin = "cli";
+        records.push_back(std::move(rec));
+    }
+    impl_->store.record_many(records);  // one transaction per batch
+}
+#else
 struct GenerateRecorder::Impl {};
 
 GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model&) {
     if (!history_path.empty()) throw UsageError("--history needs the history store, which this build does not include");
 }
-GenerateRecorder::~GenerateRecorder() = default;
+
 void GenerateRecorder::record(const std::vector<GenerationResult>&, const GenerationOptions&, double) {}
+#endif
+
+GenerateRecorder::~GenerateRecorder() = default;
 
 }  // namespace t5s::cli

@@ -61,6 +61,20 @@ for dtype in bf16 int8; do
   "$bin" generate --model "$model" --text "Tom is a good boy." --dtype $dtype --max-new-tokens 4 --json >"$work/$dtype.json" 2>/dev/null && ok || bad "--dtype $dtype failed"
 done
 
+# --- history: generate --history, decide, export exactly the accepted/edited pairs -----------
+if "$bin" --help | grep -q "history "; then
+  "$bin" generate --model "$model" --text "Tom is a good boy." --text "我们走吧。" --beams 2 --num-return 2 --max-new-tokens 5 \
+    --history "$work/h.db" >/dev/null && ok || bad "generate --history failed"
+  "$bin" history --history "$work/h.db" --accept 1:0 --edit 2:1=我们去吧 --reject 2:0 >/dev/null && ok || bad "history decisions"
+  "$bin" export --history "$work/h.db" --format jsonl --out "$work/train.jsonl" --accepted-only 2>/dev/null && ok || bad "export"
+  [ "$(python3 -c "import json; print(sorted((r['source'], r['state']) for r in map(json.loads, open('$work/train.jsonl'))))")" = \
+    "[('Tom is a good boy.', 'accepted'), ('我们走吧。', 'edited')]" ] && ok || bad "export content: $(cat "$work/train.jsonl")"
+  [ "$(python3 -c "import json; print([json.loads(l)['target'] for l in open('$work/train.jsonl')][-1])")" = "我们去吧" ] && ok || bad "edited text exported"
+  expect_fail "export refuses to overwrite" "already exists" "$bin" export --history "$work/h.db" --format csv --out "$work/train.jsonl"
+  head -c 3000 /dev/urandom >"$work/corrupt.db"
+  expect_fail "corrupt history" "corrupt.db" "$bin" history --history "$work/corrupt.db"
+fi
+
 # --- bad input: one line naming the file and the problem, exit != 0 ------------------------
 cp -r "$model" "$work/m"
 expect_fail "missing dir" "nope: model directory not found" "$bin" info --model "$work/nope"

@@ -39,6 +39,7 @@ struct ModelInfo {
     int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
     int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model
     std::vector<std::string> files;      // files read
+    std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex
 };
 
 // A dense float32 array (row-major) for tests and tools.

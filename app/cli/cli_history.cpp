@@ -1,0 +1,197 @@
+// `t5studio history`: list / search the history database, and record decisions from scripts.
+//   t5studio history --history PATH [--search Q] [--model M] [--accepted-only] [--limit N] [--after ID] [--json]
+//   t5studio history --history PATH (--accept G:I | --reject G:I | --edit G:I=TEXT | --undo G | --redo G
+//                                    | --delete G)... [--json]
+// Decision flags are applied in command-line order, each in its own transaction.
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "t5s/error.h"
+#include "t5s/history_store.h"
+
+namespace t5s::cli {
+
+namespace {
+
+const std::set<std::string> kActionFlags = {"accept", "reject", "edit", "undo", "redo", "delete"};
+
+struct Action {
+    std::string flag;
+    std::string value;
+};
+
+// Args keeps values per flag; decisions need their command-line order, so walk argv again
+// (Args has already validated it).
+std::vector<Action> actions_in_order(const Argv& argv) {
+    std::vector<Action> out;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        std::string name = argv[i].substr(2), value;
+        bool inline_value = false;
+        if (auto eq = name.find('='); eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            inline_value = true;
+        }
+        const bool valued = name != "json" && name != "accepted-only";
+        if (valued && !inline_value) value = argv[++i];
+        if (kActionFlags.count(name)) out.push_back({name, value});
+    }
+    return out;
+}
+
+GenerationId parse_id(const std::string& flag, const std::string& text) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || v <= 0 || text.empty())
+        throw UsageError("--" + flag + " expects a generation id (a positive integer), got '" + text + "'");
+    return v;
+}
+
+// "GEN:INDEX" (and "=TEXT" for --edit; the text may contain ':' and '=').
+void parse_target(const std::string& flag, const std::string& value, GenerationId& id, int& index, std::string* text) {
+    const std::string usage = "--" + flag + " expects GEN_ID:CAND_INDEX" + std::string(text ? "=TEXT" : "") + ", got '" + value + "'";
+    std::string head = value;
+    if (text) {
+        auto eq = value.find('=');
+        if (eq == std::string::npos) throw UsageError(usage);
+        head = value.substr(0, eq);
+        *text = value.substr(eq + 1);
+    }
+    auto colon = head.find(':');
+    if (colon == std::string::npos) throw UsageError(usage);
+    id = parse_id(flag, head.substr(0, colon));
+    const std::string idx = head.substr(colon + 1);
+    if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos || idx.size() > 9) throw UsageError(usage);
+    index = std::stoi(idx);
+}
+
+std::string iso_time(int64_t unix_ms) {
+    std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm tm {};
+    gmtime_r(&t, &tm);
+    char buf[80];
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+    return buf;
+}
+
+std::string one_line(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else out.push_back(c);
+    }
+    return out;
+}
+
+int run_actions(HistoryStore& store, const std::vector<Action>& actions, bool json) {
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
+    for (const Action& a : actions) {
+        nlohmann::ordered_json e;
+        e["action"] = a.flag;
+        GenerationId id = 0;
+        int index = -1;
+        std::string text;
+        int64_t event_id = 0;
+        if (a.flag == "accept" || a.flag == "reject") {
+            parse_target(a.flag, a.value, id, index, nullptr);
+            event_id = a.flag == "accept" ? store.accept(id, index) : store.reject(id, index);
+        } else if (a.flag == "edit") {
+            parse_target(a.flag, a.value, id, index, &text);
+            event_id = store.edit(id, index, text);
+        } else if (a.flag == "undo" || a.flag == "redo") {
+            id = parse_id(a.flag, a.value);
+            if (!store.get(id)) throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
+            event_id = a.flag == "undo" ? store.undo(id) : store.redo(id);
+        } else {  // delete
+            id = parse_id(a.flag, a.value);
+            if (!store.remove(id)) throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
+        }
+        e["generation_id"] = id;
+        if (index >= 0) e["candidate_index"] = index;
+        if (a.flag != "delete") e["event_id"] = event_id;
+        e["applied"] = a.flag == "delete" || event_id != 0;
+        if (!json) {
+            std::cout << a.flag << " " << id;
+            if (index >= 0) std::cout << ":" << index;
+            if (a.flag == "delete") std::cout << ": deleted\n";
+            else if (event_id != 0) std::cout << ": event " << event_id << "\n";
+            else std::cout << ": nothing to " << a.flag << "\n";
+        }
+        events.push_back(std::move(e));
+    }
+    if (json) std::cout << nlohmann::ordered_json{{"events", events}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+}
+
+int run_list(HistoryStore& store, const Args& args, bool json) {
+    HistoryQuery q;
+    q.filter.text = args.get("search");
+    q.filter.model = args.get("model");
+    q.filter.accepted_only = args.has("accepted-only");
+    q.limit = args.get_int("limit", 20);
+    if (q.limit < 1 || q.limit > 10000) throw UsageError("--limit must be in 1..10000");
+    if (args.has("after")) q.after_id = parse_id("after", args.get("after"));
+    const HistoryPage page = store.list(q);
+    if (json) {
+        nlohmann::ordered_json gens = nlohmann::ordered_json::array();
+        for (const auto& g : page.generations) {
+            nlohmann::ordered_json cands = nlohmann::ordered_json::array();
+            for (const auto& c : g.candidates)
+                cands.push_back({{"index", c.index}, {"text", c.text}, {"score", c.score},
+                                 {"state", to_string(c.state)}, {"final_text", c.final_text}});
+            gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", iso_time(g.created_at_ms)},
+                            {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
+                            {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
+                            {"candidates", cands}});
+        }
+        nlohmann::ordered_json out = {{"generations", gens}};
+        out["next_after_id"] = page.has_more ? nlohmann::ordered_json(page.next_after_id) : nlohmann::ordered_json(nullptr);
+        std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        return 0;
+    }
+    for (const auto& g : page.generations) {
+        std::cout << "#" << g.id << "  " << iso_time(g.created_at_ms) << "  " << g.model_path << "\n"
+                  << "  input: " << one_line(g.input) << "\n";
+        for (const auto& c : g.candidates) {
+            std::cout << "  [" << c.index << "] " << to_string(c.state) << "  " << c.score << "  " << one_line(c.text);
+            if (c.state == CandidateState::Edited) std::cout << "  ->  " << one_line(c.final_text);
+            std::cout << "\n";
+        }
+    }
+    if (page.generations.empty()) std::cout << "(no generations)\n";
+    if (page.has_more) std::cout << "more: --after " << page.next_after_id << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int run_history(const Argv& argv) {
+    const Args args(argv, {"json", "accepted-only"},
+                    {"history", "search", "model", "limit", "after", "accept", "reject", "edit", "undo", "redo", "delete"});
+    HistoryStoreOptions options;
+    options.create_if_missing = false;
+    HistoryStore store(args.require("history"), options);
+    const bool json = args.has("json");
+    const auto actions = actions_in_order(argv);
+    if (!actions.empty()) {
+        for (const char* f : {"search", "model", "limit", "after", "accepted-only"})
+            if (args.has(f)) throw UsageError(std::string("--") + f + " lists generations; it cannot be combined with decisions");
+        return run_actions(store, actions, json);
+    }
+    return run_list(store, args, json);
+}
+
+}  // namespace t5s::cli

@@ -1,0 +1,226 @@
+#pragma once
+// The local history of every generation and every annotator decision, in one SQLite file
+// (WAL, schema versioned with `PRAGMA user_version`, migrated on open). Torch-free.
+//
+// Threading: one HistoryStore = one SQLite connection. Use an instance from one thread at a time
+// and open one per thread that needs the history (WAL lets readers run while one writer commits).
+//
+// Decisions are events: accept / reject / edit (keeps the edited text) / undo / redo rows with a
+// timestamp. The current state of a candidate is derived from its generation's events (undo revokes
+// the latest still-effective decision of that generation, redo restores the latest undone one; a new
+// decision clears the redo stack). The derived state is cached on the candidate row, rewritten in the
+// same transaction as the event, so filters and export stay fast.
+//
+// Errors: t5s::Error naming the file. CorruptFile for a file that is not a (readable) T5 Studio
+// history, Unsupported for a file written by a newer schema, FileNotFound for a missing directory,
+// InvalidArgument for unknown ids / bad arguments, Cancelled when an export is cancelled.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t5s/generation_options.h"
+
+namespace t5s {
+
+using GenerationId = int64_t;  // > 0; never reused after a delete
+
+// ---- settings <-> JSON (what the history stores as `settings_json`) -------------------------------
+// Every field of GenerationOptions, by its C++ name, e.g. {"max_new_tokens":64,"num_beams":1,...}.
+std::string generation_options_to_json(const GenerationOptions& options);
+// Missing fields keep their defaults; unknown fields are ignored; malformed JSON throws
+// t5s::Error(InvalidArgument).
+GenerationOptions generation_options_from_json(const std::string& json);
+
+// ---- what the caller records ------------------------------------------------------------------------
+struct CandidateRecord {
+    std::string text;    // the candidate as generated
+    double score = 0.0;  // the generator's score (see t5s::Candidate::score)
+};
+
+struct GenerationRecord {
+    std::string input;                       // the source text as fed to the model (without task prefix)
+    std::vector<CandidateRecord> candidates; // rank = index in this vector (0 = best)
+    std::string settings_json = "{}";        // generation_options_to_json(options) of this request
+    int64_t seed = -1;                       // the seed actually used (-1 = unknown / not sampled)
+    std::string model_path;                  // model folder as opened
+    std::string model_hash;                  // content hash of the weights, computed by the caller
+    std::string precision;                   // "fp32" | "bf16" | "fp16" | "int8" (free text)
+    std::string device;                      // "cpu" | "cuda:0" ... (free text)
+    double total_ms = 0.0;                   // wall time of the whole request
+    std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
+    std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
+    int64_t created_at_ms = 0;               // unix time in ms (UTC); 0 = now
+};
+
+// ---- what the store returns ---------------------------------------------------------------------------
+enum class CandidateState { None, Accepted, Rejected, Edited };  // Edited = accepted with edited text
+const char* to_string(CandidateState state);                      // "none" | "accepted" | "rejected" | "edited"
+
+struct StoredCandidate {
+    int index = 0;                            // rank within its generation (0-based)
+    std::string text;                         // as generated
+    double score = 0.0;
+    CandidateState state = CandidateState::None;
+    std::string final_text;                   // edited text if Edited, else `text`
+};
+
+struct StoredGeneration {
+    GenerationId id = 0;
+    int64_t created_at_ms = 0;
+    std::string input;
+    std::vector<StoredCandidate> candidates;  // by index
+    std::string settings_json;
+    int64_t seed = -1;
+    std::string model_path;
+    std::string model_hash;
+    std::string precision;
+    std::string device;
+    double total_ms = 0.0;
+    std::string timings_json;
+    std::string origin;
+};
+
+enum class EventKind { Accept, Reject, Edit, Undo, Redo };
+const char* to_string(EventKind kind);  // "accept" | "reject" | "edit" | "undo" | "redo"
+
+struct HistoryEvent {
+    int64_t id = 0;
+    GenerationId generation_id = 0;
+    EventKind kind = EventKind::Accept;
+    int candidate_index = -1;     // accept/reject/edit: the candidate; undo/redo: the candidate of the target
+    std::string text;             // edit: the edited text
+    int64_t target_event_id = 0;  // undo: the decision revoked; redo: the decision restored
+    int64_t created_at_ms = 0;
+};
+
+// ---- queries ------------------------------------------------------------------------------------------
+// Filters shared by listing, counting and export. Every set field must match (AND).
+struct HistoryFilter {
+    std::string text;            // substring of the input or any candidate (text or edited text); byte-wise UTF-8,
+                                 // so CJK works; ASCII letters case-insensitive; "" = any
+    bool accepted_only = false;  // generations / candidates that are Accepted or Edited
+    std::string model;           // exact model_path or model_hash; "" = any
+    int64_t from_ms = 0;         // created_at >= from_ms (0 = open)
+    int64_t to_ms = 0;           // created_at <  to_ms   (0 = open)
+    std::string origin_prefix;   // origin starts with this; "" = any
+};
+
+// Listing is newest first (descending id). Keyset paging: pass the previous page's next_after_id.
+struct HistoryQuery {
+    HistoryFilter filter;
+    GenerationId after_id = 0;   // only generations listed after this one (id < after_id); 0 = from the newest
+    int limit = 50;              // page size (1..10000)
+    bool with_candidates = true; // false: StoredGeneration::candidates left empty (cheaper lists)
+};
+
+struct HistoryPage {
+    std::vector<StoredGeneration> generations;
+    GenerationId next_after_id = 0;  // pass as after_id for the next page; 0 when there is no next page
+    bool has_more = false;
+};
+
+// ---- export -------------------------------------------------------------------------------------------
+enum class ExportFormat { Jsonl, Csv, Tsv };
+ExportFormat parse_export_format(const std::string& name);  // "jsonl" | "csv" | "tsv", else InvalidArgument
+const char* to_string(ExportFormat format);
+
+// One row per exported candidate: source = generation input, target = final text (edited text for
+// Edited). Rejected candidates are exported only without accepted_only (their state says so).
+// Columns (CSV/TSV header, JSONL keys in this order):
+//   source, target, kind ("candidate" | "original"), state, score, rank, generation_id, model, model_hash,
+//   created_at (ISO 8601 UTC)
+// JSONL: one UTF-8 JSON object per line (non-ASCII not escaped), score/rank null for originals.
+// CSV: RFC 4180 (CRLF line ends, fields with , " CR LF quoted, " doubled). TSV: LF line ends,
+//   backslash, tab, newline, CR escaped as \\ \t \n \r; no quoting.
+struct ExportOptions {
+    ExportFormat format = ExportFormat::Jsonl;
+    HistoryFilter filter;            // which generations/candidates (accepted_only: Accepted or Edited only)
+    bool dedupe = false;             // skip a row whose (source, target) pair was already written
+    bool include_originals = false;  // also one "original" row per generation, target = source (so a
+                                     // dataset of texts holds the source too), written before its
+                                     // candidates; only for generations with >= 1 selected candidate
+    bool overwrite = false;          // replace an existing file; false: Error(InvalidArgument) if it exists
+};
+
+struct ExportProgress {
+    int64_t candidates_done = 0;   // candidate rows read so far
+    int64_t candidates_total = 0;  // candidate rows matching the filter
+    int64_t rows_written = 0;
+};
+
+struct ExportResult {
+    std::string path;
+    int64_t rows_written = 0;        // data rows (header not counted)
+    int64_t duplicates_skipped = 0;
+    int64_t generations = 0;         // generations with >= 1 row written
+    int64_t bytes_written = 0;
+};
+
+// ---- the store ----------------------------------------------------------------------------------------
+struct HistoryStoreOptions {
+    bool durable = false;                   // synchronous=FULL (survives power loss); default NORMAL
+                                            // (WAL: committed rows survive a process crash)
+    int busy_timeout_ms = 5000;             // wait this long for another connection's write lock
+    bool create_if_missing = true;          // false: a missing file is Error(FileNotFound)
+    std::function<int64_t()> clock_ms;      // "now" in unix ms for created_at of rows and events; empty = system clock
+};
+
+class HistoryStore {
+public:
+    static constexpr int kSchemaVersion = 2;
+
+    // Opens (creating if missing) and migrates to kSchemaVersion. ":memory:" gives a private
+    // in-memory store. Never deletes or rewrites an existing file's content on failure.
+    explicit HistoryStore(const std::string& path, HistoryStoreOptions options = {});
+    ~HistoryStore();
+    HistoryStore(HistoryStore&&) noexcept;
+    HistoryStore& operator=(HistoryStore&&) noexcept;
+    HistoryStore(const HistoryStore&) = delete;
+    HistoryStore& operator=(const HistoryStore&) = delete;
+
+    const std::string& path() const;
+    int schema_version() const;  // PRAGMA user_version after opening (== kSchemaVersion)
+
+    // Recording: one transaction each (record_many: one for all).
+    GenerationId record(const GenerationRecord& generation);
+    std::vector<GenerationId> record_many(const std::vector<GenerationRecord>& generations);
+
+    // Decisions (InvalidArgument for an unknown generation or candidate index). Return the event id.
+    int64_t accept(GenerationId id, int candidate_index);
+    int64_t reject(GenerationId id, int candidate_index);
+    int64_t edit(GenerationId id, int candidate_index, const std::string& text);
+    // Returns the new undo/redo event id, or 0 when there is nothing to undo/redo (no event written).
+    int64_t undo(GenerationId id);
+    int64_t redo(GenerationId id);
+
+    // Reading.
+    std::optional<StoredGeneration> get(GenerationId id);
+    std::optional<std::string> input_text(GenerationId id);  // "send back to input"
+    std::vector<HistoryEvent> events(GenerationId id);       // oldest first
+    HistoryPage list(const HistoryQuery& query);
+    int64_t count(const HistoryFilter& filter = {});         // matching generations
+    std::optional<GenerationId> find_by_origin(const std::string& origin);  // newest with exactly this origin
+
+    // Deletes the generation, its candidates and its events. False if it did not exist.
+    bool remove(GenerationId id);
+
+    // Streams the matching rows to `path` (temp file in the same directory, fsync, rename).
+    // progress is called every ~1000 candidates and at the end; cancel is checked every row
+    // (Error(Cancelled), temp file removed). Any failure leaves an existing file untouched.
+    ExportResult export_to(const std::string& path, const ExportOptions& options,
+                           const std::function<void(const ExportProgress&)>& progress = {},
+                           const std::atomic<bool>* cancel = nullptr);
+
+    // Diagnostics: "ok" or SQLite's first problem line.
+    std::string integrity_check();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace t5s

@@ -1,0 +1,106 @@
+#include "history/export_format.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace t5s::history {
+
+namespace {
+
+const char* const kColumns[] = {"source", "target", "kind", "state", "score", "rank",
+                                "generation_id", "model", "model_hash", "created_at"};
+
+void append_csv_field(std::string_view field, std::string& out) {
+    if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out.append(field.data(), field.size());
+        return;
+    }
+    out.push_back('"');
+    for (char c : field) {
+        if (c == '"') out.push_back('"');
+        out.push_back(c);
+    }
+    out.push_back('"');
+}
+
+void append_tsv_field(std::string_view field, std::string& out) {
+    for (char c : field) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default: out.push_back(c);
+        }
+    }
+}
+
+}  // namespace
+
+std::string iso8601_utc(int64_t unix_ms) {
+    int64_t secs = unix_ms / 1000;
+    int64_t ms = unix_ms % 1000;
+    if (ms < 0) {
+        ms += 1000;
+        secs -= 1;
+    }
+    std::time_t t = static_cast<std::time_t>(secs);
+    std::tm tm {};
+    gmtime_r(&t, &tm);
+    char buf[80];
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+    return buf;
+}
+
+std::string format_number(double value) { return nlohmann::json(value).dump(); }
+
+std::string export_header(ExportFormat format) {
+    if (format == ExportFormat::Jsonl) return {};
+    const char sep = format == ExportFormat::Csv ? ',' : '\t';
+    std::string out;
+    for (size_t i = 0; i < sizeof(kColumns) / sizeof(kColumns[0]); ++i) {
+        if (i) out.push_back(sep);
+        out += kColumns[i];
+    }
+    out += format == ExportFormat::Csv ? "\r\n" : "\n";
+    return out;
+}
+
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out) {
+    const std::string kind = row.original ? "original" : "candidate";
+    const std::string state = row.original ? "" : to_string(row.state);
+    const std::string created = iso8601_utc(row.created_at_ms);
+    if (format == ExportFormat::Jsonl) {
+        nlohmann::ordered_json j;
+        j["source"] = row.source;
+        j["target"] = row.target;
+        j["kind"] = kind;
+        j["state"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(state);
+        j["score"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.score);
+        j["rank"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.rank);
+        j["generation_id"] = row.generation_id;
+        j["model"] = row.model;
+        j["model_hash"] = row.model_hash;
+        j["created_at"] = created;
+        out += j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
+        out.push_back('\n');
+        return;
+    }
+    const std::string score = row.original ? "" : format_number(row.score);
+    const std::string rank = row.original ? "" : std::to_string(row.rank);
+    const std::string gen = std::to_string(row.generation_id);
+    const std::string_view fields[] = {row.source, row.target, kind, state, score, rank,
+                                       gen, row.model, row.model_hash, created};
+    const bool csv = format == ExportFormat::Csv;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i) {
+        if (i) out.push_back(csv ? ',' : '\t');
+        if (csv)
+            append_csv_field(fields[i], out);
+        else
+            append_tsv_field(fields[i], out);
+    }
+    out += csv ? "\r\n" : "\n";
+}
+
+}  // namespace t5s::history

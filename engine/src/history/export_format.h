@@ -1,0 +1,31 @@
+#pragma once
+// Formats export rows as JSONL, CSV (RFC 4180) or TSV (backslash escapes). See history_store.h
+// for the column list.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "t5s/history_store.h"
+
+namespace t5s::history {
+
+struct ExportRow {
+    std::string_view source;
+    std::string_view target;
+    bool original = false;          // kind "original" (state, score, rank empty / null)
+    CandidateState state = CandidateState::None;
+    double score = 0.0;
+    int rank = 0;
+    int64_t generation_id = 0;
+    std::string_view model;
+    std::string_view model_hash;
+    int64_t created_at_ms = 0;
+};
+
+std::string iso8601_utc(int64_t unix_ms);           // 2024-05-01T12:00:00.250Z
+std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
+
+std::string export_header(ExportFormat format);     // "" for JSONL
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out);
+
+}  // namespace t5s::history

@@ -1,0 +1,96 @@
+#include "history/schema.h"
+
+#include <string>
+
+#include "history/sqlite_db.h"
+#include "t5s/error.h"
+
+namespace t5s::history {
+
+namespace {
+
+// v1: generations, their candidates (with the state derived from events cached on the row) and the
+// decision events. Times are unix milliseconds (UTC).
+const char* kV1 = R"sql(
+CREATE TABLE generations (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at    INTEGER NOT NULL,
+  input         TEXT    NOT NULL,
+  settings_json TEXT    NOT NULL DEFAULT '{}',
+  seed          INTEGER NOT NULL DEFAULT -1,
+  model_path    TEXT    NOT NULL DEFAULT '',
+  model_hash    TEXT    NOT NULL DEFAULT '',
+  precision     TEXT    NOT NULL DEFAULT '',
+  device        TEXT    NOT NULL DEFAULT '',
+  total_ms      REAL    NOT NULL DEFAULT 0,
+  timings_json  TEXT    NOT NULL DEFAULT '{}'
+);
+CREATE TABLE candidates (
+  generation_id INTEGER NOT NULL REFERENCES generations(id) ON DELETE CASCADE,
+  rank          INTEGER NOT NULL,
+  text          TEXT    NOT NULL,
+  score         REAL    NOT NULL,
+  state         INTEGER NOT NULL DEFAULT 0,  -- derived from events: 0 none, 1 accepted, 2 rejected, 3 edited
+  edited_text   TEXT,                        -- the edited text while state = 3
+  PRIMARY KEY (generation_id, rank)
+) WITHOUT ROWID;
+CREATE TABLE events (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  generation_id   INTEGER NOT NULL REFERENCES generations(id) ON DELETE CASCADE,
+  kind            TEXT    NOT NULL CHECK (kind IN ('accept', 'reject', 'edit', 'undo', 'redo')),
+  candidate_rank  INTEGER NOT NULL,
+  text            TEXT,
+  target_event_id INTEGER,
+  created_at      INTEGER NOT NULL
+);
+CREATE INDEX events_by_generation ON events (generation_id, id);
+)sql";
+
+// v2: where an input came from (batch jobs resume by skipping rows whose origin is recorded), and
+// the indexes that keep filters fast at 100k+ rows.
+const char* kV2 = R"sql(
+ALTER TABLE generations ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+CREATE INDEX generations_by_origin  ON generations (origin, id);
+CREATE INDEX generations_by_created ON generations (created_at, id);
+CREATE INDEX generations_by_model   ON generations (model_path, id);
+CREATE INDEX generations_by_hash    ON generations (model_hash, id);
+CREATE INDEX candidates_decided     ON candidates (generation_id, rank) WHERE state IN (1, 3);
+)sql";
+
+const char* const kMigrations[] = {kV1, kV2};  // kMigrations[v] takes version v to v + 1
+constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+
+}  // namespace
+
+int migrate(Db& db, int target_version) {
+    if (target_version < 1 || target_version > kLatest)
+        throw Error(ErrorCode::Internal, "history schema version " + std::to_string(target_version) + " is unknown");
+    // Reading these touches the header and the schema page: random bytes fail here (NOTADB).
+    Transaction tx(db);
+    const int found = static_cast<int>(db.query_int("PRAGMA user_version"));
+    const int64_t app_id = db.query_int("PRAGMA application_id");
+    const int64_t objects = db.query_int("SELECT count(*) FROM sqlite_master");
+    if (found > target_version)
+        throw Error(ErrorCode::Unsupported, "history database " + db.path() + " has schema version " +
+                                                std::to_string(found) + ", newer than this T5 Studio supports (" +
+                                                std::to_string(target_version) + ")");
+    if ((app_id != 0 && app_id != kApplicationId) || (found == 0 && objects > 0) || (found > 0 && objects == 0))
+        throw Error(ErrorCode::CorruptFile,
+                    "history database " + db.path() + " is not a T5 Studio history (an unrelated SQLite file)");
+    if (found > 0) {
+        // Every version we wrote has these tables; a file without them is damaged.
+        const int64_t tables = db.query_int(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('generations', 'candidates', 'events')");
+        if (tables != 3)
+            throw Error(ErrorCode::CorruptFile, "history database " + db.path() + " is missing its tables (damaged file)");
+    }
+    for (int v = found; v < target_version; ++v) db.exec(kMigrations[v]);
+    if (found != target_version) {
+        db.exec(("PRAGMA user_version = " + std::to_string(target_version)).c_str());
+        db.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
+    }
+    tx.commit();
+    return found;
+}
+
+}  // namespace t5s::history

@@ -1,0 +1,17 @@
+# History store, export and the `history` / `export` CLI (torch-free). Included by tests/CMakeLists.txt.
+find_package(Catch2 REQUIRED)
+file(GLOB T5S_HISTORY_TEST_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/history/*.cpp")
+set(T5S_HISTORY_APP_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../app")
+add_executable(test_history
+  ${T5S_HISTORY_TEST_SOURCES}
+  "${T5S_HISTORY_APP_DIR}/cli/args.cpp"
+  "${T5S_HISTORY_APP_DIR}/cli/cli_history.cpp"
+  "${T5S_HISTORY_APP_DIR}/cli/cli_export.cpp")
+target_include_directories(test_history PRIVATE "${T5S_HISTORY_APP_DIR}")
+target_link_libraries(test_history PRIVATE t5s_history Catch2::Catch2 SQLite::SQLite3)
+add_test(NAME test_history COMMAND test_history)
+set_tests_properties(test_history PROPERTIES TIMEOUT 300 LABELS history)
+
+# Benchmark (not a test): build/tests/history_bench [ROWS] [DB_DIR]
+add_executable(history_bench "${CMAKE_CURRENT_SOURCE_DIR}/bench/history_bench.cpp")
+target_link_libraries(history_bench PRIVATE t5s_history)
