@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "t5s/error.h"
+#include "t5s/device.h"
 #include "test_support.h"
 
 using namespace t5s;
@@ -101,4 +102,17 @@ TEST_CASE("broken model folders give one clear error naming the file", "[loading
     auto bad_spm = copy_model("t5v10-tied-relu", "spm");
     std::ofstream(bad_spm / "spiece.model", std::ios::trunc) << "garbage";
     CHECK(load_error(bad_spm).find("spiece.model: not a valid SentencePiece model") != std::string::npos);
+}
+
+TEST_CASE("device memory and hardware-aware defaults are measured", "[device]") {
+    const DeviceMemory m = query_device_memory();
+    CHECK(m.process_rss > 0);
+    const DeviceProfile p = recommend_profile(Device::Cpu);
+    CHECK(p.device == Device::Cpu);
+    CHECK(p.precision == Precision::Fp32);
+    CHECK(p.free_bytes > 0);
+    auto model = Model::load(model_dir("t5v10-tied-relu"), RuntimeOptions{Device::Cpu, Precision::Fp32, 1});
+    const int batch = measure_max_batch(*model, 16, 8);
+    CHECK(batch >= 1);
+    CHECK(batch <= 1024);
 }

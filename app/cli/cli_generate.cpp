@@ -73,7 +73,7 @@ GenerationOptions options_from_flags(const Args& a) {
     o.distinct = a.has("distinct");
     o.no_copy = a.has("no-copy");
     o.max_rounds = a.get_int("max-rounds", o.max_rounds);
-    o.batch_size = a.get_int("batch-size", o.batch_size);
+    if (a.get("batch-size") != "auto") o.batch_size = a.get_int("batch-size", o.batch_size);
     validate_generation_options(o);
     return o;
 }
@@ -83,7 +83,7 @@ int run_generate(const Argv& argv) {
               {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
                "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
                "max-rounds", "history", "prefix"});
-    const GenerationOptions options = options_from_flags(args);  // validate before the (slow) model load
+    const GenerationOptions options_in = options_from_flags(args);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
@@ -92,6 +92,11 @@ int run_generate(const Argv& argv) {
     auto model = Model::load(args.require("model"),
                              runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
     GenerateRecorder recorder(args.get("history"), *model);
+    GenerationOptions options = options_in;
+    if (args.get("batch-size") == "auto") {
+        options.batch_size = measure_max_batch(*model, 64, options.max_new_tokens);
+        std::cerr << "t5studio generate: measured batch size " << options.batch_size << "\n";
+    }
 
     auto run_batch = [&](const std::vector<std::string>& batch) {
         std::vector<std::string> inputs;

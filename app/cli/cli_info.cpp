@@ -8,10 +8,14 @@
 namespace t5s::cli {
 
 int run_info(const Argv& argv) {
-    Args args(argv, {"json"}, {"model", "dtype", "device", "threads"});
+    Args args(argv, {"json", "measure-batch"}, {"model", "dtype", "device", "threads"});
     auto model = Model::load(args.require("model"),
                              runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
     nlohmann::json j = to_json(model->info());
+    DeviceProfile profile = recommend_profile(parse_device(args.get("device", "cpu")));
+    // Largest safe batch by measurement (a few short generations), for 64-token inputs and outputs.
+    if (args.has("measure-batch")) profile.max_batch = measure_max_batch(*model, 64, 64);
+    j["recommended"] = profile_json(profile);
     if (args.has("json")) {
         print_json(j);
         return 0;
@@ -26,6 +30,8 @@ int run_info(const Argv& argv) {
               << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
               << i.weight_bytes / (1024.0 * 1024.0) << " MiB\n"
               << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"
+              << "recommended  " << to_string(profile.precision) << " on " << profile.name << ": " << profile.reason
+              << (profile.max_batch ? ", max batch " + std::to_string(profile.max_batch) : std::string()) << "\n"
               << "files        ";
     for (const auto& f : i.files) std::cout << f << " ";
     std::cout << "\n";

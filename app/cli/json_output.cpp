@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "t5s/device.h"
+
 namespace t5s::cli {
 
 void print_json(const nlohmann::json& j) {
@@ -32,15 +34,26 @@ nlohmann::json to_json(const ModelInfo& i) {
         {"vocab_size", c.vocab_size},
         {"tokenizer_vocab_size", i.tokenizer_vocab},
         {"files", i.files},
+        {"content_hash", i.content_hash},
     };
 }
 
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads) {
     RuntimeOptions o;
     o.device = parse_device(device);
-    o.precision = parse_precision(dtype);
+    // "auto": measured from the hardware (bf16 on GPUs that have it, fp16 on older ones, fp32 on CPUs).
+    o.precision = dtype == "auto" ? recommend_profile(o.device).precision : parse_precision(dtype);
     o.threads = threads;
     return o;
+}
+
+}  // namespace t5s::cli
+
+namespace t5s::cli {
+
+nlohmann::json profile_json(const DeviceProfile& p) {
+    return {{"device", to_string(p.device)}, {"name", p.name}, {"precision", to_string(p.precision)},
+            {"free_bytes", p.free_bytes}, {"max_batch", p.max_batch}, {"reason", p.reason}};
 }
 
 }  // namespace t5s::cli

@@ -3,12 +3,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "t5s/device.h"
 #include "t5s/model.h"
 
 namespace t5s::cli {
 
 void print_json(const nlohmann::json& j);
 nlohmann::json to_json(const ModelInfo& info);
+nlohmann::json profile_json(const DeviceProfile& profile);
+// dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
 
 }  // namespace t5s::cli

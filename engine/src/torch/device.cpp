@@ -1,0 +1,127 @@
+#include "t5s/device.h"
+
+#include <ATen/ATen.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#ifdef T5S_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include "torch/runtime.h"
+
+namespace t5s {
+namespace {
+
+int64_t read_status_kb(const char* file, const char* key) {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(key, 0) == 0) {
+            std::istringstream ss(line.substr(std::string(key).size()));
+            int64_t kb = 0;
+            ss >> kb;
+            return kb * 1024;
+        }
+    }
+    return 0;
+}
+
+std::string cpu_model_name() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    }
+    return "CPU";
+}
+
+}  // namespace
+
+DeviceMemory query_device_memory() {
+    DeviceMemory m;
+    m.process_rss = read_status_kb("/proc/self/status", "VmRSS:");
+#ifdef T5S_WITH_CUDA
+    if (cuda_available()) {
+        m.cuda = true;
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
+        const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+        m.cuda_allocated = stats.allocated_bytes[agg].current;
+        m.cuda_reserved = stats.reserved_bytes[agg].current;
+        m.cuda_peak_allocated = stats.allocated_bytes[agg].peak;
+        size_t free = 0, total = 0;
+        if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
+            m.cuda_device_total = static_cast<int64_t>(total);
+            m.cuda_device_used = static_cast<int64_t>(total - free);
+        }
+    }
+#endif
+    return m;
+}
+
+void reset_peak_memory() {
+#ifdef T5S_WITH_CUDA
+    if (cuda_available()) c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+#endif
+}
+
+DeviceProfile recommend_profile(Device requested) {
+    DeviceProfile p;
+    const bool use_cuda = requested == Device::Cuda || (requested == Device::Auto && cuda_available());
+#ifdef T5S_WITH_CUDA
+    if (use_cuda && cuda_available()) {
+        cudaDeviceProp prop{};
+        cudaGetDeviceProperties(&prop, 0);
+        size_t free = 0, total = 0;
+        cudaMemGetInfo(&free, &total);
+        p.device = Device::Cuda;
+        p.name = prop.name;
+        p.free_bytes = static_cast<int64_t>(free);
+        // T5 v1.1 / mT5 overflow in fp16 (transformers #9295); bf16 keeps fp32's range.
+        p.precision = prop.major >= 8 ? Precision::Bf16 : Precision::Fp16;
+        p.reason = std::string(prop.name) + " (compute " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + "): " +
+                   (prop.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
+        return p;
+    }
+#endif
+    (void)use_cuda;
+    p.device = Device::Cpu;
+    p.name = cpu_model_name();
+    p.free_bytes = read_status_kb("/proc/meminfo", "MemAvailable:");
+    p.precision = Precision::Fp32;
+    p.reason = "CPU: fp32 is exact; bf16 halves memory, int8 (dynamic quantisation) is usually fastest";
+    return p;
+}
+
+int measure_max_batch(const Model& model, int input_tokens, int new_tokens, double budget_fraction) {
+    const bool cuda = model.info().device.rfind("cuda", 0) == 0;
+    auto used = [&]() -> int64_t {
+        DeviceMemory m = query_device_memory();
+        return cuda ? m.cuda_peak_allocated : read_status_kb("/proc/self/status", "VmHWM:");
+    };
+    const int64_t free_bytes = cuda ? recommend_profile(Device::Cuda).free_bytes : read_status_kb("/proc/meminfo", "MemAvailable:");
+    GenerationOptions o;
+    o.max_new_tokens = new_tokens;
+    o.min_new_tokens = new_tokens;
+    std::vector<int> row(static_cast<size_t>(input_tokens), 5);
+    row.back() = 1;
+    int64_t peak[2] = {0, 0};
+    const int batches[2] = {1, 4};
+    for (int i = 0; i < 2; ++i) {
+        reset_peak_memory();
+        const int64_t before = used();
+        o.batch_size = batches[i];
+        model.generate_ids(IdBatch(static_cast<size_t>(batches[i]), row), o);
+        peak[i] = std::max<int64_t>(used() - before, 1);
+    }
+    const int64_t per_row = std::max<int64_t>((peak[1] - peak[0]) / 3, 1);
+    const int64_t budget = static_cast<int64_t>(static_cast<double>(free_bytes) * budget_fraction) - peak[0];
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(1024, budget / per_row)));
+}
+
+}  // namespace t5s
