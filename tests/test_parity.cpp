@@ -125,8 +125,8 @@ TEST_CASE("independent float64 references in ../shared/fixtures/tiny-t5-random",
     for (const char* name : {"tiny_t5v10", "tiny_flan_t5"}) {
         DYNAMIC_SECTION(name) {
             // The fixtures are loose files: lay them out as a model folder.
-            const auto dir = std::filesystem::temp_directory_path() / (std::string("t5s_shared_") + name);
-            std::filesystem::create_directories(dir);
+            TempDir scratch(std::string("shared_") + name);
+            const auto& dir = scratch.path();
             std::filesystem::copy_file(fixtures / (std::string(name) + "_config.json"), dir / "config.json",
                                        std::filesystem::copy_options::overwrite_existing);
             std::filesystem::copy_file(fixtures / (std::string(name) + ".safetensors"), dir / "model.safetensors",

@@ -9,17 +9,20 @@
 
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
+#include "test_support.h"
 
 using namespace t5s;
+using t5s::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path tmp(const std::string& name) {
-    fs::path d = fs::temp_directory_path() / ("t5s_st_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d / name;
+const TempDir& scratch() {
+    static TempDir dir("safetensors");
+    return dir;
 }
+
+fs::path tmp(const std::string& name) { return scratch() / name; }
 
 void write_raw(const fs::path& p, const std::string& header, const std::string& data, bool claim = false, uint64_t claimed_len = 0) {
     std::ofstream out(p, std::ios::binary);

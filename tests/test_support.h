@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "t5s/model.h"
@@ -22,6 +23,29 @@ inline nlohmann::json load_json(const std::filesystem::path& p) {
 }
 
 inline nlohmann::json golden(const std::string& name) { return load_json(data_dir() / "goldens" / (name + ".json")); }
+
+// A fresh directory under /tmp, removed with everything in it when the test ends.
+class TempDir {
+public:
+    explicit TempDir(const std::string& tag)
+        : path_(std::filesystem::temp_directory_path() / ("t5s_" + tag + "_" + std::to_string(counter()++) + "_" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(path_);
+        std::filesystem::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    const std::filesystem::path& path() const { return path_; }
+    std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+    std::filesystem::path path_;
+};
 
 inline IdBatch ids_of(const nlohmann::json& j) { return j.get<IdBatch>(); }
 

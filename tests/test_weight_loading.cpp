@@ -14,9 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Copies a test model into a scratch folder that is removed when the test case ends.
 fs::path copy_model(const std::string& name, const std::string& tag) {
-    fs::path dst = fs::temp_directory_path() / ("t5s_load_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(dst);
+    static std::vector<std::unique_ptr<TempDir>> scratch;
+    scratch.push_back(std::make_unique<TempDir>("load_" + tag));
+    fs::path dst = scratch.back()->path() / name;
     fs::copy(model_dir(name), dst, fs::copy_options::recursive);
     return dst;
 }
