@@ -1,0 +1,14 @@
+# t5s_engine_thread: the EngineThread (commands in, events out) over t5s_engine and t5s_history.
+# Torch stays PRIVATE inside t5s_engine; nothing here includes torch or SQLite headers.
+add_library(t5s_engine_thread STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/engine_thread.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/model_jobs.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/io_jobs.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/dataset_reader.cpp
+)
+target_include_directories(t5s_engine_thread PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+                                             PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(t5s_engine_thread PUBLIC t5s_engine Threads::Threads)
+if(TARGET t5s_history)
+  target_link_libraries(t5s_engine_thread PUBLIC t5s_history)
+endif()

@@ -1,0 +1,188 @@
+#pragma once
+// The only door into the engine for interactive front ends. Commands go in as values through
+// submit(), which never blocks; events come out as values through drain_events(), which swaps a
+// vector under a lock. Work runs on two lanes:
+//   model lane: LoadModel, Generate, BatchAugment (torch work, one at a time);
+//   io lane:    datasets, history queries/decisions, export, directory listings, file writes
+//               (each lane that touches SQLite opens its own connection).
+// Cancel, PauseJob and UpdateSettings act immediately on the running job (atomics / SettingsHandle).
+// Every exception is caught at the job boundary and becomes JobFailed. If a lane dies anyway,
+// EngineDied is emitted, alive() turns false and restart() brings fresh lanes up.
+// Plain C++ types only: nothing here includes torch or SQLite.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "t5s/device.h"
+#include "t5s/error.h"
+#include "t5s/generation_options.h"
+#include "t5s/history_store.h"
+#include "t5s/model.h"
+
+namespace t5s {
+
+using JobId = uint64_t;  // 0 = none; ids increase from 1
+
+// ---------------------------------------------------------------- shared value types
+enum class DecisionKind { Accept, Reject, Edit, Undo, Redo };
+const char* to_string(DecisionKind kind);
+
+struct Timings {
+    double queue_ms = 0.0;        // submit -> start
+    double run_ms = 0.0;          // start -> done
+    int64_t tokens = 0;           // generated tokens (sum over steps)
+    double tokens_per_s = 0.0;    // tokens / run time
+};
+
+// CUDA memory as seen by the engine. `available` false on CPU-only runs: the UI shows "n/a".
+struct CudaMemory {
+    bool available = false;
+    int64_t allocated_bytes = 0;     // torch caching allocator: allocated
+    int64_t reserved_bytes = 0;      // torch caching allocator: reserved
+    int64_t peak_bytes = 0;          // torch caching allocator: peak allocated
+    int64_t device_used_bytes = 0;   // device-wide used (NVML / cudaMemGetInfo)
+    int64_t device_total_bytes = 0;  // device total
+};
+// Hook for CUDA statistics; by default the engine's query_device_memory() (t5s/device.h).
+using CudaMemoryProbe = std::function<CudaMemory()>;
+
+struct DirEntry {
+    std::string name;
+    bool is_dir = false;
+    bool is_model_dir = false;    // holds a config.json
+    int64_t size = 0;
+};
+
+// ---------------------------------------------------------------- commands
+struct LoadModel { std::filesystem::path dir; RuntimeOptions runtime; };
+struct UnloadModel {};
+struct Generate {
+    std::vector<std::string> texts;  // sources as the user wrote them
+    GenerationOptions options;
+    std::string task_prefix;         // prepended to every source before tokenising ("paraphrase: ")
+    bool record_history = true;
+};
+struct UpdateSettings { GenerationOptions options; };  // running Generate/BatchAugment jobs, next step
+struct Cancel { JobId job = 0; };                       // queued or running job
+struct PauseJob { JobId job = 0; };                     // BatchAugment: stop at the next row batch
+struct ResumeJob { JobId job = 0; };                    // BatchAugment: continue, skipping rows done
+struct LoadDataset {
+    std::filesystem::path path;      // .txt (one row a line), .jsonl, .csv, .tsv (header line)
+    std::string column;              // "" = first text-looking column ("text", "source", ...)
+};
+struct BatchAugment {
+    std::string name;                // shown in history
+    std::vector<std::string> rows;
+    GenerationOptions options;       // num_return_sequences = N per row
+    std::string task_prefix;
+    std::vector<bool> done;          // rows to skip (resume across sessions); may be empty
+};
+struct QueryHistory { HistoryQuery query; bool with_total = true; };  // total = count(filter)
+struct RecordDecision {
+    GenerationId generation_id = 0;
+    int candidate_index = 0;
+    DecisionKind kind = DecisionKind::Accept;
+    std::string text;                // edited text for Edit
+};
+struct DeleteHistory { std::vector<GenerationId> generation_ids; };
+struct ExportHistory {
+    std::filesystem::path out;
+    ExportOptions options;           // options.overwrite false: FileExists instead of replacing a file
+};
+struct ListDirectory { std::filesystem::path dir; };
+struct WriteTextFile { std::filesystem::path path; std::string content; };  // atomic (tmp + rename)
+struct CrashLaneForTest { bool io_lane = false; };  // simulates a dead lane (tests of restart)
+
+using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
+                             LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
+                             ExportHistory, ListDirectory, WriteTextFile, CrashLaneForTest>;
+
+// ---------------------------------------------------------------- events
+struct JobStarted { JobId job = 0; std::string kind; };
+struct ModelLoaded {
+    JobId job = 0;
+    ModelInfo info;
+    double load_ms = 0.0;
+    DeviceProfile recommended;  // measured hardware-aware defaults (device, precision, free memory)
+};
+struct ModelUnloaded { JobId job = 0; };
+struct GenerationStep { JobId job = 0; int step = 0; int active_rows = 0; int64_t tokens = 0; };
+struct GenerationDone {
+    JobId job = 0;
+    std::vector<GenerationResult> results;  // one per input, inputs without the task prefix
+    std::vector<GenerationId> history_ids;  // one per input; 0 when not recorded
+    GenerationOptions options;              // settings at the start of the request
+    Timings timings;
+};
+struct JobFailed { JobId job = 0; ErrorCode code = ErrorCode::Internal; std::string message; };
+struct Progress { JobId job = 0; int64_t done = 0; int64_t total = 0; double rate = 0.0; double eta_s = -1.0; };
+struct BatchRowDone { JobId job = 0; int64_t row = 0; GenerationResult result; GenerationId history_id = 0; };
+struct JobPaused { JobId job = 0; int64_t done = 0; int64_t total = 0; };
+struct JobFinished { JobId job = 0; std::string kind; std::string summary; };
+struct SettingsUpdated { JobId job = 0; int running_jobs = 0; };
+struct DatasetLoaded {
+    JobId job = 0;
+    std::filesystem::path path;
+    std::vector<std::string> columns;        // empty for .txt
+    std::string column;                      // the one used
+    std::vector<std::string> rows;
+    std::vector<std::string> warnings;       // "file:line: problem" for skipped rows
+};
+struct HistoryLoaded { JobId job = 0; HistoryQuery query; HistoryPage page; int64_t total = -1; };
+struct DecisionRecorded { JobId job = 0; GenerationId generation_id = 0; int candidate_index = 0; DecisionKind kind{}; };
+struct HistoryDeleted { JobId job = 0; int64_t count = 0; };
+struct ExportDone { JobId job = 0; ExportResult result; };
+struct FileExists { JobId job = 0; std::filesystem::path path; };
+struct DirectoryListing { JobId job = 0; std::filesystem::path dir; std::vector<DirEntry> entries; std::string error; };
+struct FileWritten { JobId job = 0; std::filesystem::path path; };
+struct TelemetrySample {
+    double t_s = 0.0;                 // seconds since the engine started
+    int64_t rss_bytes = 0;            // process resident set (/proc/self/statm)
+    CudaMemory cuda;                  // available=false -> "n/a"
+    double tokens_per_s = 0.0;        // generated tokens per second over the last sample period
+    int queue_length = 0;             // commands waiting on both lanes (+1 per running job)
+};
+struct EngineDied { std::string message; };
+
+using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationStep, GenerationDone, JobFailed,
+                           Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
+                           HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
+                           DirectoryListing, FileWritten, TelemetrySample, EngineDied>;
+
+// ---------------------------------------------------------------- the thread
+using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;
+
+struct EngineConfig {
+    std::filesystem::path history_db;  // "" = no history (queries fail with a message)
+    ModelFactory model_factory;        // empty = Model::load
+    CudaMemoryProbe cuda_probe;        // empty = the engine's own (torch allocator + cudaMemGetInfo)
+    double telemetry_hz = 4.0;         // 0 = no sampler thread
+};
+
+class EngineThread {
+public:
+    explicit EngineThread(EngineConfig config = {});
+    ~EngineThread();
+    EngineThread(const EngineThread&) = delete;
+    EngineThread& operator=(const EngineThread&) = delete;
+
+    JobId submit(Command command);           // never blocks (short lock on a queue)
+    std::vector<Event> drain_events();       // swaps the event vector under a lock
+    bool alive() const;                      // false once a lane died
+    std::string death_message() const;
+    void restart();                          // joins dead lanes, starts fresh ones (model unloaded)
+    int queue_length() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// /proc/self/statm resident pages * page size; 0 if unreadable.
+int64_t process_rss_bytes();
+
+}  // namespace t5s

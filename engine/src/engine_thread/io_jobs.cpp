@@ -1,0 +1,142 @@
+// Io-lane jobs: datasets, history queries and decisions, export, directory listings, file writes.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <unistd.h>
+
+#include "engine_thread/dataset_reader.h"
+#include "engine_thread/engine_impl.h"
+
+namespace t5s::detail {
+
+namespace {
+
+template <class... Ts>
+struct Overload : Ts... { using Ts::operator()...; };
+template <class... Ts>
+Overload(Ts...) -> Overload<Ts...>;
+
+void write_text_atomic(const std::filesystem::path& path, const std::string& content) {
+    std::error_code ec;
+    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path(), ec);
+    const auto tmp = path.string() + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw Error(ErrorCode::FileNotFound, path.string() + ": cannot write");
+    size_t off = 0;
+    while (off < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+        if (n <= 0) {
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw Error(ErrorCode::Internal, path.string() + ": write failed (disk full?)");
+        }
+        off += size_t(n);
+    }
+    ::fsync(fd);
+    ::close(fd);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        throw Error(ErrorCode::Internal, path.string() + ": rename failed");
+    }
+}
+
+}  // namespace
+
+HistoryStore& EngineImpl::history_for_io_lane() {
+    if (config.history_db.empty())
+        throw Error(ErrorCode::InvalidArgument, "no history database configured");
+    if (!io_history) io_history = std::make_unique<HistoryStore>(config.history_db.string());
+    return *io_history;
+}
+
+void EngineImpl::run_io_job(Task& task) {
+    const JobId id = task.id;
+    std::visit(
+        Overload{
+            [&](const LoadDataset& c) {
+                emit(JobStarted{id, "dataset"});
+                auto rows = read_dataset(c.path, c.column);
+                emit(DatasetLoaded{id, c.path, std::move(rows.columns), std::move(rows.column), std::move(rows.rows),
+                                   std::move(rows.warnings)});
+            },
+            [&](const QueryHistory& c) {
+                auto& h = history_for_io_lane();
+                HistoryLoaded out{id, c.query, h.list(c.query), -1};
+                if (c.with_total) out.total = h.count(c.query.filter);
+                emit(std::move(out));
+            },
+            [&](const RecordDecision& c) {
+                auto& h = history_for_io_lane();
+                switch (c.kind) {
+                    case DecisionKind::Accept: h.accept(c.generation_id, c.candidate_index); break;
+                    case DecisionKind::Reject: h.reject(c.generation_id, c.candidate_index); break;
+                    case DecisionKind::Edit: h.edit(c.generation_id, c.candidate_index, c.text); break;
+                    case DecisionKind::Undo: h.undo(c.generation_id); break;
+                    case DecisionKind::Redo: h.redo(c.generation_id); break;
+                }
+                emit(DecisionRecorded{id, c.generation_id, c.candidate_index, c.kind});
+            },
+            [&](const DeleteHistory& c) {
+                auto& h = history_for_io_lane();
+                int64_t n = 0;
+                for (auto g : c.generation_ids) n += h.remove(g) ? 1 : 0;
+                emit(HistoryDeleted{id, n});
+            },
+            [&](const ExportHistory& c) {
+                emit(JobStarted{id, "export"});
+                std::error_code ec;
+                if (!c.options.overwrite && std::filesystem::exists(c.out, ec)) {
+                    emit(FileExists{id, c.out});
+                    return;
+                }
+                auto& h = history_for_io_lane();
+                auto last = std::chrono::steady_clock::now();
+                const auto t0 = last;
+                auto result = h.export_to(c.out.string(), c.options, [&](const ExportProgress& p) {
+                    const auto now = std::chrono::steady_clock::now();
+                    if (now - last < std::chrono::milliseconds(50) && p.candidates_done < p.candidates_total) return;
+                    last = now;
+                    const double secs = std::chrono::duration<double>(now - t0).count();
+                    const double rate = secs > 0 ? p.candidates_done / secs : 0.0;
+                    emit(Progress{id, p.candidates_done, p.candidates_total, rate,
+                                  rate > 0 ? (p.candidates_total - p.candidates_done) / rate : -1.0});
+                });
+                emit(ExportDone{id, std::move(result)});
+            },
+            [&](const ListDirectory& c) {
+                DirectoryListing out{id, c.dir, {}, {}};
+                std::error_code ec;
+                std::filesystem::directory_iterator it(c.dir, std::filesystem::directory_options::skip_permission_denied, ec);
+                if (ec) {
+                    out.error = c.dir.string() + ": " + ec.message();
+                } else {
+                    for (const auto& e : it) {
+                        DirEntry d;
+                        d.name = e.path().filename().string();
+                        if (!d.name.empty() && d.name[0] == '.') continue;
+                        std::error_code e2;
+                        d.is_dir = e.is_directory(e2);
+                        if (d.is_dir) d.is_model_dir = std::filesystem::exists(e.path() / "config.json", e2);
+                        else d.size = int64_t(e.file_size(e2));
+                        out.entries.push_back(std::move(d));
+                        if (out.entries.size() >= 5000) break;
+                    }
+                    std::sort(out.entries.begin(), out.entries.end(), [](const DirEntry& a, const DirEntry& b) {
+                        if (a.is_dir != b.is_dir) return a.is_dir;
+                        return a.name < b.name;
+                    });
+                }
+                emit(std::move(out));
+            },
+            [&](const WriteTextFile& c) {
+                write_text_atomic(c.path, c.content);
+                emit(FileWritten{id, c.path});
+            },
+            [&](const auto&) { throw Error(ErrorCode::Internal, "command routed to the wrong lane"); },
+        },
+        task.command);
+}
+
+}  // namespace t5s::detail

@@ -1,0 +1,343 @@
+// EngineThread: commands in, events out. Uses the fake model (no torch work) for the mechanics and
+// a tiny real checkpoint from tests/data/models for one end-to-end generation.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include "t5s/engine_thread.h"
+#include "fake_model.h"
+
+using namespace t5s;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Collector {
+    EngineThread& engine;
+    std::vector<Event> all;
+    // Drains until pred(event) holds for a new event; returns it. Fails after `seconds`.
+    template <class T, class Pred>
+    T wait_for(Pred pred, double seconds = 60.0) {
+        const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+        size_t seen = 0;  // job ids are unique: earlier events count too
+        while (Clock::now() < deadline) {
+            for (auto& e : engine.drain_events()) all.push_back(std::move(e));
+            for (; seen < all.size(); ++seen)
+                if (auto* t = std::get_if<T>(&all[seen]); t && pred(*t)) return *t;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        std::string seen_kinds;
+        for (const auto& e : all) {
+            seen_kinds += " #" + std::to_string(e.index());
+            if (auto* f = std::get_if<JobFailed>(&e)) seen_kinds += "(job " + std::to_string(f->job) + ": " + f->message + ")";
+        }
+        FAIL("timed out waiting for an event; events seen:" << seen_kinds);
+        return T{};
+    }
+    template <class T>
+    T wait_job(JobId job, double seconds = 60.0) {
+        return wait_for<T>([&](const T& t) { return t.job == job; }, seconds);
+    }
+    std::optional<JobFailed> failure_of(JobId job) {
+        for (auto& e : engine.drain_events()) all.push_back(std::move(e));
+        for (auto& e : all)
+            if (auto* f = std::get_if<JobFailed>(&e); f && f->job == job) return *f;
+        return std::nullopt;
+    }
+};
+
+std::filesystem::path temp_dir(const std::string& name) {
+    auto d = std::filesystem::temp_directory_path() / ("t5s_et_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d;
+}
+
+EngineConfig fake_config(const std::filesystem::path& db = {}, int delay_ms = 2) {
+    EngineConfig c;
+    c.history_db = db;
+    c.model_factory = [delay_ms](const std::filesystem::path& d, const RuntimeOptions& o) { return make_fake_model(d, o, delay_ms); };
+    c.telemetry_hz = 20;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("engine thread: load, generate, history, events", "[engine_thread]") {
+    auto dir = temp_dir("basic");
+    EngineThread engine(fake_config(dir / "history.db"));
+    Collector col{engine};
+    const JobId load = engine.submit(LoadModel{dir, {}});
+    auto loaded = col.wait_job<ModelLoaded>(load);
+    CHECK(loaded.info.model_type == "fake");
+
+    Generate g;
+    g.texts = {"今日は良い天気です", "the cat sat on the mat"};
+    g.options.num_return_sequences = 3;
+    g.options.do_sample = true;
+    g.options.seed = 5;
+    g.task_prefix = "paraphrase: ";
+    const JobId job = engine.submit(g);
+    auto done = col.wait_job<GenerationDone>(job);
+    REQUIRE(done.results.size() == 2);
+    CHECK(done.results[0].input == "今日は良い天気です");  // prefix not kept in the result
+    CHECK(done.results[0].candidates.size() == 3);
+    REQUIRE(done.history_ids.size() == 2);
+    CHECK(done.history_ids[0] > 0);
+    CHECK(done.timings.tokens > 0);
+    col.wait_job<GenerationStep>(job, 1.0);
+
+    // Decisions and a history query on the io lane.
+    const JobId acc = engine.submit(RecordDecision{done.history_ids[0], 1, DecisionKind::Accept, {}});
+    col.wait_job<DecisionRecorded>(acc);
+    const JobId ed = engine.submit(RecordDecision{done.history_ids[1], 0, DecisionKind::Edit, "edited"});
+    col.wait_job<DecisionRecorded>(ed);
+    QueryHistory q;
+    q.query.filter.accepted_only = true;
+    const JobId qj = engine.submit(q);
+    auto page = col.wait_job<HistoryLoaded>(qj);
+    CHECK(page.total == 2);
+    q.query.filter.accepted_only = false;
+    q.query.filter.text = "天気";
+    auto page2 = col.wait_job<HistoryLoaded>(engine.submit(q));
+    REQUIRE(page2.page.generations.size() == 1);
+    CHECK(page2.page.generations[0].input == "今日は良い天気です");
+
+    // Export: accepted/edited only; never overwrites without asking.
+    ExportHistory ex;
+    ex.out = dir / "out.jsonl";
+    ex.options.filter.accepted_only = true;
+    auto exd = col.wait_job<ExportDone>(engine.submit(ex));
+    CHECK(exd.result.rows_written == 2);
+    auto exists = col.wait_job<FileExists>(engine.submit(ex));
+    CHECK(exists.path == ex.out);
+    ex.options.overwrite = true;
+    col.wait_job<ExportDone>(engine.submit(ex));
+
+    // Telemetry arrives by itself.
+    auto t = col.wait_for<TelemetrySample>([](const TelemetrySample& s) { return s.rss_bytes > 0; }, 2.0);
+    CHECK_FALSE(t.cuda.available);  // CPU: "n/a"
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: failures become JobFailed with their code", "[engine_thread]") {
+    EngineThread engine(fake_config());
+    Collector col{engine};
+    // No model yet.
+    const JobId g0 = engine.submit(Generate{{"x"}, {}, "", false});
+    auto f0 = col.wait_job<JobFailed>(g0);
+    CHECK(f0.code == ErrorCode::InvalidArgument);
+    // Unreadable model folder.
+    auto f1 = col.wait_job<JobFailed>(engine.submit(LoadModel{"/nonexistent/model", {}}));
+    CHECK(f1.code == ErrorCode::FileNotFound);
+    CHECK(f1.message.find("/nonexistent/model") != std::string::npos);
+    // Invalid settings, validated up front.
+    auto dir = temp_dir("fail");
+    col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+    Generate bad{{"x"}, {}, "", false};
+    bad.options.do_sample = true;
+    bad.options.top_p = 0.0f;
+    auto f2 = col.wait_job<JobFailed>(engine.submit(bad));
+    CHECK(f2.code == ErrorCode::InvalidArgument);
+    CHECK(f2.message.find("top_p") != std::string::npos);
+    // OOM and foreign exceptions from a model are caught at the job boundary.
+    EngineConfig c;
+    int which = 0;
+    c.model_factory = [&which](const std::filesystem::path&, const RuntimeOptions&) -> std::unique_ptr<Model> {
+        if (which++ == 0) throw std::bad_alloc();
+        throw std::runtime_error("CUDA out of memory. Tried to allocate 2.00 GiB");
+    };
+    c.telemetry_hz = 0;
+    EngineThread e2(c);
+    Collector col2{e2};
+    CHECK(col2.wait_job<JobFailed>(e2.submit(LoadModel{dir, {}})).code == ErrorCode::OutOfMemory);
+    CHECK(col2.wait_job<JobFailed>(e2.submit(LoadModel{dir, {}})).code == ErrorCode::OutOfMemory);
+    // History without a database: a message.
+    auto f3 = col.wait_job<JobFailed>(engine.submit(QueryHistory{}));
+    CHECK(f3.message.find("history") != std::string::npos);
+    // Bad dataset rows are reported, not fatal.
+    std::ofstream(dir / "rows.csv") << "id,text\n1,hello\n2\n3,\"unterminated\n";
+    auto ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "rows.csv", ""}));
+    CHECK(ds.column == "text");
+    CHECK(ds.rows.size() >= 1);
+    CHECK_FALSE(ds.warnings.empty());
+    CHECK(col.wait_job<JobFailed>(engine.submit(LoadDataset{dir / "missing.txt", ""})).code == ErrorCode::FileNotFound);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: submit never blocks, cancel stops a running job", "[engine_thread]") {
+    auto dir = temp_dir("block");
+    EngineThread engine(fake_config({}, 20));  // 20 ms per step: a slow generation
+    Collector col{engine};
+    col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+    Generate g{{std::string(200, 'a')}, {}, "", false};
+    g.options.max_new_tokens = 200;
+    const JobId slow = engine.submit(g);
+    col.wait_job<GenerationStep>(slow);
+    // While it runs, submits return at once.
+    const auto t0 = Clock::now();
+    std::vector<JobId> ids;
+    for (int i = 0; i < 200; ++i) ids.push_back(engine.submit(ListDirectory{dir}));
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    CHECK(ms < 50.0);
+    col.wait_job<DirectoryListing>(ids.back());  // the io lane is not stuck behind the model lane
+    const auto tc = Clock::now();
+    engine.submit(Cancel{slow});
+    auto f = col.wait_job<JobFailed>(slow);
+    CHECK(f.code == ErrorCode::Cancelled);
+    CHECK(std::chrono::duration<double, std::milli>(Clock::now() - tc).count() < 500.0);
+    // Cancel of a queued job.
+    const JobId a = engine.submit(g);
+    const JobId b = engine.submit(g);
+    engine.submit(Cancel{b});
+    engine.submit(Cancel{a});
+    CHECK(col.wait_job<JobFailed>(b).code == ErrorCode::Cancelled);
+    CHECK(col.wait_job<JobFailed>(a).code == ErrorCode::Cancelled);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: UpdateSettings takes effect at the next step", "[engine_thread]") {
+    auto dir = temp_dir("hot");
+    EngineThread engine(fake_config({}, 10));
+    Collector col{engine};
+    col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+    Generate g{{std::string(60, 'b')}, {}, "", false};
+    g.options.max_new_tokens = 60;
+    g.options.do_sample = true;
+    g.options.temperature = 1.0f;
+    const JobId job = engine.submit(g);
+    auto step = col.wait_for<GenerationStep>([&](const GenerationStep& s) { return s.job == job && s.step >= 5; });
+    GenerationOptions hot = g.options;
+    hot.temperature = 0.5f;
+    const JobId upd = engine.submit(UpdateSettings{hot});
+    auto su = col.wait_job<SettingsUpdated>(upd);
+    CHECK(su.running_jobs == 1);
+    auto done = col.wait_job<GenerationDone>(job);
+    // The fake model records the temperature it read at each step (x100) in the ids.
+    const auto& ids = done.results[0].candidates[0].ids;
+    REQUIRE(ids.size() == 60);
+    CHECK(ids.front() == 100);
+    CHECK(ids.back() == 50);
+    const auto first50 = size_t(std::find(ids.begin(), ids.end(), 50) - ids.begin());
+    CHECK(first50 >= size_t(step.step));
+    CHECK(std::all_of(ids.begin() + long(first50), ids.end(), [](int v) { return v == 50; }));
+    // Invalid updates are refused with a message.
+    hot.top_p = 2.0f;
+    CHECK(col.wait_job<JobFailed>(engine.submit(UpdateSettings{hot})).code == ErrorCode::InvalidArgument);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: batch augmentation pauses, resumes and skips rows done", "[engine_thread]") {
+    auto dir = temp_dir("batch");
+    const auto db = dir / "h.db";
+    std::vector<std::string> rows;
+    for (int i = 0; i < 12; ++i) rows.push_back("row number " + std::to_string(i) + " 日本語");
+    {
+        EngineThread engine(fake_config(db, 5));
+        Collector col{engine};
+        col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+        BatchAugment b;
+        b.name = "rows.txt";
+        b.rows = rows;
+        b.options.num_return_sequences = 2;
+        b.options.do_sample = true;
+        b.options.batch_size = 2;
+        const JobId job = engine.submit(b);
+        col.wait_for<Progress>([&](const Progress& p) { return p.job == job && p.done >= 2; });
+        engine.submit(PauseJob{job});
+        auto paused = col.wait_job<JobPaused>(job);
+        CHECK(paused.done < 12);
+        CHECK(paused.total == 12);
+        engine.submit(ResumeJob{job});
+        auto fin = col.wait_job<JobFinished>(job);
+        CHECK(fin.summary == "12 of 12 rows done");
+        size_t row_events = 0;
+        for (auto& e : col.all)
+            if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) ++row_events;
+        CHECK(row_events == 12);  // no row generated twice
+    }
+    {
+        // A new session resumes the same batch by name: every row is already in the history.
+        EngineThread engine(fake_config(db, 5));
+        Collector col{engine};
+        col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+        BatchAugment b;
+        b.name = "rows.txt";
+        b.rows = rows;
+        b.rows.push_back("one more row");
+        const JobId job = engine.submit(b);
+        auto fin = col.wait_job<JobFinished>(job);
+        CHECK(fin.summary == "13 of 13 rows done");
+        size_t row_events = 0;
+        for (auto& e : col.all)
+            if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) ++row_events;
+        CHECK(row_events == 1);
+        // Cancel a running batch.
+        b.name = "other";
+        b.options.batch_size = 1;
+        const JobId j2 = engine.submit(b);
+        col.wait_for<Progress>([&](const Progress& p) { return p.job == j2; });
+        engine.submit(Cancel{j2});
+        CHECK(col.wait_job<JobFailed>(j2).code == ErrorCode::Cancelled);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: a dead lane is reported and restart brings it back", "[engine_thread]") {
+    auto dir = temp_dir("restart");
+    EngineThread engine(fake_config());
+    Collector col{engine};
+    CHECK(engine.alive());
+    engine.submit(CrashLaneForTest{false});
+    col.wait_for<EngineDied>([](const EngineDied&) { return true; });
+    CHECK_FALSE(engine.alive());
+    CHECK_FALSE(engine.death_message().empty());
+    engine.restart();
+    CHECK(engine.alive());
+    auto loaded = col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
+    CHECK(loaded.info.model_type == "fake");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", "[engine_thread][model]") {
+    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    if (!std::filesystem::exists(model / "config.json")) {
+        WARN("no tiny model at " << model << "; skipped");
+        return;
+    }
+    EngineConfig c;
+    c.telemetry_hz = 0;
+    EngineThread engine(c);
+    Collector col{engine};
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    const JobId load = engine.submit(LoadModel{model, ro});
+    // Either it loads, or (scratch builds without torch) it fails with a message.
+    for (int i = 0; i < 2000; ++i) {
+        if (auto f = col.failure_of(load)) {
+            WARN("model did not load: " << f->message);
+            return;
+        }
+        bool ok = false;
+        for (auto& e : col.all)
+            if (auto* m = std::get_if<ModelLoaded>(&e); m && m->job == load) ok = true;
+        if (ok) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Generate g;
+    g.texts = {"hello world", "今日は"};
+    g.options.max_new_tokens = 8;
+    g.options.num_beams = 2;
+    g.options.num_return_sequences = 2;
+    g.record_history = false;
+    const JobId job = engine.submit(g);
+    auto done = col.wait_job<GenerationDone>(job, 120);
+    REQUIRE(done.results.size() == 2);
+    CHECK(done.results[0].candidates.size() == 2);
+    CHECK(done.results[1].input == "今日は");
+}

@@ -1,0 +1,345 @@
+// View-model logic without GL: candidate list states, undo/redo, diff (CJK + Latin), keymap,
+// the controller's annotator loop against a fake engine, script parsing.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include "candidate_list.h"
+#include "controller.h"
+#include "keymap.h"
+#include "test_script.h"
+#include "text_diff.h"
+
+using namespace t5s;
+using namespace t5s::ui;
+
+namespace {
+std::string render(const std::vector<DiffSegment>& d) {
+    std::string s;
+    for (const auto& x : d) s += (x.op == DiffOp::Equal ? "=" : x.op == DiffOp::Insert ? "+" : "-") + x.text + "|";
+    return s;
+}
+std::string apply_diff(const std::vector<DiffSegment>& d, bool target) {
+    std::string s;
+    for (const auto& x : d)
+        if (x.op == DiffOp::Equal || (target ? x.op == DiffOp::Insert : x.op == DiffOp::Delete)) s += x.text;
+    return s;
+}
+std::vector<Candidate> cands(std::initializer_list<const char*> texts) {
+    std::vector<Candidate> out;
+    double score = -1.0;
+    for (auto* t : texts) out.push_back(Candidate{t, {}, score -= 0.5});
+    return out;
+}
+}  // namespace
+
+TEST_CASE("diff: Latin words", "[ui][diff]") {
+    auto d = diff_chars("the cat sat", "the hat sat");
+    CHECK(render(d) == "=the |-c|+h|=at sat|");
+    CHECK(changed_code_points(d) == 2);
+    CHECK(diff_chars("same", "same").size() == 1);
+    CHECK(render(diff_chars("", "new")) == "+new|");
+    CHECK(render(diff_chars("old", "")) == "-old|");
+}
+
+TEST_CASE("diff: CJK is diffed on code points, never on bytes", "[ui][diff]") {
+    // 今日は良い天気です -> 今日はいい天気だ
+    const std::string a = "今日は良い天気です", b = "今日はいい天気だ";
+    auto d = diff_chars(a, b);
+    CHECK(apply_diff(d, false) == a);
+    CHECK(apply_diff(d, true) == b);
+    for (const auto& seg : d) {
+        // Every segment is whole code points: valid UTF-8 boundaries.
+        CHECK((static_cast<unsigned char>(seg.text[0]) & 0xC0) != 0x80);
+    }
+    CHECK(changed_code_points(d) == 5);  // -良 +い, -です +だ  (い is shared)
+    auto zh = diff_chars("我喜欢猫", "我很喜欢狗");
+    CHECK(render(zh) == "=我|+很|=喜欢|-猫|+狗|");
+    CHECK(split_code_points("a日b").size() == 3);
+    CHECK(split_code_points("\xff\xfe").size() == 2);  // invalid bytes are single pieces
+}
+
+TEST_CASE("diff: mixed scripts round-trip and long inputs fall back", "[ui][diff]") {
+    const std::string a = "T5 は paraphrase のモデル", b = "T5 is a パラフレーズ model";
+    auto d = diff_chars(a, b);
+    CHECK(apply_diff(d, false) == a);
+    CHECK(apply_diff(d, true) == b);
+    std::string la(3000, 'a'), lb(3000, 'b');
+    auto big = diff_chars(la, lb, 1000);
+    CHECK(big.size() == 2);
+    CHECK(apply_diff(big, true) == lb);
+}
+
+TEST_CASE("candidate list: states and decisions", "[ui][candidates]") {
+    CandidateList l;
+    l.reset("source", 7, cands({"one", "two", "three"}));
+    REQUIRE(l.size() == 3);
+    CHECK(l.items()[0].state == CandState::Pending);
+    auto d = l.accept(0);
+    REQUIRE(d);
+    CHECK(d->kind == DecisionKind::Accept);
+    CHECK(l.items()[0].state == CandState::Accepted);
+    CHECK_FALSE(l.accept(0));  // no-op: nothing to record
+    d = l.reject(1);
+    CHECK(d->kind == DecisionKind::Reject);
+    d = l.edit(2, "three!");
+    CHECK(d->kind == DecisionKind::Edit);
+    CHECK(d->text == "three!");
+    CHECK(l.items()[2].final_text() == "three!");
+    CHECK(apply_diff(l.items()[2].diff, true) == "three!");
+    auto pairs = l.accepted_pairs();
+    REQUIRE(pairs.size() == 2);
+    CHECK(pairs[0] == std::make_pair(std::string("source"), std::string("one")));
+    CHECK(pairs[1].second == "three!");
+    CHECK(l.edit(1, "two")->kind == DecisionKind::Accept);  // edit back to the original = accept
+    CHECK_FALSE(l.accept(9));
+}
+
+TEST_CASE("candidate list: undo / redo mirror the decisions", "[ui][candidates]") {
+    CandidateList l;
+    l.reset("src", 1, cands({"a", "b"}));
+    l.accept(0);
+    l.edit(1, "B");
+    auto u = l.undo();
+    REQUIRE(u);
+    CHECK(u->kind == DecisionKind::Undo);
+    CHECK(u->index == 1);
+    CHECK(l.items()[1].state == CandState::Pending);
+    CHECK(l.selected() == 1);
+    l.undo();
+    CHECK(l.items()[0].state == CandState::Pending);
+    CHECK_FALSE(l.undo());
+    auto r = l.redo();
+    CHECK(r->kind == DecisionKind::Redo);
+    CHECK(l.items()[0].state == CandState::Accepted);
+    l.redo();
+    CHECK(l.items()[1].state == CandState::Edited);
+    CHECK(l.items()[1].edited == "B");
+    CHECK_FALSE(l.redo());
+    l.undo();
+    l.reject(0);  // a new decision clears the redo stack
+    CHECK_FALSE(l.can_redo());
+    CHECK(l.items()[0].state == CandState::Rejected);
+    l.undo();
+    CHECK(l.items()[0].state == CandState::Accepted);
+}
+
+TEST_CASE("keymap: every action bound once, no clashing chords, typing-safe", "[ui][keymap]") {
+    Keymap k;
+    std::set<int> actions;
+    for (const auto& b : k.bindings()) {
+        CHECK(actions.insert(int(b.action)).second);
+        CHECK(std::string(b.description).size() > 3);
+        for (const auto& o : k.bindings())
+            if (&o != &b) CHECK_FALSE(o.chord == b.chord);
+    }
+    CHECK(actions.size() == size_t(Action::ReviewQueue) + 1);
+    CHECK(k.label(Action::Generate) == "Ctrl+Enter");
+    CHECK(k.label(Action::AcceptAndNext) == "Shift+Enter");
+    CHECK(k.label(Action::ToggleHelp) == "F1");
+    CHECK(k.tooltip(Action::Accept) == "Accept the selected candidate  [A]");
+    const KeyChord a{GLFW_KEY_A};
+    CHECK(k.match(a, false) == Action::Accept);
+    CHECK_FALSE(k.match(a, true));  // typing "a" in a text field is not an accept
+    CHECK(k.match(KeyChord{GLFW_KEY_ENTER, true}, true) == Action::Generate);
+    CHECK(k.match(KeyChord{GLFW_KEY_F1}, true) == Action::ToggleHelp);
+    CHECK_FALSE(k.match(KeyChord{GLFW_KEY_Q}, false));
+}
+
+TEST_CASE("script: parse ops and chords", "[ui][script]") {
+    auto steps = parse_script("# c\nframes 3\nkey ctrl+shift+e\ntype 今日は\nscreenshot ws Workspace\n");
+    REQUIRE(steps.size() == 4);
+    CHECK(steps[1].op == "key");
+    auto c = parse_chord("ctrl+shift+e");
+    REQUIRE(c);
+    CHECK(c->ctrl);
+    CHECK(c->shift);
+    CHECK(c->key == GLFW_KEY_E);
+    CHECK(parse_chord("f1")->key == GLFW_KEY_F1);
+    CHECK_FALSE(parse_chord("hyper+q"));
+    CHECK_THROWS(parse_script("bogus 1"));
+    auto fs = frame_stats({1, 2, 3, 4, 100});
+    CHECK(fs.p50 == 3);
+    CHECK(fs.max == 100);
+}
+
+TEST_CASE("controller: the annotator loop produces the right commands", "[ui][controller]") {
+    std::vector<Command> sent;
+    JobId next = 1;
+    std::set<unsigned> seen;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; },
+                 [&](std::string_view) { seen.insert(1); });
+    auto& s = c.state();
+    // Generating without a model: a message, no command.
+    s.ws.source = "今日は良い天気です";
+    c.perform(Action::Generate);
+    CHECK(sent.empty());
+    CHECK_FALSE(s.ws.error.empty());
+    // Load a model.
+    s.model.path_input = "/m";
+    c.load_model();
+    REQUIRE(std::holds_alternative<LoadModel>(sent.back()));
+    ModelInfo info;
+    info.dir = "/m";
+    c.apply(ModelLoaded{s.model.load_job, info, 1.0});
+    CHECK(s.model.info);
+    CHECK(s.model.recent.front() == "/m");
+    // Generate.
+    c.perform(Action::Generate);
+    REQUIRE(std::holds_alternative<Generate>(sent.back()));
+    const JobId gen = s.ws.job;
+    CHECK(std::get<Generate>(sent.back()).task_prefix == "paraphrase: ");
+    CHECK(std::get<Generate>(sent.back()).options.seed == -1);  // random seed by default
+    // A slider moved mid-generation -> UpdateSettings.
+    s.ws.options.temperature = 0.5f;
+    c.settings_changed();
+    REQUIRE(std::holds_alternative<UpdateSettings>(sent.back()));
+    CHECK(std::get<UpdateSettings>(sent.back()).options.temperature == 0.5f);
+    c.apply(GenerationStep{gen, 3, 1, 3});
+    CHECK(s.ws.step == 3);
+    GenerationDone done;
+    done.job = gen;
+    done.results = {GenerationResult{"今日は良い天気です", cands({"今日はいい天気です", "今日は晴れです"})}};
+    done.history_ids = {42};
+    c.apply(done);
+    CHECK_FALSE(s.ws.generating());
+    REQUIRE(s.ws.list.size() == 2);
+    CHECK(!seen.empty());  // texts were noted for the font atlas
+    // Keys: down, accept, edit + commit, undo.
+    c.perform(Action::SelectNext);
+    c.perform(Action::Accept);
+    auto* rd = std::get_if<RecordDecision>(&sent.back());
+    REQUIRE(rd);
+    CHECK(rd->generation_id == 42);
+    CHECK(rd->candidate_index == 1);
+    CHECK(rd->kind == DecisionKind::Accept);
+    c.perform(Action::SelectPrev);
+    c.perform(Action::Edit);
+    CHECK(s.ws.editing);
+    s.ws.edit_buffer = "今日は本当にいい天気です";
+    c.commit_edit();
+    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Edit);
+    CHECK(s.ws.decided[42].size() == 2);
+    c.perform(Action::Undo);
+    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Undo);
+    CHECK(s.ws.decided[42].size() == 1);
+    // A failure shows its message where it belongs; OOM suggests a smaller batch.
+    c.perform(Action::Generate);
+    c.apply(JobFailed{s.ws.job, ErrorCode::OutOfMemory, "CUDA out of memory"});
+    CHECK(s.ws.error.find("smaller batch") != std::string::npos);
+    CHECK_FALSE(s.ws.generating());
+    // A dead engine disables actions.
+    c.apply(EngineDied{"boom"});
+    CHECK(s.engine_dead);
+    const size_t before = sent.size();
+    c.perform(Action::Generate);
+    CHECK(sent.size() == before);
+}
+
+TEST_CASE("controller: review queue, accept-and-next, batch and export commands", "[ui][controller]") {
+    std::vector<Command> sent;
+    JobId next = 1;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+    auto& s = c.state();
+    s.model.info = ModelInfo{};
+    s.batch.path = "/rows.txt";
+    c.load_dataset();
+    c.apply(DatasetLoaded{s.batch.dataset_job, "/rows.txt", {}, "", {"r1", "r2"}, {}});
+    CHECK(s.batch.phase == BatchPhase::Ready);
+    c.perform(Action::ReviewQueue);
+    CHECK(s.ws.queue_pos == 0);
+    CHECK(std::get<Generate>(sent.back()).texts[0] == "r1");
+    GenerationDone d;
+    d.job = s.ws.job;
+    d.results = {GenerationResult{"r1", cands({"x1"})}};
+    d.history_ids = {5};
+    c.apply(d);
+    c.perform(Action::AcceptAndNext);
+    CHECK(std::get<Generate>(sent.back()).texts[0] == "r2");
+    CHECK(s.ws.queue_pos == 1);
+    CHECK(s.ws.decided[5].size() == 1);
+    c.apply(JobFailed{s.ws.job, ErrorCode::Cancelled, "cancelled"});
+    // Batch run, pause, resume.
+    s.batch.per_row = 2;
+    c.start_batch();
+    auto& b = std::get<BatchAugment>(sent.back());
+    CHECK(b.options.num_return_sequences == 2);
+    CHECK(b.rows.size() == 2);
+    c.apply(Progress{s.batch.job, 1, 2, 0.5, 2.0});
+    CHECK(s.batch.done == 1);
+    c.pause_batch();
+    CHECK(std::holds_alternative<PauseJob>(sent.back()));
+    c.apply(JobPaused{s.batch.job, 1, 2});
+    CHECK(s.batch.phase == BatchPhase::Paused);
+    c.resume_batch();
+    CHECK(std::holds_alternative<ResumeJob>(sent.back()));
+    c.apply(JobFinished{s.batch.job, "batch", "2 of 2"});
+    CHECK(s.batch.phase == BatchPhase::Done);
+    // Export: FileExists asks before overwriting.
+    s.exp.path = "/out.jsonl";
+    c.start_export(false);
+    CHECK_FALSE(std::get<ExportHistory>(sent.back()).options.overwrite);
+    c.apply(FileExists{s.exp.job, "/out.jsonl"});
+    CHECK(s.exp.confirm_overwrite);
+    c.start_export(true);
+    CHECK(std::get<ExportHistory>(sent.back()).options.overwrite);
+    // History paging is keyset.
+    c.refresh_history();
+    HistoryPage page;
+    page.has_more = true;
+    page.next_after_id = 77;
+    c.apply(HistoryLoaded{s.history.job, {}, page, 100});
+    c.history_next_page();
+    CHECK(std::get<QueryHistory>(sent.back()).query.after_id == 77);
+    // Telemetry lands in the ring buffers; CUDA lines stay empty on CPU.
+    TelemetrySample t;
+    t.t_s = 1;
+    t.rss_bytes = 1000;
+    c.apply(t);
+    CHECK(s.monitor.rss.size() == 1);
+    CHECK(s.monitor.cuda_allocated.size() == 0);
+}
+
+TEST_CASE("ring series keeps the newest points", "[ui][chart]") {
+    RingSeries r(3);
+    for (int i = 0; i < 5; ++i) r.push(i, i * 10);
+    REQUIRE(r.size() == 3);
+    CHECK(r.x(0) == 2);
+    CHECK(r.last_y() == 40);
+    CHECK(format_value(1536, Unit::Bytes) == "1.5 KiB");
+}
+
+#include <imgui.h>
+
+#include "font_manager.h"
+
+TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", "[ui][fonts]") {
+    const std::string path = FontManager::find_cjk_font();
+    if (path.empty()) {
+        WARN("no CJK font installed; skipped");
+        return;
+    }
+    ImGui::CreateContext();
+    FontManager fonts(path);
+    REQUIRE(fonts.has_cjk_font());
+    fonts.note("plain ascii");
+    fonts.build_atlas(ImGui::GetIO().Fonts);
+    CHECK(ImGui::GetIO().Fonts->Fonts[0]->IsLoaded());
+    const size_t base = fonts.glyph_count();
+    fonts.note("今日は良い天気 我喜欢猫");
+    CHECK(fonts.needs_rebuild());
+    fonts.build_atlas(ImGui::GetIO().Fonts);
+    CHECK_FALSE(fonts.needs_rebuild());
+    CHECK(fonts.glyph_count() > base);
+    CHECK(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x5929) != nullptr);  // 天
+    fonts.note("今日");  // already baked: no rebuild
+    CHECK_FALSE(fonts.needs_rebuild());
+    // What a random tiny model emits: control characters, U+FFFD, stray scripts.
+    fonts.note("\xEF\xBF\xBDog~\x01nnb\x16\x03\xEF\xBF\xBD\x0EK~ \xD0\xB2 \xF0\x9F\x98\x80 \xC3");
+    fonts.build_atlas(ImGui::GetIO().Fonts);
+    CHECK(ImGui::GetIO().Fonts->Fonts[0]->IsLoaded());
+    ImGui::DestroyContext();
+}

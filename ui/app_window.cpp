@@ -1,0 +1,406 @@
+#include "app_window.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <GL/gl.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui_internal.h>
+
+#include "controller.h"
+#include "font_manager.h"
+#include "panels/panels.h"
+#include "settings.h"
+#include "t5s/engine_thread.h"
+#include "test_driver.h"
+
+namespace t5s::ui {
+
+bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](std::string& out) {
+            if (i + 1 >= argc) {
+                *error = a + " needs a value";
+                return false;
+            }
+            out = argv[++i];
+            return true;
+        };
+        std::string v;
+        if (a == "--model") { if (!value(o.model)) return false; }
+        else if (a == "--history") { if (!value(o.history_db)) return false; }
+        else if (a == "--config-dir") { if (!value(o.config_dir)) return false; }
+        else if (a == "--test-script") { if (!value(o.test_script)) return false; }
+        else if (a == "--screenshot-dir") { if (!value(o.screenshot_dir)) return false; }
+        else if (a == "--scale") {
+            if (!value(v)) return false;
+            o.scale = std::strtof(v.c_str(), nullptr);
+            if (o.scale < 0.5f || o.scale > 3.0f) { *error = "--scale must be in [0.5, 3]"; return false; }
+        } else if (a == "--size") {
+            if (!value(v) || std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240) {
+                *error = "--size wants WxH, e.g. 1600x1000";
+                return false;
+            }
+        } else {
+            *error = "unknown flag '" + a + "'";
+            return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
+class App {
+public:
+    explicit App(const AppOptions& o) : opts_(o) {}
+    int run();
+
+private:
+    void frame();
+    void apply_events();
+    void handle_keys();
+    void draw_menu_bar();
+    void update_fonts();
+    void on_drop(int count, const char** paths);
+    void save_settings();
+
+    AppOptions opts_;
+    GLFWwindow* window_ = nullptr;
+    std::unique_ptr<EngineThread> engine_;
+    std::unique_ptr<Controller> ctl_;
+    std::unique_ptr<FontManager> fonts_;
+    std::unique_ptr<TestDriver> driver_;
+    AppSettings settings_;
+    std::filesystem::path config_dir_;
+    float applied_scale_ = 0.0f;
+    float menu_height_ = 20.0f;
+    ImGuiStyle base_style_;
+    std::vector<std::string> drops_;
+    double last_save_ = 0.0;
+    int atlas_rebuilds_ = 0;
+    double atlas_ms_max_ = 0.0;
+    std::string last_saved_json_;
+};
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int App::run() {
+    // Settings (read once, before the first frame).
+    config_dir_ = opts_.config_dir.empty() ? config_dir() : std::filesystem::path(opts_.config_dir);
+    std::string warning;
+    bool have_settings = false;
+    {
+        std::ifstream in(config_dir_ / "settings.json");
+        if (in) {
+            std::stringstream ss;
+            ss << in.rdbuf();
+            settings_ = settings_from_json(ss.str(), &warning);
+            have_settings = warning.empty();
+        }
+    }
+    std::filesystem::path history = opts_.history_db;
+    if (history.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(data_dir(), ec);
+        history = data_dir() / "history.db";
+    }
+
+    glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "glfw error %d: %s\n", code, text); });
+    if (!glfwInit()) {
+        std::cerr << "t5studio: cannot open a window (no display?). Use a subcommand for headless work.\n";
+        return 1;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    window_ = glfwCreateWindow(opts_.width, opts_.height, "T5 Studio", nullptr, nullptr);
+    if (!window_) {
+        std::cerr << "t5studio: cannot create an OpenGL 3.3 window\n";
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(window_);
+    glfwSwapInterval(opts_.test_script.empty() ? 1 : 0);
+    glfwSetWindowUserPointer(window_, this);
+    glfwSetDropCallback(window_, [](GLFWwindow* w, int n, const char** p) { static_cast<App*>(glfwGetWindowUserPointer(w))->on_drop(n, p); });
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // layout lives in settings.json (written off the frame loop)
+    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+    if (!settings_.imgui_ini.empty()) ImGui::LoadIniSettingsFromMemory(settings_.imgui_ini.c_str(), settings_.imgui_ini.size());
+    ImGui::StyleColorsDark();
+    base_style_ = ImGui::GetStyle();
+    ImGui_ImplGlfw_InitForOpenGL(window_, true);
+    ImGui_ImplOpenGL3_Init("#version 330");
+
+    EngineConfig ec;
+    ec.history_db = history;
+    engine_ = std::make_unique<EngineThread>(std::move(ec));
+    fonts_ = std::make_unique<FontManager>(FontManager::find_cjk_font());
+    ctl_ = std::make_unique<Controller>([this](Command c) { return engine_->submit(std::move(c)); },
+                                        [this](std::string_view t) { fonts_->note(t); });
+    auto& st = ctl_->state();
+    if (have_settings) restore_settings(settings_, st);
+    if (!warning.empty()) ctl_->log(true, warning);
+    if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
+    if (opts_.scale > 0) st.dpi_scale = opts_.scale;
+    st.exp.path = st.exp.path.empty() ? (std::filesystem::current_path() / "t5studio-export.jsonl").string() : st.exp.path;
+    if (!opts_.model.empty()) {
+        st.model.path_input = opts_.model;
+        ctl_->load_model();
+    }
+    if (!opts_.test_script.empty()) {
+        std::ifstream in(opts_.test_script);
+        if (!in) {
+            std::cerr << "t5studio: cannot read " << opts_.test_script << "\n";
+            return 2;
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        try {
+            driver_ = std::make_unique<TestDriver>(parse_script(ss.str()), opts_.screenshot_dir, history.string());
+        } catch (const std::exception& e) {
+            std::cerr << "t5studio: " << e.what() << "\n";
+            return 2;
+        }
+    }
+
+    while (!glfwWindowShouldClose(window_)) {
+        frame();
+        if (driver_ && driver_->finished()) break;
+    }
+    int rc = 0;
+    if (driver_) {
+        driver_->report();
+        std::printf("font atlas: %d builds, %zu extra glyphs, slowest build %.0f ms\n", atlas_rebuilds_,
+                    fonts_->glyph_count(), atlas_ms_max_);
+        rc = driver_->exit_code();
+    }
+    save_settings();
+    engine_.reset();  // joins the lanes before the window goes
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+    return rc;
+}
+
+void App::save_settings() {
+    capture_settings(ctl_->state(), settings_);
+    size_t n = 0;
+    const char* ini = ImGui::SaveIniSettingsToMemory(&n);
+    settings_.imgui_ini.assign(ini, n);
+    const std::string json = settings_to_json(settings_);
+    if (json == last_saved_json_) return;
+    last_saved_json_ = json;
+    // At exit the engine is going away: write here, after the frame loop.
+    std::error_code ec;
+    std::filesystem::create_directories(config_dir_, ec);
+    const auto path = config_dir_ / "settings.json";
+    const auto tmp = path.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out << json;
+        if (!out) return;
+    }
+    std::filesystem::rename(tmp, path, ec);
+}
+
+void App::on_drop(int count, const char** paths) {
+    for (int i = 0; i < count; ++i) drops_.emplace_back(paths[i]);
+}
+
+void App::apply_events() {
+    for (auto& e : engine_->drain_events()) ctl_->apply(e);
+    auto& st = ctl_->state();
+    if (!engine_->alive() && !st.engine_dead) ctl_->set_engine_dead(true, engine_->death_message());
+    // Dropped paths: data files go to the batch panel, anything else is taken as a model folder.
+    for (const auto& p : drops_) {
+        const std::string ext = std::filesystem::path(p).extension().string();
+        if (ext == ".txt" || ext == ".jsonl" || ext == ".csv" || ext == ".tsv") {
+            st.batch.path = p;
+            ctl_->load_dataset();
+        } else {
+            st.model.path_input = p;
+            ctl_->load_model();
+        }
+        ctl_->note_text(p);
+    }
+    drops_.clear();
+}
+
+void App::update_fonts() {
+    auto& st = ctl_->state();
+    fonts_->set_size(std::round(17.0f * st.dpi_scale));
+    if (applied_scale_ != st.dpi_scale) {
+        ImGui::GetStyle() = base_style_;
+        ImGui::GetStyle().ScaleAllSizes(st.dpi_scale);
+        applied_scale_ = st.dpi_scale;
+    }
+    if (!fonts_->needs_rebuild()) return;
+    const double t0 = now_s();
+    fonts_->build_atlas(ImGui::GetIO().Fonts);
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    ++atlas_rebuilds_;
+    atlas_ms_max_ = std::max(atlas_ms_max_, (now_s() - t0) * 1000.0);
+}
+
+void App::handle_keys() {
+    const ImGuiIO& io = ImGui::GetIO();
+    auto& st = ctl_->state();
+    const bool typing = io.WantTextInput;
+    for (const auto& b : ctl_->keymap().bindings()) {
+        if (!ImGui::IsKeyPressed(b.chord.key, false)) continue;
+        if (io.KeyCtrl != b.chord.ctrl || io.KeyShift != b.chord.shift || io.KeyAlt != b.chord.alt) continue;
+        auto action = ctl_->keymap().match(b.chord, typing);
+        if (!action) continue;
+        // While typing, text-editing chords belong to the text field.
+        if (typing && (*action == Action::Undo || *action == Action::Redo)) continue;
+        if (st.ws.editing && (*action == Action::Generate || *action == Action::AcceptAndNext)) continue;
+        if (*action == Action::RestartEngine) {
+            if (st.engine_dead) {
+                engine_->restart();
+                ctl_->set_engine_dead(false, "");
+                if (!st.model.path_input.empty()) ctl_->load_model();
+            }
+            continue;
+        }
+        // Leaving a text field so that the annotator keys work on the candidates next.
+        if (typing && (*action == Action::Generate || *action == Action::ReviewQueue)) ImGui::ClearActiveID();
+        ctl_->perform(*action);
+    }
+}
+
+void App::draw_menu_bar() {
+    auto& st = ctl_->state();
+    if (!ImGui::BeginMainMenuBar()) return;
+    menu_height_ = ImGui::GetWindowSize().y;
+    const auto& keys = ctl_->keymap();
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open model...", keys.label(Action::OpenModel).c_str())) ctl_->perform(Action::OpenModel);
+        if (ImGui::MenuItem("Load rows...", keys.label(Action::OpenBatch).c_str())) ctl_->perform(Action::OpenBatch);
+        if (ImGui::MenuItem("Export...", keys.label(Action::OpenExport).c_str())) ctl_->perform(Action::OpenExport);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit")) glfwSetWindowShouldClose(window_, 1);
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        if (ImGui::MenuItem("Reset layout", keys.label(Action::ResetLayout).c_str())) st.reset_layout = true;
+        ImGui::SliderFloat("DPI scale", &st.dpi_scale, 0.5f, 3.0f, "%.1f");
+        if (ImGui::MenuItem("Keys", "F1", st.show_help)) st.show_help = !st.show_help;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Engine")) {
+        if (ImGui::MenuItem("Restart engine thread", keys.label(Action::RestartEngine).c_str(), false, st.engine_dead)) {
+            engine_->restart();
+            ctl_->set_engine_dead(false, "");
+            if (!st.model.path_input.empty()) ctl_->load_model();
+        }
+        ImGui::EndMenu();
+    }
+    if (st.engine_dead) {
+        ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "  engine stopped: %s", st.death_message.c_str());
+        if (ImGui::SmallButton("Restart")) {
+            engine_->restart();
+            ctl_->set_engine_dead(false, "");
+            if (!st.model.path_input.empty()) ctl_->load_model();
+        }
+    } else {
+        std::string jobs;
+        for (const auto& [id, kind] : st.job_kind) jobs += "  " + kind;
+        ImGui::TextDisabled("  %s", jobs.empty() ? "ready" : jobs.c_str());
+    }
+    if (!st.log.empty()) {
+        const auto& last = st.log.back();
+        ImGui::SameLine(ImGui::GetWindowWidth() * 0.45f);
+        if (last.error) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", last.text.c_str());
+        else ImGui::TextDisabled("%s", last.text.c_str());
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            const size_t from = st.log.size() > 15 ? st.log.size() - 15 : 0;
+            for (size_t i = from; i < st.log.size(); ++i) ImGui::TextUnformatted(st.log[i].text.c_str());
+            ImGui::EndTooltip();
+        }
+    }
+    ImGui::EndMainMenuBar();
+}
+
+void App::frame() {
+    const double t0 = now_s();
+    glfwPollEvents();
+    apply_events();
+    update_fonts();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGuiIO& io = ImGui::GetIO();
+    if (driver_) driver_->before_new_frame(io, *ctl_);
+    ImGui::NewFrame();
+    handle_keys();
+    draw_menu_bar();
+    auto& st = ctl_->state();
+    PanelContext ctx{*ctl_, st.reset_layout, io.DisplaySize.x, io.DisplaySize.y, menu_height_};
+    if (st.engine_dead) ImGui::BeginDisabled();
+    draw_model_panel(ctx);
+    draw_workspace_panel(ctx);
+    draw_batch_panel(ctx);
+    draw_history_panel(ctx);
+    draw_export_panel(ctx);
+    if (st.engine_dead) ImGui::EndDisabled();
+    draw_monitor_panel(ctx);
+    draw_help_panel(ctx);
+    st.reset_layout = false;
+    ImGui::Render();
+    const double t_built = now_s();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (driver_) driver_->after_render(fb_w, fb_h, io.DisplayFramebufferScale.x);
+    glfwSwapBuffers(window_);
+    if (driver_) driver_->record_frame((t_built - t0) * 1000.0, (now_s() - t0) * 1000.0, st);
+    // Settings are also saved every 30 s when they changed (tiny JSON; the write is atomic).
+    if (t0 - last_save_ > 30.0) {
+        last_save_ = t0;
+        if (!driver_) {
+            capture_settings(st, settings_);
+            size_t n = 0;
+            const char* ini = ImGui::SaveIniSettingsToMemory(&n);
+            settings_.imgui_ini.assign(ini, n);
+            const std::string json = settings_to_json(settings_);
+            if (json != last_saved_json_) {
+                last_saved_json_ = json;
+                engine_->submit(WriteTextFile{config_dir_ / "settings.json", json});  // io lane, not this thread
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int run_app(const AppOptions& options) {
+    App app(options);
+    return app.run();
+}
+
+}  // namespace t5s::ui

@@ -1,0 +1,131 @@
+#include "line_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+namespace t5s::ui {
+
+void RingSeries::push(double x, double y) {
+    if (data_.size() < capacity_) {
+        data_.emplace_back(x, y);
+    } else {
+        data_[offset_] = {x, y};
+        offset_ = (offset_ + 1) % capacity_;
+    }
+}
+
+std::string format_value(double v, Unit unit) {
+    char buf[64];
+    switch (unit) {
+        case Unit::Bytes: {
+            const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+            int u = 0;
+            while (std::fabs(v) >= 1024.0 && u < 4) v /= 1024.0, ++u;
+            std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+            break;
+        }
+        case Unit::PerSecond: std::snprintf(buf, sizeof buf, "%.1f /s", v); break;
+        case Unit::Count: std::snprintf(buf, sizeof buf, "%.0f", v); break;
+    }
+    return buf;
+}
+
+void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
+                     float height) {
+    ImGui::PushID(id);
+    const float width = ImGui::GetContentRegionAvail().x;
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("chart", ImVec2(std::max(width, 50.0f), height));
+    const bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float left = ImGui::CalcTextSize("0000.0 MiB").x + 6.0f;
+    const float bottom = ImGui::GetTextLineHeight() + 2.0f;
+    const ImVec2 a(p0.x + left, p0.y + 2.0f);
+    const ImVec2 b(p0.x + std::max(width, 50.0f) - 4.0f, p0.y + height - bottom);
+    dl->AddRectFilled(a, b, IM_COL32(25, 27, 32, 255));
+    dl->AddRect(a, b, IM_COL32(90, 90, 100, 255));
+
+    const double x_min = now_s - window_s, x_max = now_s;
+    double y_max = 0.0;
+    for (const auto& l : lines)
+        for (size_t i = 0; i < l.series->size(); ++i)
+            if (l.series->x(i) >= x_min) y_max = std::max(y_max, l.series->y(i));
+    if (unit == Unit::Count) {
+        y_max = std::ceil(std::max(y_max, 4.0) / 4.0) * 4.0;  // integer ticks
+    } else {
+        if (y_max <= 0.0) y_max = 1.0;
+        y_max *= 1.1;
+    }
+    auto to_screen = [&](double x, double y) {
+        const float fx = float((x - x_min) / (x_max - x_min));
+        const float fy = float(y / y_max);
+        return ImVec2(a.x + fx * (b.x - a.x), b.y - fy * (b.y - a.y));
+    };
+    // Axes: 4 horizontal grid lines with labels; time ticks every window/4.
+    for (int g = 0; g <= 4; ++g) {
+        const double y = y_max * g / 4.0;
+        const ImVec2 s = to_screen(x_min, y);
+        dl->AddLine(ImVec2(a.x, s.y), ImVec2(b.x, s.y), IM_COL32(60, 60, 70, 255));
+        const std::string label = format_value(y, unit);
+        dl->AddText(ImVec2(p0.x, s.y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(170, 170, 180, 255), label.c_str());
+    }
+    for (int g = 0; g <= 4; ++g) {
+        const double x = x_min + window_s * g / 4.0;
+        const ImVec2 s = to_screen(x, 0);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "-%.0fs", x_max - x);
+        dl->AddText(ImVec2(std::min(s.x, b.x - ImGui::CalcTextSize(buf).x), b.y + 1.0f), IM_COL32(170, 170, 180, 255), buf);
+    }
+    // Lines, decimated to about one point per pixel column.
+    dl->PushClipRect(a, b, true);
+    const float px = std::max(1.0f, b.x - a.x);
+    for (const auto& l : lines) {
+        const RingSeries& s = *l.series;
+        float last_x = -1e9f;
+        std::vector<ImVec2> pts;
+        for (size_t i = 0; i < s.size(); ++i) {
+            if (s.x(i) < x_min) continue;
+            const ImVec2 q = to_screen(s.x(i), s.y(i));
+            if (q.x - last_x < 1.0f && i + 1 < s.size()) continue;
+            last_x = q.x;
+            pts.push_back(q);
+            if (pts.size() > size_t(px) * 2) break;
+        }
+        if (pts.size() >= 2) dl->AddPolyline(pts.data(), int(pts.size()), l.color, 0, 1.5f);
+    }
+    dl->PopClipRect();
+    // Legend.
+    float lx = a.x + 6.0f;
+    for (const auto& l : lines) {
+        const std::string text = std::string(l.label) + " " + format_value(l.series->last_y(), unit);
+        dl->AddRectFilled(ImVec2(lx, a.y + 6), ImVec2(lx + 8, a.y + 14), l.color);
+        dl->AddText(ImVec2(lx + 11, a.y + 2), IM_COL32(220, 220, 225, 255), text.c_str());
+        lx += ImGui::CalcTextSize(text.c_str()).x + 24.0f;
+    }
+    // Hover: vertical line and values at the nearest sample.
+    if (hovered) {
+        const float mx = ImGui::GetIO().MousePos.x;
+        if (mx >= a.x && mx <= b.x) {
+            const double x = x_min + (mx - a.x) / (b.x - a.x) * (x_max - x_min);
+            dl->AddLine(ImVec2(mx, a.y), ImVec2(mx, b.y), IM_COL32(200, 200, 200, 120));
+            ImGui::BeginTooltip();
+            ImGui::Text("t = -%.1f s", x_max - x);
+            for (const auto& l : lines) {
+                const RingSeries& s = *l.series;
+                double best = 1e18, val = 0;
+                for (size_t i = 0; i < s.size(); ++i)
+                    if (std::fabs(s.x(i) - x) < best) best = std::fabs(s.x(i) - x), val = s.y(i);
+                if (s.size() == 0) continue;
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(l.color), "%s: %s", l.label,
+                                   format_value(val, unit).c_str());
+            }
+            ImGui::EndTooltip();
+        }
+    }
+    ImGui::PopID();
+}
+
+}  // namespace t5s::ui

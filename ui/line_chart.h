@@ -1,0 +1,40 @@
+#pragma once
+// A small live line chart over ImDrawList: ring-buffered series, axes with units, hover values.
+// ImPlot's ScrollingBuffer idea without ImPlot (Debian has none).
+#include <string>
+#include <vector>
+
+namespace t5s::ui {
+
+// Fixed-capacity (x, y) ring buffer; the oldest point is overwritten.
+class RingSeries {
+public:
+    explicit RingSeries(size_t capacity = 1200) : capacity_(capacity) {}
+    void push(double x, double y);
+    size_t size() const { return data_.size(); }
+    // i = 0 is the oldest point.
+    double x(size_t i) const { return data_[(offset_ + i) % data_.size()].first; }
+    double y(size_t i) const { return data_[(offset_ + i) % data_.size()].second; }
+    double last_y() const { return data_.empty() ? 0.0 : y(size() - 1); }
+    void clear() { data_.clear(); offset_ = 0; }
+
+private:
+    size_t capacity_;
+    size_t offset_ = 0;
+    std::vector<std::pair<double, double>> data_;
+};
+
+struct ChartLine {
+    const RingSeries* series = nullptr;
+    const char* label = "";
+    unsigned color = 0xFFFFFFFF;  // ImU32 (ABGR)
+};
+
+enum class Unit { Bytes, PerSecond, Count };
+std::string format_value(double v, Unit unit);  // "1.5 GiB", "123 tok/s", "4"
+
+// Draws the lines over the last `window_s` seconds ending at `now_s`; y from 0 to the visible max.
+void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
+                     float height);
+
+}  // namespace t5s::ui

@@ -1,0 +1,84 @@
+// History: search (substring, CJK), accepted-only filter, keyset paging, send back to input, delete.
+// Queries run on the engine's io lane; this panel only draws the last page.
+#include <ctime>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "panels.h"
+
+namespace t5s::ui {
+
+void draw_history_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& s = ctl.state();
+    auto& h = s.history;
+    place_window(ctx, {0.70f, 0.36f, 0.30f, 0.40f});
+    if (h.focus_search) ImGui::SetNextWindowFocus();
+    if (!ImGui::Begin(kHistoryPanel)) {
+        ImGui::End();
+        return;
+    }
+    if (h.stale && !h.job && !s.engine_dead) ctl.refresh_history();
+    if (h.focus_search) {
+        ImGui::SetKeyboardFocusHere();
+        h.focus_search = false;
+    }
+    ImGui::SetNextItemWidth(-150);
+    if (ImGui::InputTextWithHint("##search", "search inputs and candidates", &h.search)) ctl.history_search_changed();
+    action_tooltip(ctl.keymap(), Action::FocusHistorySearch);
+    ImGui::SameLine();
+    if (ImGui::Checkbox("accepted", &h.accepted_only)) ctl.history_search_changed();
+    if (ImGui::Button("<")) ctl.history_prev_page();
+    ImGui::SameLine();
+    ImGui::Text("page %zu", h.page_starts.size());
+    ImGui::SameLine();
+    if (ImGui::Button(">")) ctl.history_next_page();
+    ImGui::SameLine();
+    if (h.total >= 0) ImGui::Text("%lld generations", static_cast<long long>(h.total));
+    if (h.job) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(loading)");
+    }
+    if (!h.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", h.error.c_str());
+    const bool sel = h.selected >= 0 && h.selected < int(h.page.generations.size());
+    action_button(ctl, "Send to input", Action::SendToInput, sel);
+    ImGui::SameLine();
+    if (!sel) ImGui::BeginDisabled();
+    if (ImGui::Button("Delete")) ctl.delete_history(h.selected);
+    if (!sel) ImGui::EndDisabled();
+    ImGui::BeginChild("entries", ImVec2(0, 0), true);
+    for (int i = 0; i < int(h.page.generations.size()); ++i) {
+        const auto& g = h.page.generations[size_t(i)];
+        ImGui::PushID(i);
+        std::time_t t = std::time_t(g.created_at_ms / 1000);
+        char when[32];
+        std::strftime(when, sizeof when, "%m-%d %H:%M", std::localtime(&t));
+        int accepted = 0;
+        for (const auto& c : g.candidates) accepted += c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
+        const std::string label = std::string(when) + "  " + g.input;
+        if (ImGui::Selectable(label.c_str(), h.selected == i, ImGuiSelectableFlags_AllowDoubleClick)) {
+            h.selected = i;
+            if (ImGui::IsMouseDoubleClicked(0)) ctl.send_to_input(i);
+        }
+        if (h.selected == i) {
+            ImGui::Indent();
+            for (const auto& c : g.candidates) {
+                const bool ok = c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
+                ImGui::TextColored(ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
+                                                                                                            : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                                   "%s  %s", to_string(c.state), c.final_text.c_str());
+            }
+            ImGui::TextDisabled("%s | %s %s | %.0f ms", g.model_path.c_str(), g.precision.c_str(), g.device.c_str(), g.total_ms);
+            ImGui::Unindent();
+        } else if (accepted > 0) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "(%d)", accepted);
+        }
+        ImGui::PopID();
+    }
+    ImGui::EndChild();
+    ImGui::End();
+}
+
+}  // namespace t5s::ui

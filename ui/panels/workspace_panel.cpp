@@ -1,0 +1,170 @@
+// Augment workspace: the annotator loop. Source text, generation settings (hot-swapped into a
+// running request), candidates with score and a character diff, edit in place, accept / reject,
+// undo / redo, accept-and-next through a review queue.
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "panels.h"
+
+namespace t5s::ui {
+
+namespace {
+
+void draw_settings(Controller& ctl) {
+    auto& ws = ctl.state().ws;
+    auto& o = ws.options;
+    bool changed = false;
+    changed |= ImGui::Checkbox("sample", &o.do_sample);
+    help_marker("On: sampling with temperature / top-k / top-p.  Off: greedy (1 beam) or beam search.");
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("distinct", &o.distinct);
+    help_marker("Drop duplicate candidates (whitespace and width normalised).");
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("no copy", &o.no_copy);
+    help_marker("Drop candidates identical to the source.");
+    const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
+    ImGui::PushItemWidth(w * 0.55f);
+    if (!o.do_sample) ImGui::BeginDisabled();
+    changed |= ImGui::SliderFloat("temperature", &o.temperature, 0.05f, 2.0f, "%.2f");
+    ImGui::SameLine(w);
+    changed |= ImGui::SliderFloat("top-p", &o.top_p, 0.05f, 1.0f, "%.2f");
+    changed |= ImGui::SliderInt("top-k", &o.top_k, 0, 200, o.top_k == 0 ? "off" : "%d");
+    if (!o.do_sample) ImGui::EndDisabled();
+    ImGui::SameLine(w);
+    changed |= ImGui::SliderFloat("rep. penalty", &o.repetition_penalty, 1.0f, 2.0f, "%.2f");
+    changed |= ImGui::SliderInt("candidates", &o.num_return_sequences, 1, 16);
+    ImGui::SameLine(w);
+    changed |= ImGui::SliderInt("beams", &o.num_beams, 1, 16);
+    changed |= ImGui::SliderInt("max new tokens", &o.max_new_tokens, 1, 512);
+    ImGui::SameLine(w);
+    changed |= ImGui::SliderInt("batch size", &o.batch_size, 1, 64);
+    changed |= ImGui::Checkbox("random seed", &ws.random_seed);
+    if (!ws.random_seed) {
+        ImGui::SameLine(w);
+        int seed = int(o.seed < 0 ? 0 : o.seed);
+        if (ImGui::InputInt("seed", &seed)) {
+            o.seed = seed < 0 ? 0 : seed;
+            changed = true;
+        }
+    }
+    ImGui::PopItemWidth();
+    if (!o.do_sample && o.num_return_sequences > o.num_beams)
+        ImGui::TextDisabled("beam search: %d beams used to return %d candidates", o.num_return_sequences, o.num_return_sequences);
+    if (changed) ctl.settings_changed();
+}
+
+void draw_candidates(Controller& ctl) {
+    auto& ws = ctl.state().ws;
+    auto& list = ws.list;
+    const float wrap = ImGui::GetContentRegionAvail().x - 12.0f;
+    for (int i = 0; i < int(list.size()); ++i) {
+        const auto& c = list.items()[size_t(i)];
+        ImGui::PushID(i);
+        const bool sel = i == list.selected();
+        ImVec4 tag(0.7f, 0.7f, 0.7f, 1);
+        if (c.state == CandState::Accepted) tag = ImVec4(0.4f, 0.9f, 0.4f, 1);
+        if (c.state == CandState::Edited) tag = ImVec4(0.4f, 0.8f, 1.0f, 1);
+        if (c.state == CandState::Rejected) tag = ImVec4(1.0f, 0.45f, 0.45f, 1);
+        char head[96];
+        std::snprintf(head, sizeof head, "%d.  score %.3f", i + 1, c.score);
+        if (ImGui::Selectable(head, sel, 0, ImVec2(wrap * 0.6f, 0))) list.select(i);
+        ImGui::SameLine();
+        ImGui::TextColored(tag, "%s", to_string(c.state));
+        if (sel && ws.editing) {
+            if (ws.focus_edit) {
+                ImGui::SetKeyboardFocusHere();
+                ws.focus_edit = false;
+            }
+            const bool enter = ImGui::InputTextMultiline("##edit", &ws.edit_buffer, ImVec2(wrap, ImGui::GetTextLineHeight() * 3.5f),
+                                                         ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
+            if (ImGui::IsItemEdited()) ctl.note_text(ws.edit_buffer);
+            if (enter) ctl.commit_edit();
+            else if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ctl.cancel_edit();
+            ImGui::TextDisabled("Enter saves, Ctrl+Enter new line, Esc cancels");
+        } else {
+            if (sel) {
+                const ImVec2 p = ImGui::GetCursorScreenPos();
+                ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x - 4, p.y), ImVec2(p.x - 1, p.y + ImGui::GetTextLineHeight()),
+                                                          IM_COL32(255, 200, 60, 255));
+            }
+            draw_diff(c.diff, wrap, true);
+        }
+        ImGui::Separator();
+        ImGui::PopID();
+    }
+}
+
+}  // namespace
+
+void draw_workspace_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& s = ctl.state();
+    auto& ws = s.ws;
+    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});
+    if (!ImGui::Begin(kWorkspacePanel)) {
+        ImGui::End();
+        return;
+    }
+    // Status line.
+    if (s.model.info) ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(),
+                                          s.model.info->precision.c_str(), s.model.info->device.c_str());
+    else ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "no model loaded (Ctrl+O)");
+    if (!ws.queue.empty()) {
+        ImGui::SameLine();
+        ImGui::Text("  row %d / %d", ws.queue_pos + 1, int(ws.queue.size()));
+    }
+    ImGui::SetNextItemWidth(200);
+    ImGui::InputText("task prefix", &ws.task_prefix);
+    help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model.");
+    if (ws.focus_source) {
+        ImGui::SetKeyboardFocusHere();
+        ws.focus_source = false;
+    }
+    if (ImGui::InputTextMultiline("##source", &ws.source, ImVec2(-1, ImGui::GetTextLineHeight() * 4.5f)))
+        ctl.note_text(ws.source);  // new characters -> font atlas
+    action_tooltip(ctl.keymap(), Action::FocusSource);
+
+    const bool can_generate = s.model.info && !ws.generating() && !s.engine_dead;
+    action_button(ctl, "Generate", Action::Generate, can_generate);
+    ImGui::SameLine();
+    action_button(ctl, "Cancel", Action::CancelJob, ws.generating());
+    if (!ws.queue.empty()) {
+        ImGui::SameLine();
+        action_button(ctl, "Prev", Action::PrevRow, ws.queue_pos > 0 && !ws.generating());
+        ImGui::SameLine();
+        action_button(ctl, "Next", Action::NextRow, ws.queue_pos + 1 < int(ws.queue.size()) && !ws.generating());
+    }
+    if (ws.generating()) {
+        ImGui::SameLine();
+        ImGui::Text("generating... step %d, %lld tokens", ws.step, static_cast<long long>(ws.tokens));
+    } else if (ws.timings) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%.0f ms, %.1f tok/s", ws.timings->run_ms, ws.timings->tokens_per_s);
+    }
+    if (!ws.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", ws.error.c_str());
+
+    if (ImGui::CollapsingHeader("Generation settings", ImGuiTreeNodeFlags_DefaultOpen)) draw_settings(ctl);
+
+    ImGui::Separator();
+    const bool any = !ws.list.empty();
+    action_button(ctl, "Accept", Action::Accept, any);
+    ImGui::SameLine();
+    action_button(ctl, "Reject", Action::Reject, any);
+    ImGui::SameLine();
+    action_button(ctl, "Edit", Action::Edit, any);
+    ImGui::SameLine();
+    action_button(ctl, "Undo", Action::Undo, ws.list.can_undo());
+    ImGui::SameLine();
+    action_button(ctl, "Redo", Action::Redo, ws.list.can_redo());
+    ImGui::SameLine();
+    action_button(ctl, "Accept + next", Action::AcceptAndNext, any);
+    ImGui::BeginChild("candidates", ImVec2(0, 0), true);
+    if (!any && !ws.generating()) ImGui::TextDisabled("Candidates appear here. Ctrl+Enter generates; F1 lists every key.");
+    draw_candidates(ctl);
+    ImGui::EndChild();
+    ImGui::End();
+}
+
+}  // namespace t5s::ui

@@ -1,0 +1,93 @@
+#include "settings.h"
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "t5s/history_store.h"
+#include "ui_state.h"
+
+namespace t5s::ui {
+
+namespace {
+std::filesystem::path xdg(const char* var, const char* fallback) {
+    if (const char* v = std::getenv(var); v && *v) return std::filesystem::path(v) / "t5studio";
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home && *home ? home : ".") / fallback / "t5studio";
+}
+}  // namespace
+
+std::filesystem::path config_dir() { return xdg("XDG_CONFIG_HOME", ".config"); }
+std::filesystem::path data_dir() { return xdg("XDG_DATA_HOME", ".local/share"); }
+
+std::string settings_to_json(const AppSettings& s) {
+    nlohmann::json j;
+    j["version"] = 1;
+    j["dpi_scale"] = s.dpi_scale;
+    j["recent_models"] = s.recent_models;
+    j["task_prefix"] = s.task_prefix;
+    j["last_model"] = s.last_model;
+    j["device"] = s.device;
+    j["precision"] = s.precision;
+    j["generation"] = nlohmann::json::parse(generation_options_to_json(s.options));
+    j["random_seed"] = s.random_seed;
+    j["export_path"] = s.export_path;
+    j["batch_path"] = s.batch_path;
+    j["per_row"] = s.per_row;
+    j["imgui_ini"] = s.imgui_ini;
+    return j.dump(2);
+}
+
+AppSettings settings_from_json(const std::string& text, std::string* warning) {
+    AppSettings s;
+    try {
+        const auto j = nlohmann::json::parse(text);
+        s.dpi_scale = std::clamp(j.value("dpi_scale", 1.0f), 0.5f, 3.0f);
+        s.recent_models = j.value("recent_models", std::vector<std::string>{});
+        s.task_prefix = j.value("task_prefix", std::map<std::string, std::string>{});
+        s.last_model = j.value("last_model", std::string());
+        s.device = std::clamp(j.value("device", 0), 0, 2);
+        s.precision = std::clamp(j.value("precision", 0), 0, 3);
+        if (j.contains("generation")) s.options = generation_options_from_json(j["generation"].dump());
+        s.random_seed = j.value("random_seed", true);
+        s.export_path = j.value("export_path", std::string());
+        s.batch_path = j.value("batch_path", std::string());
+        s.per_row = std::clamp(j.value("per_row", 3), 1, 64);
+        s.imgui_ini = j.value("imgui_ini", std::string());
+    } catch (const std::exception& e) {
+        if (warning) *warning = std::string("settings ignored (") + e.what() + ")";
+        return AppSettings{};
+    }
+    return s;
+}
+
+void capture_settings(const UiState& st, AppSettings& s) {
+    s.dpi_scale = st.dpi_scale;
+    s.recent_models = st.model.recent;
+    s.task_prefix = st.model.task_prefix;
+    if (st.model.info) s.task_prefix[st.model.info->dir.string()] = st.ws.task_prefix;
+    s.last_model = st.model.info ? st.model.info->dir.string() : st.model.path_input;
+    s.device = st.model.device;
+    s.precision = st.model.precision;
+    s.options = st.ws.options;
+    s.random_seed = st.ws.random_seed;
+    s.export_path = st.exp.path;
+    s.batch_path = st.batch.path;
+    s.per_row = st.batch.per_row;
+}
+
+void restore_settings(const AppSettings& s, UiState& st) {
+    st.dpi_scale = s.dpi_scale;
+    st.model.recent = s.recent_models;
+    st.model.task_prefix = s.task_prefix;
+    st.model.path_input = s.last_model;
+    st.model.device = s.device;
+    st.model.precision = s.precision;
+    st.ws.options = s.options;
+    st.ws.random_seed = s.random_seed;
+    st.exp.path = s.export_path;
+    st.batch.path = s.batch_path;
+    st.batch.per_row = s.per_row;
+}
+
+}  // namespace t5s::ui

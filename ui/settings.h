@@ -1,0 +1,39 @@
+#pragma once
+// What the app remembers between runs, as JSON in $XDG_CONFIG_HOME/t5studio/settings.json
+// (~/.config/t5studio), next to the ImGui layout. Reading is tolerant: a missing or malformed
+// file gives defaults and a message, never a crash.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "t5s/generation_options.h"
+
+namespace t5s::ui {
+
+struct UiState;
+
+struct AppSettings {
+    float dpi_scale = 1.0f;
+    std::vector<std::string> recent_models;
+    std::map<std::string, std::string> task_prefix;  // per model path
+    std::string last_model;
+    int device = 0, precision = 0;
+    GenerationOptions options;
+    bool random_seed = true;
+    std::string export_path;
+    std::string batch_path;
+    int per_row = 3;
+    std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
+};
+
+std::filesystem::path config_dir();  // $XDG_CONFIG_HOME/t5studio or ~/.config/t5studio
+std::filesystem::path data_dir();    // $XDG_DATA_HOME/t5studio or ~/.local/share/t5studio
+
+std::string settings_to_json(const AppSettings& s);
+AppSettings settings_from_json(const std::string& json, std::string* warning);
+
+void capture_settings(const UiState& state, AppSettings& s);  // view-models -> settings
+void restore_settings(const AppSettings& s, UiState& state);  // settings -> view-models
+
+}  // namespace t5s::ui

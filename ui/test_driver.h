@@ -1,0 +1,53 @@
+#pragma once
+// Replays a test script (see test_script.h) inside the real app: injects keys and characters into
+// ImGui's input state before NewFrame, takes screenshots after rendering, checks exports, and
+// records frame times by what the app was doing (idle / generating / exporting).
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <imgui.h>
+
+#include "controller.h"
+#include "test_script.h"
+
+namespace t5s::ui {
+
+class TestDriver {
+public:
+    TestDriver(std::vector<ScriptStep> steps, std::string screenshot_dir, std::string history_db);
+    ~TestDriver();
+
+    void before_new_frame(ImGuiIO& io, Controller& ctl);   // after the backend's NewFrame
+    void after_render(int fb_width, int fb_height, float fb_scale);
+    void record_frame(double build_ms, double total_ms, const UiState& state);  // build: events..Render()
+    bool finished() const { return done_; }
+    int exit_code() const { return failed_ ? 1 : 0; }
+    void report() const;  // frame-time p50/p99 per phase on stdout
+
+private:
+    void fail(const std::string& message);
+    bool idle(const UiState& s) const;
+    void next();
+
+    std::vector<ScriptStep> steps_;
+    std::string screenshot_dir_;
+    std::string history_db_;
+    size_t pc_ = 0;
+    int phase_ = 0;                 // sub-step state
+    int counter_ = 0;
+    double deadline_ = 0.0;
+    bool done_ = false;
+    bool failed_ = false;
+    int released_key_ = -1;
+    std::string pending_shot_;      // file name
+    std::string pending_panel_;     // "" = whole window
+    std::map<std::string, std::vector<double>> frame_ms_, build_ms_;
+    std::thread filler_;
+    std::atomic<bool> filler_done_{true};
+    std::string filler_error_;
+};
+
+}  // namespace t5s::ui

@@ -1,0 +1,137 @@
+#pragma once
+// View-models of every panel. They change only in Controller::apply(event) and in the user actions
+// of Controller (which also produce commands). No ImGui, no GL, no I/O here.
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "candidate_list.h"
+#include "line_chart.h"
+#include "t5s/engine_thread.h"
+
+namespace t5s::ui {
+
+struct LogLine {
+    bool error = false;
+    std::string text;
+};
+
+struct ModelVm {
+    std::string path_input;                  // the path field
+    std::vector<std::string> recent;         // most recent first (persisted)
+    int device = 0;                          // 0 auto, 1 cpu, 2 cuda
+    int precision = 0;                       // 0 fp32, 1 bf16, 2 fp16, 3 int8
+    int threads = 0;                         // 0 = physical cores
+    JobId load_job = 0;
+    std::optional<ModelInfo> info;
+    double load_ms = 0.0;
+    std::string recommended;          // measured default precision/device, one line
+    std::string error;
+    // Folder browser.
+    std::string browser_dir;
+    std::vector<DirEntry> browser_entries;
+    std::string browser_error;
+    JobId browser_job = 0;
+    std::map<std::string, std::string> task_prefix;  // model path -> prefix (persisted)
+};
+
+struct WorkspaceVm {
+    std::string source;
+    std::string task_prefix = "paraphrase: ";
+    GenerationOptions options;               // the sliders
+    bool random_seed = true;
+    JobId job = 0;                           // running generation
+    int step = 0;
+    int64_t tokens = 0;
+    CandidateList list;
+    bool editing = false;
+    std::string edit_buffer;
+    bool focus_edit = false;                 // one-shot: give the editor keyboard focus
+    bool focus_source = false;               // one-shot
+    std::string error;
+    std::optional<Timings> timings;
+    GenerationOptions used;                  // settings of the shown candidates
+    // Review queue (rows of a file walked one by one).
+    std::vector<std::string> queue;
+    int queue_pos = -1;
+    // Decisions made per generation (for checks and the status line): generation id -> pairs.
+    std::map<GenerationId, std::vector<std::pair<std::string, std::string>>> decided;
+    int pending_decisions = 0;               // RecordDecision commands not yet confirmed
+    bool generating() const { return job != 0; }
+};
+
+enum class BatchPhase { Idle, Loading, Ready, Running, Paused, Done, Failed };
+
+struct BatchVm {
+    std::string path;
+    std::string column;
+    std::vector<std::string> columns;
+    std::vector<std::string> rows;
+    std::vector<std::string> warnings;
+    JobId dataset_job = 0;
+    int per_row = 3;
+    std::string name;                        // history origin "batch:NAME#row"
+    JobId job = 0;
+    BatchPhase phase = BatchPhase::Idle;
+    int64_t done = 0, total = 0;
+    double rate = 0.0, eta_s = -1.0;
+    std::vector<std::string> preview;        // first candidate per finished row
+    std::string error;
+};
+
+struct HistoryVm {
+    std::string search;
+    bool accepted_only = false;
+    std::vector<GenerationId> page_starts{0};  // keyset paging: after_id of each visited page
+    HistoryPage page;
+    int64_t total = -1;
+    JobId job = 0;
+    int selected = -1;
+    bool stale = true;                       // refresh when next drawn
+    bool focus_search = false;
+    std::string error;
+    int page_size = 25;
+};
+
+struct ExportVm {
+    bool open = false;
+    std::string path;
+    int format = 0;                          // 0 jsonl, 1 csv, 2 tsv
+    bool accepted_only = true;
+    bool dedupe = false;
+    bool include_originals = false;
+    JobId job = 0;
+    int64_t done = 0, total = 0;
+    bool confirm_overwrite = false;          // FileExists came back
+    std::optional<ExportResult> result;
+    std::string error;
+};
+
+struct MonitorVm {
+    RingSeries rss{2400}, cuda_allocated{2400}, cuda_reserved{2400}, cuda_peak{2400}, device_used{2400};
+    RingSeries tokens_per_s{2400}, queue{2400};
+    std::optional<TelemetrySample> last;
+    double window_s = 120.0;
+};
+
+struct UiState {
+    ModelVm model;
+    WorkspaceVm ws;
+    BatchVm batch;
+    HistoryVm history;
+    ExportVm exp;
+    MonitorVm monitor;
+    std::deque<LogLine> log;                 // last 200 lines
+    bool engine_dead = false;
+    std::string death_message;
+    bool show_help = false;
+    float dpi_scale = 1.0f;
+    bool reset_layout = false;               // one-shot: panels back to defaults
+    bool focus_model_path = false;
+    bool focus_batch = false;
+    std::map<JobId, std::string> job_kind;   // running jobs (for the status bar)
+};
+
+}  // namespace t5s::ui
