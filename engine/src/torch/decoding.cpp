@@ -190,7 +190,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
         finished = gather_beams(merged_fin, best);
 
         // Reorder the cache to follow the surviving beams.
-        T5Network::select_rows(state, running_beam_idx.select(2, cur_len - prompt_len).reshape({B * nb}));
+        T5Network::reorder_beams(state, running_beam_idx.select(2, cur_len - prompt_len).reshape({B * nb}));
         cur_len += 1;
         report_step(control, static_cast<int>(cur_len - prompt_len), static_cast<int>(B * nb), B * nb);
 

@@ -1,6 +1,9 @@
 #include "torch/t5_network.h"
 
+#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
 #include <limits>
@@ -160,7 +163,8 @@ void T5Network::quantize_int8() {
         }
         l.weight = at::Tensor();
     };
-    // Quantise the matmuls of the blocks; embedding and head stay in higher precision for quality.
+    // Quantise every matmul, the output head included: at batch 1 decoding is memory-bound and the
+    // head alone is d_model x vocab. The embedding lookup keeps its full-precision table.
     if (!fused_) fuse_for_inference();
     // After fusing, q/k/v are only reached through qkv (and cross k/v through kv): drop the views.
     for (auto& l : encoder_) {
@@ -175,6 +179,8 @@ void T5Network::quantize_int8() {
             quantize(*x);
         }
     }
+    quantize(head_);
+    if (!config_.tie_word_embeddings) lm_head_ = at::Tensor();  // only the int8 head is used now
 }
 
 int64_t T5Network::weight_bytes() const {
@@ -188,7 +194,9 @@ int64_t T5Network::weight_bytes() const {
         return b;
     };
     auto ff = [&](const FeedForwardWeights& f) { return f.wi.bytes() + f.wi_0.bytes() + f.wi_1.bytes() + f.wo.bytes(); };
-    int64_t total = tensor(shared_) + (config_.tie_word_embeddings ? 0 : tensor(lm_head_)) + tensor(enc_final_ln_) + tensor(dec_final_ln_);
+    // The head shares the embedding's storage when tied and unquantised.
+    const bool head_is_embedding = head_.weight.defined() && head_.weight.is_same(shared_);
+    int64_t total = tensor(shared_) + (head_is_embedding ? 0 : head_.bytes()) + tensor(enc_final_ln_) + tensor(dec_final_ln_);
     for (const auto& l : encoder_) total += attn(l.attn) + ff(l.ff) + tensor(l.ln_attn) + tensor(l.ln_ff);
     for (const auto& l : decoder_) total += attn(l.self_attn) + attn(l.cross_attn) + ff(l.ff) + tensor(l.ln_self) + tensor(l.ln_cross) + tensor(l.ln_ff);
     return total;
@@ -284,6 +292,143 @@ at::Tensor T5Network::position_bias(const at::Tensor& bias_weight, int64_t query
 }
 
 // ---------------------------------------------------------------------------------------------
+// Gradient checkpointing: a custom autograd function per block. Forward runs the block without
+// building a graph and saves only its inputs; backward restores the RNG and autocast state of the
+// forward pass, re-runs the block with grad and differentiates it (torch.utils.checkpoint's
+// non-reentrant idea, written as a reentrant C++ Function).
+
+namespace {
+
+std::vector<at::Tensor> linear_weights(std::initializer_list<const Linear*> ls) {
+    std::vector<at::Tensor> out;
+    for (const Linear* l : ls)
+        if (l->weight.defined()) out.push_back(l->weight);
+    return out;
+}
+
+std::vector<at::Tensor> block_params(const EncoderLayer& l) {
+    auto w = linear_weights({&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.ff.wi, &l.ff.wi_0, &l.ff.wi_1, &l.ff.wo});
+    w.push_back(l.ln_attn);
+    w.push_back(l.ln_ff);
+    return w;
+}
+
+std::vector<at::Tensor> block_params(const DecoderLayer& l) {
+    auto w = linear_weights({&l.self_attn.q, &l.self_attn.k, &l.self_attn.v, &l.self_attn.o, &l.cross_attn.q, &l.cross_attn.k,
+                             &l.cross_attn.v, &l.cross_attn.o, &l.ff.wi, &l.ff.wi_0, &l.ff.wi_1, &l.ff.wo});
+    for (const at::Tensor& t : {l.ln_self, l.ln_cross, l.ln_ff}) w.push_back(t);
+    return w;
+}
+
+struct AutocastState {
+    bool cpu = false, cuda = false;
+    at::ScalarType cpu_dtype = at::kBFloat16, cuda_dtype = at::kHalf;
+    static AutocastState current() {
+        return {at::autocast::is_autocast_enabled(at::kCPU), at::autocast::is_autocast_enabled(at::kCUDA),
+                at::autocast::get_autocast_dtype(at::kCPU), at::autocast::get_autocast_dtype(at::kCUDA)};
+    }
+    void apply() const {
+        at::autocast::set_autocast_enabled(at::kCPU, cpu);
+        at::autocast::set_autocast_enabled(at::kCUDA, cuda);
+        at::autocast::set_autocast_dtype(at::kCPU, cpu_dtype);
+        at::autocast::set_autocast_dtype(at::kCUDA, cuda_dtype);
+    }
+};
+
+at::Generator default_generator(at::Device device) {
+    return at::globalContext().defaultGenerator(device.is_cuda() ? at::Device(at::kCUDA, device.index() < 0 ? 0 : device.index()) : at::Device(at::kCPU));
+}
+
+}  // namespace
+
+bool T5Network::checkpoint_blocks() const { return checkpointing_ && training_ && at::GradMode::is_enabled(); }
+
+struct BlockCheckpoint : torch::autograd::Function<BlockCheckpoint> {
+    static at::Tensor run(const T5Network& net, int64_t index, bool decoder, const std::vector<at::Tensor>& a) {
+        if (decoder) return net.decoder_layer(net.decoder_[index], a[0], a[1], a[2], a[3]);
+        return net.encoder_layer(net.encoder_[index], a[0], a[1]);
+    }
+
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::TensorList acts_in,
+                                                  at::TensorList params, int64_t net_ptr, int64_t index, bool decoder) {
+        const std::vector<at::Tensor> acts = acts_in.vec();
+        const auto* net = reinterpret_cast<const T5Network*>(net_ptr);
+        ctx->saved_data["net"] = net_ptr;
+        ctx->saved_data["index"] = index;
+        ctx->saved_data["decoder"] = decoder;
+        ctx->saved_data["acts"] = static_cast<int64_t>(acts.size());
+        const AutocastState ac = AutocastState::current();
+        ctx->saved_data["ac_cpu"] = ac.cpu;
+        ctx->saved_data["ac_cuda"] = ac.cuda;
+        ctx->saved_data["ac_cpu_dtype"] = static_cast<int64_t>(ac.cpu_dtype);
+        ctx->saved_data["ac_cuda_dtype"] = static_cast<int64_t>(ac.cuda_dtype);
+        if (net->training_ && net->dropout_ > 0) {  // replay the same dropout masks in backward
+            at::Generator gen = default_generator(net->device_);
+            std::lock_guard<std::mutex> lock(gen.mutex());
+            ctx->saved_data["rng"] = gen.get_state();
+        }
+        std::vector<at::Tensor> saved = acts;
+        saved.insert(saved.end(), params.begin(), params.end());
+        ctx->save_for_backward(saved);
+        return {run(*net, index, decoder, acts)};
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad_out) {
+        const auto* net = reinterpret_cast<const T5Network*>(ctx->saved_data["net"].toInt());
+        const int64_t index = ctx->saved_data["index"].toInt();
+        const bool decoder = ctx->saved_data["decoder"].toBool();
+        const auto n_acts = static_cast<size_t>(ctx->saved_data["acts"].toInt());
+        std::vector<at::Tensor> saved = ctx->get_saved_variables();
+        std::vector<at::Tensor> acts, targets;
+        std::vector<int> target_slot;  // index into `saved` of each target
+        for (size_t i = 0; i < saved.size(); ++i) {
+            const bool needs = ctx->needs_input_grad(i) && saved[i].defined();
+            if (i < n_acts) {
+                at::Tensor a = saved[i].defined() ? saved[i].detach() : saved[i];
+                if (needs) a.requires_grad_(true);
+                acts.push_back(a);
+                if (needs) targets.push_back(a), target_slot.push_back(static_cast<int>(i));
+            } else if (needs) {
+                targets.push_back(saved[i]), target_slot.push_back(static_cast<int>(i));
+            }
+        }
+        at::Tensor out;
+        {
+            // Fork the RNG: replay the forward's state, then put the current one back.
+            at::Generator gen = default_generator(net->device_);
+            at::Tensor now;
+            const bool replay = ctx->saved_data.count("rng") > 0;
+            if (replay) {
+                std::lock_guard<std::mutex> lock(gen.mutex());
+                now = gen.get_state();
+                gen.set_state(ctx->saved_data["rng"].toTensor());
+            }
+            const AutocastState before = AutocastState::current();
+            AutocastState{ctx->saved_data["ac_cpu"].toBool(), ctx->saved_data["ac_cuda"].toBool(),
+                          static_cast<at::ScalarType>(ctx->saved_data["ac_cpu_dtype"].toInt()),
+                          static_cast<at::ScalarType>(ctx->saved_data["ac_cuda_dtype"].toInt())}
+                .apply();
+            {
+                at::AutoGradMode grad(true);
+                out = run(*net, index, decoder, acts);
+            }
+            before.apply();
+            if (replay) {
+                std::lock_guard<std::mutex> lock(gen.mutex());
+                gen.set_state(now);
+            }
+        }
+        torch::autograd::variable_list result(saved.size() + 3);
+        if (!targets.empty()) {
+            auto grads = torch::autograd::grad({out}, targets, {grad_out[0]}, /*retain_graph=*/false, /*create_graph=*/false,
+                                               /*allow_unused=*/true);
+            for (size_t k = 0; k < grads.size(); ++k) result[target_slot[k]] = grads[k];
+        }
+        return result;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Encoder / decoder (whole sequences)
 
 at::Tensor T5Network::encoder_layer(const EncoderLayer& l, const at::Tensor& h_in, const at::Tensor& bias) const {
@@ -298,7 +443,16 @@ at::Tensor T5Network::encode(const at::Tensor& input_ids, const at::Tensor& atte
     const int64_t S = input_ids.size(1);
     at::Tensor h = dropout(at::embedding(shared_, input_ids));
     at::Tensor bias = position_bias(encoder_[0].attn.relative_bias, S, S, true) + mask_to_bias(attention_mask);
-    for (const auto& l : encoder_) h = encoder_layer(l, h, bias);
+    for (size_t i = 0; i < encoder_.size(); ++i) {
+        if (checkpoint_blocks()) {
+            // TensorList (not std::vector) so that autograd sees every element as an input.
+            const std::vector<at::Tensor> acts{h, bias}, weights = block_params(encoder_[i]);
+            h = BlockCheckpoint::apply(at::TensorList(acts), at::TensorList(weights), reinterpret_cast<int64_t>(this),
+                                       static_cast<int64_t>(i), false)[0];
+        } else {
+            h = encoder_layer(encoder_[i], h, bias);
+        }
+    }
     return dropout(rms_norm(h, enc_final_ln_));
 }
 
@@ -329,7 +483,15 @@ at::Tensor T5Network::decode(const at::Tensor& decoder_input_ids, const at::Tens
     at::Tensor causal_bias = at::zeros({T, T}, h.options()).masked_fill(causal, min);
     at::Tensor self_bias = position_bias(decoder_[0].self_attn.relative_bias, T, T, false) + causal_bias;
     at::Tensor cross_bias = mask_to_bias(attention_mask);
-    for (const auto& l : decoder_) h = decoder_layer(l, h, self_bias, encoder_hidden, cross_bias);
+    for (size_t i = 0; i < decoder_.size(); ++i) {
+        if (checkpoint_blocks()) {
+            const std::vector<at::Tensor> acts{h, self_bias, encoder_hidden, cross_bias}, weights = block_params(decoder_[i]);
+            h = BlockCheckpoint::apply(at::TensorList(acts), at::TensorList(weights), reinterpret_cast<int64_t>(this),
+                                       static_cast<int64_t>(i), true)[0];
+        } else {
+            h = decoder_layer(decoder_[i], h, self_bias, encoder_hidden, cross_bias);
+        }
+    }
     return dropout(rms_norm(h, dec_final_ln_));
 }
 
@@ -396,7 +558,31 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
 }
 
 void T5Network::select_rows(DecoderState& st, const at::Tensor& rows) {
-    for (auto* list : {&st.self_k, &st.self_v, &st.cross_k, &st.cross_v}) {
+    // Only the filled part of the self-attention cache is gathered (not its whole capacity).
+    const int64_t len = st.length;
+    for (auto* list : {&st.self_k, &st.self_v}) {
+        for (auto& t : *list) {
+            at::Tensor fresh = at::empty({rows.size(0), t.size(1), t.size(2), t.size(3)}, t.options());
+            if (len > 0) fresh.narrow(2, 0, len).copy_(t.narrow(2, 0, len).index_select(0, rows));
+            t = fresh;
+        }
+    }
+    select_encoder_rows(st, rows);
+}
+
+void T5Network::reorder_beams(DecoderState& st, const at::Tensor& rows) {
+    // Beams of one input share its encoder output, so cross-attention K/V need no reordering.
+    const int64_t len = st.length;
+    for (auto* list : {&st.self_k, &st.self_v}) {
+        for (auto& t : *list) {
+            at::Tensor gathered = t.narrow(2, 0, len).index_select(0, rows);
+            t.narrow(2, 0, len).copy_(gathered);
+        }
+    }
+}
+
+void T5Network::select_encoder_rows(DecoderState& st, const at::Tensor& rows) {
+    for (auto* list : {&st.cross_k, &st.cross_v}) {
         for (auto& t : *list) t = t.index_select(0, rows);
     }
     st.cross_bias = st.cross_bias.index_select(0, rows);

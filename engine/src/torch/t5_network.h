@@ -84,7 +84,11 @@ public:
 
     // Training knobs.
     void set_training(bool training, double dropout_rate) { training_ = training, dropout_ = dropout_rate; }
+    // Recompute each encoder/decoder block in backward instead of keeping its activations (only
+    // the block inputs are saved). Active when training with grad mode on; dropout masks and autocast
+    // state are replayed, so loss and gradients equal the non-checkpointed ones.
     void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+    bool gradient_checkpointing() const { return checkpointing_; }
 
     // input_ids [B, S] long; attention_mask [B, S] (1 = token, 0 = pad). Returns [B, S, d_model].
     at::Tensor encode(const at::Tensor& input_ids, const at::Tensor& attention_mask) const;
@@ -101,8 +105,10 @@ public:
     DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity) const;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const;
-    // Keeps (and reorders) batch rows: beam reordering and compaction of finished rows.
+    // Keeps (and reorders) batch rows: compaction of finished rows.
     static void select_rows(DecoderState& state, const at::Tensor& rows);
+    // Beam reordering: `rows` only permutes beams within each input (cross-attention untouched).
+    static void reorder_beams(DecoderState& state, const at::Tensor& rows);
 
     // Relative position buckets exactly as transformers computes them.
     static at::Tensor relative_position_bucket(const at::Tensor& relative_position, bool bidirectional,
@@ -111,6 +117,7 @@ public:
 
 private:
     at::Tensor mask_to_bias(const at::Tensor& attention_mask) const;  // [B,S] -> [B,1,1,S]
+    static void select_encoder_rows(DecoderState& state, const at::Tensor& rows);
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
     at::Tensor feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const;
     at::Tensor split_heads(const at::Tensor& x) const;  // [B,T,inner] -> [B,H,T,dk]
@@ -121,6 +128,8 @@ private:
     at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias,
                              const at::Tensor& enc, const at::Tensor& cross_bias) const;
     at::Tensor dropout(const at::Tensor& x) const;
+    bool checkpoint_blocks() const;
+    friend struct BlockCheckpoint;  // t5_network.cpp: recompute-in-backward for one block
     at::Tensor clamp_fp16(const at::Tensor& x) const;
     void bind_weights();
 
