@@ -13,5 +13,5 @@ add_test(NAME test_history COMMAND test_history)
 set_tests_properties(test_history PROPERTIES TIMEOUT 300 LABELS history)
 
 # Benchmark (not a test): build/tests/history_bench [ROWS] [DB_DIR]
-add_executable(history_bench "${CMAKE_CURRENT_SOURCE_DIR}/bench/history_bench.cpp")
+add_executable(history_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/history_bench.cpp")
 target_link_libraries(history_bench PRIVATE t5s_history)

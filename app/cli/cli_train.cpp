@@ -1,0 +1,120 @@
+// t5studio train: fine-tune an HF checkpoint (--model DIR) or train from scratch (--init-config FILE)
+// on JSONL/CSV/TSV pairs. JSONL log per step (--log), progress on stderr, HF-format checkpoints.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "t5s/error.h"
+#include "t5s/trainer.h"
+
+namespace t5s::cli {
+namespace {
+
+std::string fmt_duration(double s) {
+    if (s < 0 || s > 1e8) return "?";
+    char buf[32];
+    const int t = static_cast<int>(s + 0.5);
+    std::snprintf(buf, sizeof buf, "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+    return buf;
+}
+
+void print_event(const TrainingEvent& e) {
+    using K = TrainingEvent::Kind;
+    char buf[512];
+    switch (e.kind) {
+        case K::Report:
+        case K::Plan:
+        case K::Message: std::cerr << e.message << "\n"; break;
+        case K::Step:
+            std::snprintf(buf, sizeof buf, "step %lld/%lld  epoch %.2f  loss %.4f  lr %.3g  |g| %.3g  %.0f tok/s  mem %.0f MiB  eta %s\n",
+                          static_cast<long long>(e.step), static_cast<long long>(e.total_steps), e.epoch, e.loss, e.lr, e.grad_norm,
+                          e.tokens_per_s, e.memory_bytes / 1048576.0, fmt_duration(e.eta_s).c_str());
+            std::cerr << buf;
+            break;
+        case K::Eval:
+            std::snprintf(buf, sizeof buf, "eval step %lld: loss %.4f (best %.4f)\n", static_cast<long long>(e.step), e.eval_loss,
+                          e.best_eval_loss);
+            std::cerr << buf;
+            for (const auto& s : e.samples) std::cerr << "  > " << s.source << "\n    = " << s.prediction << "\n";
+            break;
+        case K::Checkpoint: std::cerr << "saved " << e.message << "\n"; break;
+        case K::Finished:
+            std::snprintf(buf, sizeof buf, "finished (%s) at step %lld in %s; peak memory %.0f MiB; model in %s\n", e.stop_reason.c_str(),
+                          static_cast<long long>(e.step), fmt_duration(e.elapsed_s).c_str(), e.peak_memory_bytes / 1048576.0,
+                          e.message.c_str());
+            std::cerr << buf;
+            break;
+    }
+}
+
+}  // namespace
+
+int run_train(const Argv& argv) {
+    Args a(argv, {"grad-checkpointing", "resume", "no-group-by-length", "plan-only", "save-bf16"},
+           {"model", "init-config", "data", "eval-data", "out", "steps", "epochs", "batch-size", "grad-accum", "lr", "optimizer",
+            "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
+            "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
+            "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time"});
+    TrainingOptions o;
+    o.model_dir = a.get("model");
+    o.init_config = a.get("init-config");
+    o.data_file = a.get("data");
+    o.extra_data_files = a.all("extra-data");
+    o.eval_file = a.get("eval-data");
+    o.out_dir = a.get("out");
+    if (a.has("steps") && a.has("epochs")) throw UsageError("give --steps or --epochs, not both");
+    o.steps = a.get_int64("steps", 0);
+    o.epochs = a.get_double("epochs", 1.0);
+    o.batch_size = a.get_int("batch-size", o.batch_size);
+    o.grad_accum = a.get_int("grad-accum", o.grad_accum);
+    o.lr = a.get_double("lr", -1);
+    if (a.has("lr") && !(o.lr > 0)) throw UsageError("--lr must be > 0");
+    o.optimizer = parse_optimizer(a.get("optimizer", "adamw"));
+    o.schedule = parse_schedule(a.get("schedule", "linear"));
+    o.warmup_steps = a.get_int64("warmup", 0);
+    o.weight_decay = a.get_double("weight-decay", 0.0);
+    o.max_grad_norm = a.get_double("max-grad-norm", 1.0);
+    o.dropout = a.get_double("dropout", -1);
+    if (a.has("dropout") && o.dropout < 0) throw UsageError("--dropout must be in [0, 1)");
+    o.precision = parse_train_precision(a.get("precision", "fp32"));
+    o.gradient_checkpointing = a.has("grad-checkpointing");
+    o.max_source_len = a.get_int("max-source-len", o.max_source_len);
+    o.max_target_len = a.get_int("max-target-len", o.max_target_len);
+    o.eval_every = a.get_int64("eval-every", 0);
+    o.save_every = a.get_int64("save-every", 0);
+    o.resume = a.has("resume");
+    o.seed = static_cast<uint64_t>(a.get_int64("seed", 42));
+    o.data.on_bad_row = parse_bad_row_policy(a.get("on-bad-row", "skip"));
+    o.data.source_field = a.get("source-field");
+    o.data.target_field = a.get("target-field");
+    o.data.source_prefix = a.get("source-prefix");
+    o.log_file = a.get("log");
+    o.eval_split = a.get_double("eval-split", o.eval_split);
+    o.max_eval_pairs = a.get_int64("max-eval-pairs", o.max_eval_pairs);
+    o.keep_last = a.get_int("keep-last", o.keep_last);
+    o.patience = a.get_int("patience", 0);
+    o.vocab_size = a.get_int("vocab-size", o.vocab_size);
+    o.threads = a.get_int("threads", 0);
+    o.sample_count = a.get_int("samples", o.sample_count);
+    o.log_every = a.get_int("log-every", 1);
+    o.group_by_length = !a.has("no-group-by-length");
+    o.save_dtype_bf16 = a.has("save-bf16");
+    o.max_time_s = a.get_double("max-time", 0) ;
+    const std::string dev = a.get("device", "auto");
+    if (dev == "auto") o.device = TrainDevice::Auto;
+    else if (dev == "cpu") o.device = TrainDevice::Cpu;
+    else if (dev == "cuda") o.device = TrainDevice::Cuda;
+    else throw UsageError("unknown --device '" + dev + "' (expected auto, cpu or cuda)");
+    validate_training_options(o);
+
+    TrainingJob job(o);
+    TrainingResult r = job.run(print_event);
+    std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
+              << ", \"stop_reason\": \"" << r.stop_reason << "\", \"elapsed_s\": " << r.elapsed_s
+              << ", \"peak_memory_bytes\": " << r.peak_memory_bytes << "}\n";
+    return 0;
+}
+
+}  // namespace t5s::cli

@@ -1,0 +1,22 @@
+#pragma once
+// Process / device memory numbers for progress events and the memory plan.
+#include <cstdint>
+#include <string>
+
+namespace t5s {
+
+struct MemorySample {
+    int64_t current = 0;  // RSS (CPU) or allocated bytes (CUDA)
+    int64_t peak = 0;     // VmHWM (CPU) or peak allocated (CUDA)
+};
+
+MemorySample host_memory();
+int64_t host_available_bytes();  // MemAvailable from /proc/meminfo
+
+// CUDA (only when built with T5S_WITH_CUDA and a GPU exists; zeros otherwise).
+MemorySample cuda_memory(int device);
+int64_t cuda_free_bytes(int device);
+void cuda_reset_peak(int device);
+void cuda_empty_cache();
+
+}  // namespace t5s

@@ -1,0 +1,112 @@
+// Peak-memory estimate for a training configuration: weights, gradients, optimizer state and the
+// activations autograd keeps (with and without gradient checkpointing).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "t5s/error.h"
+#include "t5s/model_config.h"
+#include "t5s/trainer.h"
+#include "trainer/memory.h"
+
+namespace t5s {
+namespace {
+
+int64_t count_parameters(const ModelConfig& c) {
+    const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff, H = c.num_heads;
+    const int64_t ff = (c.is_gated_act ? 3 : 2) * d * f;
+    const int64_t attn = 4 * d * i;
+    int64_t p = c.vocab_size * d;                          // shared
+    p += c.num_layers * (attn + ff + 2 * d) + c.relative_attention_num_buckets * H + d;
+    p += c.num_decoder_layers * (2 * attn + ff + 3 * d) + c.relative_attention_num_buckets * H + d;
+    if (!c.tie_word_embeddings) p += c.vocab_size * d;
+    return p;
+}
+
+struct Activations {
+    int64_t full = 0, ckpt = 0;
+};
+
+// Elements autograd keeps alive, per the ops in T5Network (rough but on the safe side).
+Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout) {
+    const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1), H = c.num_heads;
+    const int64_t m = dropout ? 1 : 0;  // dropout masks (stored as bytes/bools; counted as one element per 4)
+    const int64_t enc_layer = B * S * (6 * d + 4 * i + 3 * f) + (3 + m) * B * H * S * S;
+    const int64_t dec_layer = B * T * (12 * d + 8 * i + 3 * f) + B * S * 2 * i + (3 + m) * B * H * (T * T + T * S);
+    const int64_t head = 3 * B * T * c.vocab_size;  // logits, log-softmax, their gradient
+    const int64_t embed = B * (S + T) * d * 2;
+    Activations a;
+    a.full = c.num_layers * enc_layer + c.num_decoder_layers * dec_layer + head + embed;
+    a.ckpt = c.num_layers * B * S * d + c.num_decoder_layers * B * T * d + std::max(enc_layer, dec_layer) + head + embed;
+    return a;
+}
+
+std::string gib(int64_t b) {
+    std::ostringstream o;
+    o.precision(b >= (int64_t(1) << 30) ? 2 : 1);
+    if (b >= (int64_t(1) << 30)) o << std::fixed << b / double(int64_t(1) << 30) << " GiB";
+    else o << std::fixed << b / double(1 << 20) << " MiB";
+    return o.str();
+}
+
+}  // namespace
+
+MemoryEstimate estimate_training_memory(const std::string& config_json_text, const TrainingOptions& o, int64_t free_bytes) {
+    ModelConfig c = parse_model_config(config_json_text, "config");
+    MemoryEstimate e;
+    const bool cuda = o.device == TrainDevice::Cuda;
+    e.device = cuda ? "cuda:0" : "cpu";
+    e.parameters = count_parameters(c);
+    e.weight_bytes = e.parameters * 4;  // master weights stay fp32 (autocast)
+    e.gradient_bytes = e.parameters * 4;
+    if (o.optimizer == OptimizerKind::AdamW) {
+        e.optimizer_bytes = e.parameters * 8;
+    } else {
+        // Factored second moments: rows + cols per matrix (~ (r + c) / (r * c) of the parameters).
+        const int64_t d = c.d_model;
+        e.optimizer_bytes = (e.parameters / std::max<int64_t>(1, d)) * 8 + (c.vocab_size + d) * 4;
+    }
+    const double act_bytes = o.precision == TrainPrecision::Fp32 ? 4.0 : 3.0;  // autocast keeps fp32 where it must
+    const double dropout = o.dropout >= 0 ? o.dropout : c.dropout_rate;
+    auto acts = [&](int64_t B) {
+        Activations a = activation_elements(c, B, o.max_source_len, o.max_target_len, dropout > 0);
+        return std::pair<int64_t, int64_t>{static_cast<int64_t>(a.full * act_bytes), static_cast<int64_t>(a.ckpt * act_bytes)};
+    };
+    auto [full, ckpt] = acts(o.batch_size);
+    e.activation_bytes_no_ckpt = full;
+    e.activation_bytes_ckpt = ckpt;
+    e.activation_bytes = o.gradient_checkpointing ? ckpt : full;
+    const int64_t fixed = e.weight_bytes + e.gradient_bytes + e.optimizer_bytes;
+    auto total_for = [&](int64_t act) { return static_cast<int64_t>((fixed + act) * 1.1) + (cuda ? (int64_t(600) << 20) : (int64_t(300) << 20)); };
+    e.total_bytes = total_for(e.activation_bytes);
+    if (free_bytes < 0) free_bytes = cuda ? cuda_free_bytes(0) : host_available_bytes();
+    e.free_bytes = free_bytes;
+    e.fits = free_bytes <= 0 || e.total_bytes <= free_bytes;
+    e.suggested_batch_size = 0;
+    if (free_bytes > 0) {
+        int64_t lo = 0, hi = 4096;
+        while (lo < hi) {
+            const int64_t mid = (lo + hi + 1) / 2;
+            auto [f2, c2] = acts(mid);
+            if (total_for(o.gradient_checkpointing ? c2 : f2) <= free_bytes * 9 / 10) lo = mid;
+            else hi = mid - 1;
+        }
+        e.suggested_batch_size = static_cast<int>(lo);
+    }
+    return e;
+}
+
+std::string MemoryEstimate::to_text() const {
+    std::ostringstream o;
+    o << "memory plan (" << device << "): " << parameters << " parameters; weights " << gib(weight_bytes) << ", gradients "
+      << gib(gradient_bytes) << ", optimizer " << gib(optimizer_bytes) << ", activations " << gib(activation_bytes)
+      << " (without checkpointing " << gib(activation_bytes_no_ckpt) << ", with " << gib(activation_bytes_ckpt) << "); peak ~"
+      << gib(total_bytes);
+    if (free_bytes > 0) {
+        o << " of " << gib(free_bytes) << " free" << (fits ? "" : " - DOES NOT FIT");
+        o << "; largest micro-batch that fits: " << suggested_batch_size;
+    }
+    return o.str();
+}
+
+}  // namespace t5s

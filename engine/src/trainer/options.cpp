@@ -1,0 +1,63 @@
+#include <cmath>
+
+#include "t5s/error.h"
+#include "t5s/trainer.h"
+
+namespace t5s {
+namespace {
+[[noreturn]] void bad(const std::string& m) { throw Error(ErrorCode::InvalidArgument, m); }
+}  // namespace
+
+OptimizerKind parse_optimizer(const std::string& s) {
+    if (s == "adamw") return OptimizerKind::AdamW;
+    if (s == "adafactor") return OptimizerKind::Adafactor;
+    bad("unknown optimizer '" + s + "' (expected adamw or adafactor)");
+}
+ScheduleKind parse_schedule(const std::string& s) {
+    if (s == "constant") return ScheduleKind::Constant;
+    if (s == "linear") return ScheduleKind::Linear;
+    if (s == "cosine") return ScheduleKind::Cosine;
+    bad("unknown schedule '" + s + "' (expected constant, linear or cosine)");
+}
+TrainPrecision parse_train_precision(const std::string& s) {
+    if (s == "fp32") return TrainPrecision::Fp32;
+    if (s == "bf16") return TrainPrecision::Bf16;
+    if (s == "fp16") return TrainPrecision::Fp16;
+    bad("unknown precision '" + s + "' (expected fp32, bf16 or fp16)");
+}
+BadRowPolicy parse_bad_row_policy(const std::string& s) {
+    if (s == "skip") return BadRowPolicy::Skip;
+    if (s == "fail") return BadRowPolicy::Fail;
+    bad("unknown --on-bad-row '" + s + "' (expected skip or fail)");
+}
+const char* to_string(OptimizerKind v) { return v == OptimizerKind::AdamW ? "adamw" : "adafactor"; }
+const char* to_string(ScheduleKind v) {
+    return v == ScheduleKind::Constant ? "constant" : v == ScheduleKind::Linear ? "linear" : "cosine";
+}
+const char* to_string(TrainPrecision v) { return v == TrainPrecision::Fp32 ? "fp32" : v == TrainPrecision::Bf16 ? "bf16" : "fp16"; }
+
+void validate_training_options(const TrainingOptions& o) {
+    if (o.model_dir.empty() == o.init_config.empty()) bad("give exactly one of --model DIR (fine-tune) or --init-config FILE (from scratch)");
+    if (o.data_file.empty()) bad("--data FILE is required");
+    if (o.out_dir.empty()) bad("--out DIR is required");
+    if (o.steps < 0) bad("--steps must be >= 0");
+    if (o.steps == 0 && !(o.epochs > 0)) bad("--epochs must be > 0");
+    if (o.batch_size < 1) bad("--batch-size must be >= 1");
+    if (o.grad_accum < 1) bad("--grad-accum must be >= 1");
+    if (o.lr == 0 || (o.lr < 0 && o.lr != -1) || std::isnan(o.lr)) bad("--lr must be > 0");
+    if (o.warmup_steps < 0) bad("--warmup must be >= 0");
+    if (o.weight_decay < 0) bad("--weight-decay must be >= 0");
+    if (o.max_grad_norm < 0) bad("--max-grad-norm must be >= 0 (0 = no clipping)");
+    if (o.dropout != -1 && (o.dropout < 0 || o.dropout >= 1)) bad("--dropout must be in [0, 1)");
+    if (o.max_source_len < 2 || o.max_target_len < 2) bad("--max-source-len/--max-target-len must be >= 2");
+    if (o.eval_every < 0 || o.save_every < 0) bad("--eval-every/--save-every must be >= 0");
+    if (o.keep_last < 1) bad("--keep-last must be >= 1");
+    if (o.patience < 0) bad("--patience must be >= 0");
+    if (o.eval_split < 0 || o.eval_split >= 1) bad("--eval-split must be in [0, 1)");
+    if (o.vocab_size < 100) bad("--vocab-size must be >= 100");
+    if (o.threads < 0) bad("--threads must be >= 0");
+    if (o.log_every < 1) bad("log_every must be >= 1");
+    if (o.precision == TrainPrecision::Fp16 && o.device == TrainDevice::Cpu) bad("--precision fp16 needs CUDA; use bf16 on the CPU");
+}
+
+}  // namespace t5s

@@ -1,0 +1,28 @@
+# t5s_trainer: local fine-tuning / training from scratch (issue 5). Torch-free public header
+# (t5s/trainer.h); LibTorch linked PRIVATE.
+add_library(t5s_trainer STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/data.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/batching.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/options.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/spm_train.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory_plan.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/optim.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/core.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/checkpoint.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
+)
+target_include_directories(t5s_trainer PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(t5s_trainer PUBLIC t5s_engine PRIVATE ${TORCH_LIBRARIES})
+target_compile_options(t5s_trainer PRIVATE ${TORCH_CXX_FLAGS})
+if(T5S_WITH_CUDA)
+  target_compile_definitions(t5s_trainer PRIVATE T5S_WITH_CUDA=1)
+endif()
+# sentencepiece_trainer.h: the trainer part of SentencePiece (libsentencepiece-dev ships it in
+# libsentencepiece_train).
+find_library(T5S_SPM_TRAIN_LIB NAMES sentencepiece_train)
+if(NOT T5S_SPM_TRAIN_LIB)
+  message(FATAL_ERROR "libsentencepiece_train not found (apt-get install libsentencepiece-dev)")
+endif()
+target_link_libraries(t5s_trainer PRIVATE ${T5S_SPM_TRAIN_LIB})
+target_precompile_headers(t5s_trainer PRIVATE <ATen/ATen.h>)

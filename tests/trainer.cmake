@@ -1,0 +1,26 @@
+# Trainer tests (issue 5): data loading and report, schedules, optimizer parity with transformers,
+# gradient checkpointing, bf16 autocast, checkpoints that transformers loads, kill -9 + --resume.
+add_executable(test_trainer
+  trainer/test_data.cpp
+  trainer/test_optim.cpp
+  trainer/test_training.cpp
+  trainer/test_checkpoints.cpp
+)
+target_link_libraries(test_trainer PRIVATE t5s_trainer t5s_engine t5s_catch_main ${TORCH_LIBRARIES})
+target_include_directories(test_trainer PRIVATE ${CMAKE_SOURCE_DIR}/engine/src ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_options(test_trainer PRIVATE ${TORCH_CXX_FLAGS})
+target_compile_definitions(test_trainer PRIVATE
+  T5S_CLI_BIN="$<TARGET_FILE:t5studio>"
+  T5S_TRAINER_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/trainer"
+  T5S_TRAINER_WORK="${CMAKE_CURRENT_BINARY_DIR}/trainer_work")
+add_dependencies(test_trainer t5studio)
+target_precompile_headers(test_trainer PRIVATE <ATen/ATen.h>)
+add_test(NAME trainer COMMAND test_trainer)
+set_tests_properties(trainer PROPERTIES FIXTURES_SETUP trainer_exports TIMEOUT 900)
+
+# transformers (from the project venv) loads the checkpoints test_trainer exported, with no
+# missing/unexpected keys, and its logits match T5 Studio's within 1e-5. Skips (code 77) without the venv.
+add_test(NAME trainer_hf_load
+  COMMAND bash -c "if [ ! -x '${CMAKE_SOURCE_DIR}/.venv/bin/python' ]; then echo 'SKIP: no .venv'; exit 77; fi; \
+    '${CMAKE_SOURCE_DIR}/.venv/bin/python' '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_hf_load.py' '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/exports'")
+set_tests_properties(trainer_hf_load PROPERTIES FIXTURES_REQUIRED trainer_exports SKIP_RETURN_CODE 77 TIMEOUT 300)
