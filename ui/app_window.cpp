@@ -162,8 +162,13 @@ int App::run() {
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
     if (opts_.scale > 0) st.dpi_scale = opts_.scale;
     st.exp.path = st.exp.path.empty() ? (std::filesystem::current_path() / "t5studio-export.jsonl").string() : st.exp.path;
-    if (!opts_.model.empty()) {
-        st.model.path_input = opts_.model;
+    // No --model: the last model used, else the bundled demo model, so the app opens ready to use.
+    std::string model = opts_.model;
+    if (model.empty() && st.model.recent.empty() && std::filesystem::exists(std::string(T5S_DEMO_MODEL_DIR) + "/config.json"))
+        model = T5S_DEMO_MODEL_DIR;
+    if (model.empty() && !st.model.recent.empty() && opts_.test_script.empty()) model = st.model.recent.front();
+    if (!model.empty()) {
+        st.model.path_input = model;
         ctl_->load_model();
     }
     if (!opts_.test_script.empty()) {
