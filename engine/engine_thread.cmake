@@ -12,3 +12,8 @@ target_link_libraries(t5s_engine_thread PUBLIC t5s_engine Threads::Threads)
 if(TARGET t5s_history)
   target_link_libraries(t5s_engine_thread PUBLIC t5s_history)
 endif()
+# Training jobs (StartTraining) run t5s_trainer on the model lane when it is built.
+if(TARGET t5s_trainer)
+  target_link_libraries(t5s_engine_thread PUBLIC t5s_trainer)
+  target_compile_definitions(t5s_engine_thread PRIVATE T5S_HAVE_TRAINER=1)
+endif()

@@ -304,6 +304,7 @@ void App::draw_menu_bar() {
         if (ImGui::MenuItem("Open model...", keys.label(Action::OpenModel).c_str())) ctl_->perform(Action::OpenModel);
         if (ImGui::MenuItem("Load rows...", keys.label(Action::OpenBatch).c_str())) ctl_->perform(Action::OpenBatch);
         if (ImGui::MenuItem("Export...", keys.label(Action::OpenExport).c_str())) ctl_->perform(Action::OpenExport);
+        if (ImGui::MenuItem("Train a model...", keys.label(Action::OpenTraining).c_str())) ctl_->perform(Action::OpenTraining);
         ImGui::Separator();
         if (ImGui::MenuItem("Quit")) glfwSetWindowShouldClose(window_, 1);
         ImGui::EndMenu();
@@ -312,6 +313,10 @@ void App::draw_menu_bar() {
         if (ImGui::MenuItem("Reset layout", keys.label(Action::ResetLayout).c_str())) st.reset_layout = true;
         ImGui::SliderFloat("DPI scale", &st.dpi_scale, 0.5f, 3.0f, "%.1f");
         if (ImGui::MenuItem("Keys", "F1", st.show_help)) st.show_help = !st.show_help;
+        if (ImGui::MenuItem("Training", nullptr, st.train.open)) {
+            if (st.train.open) st.train.open = false;
+            else ctl_->open_training();
+        }
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Engine")) {
@@ -369,6 +374,7 @@ void App::frame() {
     draw_batch_panel(ctx);
     draw_history_panel(ctx);
     draw_export_panel(ctx);
+    draw_training_panel(ctx);  // a window over the workspace, opened from View > Training
     if (st.engine_dead) ImGui::EndDisabled();
     draw_monitor_panel(ctx);
     draw_help_panel(ctx);

@@ -1,6 +1,7 @@
 #include "controller.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace t5s::ui {
@@ -22,6 +23,7 @@ Controller::Controller(Submit submit, NoteText note_text) : submit_(std::move(su
     o.num_return_sequences = 4;
     o.max_new_tokens = 64;
     o.seed = 42;
+    apply_training_preset(int(TrainPreset::Quick));
 }
 
 JobId Controller::submit(Command c) {
@@ -49,6 +51,11 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
         if (s_.batch.phase == BatchPhase::Running) s_.batch.phase = BatchPhase::Failed;
         s_.history.job = 0;
         s_.exp.job = 0;
+        if (s_.train.job) {
+            s_.train.job = 0;
+            s_.train.phase = TrainPhase::Failed;
+            s_.train.error = "the engine stopped during training; the last checkpoint is in " + s_.train.out_dir;
+        }
         s_.job_kind.clear();
         log(true, "engine stopped: " + message);
     } else {
@@ -313,6 +320,134 @@ void Controller::start_export(bool overwrite) {
     if (e.job) s_.job_kind[e.job] = "exporting";
 }
 
+// ------------------------------------------------------------------------------------------ training
+void Controller::open_training() {
+    auto& t = s_.train;
+    t.open = true;
+    t.focus = true;
+    if (t.model_dir.empty() && s_.model.info) t.model_dir = s_.model.info->dir.string();
+    if (t.out_dir.empty() && !t.model_dir.empty()) {
+        std::string base = t.model_dir;
+        while (base.size() > 1 && base.back() == '/') base.pop_back();
+        t.out_dir = base + "-finetuned";
+    }
+}
+
+void Controller::apply_training_preset(int preset) {
+    auto& t = s_.train;
+    auto& o = t.options;
+    t.preset = std::clamp(preset, 0, 2);
+    switch (TrainPreset(t.preset)) {
+        case TrainPreset::Quick:  // a few minutes: check that the data and the model fit together
+            o.steps = 200;
+            o.epochs = 1;
+            o.batch_size = 8;
+            o.grad_accum = 1;
+            o.lr = 1e-3;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Constant;
+            o.warmup_steps = 0;
+            o.eval_every = 50;
+            o.save_every = 0;
+            o.patience = 0;
+            break;
+        case TrainPreset::Balanced:  // three passes over the data
+            o.steps = 0;
+            o.epochs = 3;
+            o.batch_size = 16;
+            o.grad_accum = 1;
+            o.lr = 5e-4;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Linear;
+            o.warmup_steps = 100;
+            o.eval_every = 200;
+            o.save_every = 1000;
+            o.patience = 0;
+            break;
+        case TrainPreset::Thorough:  // long run with early stopping on the eval loss
+            o.steps = 0;
+            o.epochs = 10;
+            o.batch_size = 16;
+            o.grad_accum = 2;
+            o.lr = 3e-4;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Cosine;
+            o.warmup_steps = 500;
+            o.eval_every = 500;
+            o.save_every = 1000;
+            o.patience = 5;
+            break;
+    }
+}
+
+void Controller::start_training() {
+    auto& t = s_.train;
+    if (t.job) return;
+    if (t.model_dir.empty() && s_.model.info) t.model_dir = s_.model.info->dir.string();
+    if (t.model_dir.empty()) {
+        t.error = "choose the model folder to fine-tune";
+        return;
+    }
+    if (t.data_file.empty()) {
+        t.error = "choose a training file (.jsonl / .csv / .tsv with source and target)";
+        return;
+    }
+    if (t.out_dir.empty()) {
+        t.error = "choose an output folder";
+        return;
+    }
+    StartTraining cmd;
+    cmd.options = t.options;
+    cmd.options.model_dir = t.model_dir;
+    cmd.options.init_config.clear();
+    cmd.options.data_file = t.data_file;
+    cmd.options.out_dir = t.out_dir;
+    cmd.unload_model = t.unload_model;
+    t.error.clear();
+    t.train_loss.clear();
+    t.eval_loss.clear();
+    t.step = t.total_steps = 0;
+    t.epoch = 0;
+    t.loss = t.eval = t.best_eval = -1;
+    t.lr = t.tokens_per_s = t.elapsed_s = t.eta_s = 0;
+    t.memory_bytes = t.peak_memory_bytes = 0;
+    t.report.clear();
+    t.estimate.clear();
+    t.samples.clear();
+    t.last_checkpoint.clear();
+    t.final_dir.clear();
+    t.stop_reason.clear();
+    t.job = submit(std::move(cmd));
+    if (t.job) {
+        t.phase = TrainPhase::Running;
+        s_.job_kind[t.job] = "training";
+        log(false, "training " + t.model_dir + " on " + t.data_file + " -> " + t.out_dir);
+    }
+}
+
+void Controller::pause_training() {
+    if (s_.train.job && s_.train.phase == TrainPhase::Running) submit(PauseJob{s_.train.job});
+}
+
+void Controller::resume_training() {
+    auto& t = s_.train;
+    if (t.job && t.phase == TrainPhase::Paused) {
+        submit(ResumeJob{t.job});
+        t.phase = TrainPhase::Running;
+    }
+}
+
+void Controller::stop_training() {
+    if (s_.train.job) submit(Cancel{s_.train.job});
+}
+
+void Controller::use_trained_model() {
+    auto& t = s_.train;
+    if (t.final_dir.empty() || t.job) return;
+    s_.model.path_input = t.final_dir;
+    load_model();
+}
+
 // ------------------------------------------------------------------------------------------ keys
 void Controller::perform(Action a) {
     auto& ws = s_.ws;
@@ -345,6 +480,7 @@ void Controller::perform(Action a) {
         case Action::ZoomIn: s_.dpi_scale = std::min(3.0f, s_.dpi_scale + 0.1f); break;
         case Action::ReviewQueue: review_in_workspace(); break;
         case Action::ZoomOut: s_.dpi_scale = std::max(0.5f, s_.dpi_scale - 0.1f); break;
+        case Action::OpenTraining: open_training(); break;
     }
 }
 
@@ -394,6 +530,13 @@ void Controller::apply(const Event& event) {
             },
             [&](const JobFailed& e) {
                 s.job_kind.erase(e.job);
+                if (e.job != 0 && e.job == s.train.job) {
+                    s.train.job = 0;
+                    s.train.phase = TrainPhase::Failed;
+                    s.train.error = std::string(to_string(e.code)) + ": " + e.message;
+                    log(true, "training failed: " + s.train.error);
+                    return;
+                }
                 std::string msg = e.message;
                 if (e.code == ErrorCode::OutOfMemory) msg += " - try a smaller batch size or fewer beams/candidates";
                 log(e.code != ErrorCode::Cancelled, std::string(to_string(e.code)) + ": " + msg);
@@ -444,6 +587,10 @@ void Controller::apply(const Event& event) {
                 s.history.stale = true;
             },
             [&](const JobPaused& e) {
+                if (e.job != 0 && e.job == s.train.job) {
+                    s.train.phase = TrainPhase::Paused;
+                    return;
+                }
                 if (e.job != s.batch.job) return;
                 s.batch.phase = BatchPhase::Paused;
                 s.batch.done = e.done;
@@ -451,6 +598,13 @@ void Controller::apply(const Event& event) {
             },
             [&](const JobFinished& e) {
                 s.job_kind.erase(e.job);
+                if (e.job != 0 && e.job == s.train.job) {
+                    s.train.job = 0;
+                    s.train.phase = TrainPhase::Done;
+                    s.train.eta_s = 0;
+                    log(false, "training: " + e.summary);
+                    return;
+                }
                 if (e.job == s.batch.job) {
                     s.batch.phase = BatchPhase::Done;
                     s.batch.done = s.batch.total;
@@ -530,6 +684,72 @@ void Controller::apply(const Event& event) {
                     m.device_used.push(e.t_s, double(e.cuda.device_used_bytes));
                 }
                 m.last = e;
+            },
+            [&](const TrainingUpdate& u) {
+                auto& t = s.train;
+                if (u.job == 0 || u.job != t.job) return;
+                const TrainingEvent& e = u.event;
+                using K = TrainingEvent::Kind;
+                switch (e.kind) {
+                    case K::Report:
+                        t.report = e.message;
+                        note(e.message);
+                        break;
+                    case K::Plan:
+                        t.estimate = e.message;
+                        note(e.message);
+                        break;
+                    case K::Message:
+                        note(e.message);
+                        log(false, "training: " + e.message);
+                        break;
+                    case K::Checkpoint:
+                        t.last_checkpoint = e.message;
+                        note(e.message);
+                        break;
+                    case K::Step:
+                        if (std::isfinite(e.loss)) {
+                            t.train_loss.push(e.elapsed_s, e.loss);
+                            t.loss = e.loss;
+                        }
+                        break;
+                    case K::Eval:
+                        if (e.eval_loss >= 0 && std::isfinite(e.eval_loss)) {
+                            t.eval_loss.push(e.elapsed_s, e.eval_loss);
+                            t.eval = e.eval_loss;
+                        }
+                        if (!e.samples.empty()) {
+                            t.samples = e.samples;
+                            for (const auto& g : e.samples) {
+                                note(g.source);
+                                note(g.reference);
+                                note(g.prediction);
+                            }
+                        }
+                        break;
+                    case K::Finished:
+                        t.final_dir = e.message;
+                        t.stop_reason = e.stop_reason;
+                        note(e.message);
+                        break;
+                }
+                // Progress numbers: steps from every kind that has them, the rest from Step events.
+                if (e.total_steps > 0 && e.step > 0) {
+                    t.step = e.step;
+                    t.total_steps = e.total_steps;
+                }
+                if (e.kind == K::Step) {
+                    t.epoch = e.epoch;
+                    t.eta_s = e.eta_s;
+                    t.lr = e.lr;
+                    t.tokens_per_s = e.tokens_per_s;
+                    t.elapsed_s = e.elapsed_s;
+                    t.memory_bytes = e.memory_bytes;
+                    t.peak_memory_bytes = e.peak_memory_bytes;
+                    t.batch_size = e.batch_size;
+                    t.grad_accum = e.grad_accum;
+                }
+                if (e.best_eval_loss >= 0) t.best_eval = e.best_eval_loss;
             },
             [&](const EngineDied& e) { set_engine_dead(true, e.message); },
         },

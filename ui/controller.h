@@ -56,6 +56,14 @@ public:
     void delete_history(int index);
     // Export.
     void start_export(bool overwrite);
+    // Training.
+    void open_training();                 // show the panel; fills the model/output folders if empty
+    void apply_training_preset(int preset);  // TrainPreset: fills steps/epochs, batch, lr, schedule, ...
+    void start_training();
+    void pause_training();
+    void resume_training();
+    void stop_training();                 // stops with a checkpoint; the final model is still written
+    void use_trained_model();             // LoadModel on the final model folder
 
     void log(bool error, std::string text);
     void note_text(std::string_view text) { note(text); }

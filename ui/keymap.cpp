@@ -42,6 +42,7 @@ Keymap::Keymap() {
         {Action::ZoomIn, k(GLFW_KEY_EQUAL, true), "Zoom in", "Larger UI (DPI scale +10%)"},
         {Action::ReviewQueue, k(GLFW_KEY_R, true), "Review rows", "Walk the loaded file's rows one by one in the workspace"},
         {Action::ZoomOut, k(GLFW_KEY_MINUS, true), "Zoom out", "Smaller UI (DPI scale -10%)"},
+        {Action::OpenTraining, k(GLFW_KEY_T, true), "Training", "Open the training panel (fine-tune a model)"},
     };
 }
 

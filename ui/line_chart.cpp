@@ -29,6 +29,7 @@ std::string format_value(double v, Unit unit) {
         }
         case Unit::PerSecond: std::snprintf(buf, sizeof buf, "%.1f /s", v); break;
         case Unit::Count: std::snprintf(buf, sizeof buf, "%.0f", v); break;
+        case Unit::Plain: std::snprintf(buf, sizeof buf, "%.3g", v); break;
     }
     return buf;
 }

@@ -30,8 +30,8 @@ struct ChartLine {
     unsigned color = 0xFFFFFFFF;  // ImU32 (ABGR)
 };
 
-enum class Unit { Bytes, PerSecond, Count };
-std::string format_value(double v, Unit unit);  // "1.5 GiB", "123 tok/s", "4"
+enum class Unit { Bytes, PerSecond, Count, Plain };
+std::string format_value(double v, Unit unit);  // "1.5 GiB", "123 tok/s", "4", "0.123" (Plain: 3 digits)
 
 // Draws the lines over the last `window_s` seconds ending at `now_s`; y from 0 to the visible max.
 void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,

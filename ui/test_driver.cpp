@@ -49,7 +49,7 @@ void TestDriver::next() {
 
 bool TestDriver::idle(const UiState& s) const {
     return s.ws.job == 0 && s.model.load_job == 0 && s.batch.dataset_job == 0 && s.batch.phase != BatchPhase::Running &&
-           s.history.job == 0 && s.exp.job == 0 && s.ws.pending_decisions == 0 && filler_done_;
+           s.history.job == 0 && s.exp.job == 0 && s.train.job == 0 && s.ws.pending_decisions == 0 && filler_done_;
 }
 
 void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {

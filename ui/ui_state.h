@@ -116,6 +116,37 @@ struct MonitorVm {
     double window_s = 120.0;
 };
 
+enum class TrainPhase { Idle, Running, Paused, Done, Failed };
+enum class TrainPreset { Quick = 0, Balanced = 1, Thorough = 2 };
+
+// Training panel: inputs (the preset fills options; "Advanced" edits them), then the live run.
+struct TrainingVm {
+    bool open = false;                       // window shown (View > Training)
+    bool focus = false;                      // one-shot
+    std::string model_dir;                   // default: the loaded model's folder
+    std::string data_file;                   // JSONL / CSV / TSV pairs
+    std::string out_dir;                     // default: <model_dir>-finetuned
+    int preset = int(TrainPreset::Quick);
+    TrainingOptions options;                 // steps/epochs, batch, lr, optimizer, schedule, ... (paths set at Start)
+    bool unload_model = false;               // free the inference model's memory while training
+    JobId job = 0;
+    TrainPhase phase = TrainPhase::Idle;
+    // Live numbers (latest events).
+    RingSeries train_loss{4000}, eval_loss{1000};  // x = elapsed seconds
+    int64_t step = 0, total_steps = 0;
+    double epoch = 0, loss = -1, eval = -1, best_eval = -1, lr = 0, tokens_per_s = 0;
+    double elapsed_s = 0, eta_s = 0;
+    int64_t memory_bytes = 0, peak_memory_bytes = 0;
+    int batch_size = 0, grad_accum = 0;
+    std::string report;                      // data report (Report event)
+    std::string estimate;                    // memory plan line (Plan event)
+    std::vector<SampleGeneration> samples;   // latest eval's generations
+    std::string last_checkpoint;
+    std::string final_dir;                   // Finished: the model to "use"
+    std::string stop_reason;
+    std::string error;
+};
+
 struct UiState {
     ModelVm model;
     WorkspaceVm ws;
@@ -123,6 +154,7 @@ struct UiState {
     HistoryVm history;
     ExportVm exp;
     MonitorVm monitor;
+    TrainingVm train;
     std::deque<LogLine> log;                 // last 200 lines
     bool engine_dead = false;
     std::string death_message;

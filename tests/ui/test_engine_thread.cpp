@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -340,4 +341,124 @@ TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", 
     REQUIRE(done.results.size() == 2);
     CHECK(done.results[0].candidates.size() == 2);
     CHECK(done.results[1].input == "今日は");
+}
+
+TEST_CASE("engine thread: training runs on the model lane, reports, pauses and saves a loadable model",
+          "[engine_thread][training]") {
+    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    REQUIRE(std::filesystem::exists(model / "config.json"));
+    auto dir = temp_dir("train");
+    {
+        std::ofstream f(dir / "pairs.jsonl");
+        const char* words[] = {"cat", "dog", "bird", "fish", "tree", "house", "river", "stone"};
+        for (int i = 0; i < 8; ++i)
+            f << R"({"source": "paraphrase: the )" << words[i] << R"( is here", "target": "here is the )" << words[i]
+              << "\"}\n";
+        std::ofstream e(dir / "eval.jsonl");
+        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})" << "\n";
+        e << R"({"source": "paraphrase: the dog is there", "target": "there is the dog"})" << "\n";
+    }
+    auto options = [&](const std::string& out, int64_t steps) {
+        TrainingOptions o;
+        o.model_dir = model.string();
+        o.data_file = (dir / "pairs.jsonl").string();
+        o.out_dir = (dir / out).string();
+        o.steps = steps;
+        o.batch_size = 2;
+        o.lr = 1e-3;
+        o.threads = 1;
+        o.eval_file = (dir / "eval.jsonl").string();  // 8 pairs are too few for a split
+        o.sample_count = 1;
+        o.sample_max_new_tokens = 4;
+        o.device = TrainDevice::Cpu;
+        return o;
+    };
+    EngineConfig c;
+    c.telemetry_hz = 0;
+    EngineThread engine(c);
+    Collector col{engine};
+    auto updates_of = [&](JobId job) {
+        for (auto& e : engine.drain_events()) col.all.push_back(std::move(e));
+        std::vector<TrainingEvent> out;
+        for (const auto& e : col.all)
+            if (auto* u = std::get_if<TrainingUpdate>(&e); u && u->job == job) out.push_back(u->event);
+        return out;
+    };
+
+    // A full run: 6 steps, batch 2, saved at the end.
+    const JobId job = engine.submit(StartTraining{options("run", 6)});
+    auto fin = col.wait_job<JobFinished>(job, 120);
+    CHECK(fin.kind == "train");
+    CHECK(fin.summary.find("completed after 6 steps") != std::string::npos);
+    const auto updates = updates_of(job);
+    int steps = 0, evals = 0, plans = 0, finished = 0;
+    for (const auto& e : updates) {
+        using K = TrainingEvent::Kind;
+        if (e.kind == K::Step) {
+            ++steps;
+            CHECK(std::isfinite(e.loss));
+            CHECK(e.loss > 0);
+            CHECK(e.total_steps == 6);
+        }
+        if (e.kind == K::Eval) {
+            ++evals;
+            CHECK(std::isfinite(e.eval_loss));
+            CHECK(e.eval_loss > 0);
+        }
+        plans += e.kind == K::Plan;
+        finished += e.kind == K::Finished;
+    }
+    CHECK(steps >= 1);
+    CHECK(steps <= 6);  // throttled to <= 10 Hz
+    CHECK(evals >= 1);
+    CHECK(plans == 1);
+    REQUIRE(finished == 1);
+    REQUIRE(updates.back().kind == TrainingEvent::Kind::Finished);
+    CHECK(updates.back().stop_reason == "completed");
+    bool last_step_seen = false;
+    for (const auto& e : updates) last_step_seen |= e.kind == TrainingEvent::Kind::Step && e.step == 6;
+    CHECK(last_step_seen);  // the last step always goes out
+    const std::filesystem::path final_dir = updates.back().message;
+    CHECK(final_dir == dir / "run" / "final");
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    auto trained = Model::load(final_dir, ro);
+    REQUIRE(trained);
+    GenerationOptions go;
+    go.max_new_tokens = 4;
+    CHECK(trained->generate({"paraphrase: the cat is here"}, go).size() == 1);
+    // The UI's "use this model": LoadModel on the final folder through the thread.
+    auto loaded = col.wait_job<ModelLoaded>(engine.submit(LoadModel{final_dir, ro}), 60);
+    CHECK(loaded.info.dir == final_dir);
+
+    // Paused before it starts: no step runs until ResumeJob; then it finishes.
+    const JobId j2 = engine.submit(StartTraining{options("run2", 2)});
+    engine.submit(PauseJob{j2});
+    auto paused = col.wait_job<JobPaused>(j2, 10);
+    CHECK(paused.job == j2);
+    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j2 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    for (const auto& e : updates_of(j2)) CHECK(e.kind != TrainingEvent::Kind::Step);
+    engine.submit(ResumeJob{j2});
+    auto fin2 = col.wait_job<JobFinished>(j2, 120);
+    CHECK(fin2.summary.find("completed after 2 steps") != std::string::npos);
+
+    // Cancelled while queued behind a paused run: it never starts; the paused one stops when cancelled.
+    const JobId j3 = engine.submit(StartTraining{options("run3", 50)});
+    engine.submit(PauseJob{j3});
+    const JobId j4 = engine.submit(StartTraining{options("run4", 2)});
+    engine.submit(Cancel{j4});
+    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j3 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
+    engine.submit(Cancel{j3});
+    auto fin3 = col.wait_job<JobFinished>(j3, 120);
+    CHECK(fin3.summary.find("stopped") == 0);
+    CHECK(col.wait_job<JobFailed>(j4, 10).code == ErrorCode::Cancelled);
+    CHECK(updates_of(j4).empty());
+    // A bad data file fails with its name.
+    auto bad = options("run5", 2);
+    bad.data_file = (dir / "missing.jsonl").string();
+    auto f = col.wait_job<JobFailed>(engine.submit(StartTraining{bad}), 30);
+    CHECK(f.message.find("missing.jsonl") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }

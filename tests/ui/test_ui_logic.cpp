@@ -136,7 +136,7 @@ TEST_CASE("keymap: every action bound once, no clashing chords, typing-safe", "[
         for (const auto& o : k.bindings())
             if (&o != &b) CHECK_FALSE(o.chord == b.chord);
     }
-    CHECK(actions.size() == size_t(Action::ReviewQueue) + 1);
+    CHECK(actions.size() == size_t(Action::OpenTraining) + 1);
     CHECK(k.label(Action::Generate) == "Ctrl+Enter");
     CHECK(k.label(Action::AcceptAndNext) == "Shift+Enter");
     CHECK(k.label(Action::ToggleHelp) == "F1");
@@ -301,6 +301,123 @@ TEST_CASE("controller: review queue, accept-and-next, batch and export commands"
     c.apply(t);
     CHECK(s.monitor.rss.size() == 1);
     CHECK(s.monitor.cuda_allocated.size() == 0);
+}
+
+TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[ui][controller][training]") {
+    std::vector<Command> sent;
+    JobId next = 1;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+    auto& s = c.state();
+    auto& t = s.train;
+    ModelInfo info;
+    info.dir = "/models/t5-small";
+    s.model.info = info;
+    c.open_training();
+    CHECK(t.open);
+    CHECK(t.model_dir == "/models/t5-small");
+    CHECK(t.out_dir == "/models/t5-small-finetuned");
+    // Presets fill the hyperparameters.
+    c.apply_training_preset(int(TrainPreset::Thorough));
+    CHECK(t.options.steps == 0);
+    CHECK(t.options.epochs == 10);
+    CHECK(t.options.schedule == ScheduleKind::Cosine);
+    CHECK(t.options.patience > 0);
+    c.apply_training_preset(int(TrainPreset::Quick));
+    CHECK(t.options.steps == 200);
+    // No data file: no command, an error.
+    c.start_training();
+    CHECK(sent.empty());
+    CHECK_FALSE(t.error.empty());
+    t.data_file = "/data/pairs.jsonl";
+    t.options.batch_size = 4;
+    c.start_training();
+    REQUIRE(sent.size() == 1);
+    const auto& cmd = std::get<StartTraining>(sent.back());
+    CHECK(cmd.options.model_dir == "/models/t5-small");
+    CHECK(cmd.options.data_file == "/data/pairs.jsonl");
+    CHECK(cmd.options.out_dir == "/models/t5-small-finetuned");
+    CHECK(cmd.options.batch_size == 4);
+    CHECK(cmd.options.steps == 200);
+    CHECK(t.phase == TrainPhase::Running);
+    const JobId job = t.job;
+    REQUIRE(job != 0);
+
+    TrainingEvent plan;
+    plan.kind = TrainingEvent::Kind::Plan;
+    plan.message = "about 1.2 GiB of 15 GiB";
+    c.apply(TrainingUpdate{job, plan});
+    CHECK(t.estimate == plan.message);
+    for (int i = 1; i <= 5; ++i) {
+        TrainingEvent e;
+        e.kind = TrainingEvent::Kind::Step;
+        e.step = i;
+        e.total_steps = 200;
+        e.epoch = i / 100.0;
+        e.loss = 5.0 - 0.5 * i;
+        e.lr = 1e-3;
+        e.tokens_per_s = 1000;
+        e.elapsed_s = i * 0.5;
+        e.eta_s = 100 - i;
+        e.memory_bytes = 1 << 20;
+        c.apply(TrainingUpdate{job, e});
+    }
+    // Another job's updates are ignored.
+    TrainingEvent other;
+    other.kind = TrainingEvent::Kind::Step;
+    other.loss = 99;
+    c.apply(TrainingUpdate{job + 100, other});
+    REQUIRE(t.train_loss.size() == 5);
+    CHECK(t.train_loss.x(0) == Approx(0.5));
+    CHECK(t.train_loss.last_y() == Approx(2.5));
+    CHECK(t.loss == Approx(2.5));
+    CHECK(t.step == 5);
+    CHECK(t.total_steps == 200);
+    CHECK(t.lr == Approx(1e-3));
+    CHECK(t.tokens_per_s == Approx(1000));
+    CHECK(t.memory_bytes == (1 << 20));
+    TrainingEvent ev;
+    ev.kind = TrainingEvent::Kind::Eval;
+    ev.step = 5;
+    ev.total_steps = 200;
+    ev.eval_loss = 3.0;
+    ev.best_eval_loss = 3.0;
+    ev.elapsed_s = 2.6;
+    ev.samples = {SampleGeneration{"src", "ref", "pred"}};
+    c.apply(TrainingUpdate{job, ev});
+    CHECK(t.eval_loss.size() == 1);
+    CHECK(t.eval == Approx(3.0));
+    CHECK(t.best_eval == Approx(3.0));
+    REQUIRE(t.samples.size() == 1);
+    CHECK(t.samples[0].prediction == "pred");
+    // Pause / resume / stop go through the engine's job commands.
+    c.pause_training();
+    CHECK(std::get<PauseJob>(sent.back()).job == job);
+    c.apply(JobPaused{job, 5, 200});
+    CHECK(t.phase == TrainPhase::Paused);
+    c.resume_training();
+    CHECK(std::get<ResumeJob>(sent.back()).job == job);
+    CHECK(t.phase == TrainPhase::Running);
+    c.stop_training();
+    CHECK(std::get<Cancel>(sent.back()).job == job);
+    TrainingEvent fin;
+    fin.kind = TrainingEvent::Kind::Finished;
+    fin.stop_reason = "stopped";
+    fin.message = "/models/t5-small-finetuned/final";
+    c.apply(TrainingUpdate{job, fin});
+    c.apply(JobFinished{job, "train", "stopped after 5 steps: /models/t5-small-finetuned/final"});
+    CHECK(t.phase == TrainPhase::Done);
+    CHECK(t.job == 0);
+    CHECK(t.final_dir == "/models/t5-small-finetuned/final");
+    // "Use this model" loads the final folder.
+    c.use_trained_model();
+    CHECK(std::get<LoadModel>(sent.back()).dir == "/models/t5-small-finetuned/final");
+    // A new run clears the curves; a failure is shown.
+    c.start_training();
+    CHECK(t.train_loss.size() == 0);
+    c.apply(JobFailed{t.job, ErrorCode::FileNotFound, "pairs.jsonl: no such file"});
+    CHECK(t.phase == TrainPhase::Failed);
+    CHECK(t.error.find("pairs.jsonl") != std::string::npos);
+    CHECK(format_value(0.1234, Unit::Plain) == "0.123");
 }
 
 TEST_CASE("ring series keeps the newest points", "[ui][chart]") {

@@ -12,6 +12,7 @@ inline constexpr const char* kHistoryPanel = "History";
 inline constexpr const char* kExportPanel = "Export";
 inline constexpr const char* kMonitorPanel = "Monitor";
 inline constexpr const char* kHelpPanel = "Keys (F1)";
+inline constexpr const char* kTrainingPanel = "Training";
 
 void draw_model_panel(PanelContext& ctx);
 void draw_workspace_panel(PanelContext& ctx);
@@ -20,5 +21,6 @@ void draw_history_panel(PanelContext& ctx);
 void draw_export_panel(PanelContext& ctx);
 void draw_monitor_panel(PanelContext& ctx);
 void draw_help_panel(PanelContext& ctx);
+void draw_training_panel(PanelContext& ctx);  // shown when state().train.open (View > Training)
 
 }  // namespace t5s::ui

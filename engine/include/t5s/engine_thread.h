@@ -2,7 +2,7 @@
 // The only door into the engine for interactive front ends. Commands go in as values through
 // submit(), which never blocks; events come out as values through drain_events(), which swaps a
 // vector under a lock. Work runs on two lanes:
-//   model lane: LoadModel, Generate, BatchAugment (torch work, one at a time);
+//   model lane: LoadModel, Generate, BatchAugment, StartTraining (torch work, one at a time);
 //   io lane:    datasets, history queries/decisions, export, directory listings, file writes
 //               (each lane that touches SQLite opens its own connection).
 // Cancel, PauseJob and UpdateSettings act immediately on the running job (atomics / SettingsHandle).
@@ -22,6 +22,7 @@
 #include "t5s/generation_options.h"
 #include "t5s/history_store.h"
 #include "t5s/model.h"
+#include "t5s/trainer.h"
 
 namespace t5s {
 
@@ -67,9 +68,9 @@ struct Generate {
     bool record_history = true;
 };
 struct UpdateSettings { GenerationOptions options; };  // running Generate/BatchAugment jobs, next step
-struct Cancel { JobId job = 0; };                       // queued or running job
-struct PauseJob { JobId job = 0; };                     // BatchAugment: stop at the next row batch
-struct ResumeJob { JobId job = 0; };                    // BatchAugment: continue, skipping rows done
+struct Cancel { JobId job = 0; };                       // queued or running job (training: stop with a checkpoint)
+struct PauseJob { JobId job = 0; };                     // BatchAugment: stop at the next row batch; training: wait
+struct ResumeJob { JobId job = 0; };                    // BatchAugment: continue, skipping rows done; training: go on
 struct LoadDataset {
     std::filesystem::path path;      // .txt (one row a line), .jsonl, .csv, .tsv (header line)
     std::string column;              // "" = first text-looking column ("text", "source", ...)
@@ -95,11 +96,19 @@ struct ExportHistory {
 };
 struct ListDirectory { std::filesystem::path dir; };
 struct WriteTextFile { std::filesystem::path path; std::string content; };  // atomic (tmp + rename)
+// Runs a TrainingJob on the model lane (the lane is busy until it ends: Generate waits behind it).
+// The loaded inference model stays loaded unless unload_model is set (then ModelUnloaded is emitted
+// first, freeing its memory for training). Events: JobStarted{"train"}, TrainingUpdate (Step events
+// throttled to <= 10 Hz, the last step always sent; the Finished update's message is the final model
+// dir), then JobFinished{"train", "<stop reason> after N steps: DIR"} (also after Cancel, which stops
+// with a checkpoint) or JobFailed. PauseJob/ResumeJob act at the trainer's next micro-batch; PauseJob
+// answers JobPaused{step, total}. Use the result with LoadModel{final dir}.
+struct StartTraining { TrainingOptions options; bool unload_model = false; };
 struct CrashLaneForTest { bool io_lane = false; };  // simulates a dead lane (tests of restart)
 
 using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
-                             ExportHistory, ListDirectory, WriteTextFile, CrashLaneForTest>;
+                             ExportHistory, ListDirectory, WriteTextFile, StartTraining, CrashLaneForTest>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -146,12 +155,14 @@ struct TelemetrySample {
     double tokens_per_s = 0.0;        // generated tokens per second over the last sample period
     int queue_length = 0;             // commands waiting on both lanes (+1 per running job)
 };
+// One trainer event (Report/Plan/Step/Eval/Checkpoint/Message/Finished) of a StartTraining job.
+struct TrainingUpdate { JobId job = 0; TrainingEvent event; };
 struct EngineDied { std::string message; };
 
 using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationStep, GenerationDone, JobFailed,
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
-                           DirectoryListing, FileWritten, TelemetrySample, EngineDied>;
+                           DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, EngineDied>;
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;

@@ -40,6 +40,13 @@ struct BatchState {
     std::atomic<bool> running{false};
 };
 
+struct TrainingState {
+    explicit TrainingState(TrainingOptions o) : job(std::move(o)) {}
+    TrainingJob job;                      // pause()/resume()/stop() from submit(); run() on the model lane
+    std::atomic<int64_t> step{0}, total{0};  // last Step seen (for JobPaused)
+    bool started = false;                 // guarded by control_mutex: run() reached on the lane
+};
+
 struct LaneCrash {};
 
 GenerationOptions merge_live(GenerationOptions current, const GenerationOptions& update);
@@ -57,6 +64,7 @@ struct EngineImpl {
     mutable std::mutex control_mutex;  // guards the maps below and dead/death_message
     std::map<JobId, std::shared_ptr<GenerationControl>> running_generations;
     std::map<JobId, std::shared_ptr<BatchState>> batches;
+    std::map<JobId, std::shared_ptr<TrainingState>> trainings;  // running StartTraining jobs
     std::set<JobId> cancelled_queued;
     bool dead = false;
     std::string death_message;
@@ -94,6 +102,8 @@ struct EngineImpl {
     void load_model(JobId id, const LoadModel& cmd);
     void generate(JobId id, const Generate& cmd, std::chrono::steady_clock::time_point submitted);
     void run_batch(JobId id);
+    void run_training(JobId id, const StartTraining& cmd);  // state registered by submit()
+    std::shared_ptr<TrainingState> find_training(JobId job);
     HistoryStore* history_for_model_lane();
     HistoryStore& history_for_io_lane();
 };

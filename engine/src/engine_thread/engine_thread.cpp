@@ -119,6 +119,10 @@ void EngineImpl::stop_lanes() {
         std::lock_guard<std::mutex> lock(control_mutex);
         for (auto& [id, control] : running_generations) control->cancel = true;
         for (auto& [id, batch] : batches) batch->cancel = true;
+        for (auto& [id, training] : trainings) {
+            training->job.stop();
+            training->job.resume();  // a paused trainer waits: let it see the stop
+        }
     }
     for (Lane* lane : {&model_lane, &io_lane}) {
         {
@@ -203,6 +207,15 @@ JobId EngineImpl::submit(Command command) {
                 it->second->cancel = true;
                 found = true;
             }
+            if (auto it = trainings.find(c->job); it != trainings.end()) {
+                if (it->second->started) {
+                    it->second->job.stop();    // saves a checkpoint, then Finished(stopped)
+                    it->second->job.resume();  // a paused trainer must wake up to stop
+                    found = true;
+                } else {
+                    trainings.erase(it);  // still queued: the lane fails it as cancelled
+                }
+            }
             if (!found) cancelled_queued.insert(c->job);
         }
         if (auto b = find_batch(c->job); b && b->paused && !b->running) {
@@ -214,7 +227,10 @@ JobId EngineImpl::submit(Command command) {
         return id;
     }
     if (auto* p = std::get_if<PauseJob>(&command)) {
-        if (auto b = find_batch(p->job)) b->pause = true;
+        if (auto t = find_training(p->job)) {
+            t->job.pause();  // the trainer waits at its next micro-batch boundary
+            emit(JobPaused{p->job, t->step.load(), t->total.load()});
+        } else if (auto b = find_batch(p->job)) b->pause = true;
         else fail(id, ErrorCode::InvalidArgument, "no batch job " + std::to_string(p->job) + " to pause");
         return id;
     }
@@ -240,6 +256,11 @@ JobId EngineImpl::submit(Command command) {
         emit(SettingsUpdated{id, n});
         return id;
     }
+    if (auto* t = std::get_if<StartTraining>(&command)) {
+        // Registered now so that PauseJob works before the run starts (it then waits before step 1).
+        std::lock_guard<std::mutex> lock(control_mutex);
+        trainings[id] = std::make_shared<TrainingState>(t->options);
+    }
     if (auto* b = std::get_if<BatchAugment>(&command)) {
         auto state = std::make_shared<BatchState>();
         state->request = *b;
@@ -250,6 +271,10 @@ JobId EngineImpl::submit(Command command) {
         batches[id] = state;
     }
     if (auto* r = std::get_if<ResumeJob>(&command)) {
+        if (auto t = find_training(r->job)) {
+            t->job.resume();
+            return id;
+        }
         auto b = find_batch(r->job);
         if (!b) {
             fail(id, ErrorCode::InvalidArgument, "no paused batch job " + std::to_string(r->job));
@@ -262,9 +287,16 @@ JobId EngineImpl::submit(Command command) {
     }
     const bool model = std::holds_alternative<LoadModel>(command) || std::holds_alternative<UnloadModel>(command) ||
                        std::holds_alternative<Generate>(command) || std::holds_alternative<BatchAugment>(command) ||
+                       std::holds_alternative<StartTraining>(command) ||
                        (std::holds_alternative<CrashLaneForTest>(command) && !std::get<CrashLaneForTest>(command).io_lane);
     enqueue(model ? model_lane : io_lane, Task{id, std::move(command), Clock::now()});
     return id;
+}
+
+std::shared_ptr<TrainingState> EngineImpl::find_training(JobId job) {
+    std::lock_guard<std::mutex> lock(control_mutex);
+    auto it = trainings.find(job);
+    return it == trainings.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<BatchState> EngineImpl::find_batch(JobId job) {
@@ -349,6 +381,7 @@ void EngineThread::restart() {
         std::lock_guard<std::mutex> lock(impl_->control_mutex);
         impl_->running_generations.clear();
         impl_->batches.clear();
+        impl_->trainings.clear();
         impl_->cancelled_queued.clear();
         impl_->dead = false;
         impl_->death_message.clear();

@@ -41,6 +41,7 @@ void EngineImpl::run_model_job(Task& task) {
                    [&](const Generate& c) { generate(task.id, c, task.submitted); },
                    [&](const BatchAugment&) { run_batch(task.id); },
                    [&](const ResumeJob&) { run_batch(task.id); },
+                   [&](const StartTraining& c) { run_training(task.id, c); },
                    [&](const auto&) { throw Error(ErrorCode::Internal, "command routed to the wrong lane"); },
                },
                task.command);
@@ -236,6 +237,57 @@ void EngineImpl::run_batch(JobId id) {
         emit(Progress{id, d, total, rate, rate > 0 ? double(total - d) / rate : -1.0});
     }
     emit(JobFinished{id, "batch", std::to_string(count_done()) + " of " + std::to_string(total) + " rows done"});
+}
+
+// Training runs the trainer on this lane: Generate and LoadModel queue behind it. The inference
+// model stays loaded unless the command asks to unload it (training memory on a small GPU).
+void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
+#ifndef T5S_HAVE_TRAINER
+    (void)cmd;
+    {
+        std::lock_guard<std::mutex> lock(control_mutex);
+        trainings.erase(id);
+    }
+    emit(JobStarted{id, "train"});
+    throw Error(ErrorCode::Unsupported, "this build has no trainer (t5s_trainer was not built)");
+#else
+    std::shared_ptr<TrainingState> state;
+    {
+        std::lock_guard<std::mutex> lock(control_mutex);
+        auto it = trainings.find(id);
+        if (it == trainings.end()) throw Error(ErrorCode::Cancelled, "cancelled before it started");
+        state = it->second;
+        state->started = true;
+    }
+    struct Unregister {
+        EngineImpl* self;
+        JobId id;
+        ~Unregister() {
+            std::lock_guard<std::mutex> lock(self->control_mutex);
+            self->trainings.erase(id);
+        }
+    } unregister{this, id};
+    emit(JobStarted{id, "train"});
+    if (cmd.unload_model && model) {
+        model.reset();
+        emit(ModelUnloaded{id});
+    }
+    validate_training_options(cmd.options);
+    // Step events at most every 100 ms (the last step always goes out); the rest pass unchanged.
+    auto last_step_emit = Clock::now() - std::chrono::seconds(1);
+    const TrainingResult result = state->job.run([&](const TrainingEvent& e) {
+        if (e.kind == TrainingEvent::Kind::Step) {
+            state->step = e.step;
+            state->total = e.total_steps;
+            const auto now = Clock::now();
+            if (now - last_step_emit < std::chrono::milliseconds(100) && e.step < e.total_steps) return;
+            last_step_emit = now;
+        }
+        emit(TrainingUpdate{id, e});
+    });
+    emit(JobFinished{id, "train",
+                     result.stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
+#endif
 }
 
 }  // namespace t5s::detail

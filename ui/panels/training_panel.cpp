@@ -1,0 +1,175 @@
+// Training: model folder + data file + output folder, a preset (Quick / Balanced / Thorough) that fills
+// the hyperparameters ("Advanced" edits them), the memory estimate and one Start button. While it
+// runs: train/eval loss chart, lr, tokens/s, step/total, epoch, ETA, memory, the latest sample
+// generations; pause / resume / stop. Afterwards "Use this model" loads the final folder.
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "line_chart.h"
+#include "panels.h"
+
+namespace t5s::ui {
+
+namespace {
+
+std::string format_duration(double s) {
+    if (s < 0) return "?";
+    char buf[48];
+    const long long t = static_cast<long long>(s + 0.5);
+    if (t >= 3600) std::snprintf(buf, sizeof buf, "%lldh %02lldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) std::snprintf(buf, sizeof buf, "%lldm %02llds", t / 60, t % 60);
+    else std::snprintf(buf, sizeof buf, "%llds", t);
+    return buf;
+}
+
+void draw_advanced(TrainingVm& t) {
+    auto& o = t.options;
+    const float w = 160;
+    int steps = int(o.steps);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("steps (0 = from epochs)", &steps)) o.steps = std::max(0, steps);
+    ImGui::SetNextItemWidth(w);
+    if (o.steps > 0) ImGui::BeginDisabled();
+    ImGui::InputDouble("epochs", &o.epochs, 0.5, 1.0, "%.2f");
+    if (o.steps > 0) ImGui::EndDisabled();
+    o.epochs = std::max(0.01, o.epochs);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("batch size", &o.batch_size)) o.batch_size = std::clamp(o.batch_size, 1, 4096);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("grad accumulation", &o.grad_accum)) o.grad_accum = std::clamp(o.grad_accum, 1, 1024);
+    ImGui::SetNextItemWidth(w);
+    ImGui::InputDouble("learning rate", &o.lr, 0, 0, "%.2e");
+    help_marker("peak learning rate; -1 = the optimizer's default (5e-4 AdamW, relative step Adafactor)");
+    int opt = int(o.optimizer);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::Combo("optimizer", &opt, "AdamW\0Adafactor\0")) o.optimizer = OptimizerKind(opt);
+    int sched = int(o.schedule);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::Combo("schedule", &sched, "constant\0linear\0cosine\0")) o.schedule = ScheduleKind(sched);
+    int warmup = int(o.warmup_steps);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("warmup steps", &warmup)) o.warmup_steps = std::max(0, warmup);
+    int prec = int(o.precision);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::Combo("precision", &prec, "fp32\0bf16 (autocast)\0fp16 (CUDA)\0")) o.precision = TrainPrecision(prec);
+    ImGui::Checkbox("gradient checkpointing", &o.gradient_checkpointing);
+    help_marker("recompute each block in backward: less activation memory, about a third slower");
+    int eval_every = int(o.eval_every), save_every = int(o.save_every);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("eval every (steps)", &eval_every)) o.eval_every = std::max(0, eval_every);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("save every (steps)", &save_every)) o.save_every = std::max(0, save_every);
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt("max source tokens", &o.max_source_len, 16, 1024);
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt("max target tokens", &o.max_target_len, 16, 1024);
+    ImGui::Checkbox("unload the open model while training", &t.unload_model);
+    help_marker("frees its memory for training; the workspace needs the model loaded again afterwards");
+}
+
+}  // namespace
+
+void draw_training_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& s = ctl.state();
+    auto& t = s.train;
+    if (!t.open) return;
+    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});  // over the workspace: opaque
+    ImGui::SetNextWindowBgAlpha(1.0f);
+    const bool focus = t.focus;
+    if (focus) {
+        ImGui::SetNextWindowFocus();
+        t.focus = false;
+    }
+    if (!ImGui::Begin(kTrainingPanel, &t.open)) {
+        ImGui::End();
+        return;
+    }
+    const bool active = t.job != 0;
+    if (active) ImGui::BeginDisabled();
+    ImGui::SetNextItemWidth(-120);
+    ImGui::InputTextWithHint("model folder", "HF checkpoint folder to fine-tune", &t.model_dir);
+    if (s.model.info && t.model_dir != s.model.info->dir.string()) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("open one")) t.model_dir = s.model.info->dir.string();
+    }
+    ImGui::SetNextItemWidth(-120);
+    if (focus && !active) ImGui::SetKeyboardFocusHere();  // the model folder is usually filled already
+    if (ImGui::InputTextWithHint("data file", "pairs: .jsonl / .csv / .tsv with source + target (Enter starts)",
+                                 &t.data_file, ImGuiInputTextFlags_EnterReturnsTrue))
+        ctl.start_training();
+    ImGui::SetNextItemWidth(-120);
+    ImGui::InputTextWithHint("output folder", "checkpoints and the final model", &t.out_dir);
+    ImGui::SetNextItemWidth(160);
+    if (ImGui::Combo("preset", &t.preset, "Quick\0Balanced\0Thorough\0")) ctl.apply_training_preset(t.preset);
+    ImGui::SameLine();
+    const auto& o = t.options;
+    if (o.steps > 0)
+        ImGui::TextDisabled("%lld steps, batch %d x %d, lr %.1e, %s", static_cast<long long>(o.steps), o.batch_size,
+                            o.grad_accum, o.lr, to_string(o.schedule));
+    else
+        ImGui::TextDisabled("%.1f epochs, batch %d x %d, lr %.1e, %s", o.epochs, o.batch_size, o.grad_accum, o.lr,
+                            to_string(o.schedule));
+    if (ImGui::CollapsingHeader("Advanced")) draw_advanced(t);
+    if (active) ImGui::EndDisabled();
+
+    if (!t.estimate.empty()) ImGui::TextWrapped("%s", t.estimate.c_str());
+    else ImGui::TextDisabled("memory: estimated when the run starts");
+
+    if (!active) {
+        if (ImGui::Button("Start training")) ctl.start_training();
+    } else {
+        if (t.phase == TrainPhase::Running && ImGui::Button("Pause")) ctl.pause_training();
+        if (t.phase == TrainPhase::Paused && ImGui::Button("Resume")) ctl.resume_training();
+        ImGui::SameLine();
+        if (ImGui::Button("Stop")) ctl.stop_training();
+        help_marker("stops at the next batch, saves a checkpoint and writes the final model");
+    }
+    if (t.phase == TrainPhase::Done && !t.final_dir.empty()) {
+        ImGui::SameLine();
+        if (ImGui::Button("Use this model")) ctl.use_trained_model();
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s (%s)", t.final_dir.c_str(), t.stop_reason.c_str());
+    }
+    if (!t.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", t.error.c_str());
+
+    if (t.phase != TrainPhase::Idle) {
+        const float frac = t.total_steps > 0 ? float(double(t.step) / double(t.total_steps)) : 0.0f;
+        char overlay[96];
+        std::snprintf(overlay, sizeof overlay, "step %lld / %lld%s", static_cast<long long>(t.step),
+                      static_cast<long long>(t.total_steps), t.phase == TrainPhase::Paused ? " (paused)" : "");
+        ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
+        ImGui::Text("epoch %.2f   loss %s   eval %s (best %s)   lr %.2e", t.epoch,
+                    t.loss >= 0 ? format_value(t.loss, Unit::Plain).c_str() : "-",
+                    t.eval >= 0 ? format_value(t.eval, Unit::Plain).c_str() : "-",
+                    t.best_eval >= 0 ? format_value(t.best_eval, Unit::Plain).c_str() : "-", t.lr);
+        ImGui::Text("%.0f tokens/s   elapsed %s   ETA %s   memory %s (peak %s)   batch %d x %d", t.tokens_per_s,
+                    format_duration(t.elapsed_s).c_str(), t.job ? format_duration(t.eta_s).c_str() : "-",
+                    human_bytes(double(t.memory_bytes)).c_str(), human_bytes(double(t.peak_memory_bytes)).c_str(),
+                    t.batch_size, t.grad_accum);
+        const double window = std::max(10.0, t.elapsed_s * 1.02);
+        draw_line_chart("loss",
+                        {{&t.train_loss, "train loss", IM_COL32(90, 170, 255, 255)},
+                         {&t.eval_loss, "eval loss", IM_COL32(240, 160, 80, 255)}},
+                        Unit::Plain, t.elapsed_s, window, 180.0f);
+        if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
+    }
+    if (!t.report.empty() && ImGui::CollapsingHeader("Data report")) ImGui::TextUnformatted(t.report.c_str());
+    if (!t.samples.empty()) {
+        ImGui::TextUnformatted("Samples (latest eval)");
+        ImGui::BeginChild("samples", ImVec2(0, 0), true);
+        for (const auto& g : t.samples) {
+            ImGui::TextWrapped("in:   %s", g.source.c_str());
+            ImGui::TextColored(ImVec4(0.6f, 0.85f, 0.6f, 1), "ref:  %s", g.reference.c_str());
+            ImGui::TextColored(ImVec4(0.6f, 0.75f, 1.0f, 1), "out:  %s", g.prediction.c_str());
+            ImGui::Separator();
+        }
+        ImGui::EndChild();
+    }
+    ImGui::End();
+}
+
+}  // namespace t5s::ui
