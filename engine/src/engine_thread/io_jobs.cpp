@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "engine_thread/dataset_reader.h"
+#include "atomic_file.h"
 #include "engine_thread/engine_impl.h"
 
 namespace t5s::detail {
@@ -18,28 +19,11 @@ struct Overload : Ts... { using Ts::operator()...; };
 template <class... Ts>
 Overload(Ts...) -> Overload<Ts...>;
 
+// The engine's temp-file + fsync + rename writer; here the folder is created first.
 void write_text_atomic(const std::filesystem::path& path, const std::string& content) {
     std::error_code ec;
     if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path(), ec);
-    const auto tmp = path.string() + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) throw Error(ErrorCode::FileNotFound, path.string() + ": cannot write");
-    size_t off = 0;
-    while (off < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw Error(ErrorCode::Internal, path.string() + ": write failed (disk full?)");
-        }
-        off += size_t(n);
-    }
-    ::fsync(fd);
-    ::close(fd);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        throw Error(ErrorCode::Internal, path.string() + ": rename failed");
-    }
+    write_file_atomic(path, content);
 }
 
 }  // namespace
