@@ -4,7 +4,12 @@
 #include <iostream>
 #include <sstream>
 
+#include <filesystem>
+
 #include "cli/args.h"
+#ifdef T5S_HAVE_CLI_HISTORY
+#include "t5s/history_store.h"
+#endif
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
@@ -49,6 +54,29 @@ void print_event(const TrainingEvent& e) {
     }
 }
 
+// Exports the accepted/edited (source, target) pairs of a history database to OUT/history-pairs.jsonl.
+std::string pairs_from_history(const std::string& history_path, const std::string& out_dir) {
+#ifdef T5S_HAVE_CLI_HISTORY
+    std::filesystem::create_directories(out_dir);
+    const std::string pairs = (std::filesystem::path(out_dir) / "history-pairs.jsonl").string();
+    HistoryStoreOptions store_options;
+    store_options.create_if_missing = false;
+    HistoryStore store(history_path, store_options);
+    ExportOptions options;
+    options.format = ExportFormat::Jsonl;
+    options.filter.accepted_only = true;
+    options.dedupe = true;
+    options.overwrite = true;
+    const ExportResult r = store.export_to(pairs, options);
+    if (r.rows_written == 0) throw Error(ErrorCode::InvalidArgument, history_path + ": no accepted or edited pairs to train on");
+    std::cerr << "training data: " << r.rows_written << " accepted/edited pairs from " << history_path << "\n";
+    return pairs;
+#else
+    (void)out_dir;
+    throw UsageError("--data-history needs the history store, which this build does not include (" + history_path + ")");
+#endif
+}
+
 }  // namespace
 
 int run_train(const Argv& argv) {
@@ -56,12 +84,19 @@ int run_train(const Argv& argv) {
            {"model", "init-config", "data", "eval-data", "out", "steps", "epochs", "batch-size", "grad-accum", "lr", "optimizer",
             "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
             "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
-            "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time"});
+            "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time",
+            "data-history"});
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");
     o.data_file = a.get("data");
     o.extra_data_files = a.all("extra-data");
+    if (a.has("data-history")) {
+        // Accepted and edited pairs from the annotators' history become (more) training data.
+        const std::string pairs = pairs_from_history(a.get("data-history"), a.require("out"));
+        if (o.data_file.empty()) o.data_file = pairs;
+        else o.extra_data_files.push_back(pairs);
+    }
     o.eval_file = a.get("eval-data");
     o.out_dir = a.get("out");
     if (a.has("steps") && a.has("epochs")) throw UsageError("give --steps or --epochs, not both");

@@ -71,6 +71,12 @@ if "$bin" --help | grep -q "history "; then
     "[('Tom is a good boy.', 'accepted'), ('我们走吧。', 'edited')]" ] && ok || bad "export content: $(cat "$work/train.jsonl")"
   [ "$(python3 -c "import json; print([json.loads(l)['target'] for l in open('$work/train.jsonl')][-1])")" = "我们去吧" ] && ok || bad "edited text exported"
   expect_fail "export refuses to overwrite" "already exists" "$bin" export --history "$work/h.db" --format csv --out "$work/train.jsonl"
+  if "$bin" --help | grep -q "train "; then  # accepted/edited pairs from the history as training data
+    "$bin" train --model "$model" --data-history "$work/h.db" --out "$work/hist-run" --steps 2 --batch-size 2 >/dev/null 2>"$work/train.err" \
+      && ok || bad "train --data-history: $(tail -2 "$work/train.err")"
+    [ "$(wc -l <"$work/hist-run/history-pairs.jsonl")" = 2 ] && ok || bad "train --data-history: expected the 2 accepted/edited pairs"
+    [ -f "$work/hist-run/final/model.safetensors" ] && ok || bad "train --data-history: no final checkpoint"
+  fi
   head -c 3000 /dev/urandom >"$work/corrupt.db"
   expect_fail "corrupt history" "corrupt.db" "$bin" history --history "$work/corrupt.db"
 fi
