@@ -21,7 +21,8 @@
 # command "bash tests/bench/gpu_bench.sh".
 #
 # Knobs: GPU_RUNS (timed runs per workload, default 3), GPU_MODELS (suite models, default base),
-# GPU_SKIP_SUITE=1 (issue-3 check only), T5S_JOBS (compile jobs, default nproc).
+# GPU_SKIP_SUITE=1 (issue-3 check only), GPU_CONFIGURE_ONLY=1 (check the dependencies and stop),
+# PYTHON (default python3), T5S_JOBS (compile jobs, default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bench="$root/tests/bench"
@@ -76,6 +77,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DT5S_BUILD_GUI
   -DCMAKE_PREFIX_PATH="$cmake_prefix" >"$build.configure.log" 2>&1 || {
   tail -40 "$build.configure.log" >&2; exit 1; }
 grep -q "CUDA code paths: ON" "$build.configure.log" || say "warning: LibTorch without CUDA? (see $build.configure.log)"
+if [ "${GPU_CONFIGURE_ONLY:-0}" = 1 ]; then grep -E "sentencepiece|T5 Studio|Found" "$build.configure.log" >&2; exit 0; fi
 say "building t5s_bench"
 cmake --build "$build" --target t5s_bench -j "${T5S_JOBS:-$(nproc)}" >&2
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >&2 || true

@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -209,10 +208,16 @@ public:
         t5s::ModelConfig config = t5s::load_model_config(std::filesystem::path(a.model) / "config.json");
         t5s::LoadedWeights loaded = t5s::load_checkpoint_tensors(a.model);
         auto params = t5s::select_t5_parameters(loaded, config, loaded.files.back());
-        std::set<const void*> seen;
+        std::map<const void*, at::Tensor> converted;  // tied names share one tensor, also after .to(device)
         for (auto& [name, t] : params) {
-            t = t.to(device, at::kFloat).contiguous().set_requires_grad(true);
-            if (seen.insert(t.unsafeGetTensorImpl()).second) trainable_.push_back(t);
+            auto it = converted.find(t.unsafeGetTensorImpl());
+            if (it == converted.end()) {
+                at::Tensor c = t.to(device, at::kFloat).contiguous();
+                c.set_requires_grad(true);
+                it = converted.emplace(t.unsafeGetTensorImpl(), c).first;
+                trainable_.push_back(c);
+            }
+            t = it->second;
         }
         net_ = std::make_unique<t5s::T5Network>(config, std::move(params));
         net_->set_training(true, config.dropout_rate);
