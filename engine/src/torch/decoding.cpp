@@ -56,19 +56,18 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
     uint64_t version = initial_version(control);
     const int64_t inputs = encoder_hidden_in.size(0);
     const int64_t n_ret = o.do_sample ? o.num_return_sequences : 1;
-    // Candidates share their input's encoder output: expand after encoding, never re-encode.
-    at::Tensor enc = n_ret > 1 ? encoder_hidden_in.repeat_interleave(n_ret, 0) : encoder_hidden_in;
-    at::Tensor mask = n_ret > 1 ? attention_mask_in.repeat_interleave(n_ret, 0) : attention_mask_in;
-    const int64_t rows = enc.size(0);
+    // Candidates share their input's encoder output: never re-encoded, and its cross-attention
+    // K/V are projected once per input, then repeated for the candidates.
+    const int64_t rows = inputs * n_ret;
     const auto& cfg = net.config();
     const int64_t capacity = o.max_new_tokens + 1;
 
-    DecoderState state = net.start_decoding(enc, mask, capacity);
-    auto long_opts = at::TensorOptions().dtype(at::kLong).device(enc.device());
+    DecoderState state = net.start_decoding(encoder_hidden_in, attention_mask_in, capacity, n_ret);
+    auto long_opts = at::TensorOptions().dtype(at::kLong).device(encoder_hidden_in.device());
     // Sequences of the rows still running, start token included (the processors see it, as in HF).
     at::Tensor sequences = at::full({rows, 1}, cfg.decoder_start_token_id, long_opts);
     at::Tensor active_rows = at::arange(rows, long_opts);  // original row of each running row
-    at::Tensor scores_sum = at::zeros({rows}, enc.options().dtype(at::kDouble));
+    at::Tensor scores_sum = at::zeros({rows}, encoder_hidden_in.options().dtype(at::kDouble));
 
     std::vector<std::vector<int>> out_ids(rows);
     std::vector<double> out_scores(rows, 0.0);
@@ -129,8 +128,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
     auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);
 
-    at::Tensor enc = encoder_hidden.repeat_interleave(nb, 0), mask = attention_mask.repeat_interleave(nb, 0);
-    DecoderState state = net.start_decoding(enc, mask, max_length);
+    DecoderState state = net.start_decoding(encoder_hidden, attention_mask, max_length, nb);
 
     at::Tensor running_seqs = at::full({B, nb, max_length}, cfg.pad_token_id, i64);
     running_seqs.select(2, 0).fill_(cfg.decoder_start_token_id);

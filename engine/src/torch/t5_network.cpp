@@ -515,11 +515,14 @@ at::Tensor T5Network::shift_right(const at::Tensor& labels) const {
 // ---------------------------------------------------------------------------------------------
 // Incremental decoding
 
-DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity) const {
+DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
+                                       int64_t rows_per_input) const {
+    // Cross-attention K/V are projected once per input and then repeated for its beams/candidates.
     DecoderState st;
-    const int64_t B = encoder_hidden.size(0);
+    const int64_t B = encoder_hidden.size(0) * rows_per_input;
+    auto expand = [&](const at::Tensor& t) { return rows_per_input > 1 ? t.repeat_interleave(rows_per_input, 0) : t; };
     st.capacity = capacity;
-    st.cross_bias = mask_to_bias(attention_mask);
+    st.cross_bias = expand(mask_to_bias(attention_mask));
     st.self_bias_table = position_bias(decoder_[0].self_attn.relative_bias, capacity, capacity, false);
     auto opts = encoder_hidden.options();
     for (const auto& l : decoder_) {
@@ -527,11 +530,11 @@ DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const a
         st.self_v.push_back(at::empty({B, config_.num_heads, capacity, config_.d_kv}, opts));
         if (l.cross_attn.kv.ready()) {
             auto kv = l.cross_attn.kv(encoder_hidden).chunk(2, -1);
-            st.cross_k.push_back(split_heads(kv[0]).contiguous());
-            st.cross_v.push_back(split_heads(kv[1]).contiguous());
+            st.cross_k.push_back(expand(split_heads(kv[0])).contiguous());
+            st.cross_v.push_back(expand(split_heads(kv[1])).contiguous());
         } else {
-            st.cross_k.push_back(split_heads(l.cross_attn.k(encoder_hidden)).contiguous());
-            st.cross_v.push_back(split_heads(l.cross_attn.v(encoder_hidden)).contiguous());
+            st.cross_k.push_back(expand(split_heads(l.cross_attn.k(encoder_hidden))).contiguous());
+            st.cross_v.push_back(expand(split_heads(l.cross_attn.v(encoder_hidden))).contiguous());
         }
     }
     return st;

@@ -102,7 +102,10 @@ public:
     // labels -> decoder inputs: prepend decoder_start_token_id, -100 -> pad.
     at::Tensor shift_right(const at::Tensor& labels) const;
 
-    DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity) const;
+    // rows_per_input: beams or candidates per input; the state has B * rows_per_input rows
+    // (row i belongs to input i / rows_per_input).
+    DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
+                                int64_t rows_per_input = 1) const;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const;
     // Keeps (and reorders) batch rows: compaction of finished rows.
