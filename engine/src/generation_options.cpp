@@ -1,5 +1,6 @@
 #include "t5s/generation_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "t5s/error.h"
@@ -26,6 +27,17 @@ void validate_generation_options(const GenerationOptions& o) {
     if (!std::isfinite(o.length_penalty)) bad("length_penalty must be finite");
     if (o.batch_size < 1) bad("batch_size must be >= 1");
     if (o.max_rounds < 1) bad("max_rounds must be >= 1");
+}
+
+GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live) {
+    running.temperature = live.temperature;
+    running.top_k = live.top_k;
+    running.top_p = live.top_p;
+    running.repetition_penalty = live.repetition_penalty;
+    running.no_repeat_ngram_size = live.no_repeat_ngram_size;
+    running.length_penalty = live.length_penalty;
+    running.min_new_tokens = std::min(live.min_new_tokens, running.max_new_tokens);
+    return running;
 }
 
 }  // namespace t5s

@@ -35,6 +35,10 @@ struct GenerationOptions {
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
 void validate_generation_options(const GenerationOptions& options);
 
+// The settings a running request takes from a hot swap at its next decoding step (sampling knobs,
+// penalties, min tokens capped at the request's max); everything else keeps the request's shape.
+GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live);
+
 // Thread-safe holder of settings that a running request re-reads at every decoding step:
 // a change made while generating takes effect at the next step ("hot swap").
 class SettingsHandle {

@@ -305,16 +305,11 @@ std::shared_ptr<BatchState> EngineImpl::find_batch(JobId job) {
     return it == batches.end() ? nullptr : it->second;
 }
 
-// Fields a running request may change (the rest describe its shape and stay).
+// Fields a running job may change: the per-step ones (the decoder's own list), plus length and
+// filtering, which apply from the job's next request (e.g. the next rows of a batch).
 GenerationOptions merge_live(GenerationOptions current, const GenerationOptions& update) {
-    current.temperature = update.temperature;
-    current.top_k = update.top_k;
-    current.top_p = update.top_p;
-    current.repetition_penalty = update.repetition_penalty;
-    current.no_repeat_ngram_size = update.no_repeat_ngram_size;
-    current.length_penalty = update.length_penalty;
-    current.min_new_tokens = update.min_new_tokens;
     current.max_new_tokens = update.max_new_tokens;
+    current = merge_step_settings(current, update);
     current.no_copy = update.no_copy;
     current.distinct = update.distinct;
     return current;

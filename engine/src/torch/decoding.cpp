@@ -13,14 +13,7 @@ void refresh_live_settings(GenerationControl* control, uint64_t* seen_version, G
     const uint64_t v = control->live_settings->version();
     if (v == *seen_version) return;
     *seen_version = v;
-    const GenerationOptions live = control->live_settings->get();
-    o->temperature = live.temperature;
-    o->top_k = live.top_k;
-    o->top_p = live.top_p;
-    o->repetition_penalty = live.repetition_penalty;
-    o->no_repeat_ngram_size = live.no_repeat_ngram_size;
-    o->min_new_tokens = std::min(live.min_new_tokens, o->max_new_tokens);
-    o->length_penalty = live.length_penalty;
+    *o = merge_step_settings(*o, control->live_settings->get());
 }
 
 void check_cancel(GenerationControl* control) {
