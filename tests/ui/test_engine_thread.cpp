@@ -432,17 +432,29 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     auto loaded = col.wait_job<ModelLoaded>(engine.submit(LoadModel{final_dir, ro}), 60);
     CHECK(loaded.info.dir == final_dir);
 
-    // Paused before it starts: no step runs until ResumeJob; then it finishes.
-    const JobId j2 = engine.submit(StartTraining{options("run2", 2)});
+    // Paused right after submitting: once the pause is acknowledged, no new step runs until
+    // ResumeJob; then it finishes. The lane may already have started the run when PauseJob lands
+    // (a loaded CI machine can deschedule this thread), so at most the one step in flight then may
+    // still complete; the run is long enough that it can't finish before the pause.
+    const JobId j2 = engine.submit(StartTraining{options("run2", 20)});
     engine.submit(PauseJob{j2});
     auto paused = col.wait_job<JobPaused>(j2, 10);
     CHECK(paused.job == j2);
     col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j2 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
+    auto last_step_of = [&](JobId job) {
+        int64_t last = 0;
+        for (const auto& e : updates_of(job))
+            if (e.kind == TrainingEvent::Kind::Step) last = std::max(last, e.step);
+        return last;
+    };
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    for (const auto& e : updates_of(j2)) CHECK(e.kind != TrainingEvent::Kind::Step);
+    const int64_t at_pause = last_step_of(j2);
+    CHECK(at_pause <= paused.done + 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    CHECK(last_step_of(j2) == at_pause);  // nothing ran while paused
     engine.submit(ResumeJob{j2});
     auto fin2 = col.wait_job<JobFinished>(j2, 120);
-    CHECK(fin2.summary.find("completed after 2 steps") != std::string::npos);
+    CHECK(fin2.summary.find("completed after 20 steps") != std::string::npos);
 
     // Cancelled while queued behind a paused run: it never starts; the paused one stops when cancelled.
     const JobId j3 = engine.submit(StartTraining{options("run3", 50)});
