@@ -101,7 +101,7 @@ void expect_open_error(const std::string& path, ErrorCode code) {
 
 }  // namespace
 
-TEST_CASE("a v1 file migrates to v2 keeping its data", "[history][migration]") {
+TEST_CASE("a v1 file migrates to the current version keeping its data", "[history][migration]") {
     TempDir dir;
     const std::string path = dir.file("v1.sqlite");
     exec_raw(path, kV1Schema);
@@ -109,7 +109,7 @@ TEST_CASE("a v1 file migrates to v2 keeping its data", "[history][migration]") {
 
     {
         HistoryStore store(path);
-        CHECK(store.schema_version() == 2);
+        CHECK(store.schema_version() == HistoryStore::kSchemaVersion);
         auto g1 = store.get(1);
         REQUIRE(g1);
         CHECK(g1->input == "old input");
@@ -129,9 +129,15 @@ TEST_CASE("a v1 file migrates to v2 keeping its data", "[history][migration]") {
         HistoryFilter f;
         f.text = "古い";
         CHECK(store.count(f) == 1);
+        // v3: training runs work on a migrated file.
+        TrainingRunRecord run;
+        run.model = "m";
+        const int64_t rid = store.begin_training_run(run);
+        store.add_training_points(rid, {{1, 0.5, 2.0}});
+        CHECK(store.training_run(rid)->points.size() == 1);
         CHECK(store.integrity_check() == "ok");
     }
-    CHECK(query_text(path, "PRAGMA user_version") == "2");
+    CHECK(query_text(path, "PRAGMA user_version") == std::to_string(HistoryStore::kSchemaVersion));
     CHECK(query_text(path, "PRAGMA journal_mode") == "wal");
     CHECK(query_text(path, "SELECT name FROM sqlite_master WHERE name = 'candidates_decided'") == "candidates_decided");
     CHECK(query_text(path, "SELECT name FROM sqlite_master WHERE name = 'generations_by_origin'") == "generations_by_origin");

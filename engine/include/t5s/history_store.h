@@ -26,6 +26,10 @@
 
 namespace t5s {
 
+namespace history {
+class Db;
+}
+
 using GenerationId = int64_t;  // > 0; never reused after a delete
 
 // ---- settings <-> JSON (what the history stores as `settings_json`) -------------------------------
@@ -160,6 +164,44 @@ struct ExportResult {
     int64_t bytes_written = 0;
 };
 
+// ---- training runs ------------------------------------------------------------------------------------
+// Fine-tuning runs and their curves, so that past runs can be listed and compared, and a run cut off
+// by closing the app (status stays "running") can be resumed from its checkpoints.
+struct TrainingRunRecord {
+    std::string model;          // model folder, or the init config for a run from scratch
+    std::string data;           // data file(s) as the user gave them
+    std::string out_dir;        // where checkpoints and the final model go
+    std::string options_json;   // the caller's serialisation of its options (used to resume)
+    int64_t total_steps = 0;
+};
+
+// One point of a run's curve: a train loss, an eval loss or both at one optimizer step.
+struct TrainingPoint {
+    int64_t step = 0;
+    double elapsed_s = 0;
+    double loss = -1;           // < 0: none at this step
+    double eval_loss = -1;      // < 0: not evaluated at this step
+    double lr = 0;
+    double tokens_per_s = 0;
+    int64_t memory_bytes = 0;
+};
+
+struct StoredTrainingRun {
+    int64_t id = 0;
+    int64_t started_at_ms = 0;
+    int64_t updated_at_ms = 0;
+    std::string status;         // "running" (or cut off: no end was recorded), "completed", "stopped",
+                                // "early_stopping", "time_limit", "failed"
+    std::string model, data, out_dir, options_json;
+    int64_t steps = 0;          // last step recorded
+    int64_t total_steps = 0;
+    double last_loss = -1;
+    double best_eval_loss = -1;
+    std::string final_dir;      // "" until it finished with a model
+    std::string message;        // failure message / summary
+    std::vector<TrainingPoint> points;  // by step (only when asked for)
+};
+
 // ---- the store ----------------------------------------------------------------------------------------
 struct HistoryStoreOptions {
     bool durable = false;                   // synchronous=FULL (survives power loss); default NORMAL
@@ -171,7 +213,7 @@ struct HistoryStoreOptions {
 
 class HistoryStore {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     // Opens (creating if missing) and migrates to kSchemaVersion. ":memory:" gives a private
     // in-memory store. Never deletes or rewrites an existing file's content on failure.
@@ -218,7 +260,21 @@ public:
     // Diagnostics: "ok" or SQLite's first problem line.
     std::string integrity_check();
 
+    // Training runs (training_runs.cpp). Points are upserted by step: a resumed run that restarts
+    // from an earlier checkpoint overwrites the points after it, so its curve continues cleanly.
+    int64_t begin_training_run(const TrainingRunRecord& run);           // status "running"; returns the id
+    void reopen_training_run(int64_t id, int64_t total_steps);          // resumed: status back to "running"
+    void add_training_points(int64_t id, const std::vector<TrainingPoint>& points);  // one transaction
+    void end_training_run(int64_t id, const std::string& status, const std::string& final_dir,
+                          const std::string& message);
+    std::vector<StoredTrainingRun> training_runs(int limit = 100, bool with_points = true);  // newest first
+    std::optional<StoredTrainingRun> training_run(int64_t id);          // with points
+    bool remove_training_run(int64_t id);
+
 private:
+    history::Db& db();  // for the parts of the store implemented in other files
+    int64_t now_ms() const;
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -411,6 +411,8 @@ HistoryStore::HistoryStore(HistoryStore&&) noexcept = default;
 HistoryStore& HistoryStore::operator=(HistoryStore&&) noexcept = default;
 
 const std::string& HistoryStore::path() const { return impl_->db.path(); }
+history::Db& HistoryStore::db() { return impl_->db; }
+int64_t HistoryStore::now_ms() const { return impl_->now(); }
 int HistoryStore::schema_version() const { return impl_->version; }
 
 GenerationId HistoryStore::record(const GenerationRecord& generation) {

@@ -57,7 +57,38 @@ CREATE INDEX generations_by_hash    ON generations (model_hash, id);
 CREATE INDEX candidates_decided     ON candidates (generation_id, rank) WHERE state IN (1, 3);
 )sql";
 
-const char* const kMigrations[] = {kV1, kV2};  // kMigrations[v] takes version v to v + 1
+// v3: fine-tuning runs and their curves (one row per optimizer step that has a loss or an eval).
+const char* kV3 = R"sql(
+CREATE TABLE training_runs (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  status       TEXT    NOT NULL DEFAULT 'running',
+  model        TEXT    NOT NULL DEFAULT '',
+  data         TEXT    NOT NULL DEFAULT '',
+  out_dir      TEXT    NOT NULL DEFAULT '',
+  options_json TEXT    NOT NULL DEFAULT '{}',
+  steps        INTEGER NOT NULL DEFAULT 0,
+  total_steps  INTEGER NOT NULL DEFAULT 0,
+  last_loss    REAL    NOT NULL DEFAULT -1,
+  best_eval    REAL    NOT NULL DEFAULT -1,
+  final_dir    TEXT    NOT NULL DEFAULT '',
+  message      TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE training_points (
+  run_id       INTEGER NOT NULL REFERENCES training_runs(id) ON DELETE CASCADE,
+  step         INTEGER NOT NULL,
+  elapsed_s    REAL    NOT NULL DEFAULT 0,
+  loss         REAL,
+  eval_loss    REAL,
+  lr           REAL    NOT NULL DEFAULT 0,
+  tokens_per_s REAL    NOT NULL DEFAULT 0,
+  memory_bytes INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+)sql";
+
+const char* const kMigrations[] = {kV1, kV2, kV3};  // kMigrations[v] takes version v to v + 1
 constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
 }  // namespace
