@@ -14,6 +14,7 @@ if(TARGET t5s_history)
 endif()
 # Training jobs (StartTraining) run t5s_trainer on the model lane when it is built.
 if(TARGET t5s_trainer)
+  target_sources(t5s_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp)
   target_link_libraries(t5s_engine_thread PUBLIC t5s_trainer)
   target_compile_definitions(t5s_engine_thread PRIVATE T5S_HAVE_TRAINER=1)
 endif()

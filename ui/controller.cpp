@@ -51,6 +51,7 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
         if (s_.batch.phase == BatchPhase::Running) s_.batch.phase = BatchPhase::Failed;
         s_.history.job = 0;
         s_.exp.job = 0;
+        s_.train.runs_job = 0;
         if (s_.train.job) {
             s_.train.job = 0;
             s_.train.phase = TrainPhase::Failed;
@@ -388,8 +389,8 @@ void Controller::start_training() {
         t.error = "choose the model folder to fine-tune";
         return;
     }
-    if (t.data_file.empty()) {
-        t.error = "choose a training file (.jsonl / .csv / .tsv with source and target)";
+    if (t.data_file.empty() && !t.data_from_history) {
+        t.error = "choose a training file (.jsonl / .csv / .tsv with source and target) or the history's accepted pairs";
         return;
     }
     if (t.out_dir.empty()) {
@@ -403,7 +404,14 @@ void Controller::start_training() {
     cmd.options.data_file = t.data_file;
     cmd.options.out_dir = t.out_dir;
     cmd.unload_model = t.unload_model;
+    cmd.data_from_history = t.data_from_history;
+    launch_training(std::move(cmd));
+}
+
+void Controller::launch_training(StartTraining cmd) {
+    auto& t = s_.train;
     t.error.clear();
+    t.run_id = 0;
     t.train_loss.clear();
     t.eval_loss.clear();
     t.step = t.total_steps = 0;
@@ -417,12 +425,77 @@ void Controller::start_training() {
     t.last_checkpoint.clear();
     t.final_dir.clear();
     t.stop_reason.clear();
+    const std::string data = cmd.data_from_history ? (t.data_file.empty() ? "history pairs" : t.data_file + " + history pairs")
+                                                   : t.data_file;
     t.job = submit(std::move(cmd));
     if (t.job) {
         t.phase = TrainPhase::Running;
         s_.job_kind[t.job] = "training";
-        log(false, "training " + t.model_dir + " on " + t.data_file + " -> " + t.out_dir);
+        log(false, "training " + t.model_dir + " on " + data + " -> " + t.out_dir);
     }
+}
+
+void Controller::refresh_training_runs() {
+    auto& t = s_.train;
+    if (t.runs_job || s_.engine_dead) return;
+    t.runs_stale = false;
+    t.runs_job = submit(QueryTrainingRuns{50});
+}
+
+bool Controller::run_interrupted(const StoredTrainingRun& run) const {
+    return run.status == "running" && !(s_.train.job && run.id == s_.train.run_id);
+}
+
+namespace {
+const StoredTrainingRun* find_run(const std::vector<StoredTrainingRun>& runs, int64_t id) {
+    for (const auto& r : runs)
+        if (r.id == id) return &r;
+    return nullptr;
+}
+}  // namespace
+
+void Controller::continue_training_run(int64_t run_id) {
+    auto& t = s_.train;
+    if (t.job) return;
+    const StoredTrainingRun* run = find_run(t.runs, run_id);
+    if (!run) return;
+    StartTraining cmd;
+    try {
+        cmd.options = training_options_from_json(run->options_json);
+    } catch (const Error& e) {
+        t.error = "run " + std::to_string(run_id) + ": its settings can't be read (" + e.what() + ")";
+        return;
+    }
+    cmd.options.resume = true;  // from the newest checkpoint in its folder
+    cmd.history_run_id = run_id;
+    cmd.unload_model = t.unload_model;
+    // The panel shows what is running.
+    t.options = cmd.options;
+    t.model_dir = cmd.options.model_dir;
+    t.data_file = cmd.options.data_file;
+    t.out_dir = cmd.options.out_dir;
+    t.data_from_history = false;  // its history pairs were written to its folder: data_file names them
+    launch_training(std::move(cmd));
+    if (t.job) {
+        t.run_id = run_id;
+        log(false, "continuing training run " + std::to_string(run_id) + " from its checkpoints in " + t.out_dir);
+    }
+}
+
+void Controller::delete_training_run(int64_t run_id) {
+    auto& t = s_.train;
+    if (t.job && run_id == t.run_id) return;  // the live run keeps its record
+    submit(DeleteTrainingRun{run_id});
+    t.runs.erase(std::remove_if(t.runs.begin(), t.runs.end(), [&](const StoredTrainingRun& r) { return r.id == run_id; }),
+                 t.runs.end());
+    if (t.selected_run == run_id) t.selected_run = 0;
+}
+
+void Controller::use_run_model(int64_t run_id) {
+    const StoredTrainingRun* run = find_run(s_.train.runs, run_id);
+    if (!run || run->final_dir.empty()) return;
+    s_.model.path_input = run->final_dir;
+    load_model();
 }
 
 void Controller::pause_training() {
@@ -530,8 +603,14 @@ void Controller::apply(const Event& event) {
             },
             [&](const JobFailed& e) {
                 s.job_kind.erase(e.job);
+                if (e.job != 0 && e.job == s.train.runs_job) {
+                    s.train.runs_job = 0;
+                    log(true, "past training runs: " + e.message);
+                    return;
+                }
                 if (e.job != 0 && e.job == s.train.job) {
                     s.train.job = 0;
+                    s.train.runs_stale = true;
                     s.train.phase = TrainPhase::Failed;
                     s.train.error = std::string(to_string(e.code)) + ": " + e.message;
                     log(true, "training failed: " + s.train.error);
@@ -600,6 +679,7 @@ void Controller::apply(const Event& event) {
                 s.job_kind.erase(e.job);
                 if (e.job != 0 && e.job == s.train.job) {
                     s.train.job = 0;
+                    s.train.runs_stale = true;
                     s.train.phase = TrainPhase::Done;
                     s.train.eta_s = 0;
                     log(false, "training: " + e.summary);
@@ -684,6 +764,21 @@ void Controller::apply(const Event& event) {
                     m.device_used.push(e.t_s, double(e.cuda.device_used_bytes));
                 }
                 m.last = e;
+            },
+            [&](const TrainingRunRecorded& e) {
+                if (e.job != 0 && e.job == s.train.job) s.train.run_id = e.run_id;
+                s.train.runs_stale = true;
+            },
+            [&](const TrainingRunsLoaded& e) {
+                if (e.job != s.train.runs_job) return;
+                s.train.runs_job = 0;
+                s.train.runs = e.runs;
+                for (const auto& r : s.train.runs) {
+                    note(r.model);
+                    note(r.data);
+                    note(r.out_dir);
+                    note(r.message);
+                }
             },
             [&](const TrainingUpdate& u) {
                 auto& t = s.train;

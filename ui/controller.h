@@ -64,6 +64,11 @@ public:
     void resume_training();
     void stop_training();                 // stops with a checkpoint; the final model is still written
     void use_trained_model();             // LoadModel on the final model folder
+    void refresh_training_runs();         // past runs from the history (io lane)
+    void continue_training_run(int64_t run_id);  // resume a cut-off / stopped run from its checkpoints
+    void delete_training_run(int64_t run_id);    // the record only; its folders stay on disk
+    void use_run_model(int64_t run_id);          // LoadModel on a past run's final model
+    bool run_interrupted(const StoredTrainingRun& run) const;  // "running" but not the live run
 
     void log(bool error, std::string text);
     void note_text(std::string_view text) { note(text); }
@@ -71,6 +76,7 @@ public:
 
 private:
     JobId submit(Command c);
+    void launch_training(StartTraining cmd);  // resets the live numbers and submits
     void record(const std::optional<DecisionOut>& d);
     void note(std::string_view t) {
         if (note_) note_(t);

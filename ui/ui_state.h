@@ -145,6 +145,15 @@ struct TrainingVm {
     std::string final_dir;                   // Finished: the model to "use"
     std::string stop_reason;
     std::string error;
+    // Data from the annotators' history (accepted / edited pairs) instead of, or besides, a file.
+    bool data_from_history = false;
+    // Past runs (history database): listed with their curves; a run still "running" that is not
+    // ours was cut off (app closed / crashed) and can be resumed from its checkpoints.
+    int64_t run_id = 0;                      // history id of the live run (TrainingRunRecorded)
+    std::vector<StoredTrainingRun> runs;     // newest first
+    bool runs_stale = true;
+    JobId runs_job = 0;
+    int64_t selected_run = 0;
 };
 
 struct UiState {

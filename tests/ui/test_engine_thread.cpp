@@ -474,3 +474,118 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     CHECK(f.message.find("missing.jsonl") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("engine thread: training on history pairs is recorded with its curve and a stopped run continues",
+          "[engine_thread][training][history]") {
+    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    auto dir = temp_dir("train_hist");
+    const auto db = dir / "history.sqlite";
+    {
+        // Annotators accepted or edited some candidates, rejected others.
+        HistoryStore h(db.string());
+        const char* words[] = {"cat", "dog", "bird", "fish", "tree", "house"};
+        for (int i = 0; i < 6; ++i) {
+            GenerationRecord r;
+            r.input = std::string("paraphrase: the ") + words[i] + " is here";
+            r.candidates = {{std::string("here is the ") + words[i], -0.5}, {"nonsense", -3.0}};
+            const GenerationId g = h.record(r);
+            if (i % 2 == 0) h.accept(g, 0);
+            else h.edit(g, 0, std::string("the ") + words[i] + " is right here");
+            h.reject(g, 1);
+        }
+        std::ofstream e(dir / "eval.jsonl");
+        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})" << "\n";
+    }
+    TrainingOptions o;
+    o.model_dir = model.string();
+    o.out_dir = (dir / "run").string();
+    o.steps = 6;
+    o.batch_size = 2;
+    o.lr = 1e-3;
+    o.threads = 1;
+    o.eval_file = (dir / "eval.jsonl").string();
+    o.eval_every = 3;
+    o.save_every = 2;
+    o.sample_count = 1;
+    o.sample_max_new_tokens = 4;
+    o.device = TrainDevice::Cpu;
+    EngineConfig c;
+    c.telemetry_hz = 0;
+    c.history_db = db;
+    EngineThread engine(c);
+    Collector col{engine};
+
+    // Run 1: history pairs only; stopped after its first checkpoint.
+    StartTraining start{o};
+    start.data_from_history = true;
+    const JobId j1 = engine.submit(start);
+    const auto rec = col.wait_job<TrainingRunRecorded>(j1, 60);
+    CHECK(rec.run_id > 0);
+    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j1 && u.event.kind == TrainingEvent::Kind::Checkpoint; }, 120);
+    engine.submit(Cancel{j1});
+    auto fin1 = col.wait_job<JobFinished>(j1, 120);
+    INFO(fin1.summary);
+    // Only accepted/edited pairs were written as data: 6 rows, none of the rejected ones.
+    {
+        std::ifstream pairs(dir / "run" / "history-pairs.jsonl");
+        std::string line, all;
+        int rows = 0;
+        while (std::getline(pairs, line)) {
+            ++rows;
+            all += line;
+        }
+        CHECK(rows == 6);
+        CHECK(all.find("nonsense") == std::string::npos);
+        CHECK(all.find("is right here") != std::string::npos);
+    }
+    auto runs = col.wait_job<TrainingRunsLoaded>(engine.submit(QueryTrainingRuns{}), 30).runs;
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == rec.run_id);
+    const bool stopped_early = fin1.summary.find("stopped") == 0;
+    CHECK(runs[0].status == (stopped_early ? "stopped" : "completed"));
+    CHECK(runs[0].total_steps == 6);
+    CHECK(runs[0].out_dir == o.out_dir);
+    REQUIRE_FALSE(runs[0].points.empty());
+    const int64_t steps1 = runs[0].steps;
+    CHECK(steps1 >= 2);
+    for (size_t i = 0; i < runs[0].points.size(); ++i) {
+        CHECK(runs[0].points[i].step == int64_t(i) + 1);  // every step is a point, not just the throttled UI events
+        CHECK(runs[0].points[i].loss > 0);
+    }
+    const TrainingOptions saved = training_options_from_json(runs[0].options_json);
+    CHECK(saved.resume);
+    CHECK(saved.data_file == (dir / "run" / "history-pairs.jsonl").string());
+
+    // Continue the same record from its checkpoints.
+    StartTraining cont{saved};
+    cont.history_run_id = rec.run_id;
+    const JobId j2 = engine.submit(cont);
+    CHECK(col.wait_job<TrainingRunRecorded>(j2, 60).run_id == rec.run_id);
+    auto fin2 = col.wait_job<JobFinished>(j2, 180);
+    CHECK(fin2.summary.find("completed after 6 steps") == 0);
+    runs = col.wait_job<TrainingRunsLoaded>(engine.submit(QueryTrainingRuns{}), 30).runs;
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].status == "completed");
+    CHECK(runs[0].steps == 6);
+    CHECK(runs[0].final_dir == (dir / "run" / "final").string());
+    REQUIRE(runs[0].points.size() == 6);
+    CHECK(runs[0].points.back().step == 6);
+    bool evaluated = false;
+    for (const auto& p : runs[0].points) evaluated |= p.eval_loss > 0;
+    CHECK(evaluated);
+    CHECK(runs[0].best_eval_loss > 0);
+
+    // Continuing needs resume; an unknown record fails with its id; history-less data fails clearly.
+    StartTraining no_resume{o};
+    no_resume.history_run_id = rec.run_id;
+    no_resume.options.data_file = saved.data_file;
+    CHECK(col.wait_job<JobFailed>(engine.submit(no_resume), 30).message.find("resume") != std::string::npos);
+    StartTraining unknown{saved};
+    unknown.history_run_id = 9999;
+    CHECK(col.wait_job<JobFailed>(engine.submit(unknown), 30).message.find("9999") != std::string::npos);
+    // Forget the record: the folder stays.
+    CHECK(col.wait_job<HistoryDeleted>(engine.submit(DeleteTrainingRun{rec.run_id}), 30).count == 1);
+    CHECK(col.wait_job<TrainingRunsLoaded>(engine.submit(QueryTrainingRuns{}), 30).runs.empty());
+    CHECK(std::filesystem::exists(dir / "run" / "final" / "config.json"));
+    std::filesystem::remove_all(dir);
+}

@@ -420,6 +420,119 @@ TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[
     CHECK(format_value(0.1234, Unit::Plain) == "0.123");
 }
 
+TEST_CASE("controller: history as training data, past runs, continuing a cut-off run", "[ui][controller][training]") {
+    std::vector<Command> sent;
+    JobId next = 1;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+    auto& t = c.state().train;
+    t.model_dir = "/models/m";
+    t.out_dir = "/runs/new";
+    // The history's accepted pairs are enough data on their own.
+    t.data_from_history = true;
+    c.start_training();
+    REQUIRE(sent.size() == 1);
+    CHECK(std::get<StartTraining>(sent.back()).data_from_history);
+    CHECK(std::get<StartTraining>(sent.back()).history_run_id == 0);
+    const JobId live = t.job;
+    c.apply(TrainingRunRecorded{live, 7});
+    CHECK(t.run_id == 7);
+    CHECK(t.runs_stale);
+
+    // Past runs arrive from the io lane: ours (live, running), one cut off, one completed.
+    c.refresh_training_runs();
+    const JobId q = std::get_if<QueryTrainingRuns>(&sent.back()) ? t.runs_job : 0;
+    REQUIRE(q != 0);
+    TrainingOptions old_opts;
+    old_opts.model_dir = "/models/m";
+    old_opts.data_file = "/data/old.jsonl";
+    old_opts.out_dir = "/runs/old";
+    old_opts.steps = 300;
+    old_opts.batch_size = 6;
+    StoredTrainingRun live_run, cut, done;
+    live_run.id = 7;
+    live_run.status = "running";
+    cut.id = 5;
+    cut.status = "running";
+    cut.options_json = training_options_to_json(old_opts);
+    cut.points = {{10, 1.0, 2.5}, {20, 2.0, 2.0, 2.2}};
+    done.id = 3;
+    done.status = "completed";
+    done.final_dir = "/runs/older/final";
+    c.apply(TrainingRunsLoaded{q, {live_run, cut, done}});
+    REQUIRE(t.runs.size() == 3);
+    CHECK_FALSE(c.run_interrupted(t.runs[0]));  // the live one
+    CHECK(c.run_interrupted(t.runs[1]));         // running, but nobody runs it: cut off
+    CHECK_FALSE(c.run_interrupted(t.runs[2]));
+    // While a run is live nothing else starts.
+    const size_t before = sent.size();
+    c.continue_training_run(5);
+    CHECK(sent.size() == before);
+    c.apply(JobFinished{live, "train", "completed after 200 steps: /runs/new/final"});
+    CHECK(t.runs_stale);
+    CHECK(c.run_interrupted(t.runs[0]));  // still "running" in this stale list until refreshed
+
+    // Continue the cut-off run: its own settings, resume from its checkpoints, the same record.
+    c.continue_training_run(5);
+    REQUIRE(sent.size() == before + 1);
+    const auto& cont = std::get<StartTraining>(sent.back());
+    CHECK(cont.history_run_id == 5);
+    CHECK(cont.options.resume);
+    CHECK(cont.options.out_dir == "/runs/old");
+    CHECK(cont.options.data_file == "/data/old.jsonl");
+    CHECK(cont.options.steps == 300);
+    CHECK(cont.options.batch_size == 6);
+    CHECK_FALSE(cont.data_from_history);
+    CHECK(t.out_dir == "/runs/old");  // the panel shows what runs
+    CHECK(t.run_id == 5);
+    CHECK(t.phase == TrainPhase::Running);
+    c.apply(JobFinished{t.job, "train", "completed"});
+    // Use a past run's model; forget a record.
+    c.use_run_model(3);
+    CHECK(std::get<LoadModel>(sent.back()).dir == "/runs/older/final");
+    c.delete_training_run(3);
+    CHECK(std::get<DeleteTrainingRun>(sent.back()).run_id == 3);
+    CHECK(t.runs.size() == 2);
+    // A record with unreadable settings can't be continued: a message, no command.
+    t.runs[0].options_json = "{not json";
+    const size_t n = sent.size();
+    c.continue_training_run(t.runs[0].id);
+    CHECK(sent.size() == n);
+    CHECK(t.error.find("settings") != std::string::npos);
+}
+
+TEST_CASE("training options round-trip through JSON", "[ui][training]") {
+    TrainingOptions o;
+    o.model_dir = "/m";
+    o.extra_data_files = {"a.jsonl", "b.csv"};
+    o.optimizer = OptimizerKind::Adafactor;
+    o.schedule = ScheduleKind::Cosine;
+    o.precision = TrainPrecision::Bf16;
+    o.device = TrainDevice::Cpu;
+    o.data.source_field = "input";
+    o.data.on_bad_row = BadRowPolicy::Fail;
+    o.data.source_prefix = "paraphrase: ";
+    o.gradient_checkpointing = true;
+    o.seed = 1234567890123ULL;
+    o.lr = 3e-4;
+    const TrainingOptions r = training_options_from_json(training_options_to_json(o));
+    CHECK(r.model_dir == "/m");
+    CHECK(r.extra_data_files == o.extra_data_files);
+    CHECK(r.optimizer == OptimizerKind::Adafactor);
+    CHECK(r.schedule == ScheduleKind::Cosine);
+    CHECK(r.precision == TrainPrecision::Bf16);
+    CHECK(r.device == TrainDevice::Cpu);
+    CHECK(r.data.source_field == "input");
+    CHECK(r.data.on_bad_row == BadRowPolicy::Fail);
+    CHECK(r.data.source_prefix == "paraphrase: ");
+    CHECK(r.gradient_checkpointing);
+    CHECK(r.seed == 1234567890123ULL);
+    CHECK(r.lr == 3e-4);
+    CHECK(training_options_from_json("{}").batch_size == TrainingOptions{}.batch_size);
+    CHECK_THROWS_AS(training_options_from_json("[1]"), Error);
+    CHECK_THROWS_AS(training_options_from_json(R"({"batch_size":"x"})"), Error);
+    CHECK_THROWS_AS(training_options_from_json(R"({"optimizer":"sgd"})"), Error);
+}
+
 TEST_CASE("ring series keeps the newest points", "[ui][chart]") {
     RingSeries r(3);
     for (int i = 0; i < 5; ++i) r.push(i, i * 10);

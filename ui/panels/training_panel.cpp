@@ -4,6 +4,8 @@
 // generations; pause / resume / stop. Afterwards "Use this model" loads the final folder.
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -70,6 +72,97 @@ void draw_advanced(TrainingVm& t) {
     help_marker("frees its memory for training; the workspace needs the model loaded again afterwards");
 }
 
+std::string format_time(int64_t unix_ms) {
+    const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return buf;
+}
+
+// A past run's curve: train and eval loss by step.
+void draw_run_curve(const StoredTrainingRun& run) {
+    // At most ~2000 train points a frame (long runs record every step); every eval point is kept.
+    const size_t stride = std::max<size_t>(1, run.points.size() / 2000);
+    RingSeries train(run.points.size() / stride + 2), eval(run.points.size() + 1);
+    for (size_t i = 0; i < run.points.size(); ++i) {
+        const auto& p = run.points[i];
+        if (p.loss >= 0 && (i % stride == 0 || i + 1 == run.points.size())) train.push(double(p.step), p.loss);
+        if (p.eval_loss >= 0) eval.push(double(p.step), p.eval_loss);
+    }
+    const double last = run.points.empty() ? 1.0 : double(run.points.back().step);
+    ImGui::TextDisabled("run %lld: loss by step (x = step)", static_cast<long long>(run.id));
+    draw_line_chart("run curve",
+                    {{&train, "train loss", IM_COL32(90, 170, 255, 255)}, {&eval, "eval loss", IM_COL32(240, 160, 80, 255)}},
+                    Unit::Plain, last, std::max(1.0, last * 1.02), 150.0f);
+}
+
+void draw_past_runs(Controller& ctl) {
+    auto& t = ctl.state().train;
+    if (t.runs_stale) ctl.refresh_training_runs();
+    if (t.runs.empty()) {
+        ImGui::TextDisabled(t.runs_job ? "loading..." : "no training runs recorded yet");
+        return;
+    }
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingStretchProp;
+    int64_t act_continue = 0, act_use = 0, act_delete = 0;
+    if (ImGui::BeginTable("runs", 6, flags, ImVec2(0, 160))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("started");
+        ImGui::TableSetupColumn("model / data");
+        ImGui::TableSetupColumn("status");
+        ImGui::TableSetupColumn("steps");
+        ImGui::TableSetupColumn("loss / best eval");
+        ImGui::TableSetupColumn("");
+        ImGui::TableHeadersRow();
+        for (const auto& r : t.runs) {
+            ImGui::PushID(static_cast<int>(r.id));
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            const bool selected = t.selected_run == r.id;
+            if (ImGui::Selectable(format_time(r.started_at_ms).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+                t.selected_run = selected ? 0 : r.id;
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::filesystem::path(r.model).filename().string().c_str());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n-> %s", r.model.c_str(), r.data.c_str(), r.out_dir.c_str());
+            ImGui::TableNextColumn();
+            const bool interrupted = ctl.run_interrupted(r);
+            if (interrupted) ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "interrupted");
+            else if (r.status == "failed") ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed");
+            else ImGui::TextUnformatted(r.status.c_str());
+            if (!r.message.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.message.c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%lld / %lld", static_cast<long long>(r.steps), static_cast<long long>(r.total_steps));
+            ImGui::TableNextColumn();
+            ImGui::Text("%s / %s", r.last_loss >= 0 ? format_value(r.last_loss, Unit::Plain).c_str() : "-",
+                        r.best_eval_loss >= 0 ? format_value(r.best_eval_loss, Unit::Plain).c_str() : "-");
+            ImGui::TableNextColumn();
+            const bool can_continue = !t.job && (interrupted || r.status == "stopped" || r.status == "time_limit" ||
+                                                 r.status == "failed");
+            if (can_continue && ImGui::SmallButton("continue")) act_continue = r.id;
+            if (!r.final_dir.empty()) {
+                if (can_continue) ImGui::SameLine();
+                if (ImGui::SmallButton("use")) act_use = r.id;
+            }
+            if (!(t.job && r.id == t.run_id)) {
+                ImGui::SameLine();
+                if (ImGui::SmallButton("forget")) act_delete = r.id;
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("removes the record; the run's folder stays on disk");
+            }
+            ImGui::PopID();
+        }
+        ImGui::EndTable();
+    }
+    if (act_continue) ctl.continue_training_run(act_continue);
+    if (act_use) ctl.use_run_model(act_use);
+    if (act_delete) ctl.delete_training_run(act_delete);
+    for (const auto& r : t.runs)
+        if (r.id == t.selected_run) draw_run_curve(r);
+    if (ImGui::SmallButton("refresh")) ctl.refresh_training_runs();
+}
+
 }  // namespace
 
 void draw_training_panel(PanelContext& ctx) {
@@ -101,6 +194,9 @@ void draw_training_panel(PanelContext& ctx) {
     if (ImGui::InputTextWithHint("data file", "pairs: .jsonl / .csv / .tsv with source + target (Enter starts)",
                                  &t.data_file, ImGuiInputTextFlags_EnterReturnsTrue))
         ctl.start_training();
+    ImGui::Checkbox("+ accepted pairs from the history", &t.data_from_history);
+    help_marker("the accepted and edited candidates of the annotators' history become training pairs "
+                "(written to the output folder as history-pairs.jsonl); with a data file they are added to it");
     ImGui::SetNextItemWidth(-120);
     ImGui::InputTextWithHint("output folder", "checkpoints and the final model", &t.out_dir);
     ImGui::SetNextItemWidth(160);
@@ -158,6 +254,7 @@ void draw_training_panel(PanelContext& ctx) {
         if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
     }
     if (!t.report.empty() && ImGui::CollapsingHeader("Data report")) ImGui::TextUnformatted(t.report.c_str());
+    if (ImGui::CollapsingHeader("Past runs")) draw_past_runs(ctl);
     if (!t.samples.empty()) {
         ImGui::TextUnformatted("Samples (latest eval)");
         ImGui::BeginChild("samples", ImVec2(0, 0), true);

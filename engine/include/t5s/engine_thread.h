@@ -103,12 +103,25 @@ struct WriteTextFile { std::filesystem::path path; std::string content; };  // a
 // dir), then JobFinished{"train", "<stop reason> after N steps: DIR"} (also after Cancel, which stops
 // with a checkpoint) or JobFailed. PauseJob/ResumeJob act at the trainer's next micro-batch; PauseJob
 // answers JobPaused{step, total}. Use the result with LoadModel{final dir}.
-struct StartTraining { TrainingOptions options; bool unload_model = false; };
+// With a history database the run and its curve are recorded there (TrainingRunRecorded{run id}
+// first): points are flushed at least every second, so a run cut off by closing the app keeps its
+// curve and is listed as "running" (interrupted); continue it with history_run_id = that id and
+// options.resume = true (it goes on from the newest checkpoint in options.out_dir).
+struct StartTraining {
+    TrainingOptions options;
+    bool unload_model = false;
+    bool data_from_history = false;  // train on the accepted/edited pairs of the history (written to
+                                     // OUT/history-pairs.jsonl; with a data_file too they are extra data)
+    int64_t history_run_id = 0;      // > 0: continue this recorded run instead of starting a new one
+};
+struct QueryTrainingRuns { int limit = 50; };          // newest first, with their curves
+struct DeleteTrainingRun { int64_t run_id = 0; };      // the record only; checkpoints stay on disk
 struct CrashLaneForTest { bool io_lane = false; };  // simulates a dead lane (tests of restart)
 
 using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
-                             ExportHistory, ListDirectory, WriteTextFile, StartTraining, CrashLaneForTest>;
+                             ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
+                             DeleteTrainingRun, CrashLaneForTest>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -157,12 +170,15 @@ struct TelemetrySample {
 };
 // One trainer event (Report/Plan/Step/Eval/Checkpoint/Message/Finished) of a StartTraining job.
 struct TrainingUpdate { JobId job = 0; TrainingEvent event; };
+struct TrainingRunRecorded { JobId job = 0; int64_t run_id = 0; };  // the history row of a StartTraining job
+struct TrainingRunsLoaded { JobId job = 0; std::vector<StoredTrainingRun> runs; };
 struct EngineDied { std::string message; };
 
 using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationStep, GenerationDone, JobFailed,
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
-                           DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, EngineDied>;
+                           DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
+                           TrainingRunsLoaded, EngineDied>;
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;

@@ -134,6 +134,11 @@ struct TrainingOptions {
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
 void validate_training_options(const TrainingOptions& options);
 
+// Every field as JSON (enums by name), and back: missing fields keep their defaults, unknown ones are
+// ignored, a malformed text or a wrong type throws t5s::Error(InvalidArgument).
+std::string training_options_to_json(const TrainingOptions& options);
+TrainingOptions training_options_from_json(const std::string& json);
+
 // ------------------------------------------------------------------------------------------------
 // Memory planning
 
@@ -215,6 +220,7 @@ public:
     void stop() { stop_.store(true); }
     bool paused() const { return paused_.load(); }
     const TrainingOptions& options() const { return options_; }
+    void set_options(TrainingOptions options) { options_ = std::move(options); }  // before run() only
 
 private:
     TrainingOptions options_;

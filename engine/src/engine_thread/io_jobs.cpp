@@ -68,6 +68,12 @@ void EngineImpl::run_io_job(Task& task) {
                 for (auto g : c.generation_ids) n += h.remove(g) ? 1 : 0;
                 emit(HistoryDeleted{id, n});
             },
+            [&](const QueryTrainingRuns& c) {
+                emit(TrainingRunsLoaded{id, history_for_io_lane().training_runs(std::clamp(c.limit, 1, 10000), true)});
+            },
+            [&](const DeleteTrainingRun& c) {
+                emit(HistoryDeleted{id, history_for_io_lane().remove_training_run(c.run_id) ? 1 : 0});
+            },
             [&](const ExportHistory& c) {
                 emit(JobStarted{id, "export"});
                 std::error_code ec;

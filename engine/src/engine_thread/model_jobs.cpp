@@ -8,6 +8,9 @@
 #include <fstream>
 
 #include "engine_thread/engine_impl.h"
+#ifdef T5S_HAVE_TRAINER
+#include "engine_thread/training_record.h"
+#endif
 
 namespace t5s::detail {
 
@@ -272,19 +275,42 @@ void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
         model.reset();
         emit(ModelUnloaded{id});
     }
-    validate_training_options(cmd.options);
+    TrainingOptions options = cmd.options;
+    HistoryStore* history = history_for_model_lane();
+    if (cmd.data_from_history) {
+        if (!history) throw Error(ErrorCode::InvalidArgument, "training on history pairs needs a history database");
+        const std::string pairs = export_history_pairs(*history, options.out_dir);
+        if (options.data_file.empty()) options.data_file = pairs;
+        else options.extra_data_files.push_back(pairs);
+    }
+    validate_training_options(options);
+    if (cmd.history_run_id > 0 && !options.resume)
+        throw Error(ErrorCode::InvalidArgument, "continuing recorded run " + std::to_string(cmd.history_run_id) +
+                                                    " needs options.resume (it goes on from its checkpoints)");
+    TrainingRecorder recorder(history, cmd.history_run_id, options);
+    if (recorder.run_id() > 0) emit(TrainingRunRecorded{id, recorder.run_id()});
     // Step events at most every 100 ms (the last step always goes out); the rest pass unchanged.
     auto last_step_emit = Clock::now() - std::chrono::seconds(1);
-    const TrainingResult result = state->job.run([&](const TrainingEvent& e) {
-        if (e.kind == TrainingEvent::Kind::Step) {
-            state->step = e.step;
-            state->total = e.total_steps;
-            const auto now = Clock::now();
-            if (now - last_step_emit < std::chrono::milliseconds(100) && e.step < e.total_steps) return;
-            last_step_emit = now;
-        }
-        emit(TrainingUpdate{id, e});
-    });
+    TrainingResult result;
+    try {
+        state->job.set_options(options);
+        result = state->job.run([&](const TrainingEvent& e) {
+            recorder.on_event(e);
+            if (e.kind == TrainingEvent::Kind::Step) {
+                state->step = e.step;
+                state->total = e.total_steps;
+                const auto now = Clock::now();
+                if (now - last_step_emit < std::chrono::milliseconds(100) && e.step < e.total_steps) return;
+                last_step_emit = now;
+            }
+            emit(TrainingUpdate{id, e});
+        });
+    } catch (const std::exception& e) {
+        recorder.failed(e.what());
+        throw;
+    }
+    recorder.finished(result.stop_reason, result.final_model_dir,
+                      result.stop_reason + " after " + std::to_string(result.steps) + " steps");
     emit(JobFinished{id, "train",
                      result.stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
 #endif
