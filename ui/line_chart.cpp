@@ -35,7 +35,7 @@ std::string format_value(double v, Unit unit) {
 }
 
 void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
-                     float height) {
+                     float height, XAxis x_axis) {
     ImGui::PushID(id);
     const float width = ImGui::GetContentRegionAvail().x;
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -77,7 +77,8 @@ void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit u
         const double x = x_min + window_s * g / 4.0;
         const ImVec2 s = to_screen(x, 0);
         char buf[32];
-        std::snprintf(buf, sizeof buf, "-%.0fs", x_max - x);
+        if (x_axis == XAxis::SecondsAgo) std::snprintf(buf, sizeof buf, "-%.0fs", x_max - x);
+        else std::snprintf(buf, sizeof buf, "%.0f", std::max(0.0, x));
         dl->AddText(ImVec2(std::min(s.x, b.x - ImGui::CalcTextSize(buf).x), b.y + 1.0f), IM_COL32(170, 170, 180, 255), buf);
     }
     // Lines, decimated to about one point per pixel column.
@@ -96,6 +97,8 @@ void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit u
             if (pts.size() > size_t(px) * 2) break;
         }
         if (pts.size() >= 2) dl->AddPolyline(pts.data(), int(pts.size()), l.color, 0, 1.5f);
+        if (s.size() <= 64)
+            for (const auto& q : pts) dl->AddCircleFilled(q, 2.5f, l.color);
     }
     dl->PopClipRect();
     // Legend.
@@ -113,7 +116,8 @@ void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit u
             const double x = x_min + (mx - a.x) / (b.x - a.x) * (x_max - x_min);
             dl->AddLine(ImVec2(mx, a.y), ImVec2(mx, b.y), IM_COL32(200, 200, 200, 120));
             ImGui::BeginTooltip();
-            ImGui::Text("t = -%.1f s", x_max - x);
+            if (x_axis == XAxis::SecondsAgo) ImGui::Text("t = -%.1f s", x_max - x);
+            else ImGui::Text("x = %.0f", x);
             for (const auto& l : lines) {
                 const RingSeries& s = *l.series;
                 double best = 1e18, val = 0;

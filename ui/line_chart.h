@@ -33,8 +33,12 @@ struct ChartLine {
 enum class Unit { Bytes, PerSecond, Count, Plain };
 std::string format_value(double v, Unit unit);  // "1.5 GiB", "123 tok/s", "4", "0.123" (Plain: 3 digits)
 
+// x labels: seconds before now ("-5s", live charts) or the x value itself ("120", e.g. steps).
+enum class XAxis { SecondsAgo, Absolute };
+
 // Draws the lines over the last `window_s` seconds ending at `now_s`; y from 0 to the visible max.
+// Sparse series (<= 64 points, e.g. eval losses) also get a dot per point, so one point shows.
 void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
-                     float height);
+                     float height, XAxis x_axis = XAxis::SecondsAgo);
 
 }  // namespace t5s::ui

@@ -154,6 +154,53 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
             if (!filler_error_.empty()) fail(filler_error_);
             else next();
         }
+    } else if (st.op == "train_history") {
+        // Fine-tune the open model on this session's accepted pairs, as the panel's Start does.
+        std::istringstream in(st.arg);
+        int64_t steps = 0;
+        std::string out;
+        in >> steps >> out;
+        if (!s.model.info) return fail("train_history: no model loaded");
+        auto& t = s.train;
+        ctl.open_training();
+        t.model_dir = s.model.info->dir.string();
+        t.out_dir = out;
+        t.data_file.clear();
+        t.data_from_history = true;
+        t.options.steps = steps;
+        t.options.batch_size = 4;
+        t.options.eval_every = steps;
+        t.options.save_every = 0;
+        t.options.sample_count = 1;
+        t.options.sample_max_new_tokens = 8;
+        ctl.start_training();
+        if (!t.job) return fail("train_history: not started: " + t.error);
+        next();
+    } else if (st.op == "show_past_runs") {
+        s.train.show_past_runs = true;
+        s.train.selected_run = s.train.run_id;
+        next();
+    } else if (st.op == "expect_training_run") {
+        // The run just made is listed (from the history) as completed with a point per step.
+        if (phase_ == 0) {
+            deadline_ = now_s() + 30.0;
+            phase_ = 1;
+            s.train.runs_stale = true;
+        }
+        const auto& t = s.train;
+        const int64_t steps = std::atoll(st.arg.c_str());
+        const StoredTrainingRun* run = nullptr;
+        for (const auto& r : t.runs)
+            if (r.id == t.run_id && t.run_id > 0) run = &r;
+        if (t.phase == TrainPhase::Failed) return fail("training failed: " + t.error);
+        if (!t.runs_stale && !t.runs_job && run && run->status == "completed" && int64_t(run->points.size()) == steps) {
+            std::cout << "training run " << run->id << ": " << run->points.size() << " points, last loss "
+                      << run->last_loss << ", best eval " << run->best_eval_loss << "\n";
+            next();
+        } else if (now_s() > deadline_) {
+            fail("training run " + std::to_string(t.run_id) + " not listed as completed with " + std::to_string(steps) +
+                 " points (" + std::to_string(t.runs.size()) + " runs listed)");
+        }
     } else if (st.op == "export_all") {
         s.exp.path = st.arg;
         s.exp.accepted_only = false;

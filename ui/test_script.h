@@ -12,6 +12,9 @@
 //   fill_history N           add N synthetic generations to the history (background thread; for
 //                            measuring frame time while exporting a large history)
 //   export_all FILE          export everything (not only accepted) to FILE, overwriting
+//   train_history STEPS DIR  fine-tune the open model on the history's accepted pairs (Training panel)
+//   show_past_runs           open the panel's "Past runs" section with the last run selected
+//   expect_training_run N    the last run is listed from the history as completed with N points
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

@@ -154,6 +154,7 @@ struct TrainingVm {
     bool runs_stale = true;
     JobId runs_job = 0;
     int64_t selected_run = 0;
+    bool show_past_runs = false;             // one-shot: open the "Past runs" section
 };
 
 struct UiState {

@@ -82,6 +82,12 @@ extra=()
   echo "key f1"
   echo "frames 2"
   echo "screenshot window"
+  echo "train_history 4 $out/trained"     # Training panel: the session's accepted pairs as data
+  echo "wait_idle 300"
+  echo "show_past_runs"
+  echo "expect_training_run 4"
+  echo "frames 3"
+  echo "screenshot training Training"
   echo "frames 120"                       # idle frames
   echo "fill_history 20000"
   echo "wait_idle 300"
@@ -95,4 +101,6 @@ xvfb-run -a -s "-screen 0 1600x1000x24" \
          --test-script "$script" --screenshot-dir "$out/screenshots" --size 1600x1000 "${extra[@]}"
 test -s "$out/screenshots/workspace_row1.png"
 test -s "$out/export_all.jsonl"
+test -s "$out/trained/final/model.safetensors"
+test -s "$out/trained/history-pairs.jsonl"
 echo "ui_e2e: ok ($(ls "$out/screenshots" | wc -l) screenshots in $out/screenshots)"

@@ -92,10 +92,10 @@ void draw_run_curve(const StoredTrainingRun& run) {
         if (p.eval_loss >= 0) eval.push(double(p.step), p.eval_loss);
     }
     const double last = run.points.empty() ? 1.0 : double(run.points.back().step);
-    ImGui::TextDisabled("run %lld: loss by step (x = step)", static_cast<long long>(run.id));
+    ImGui::TextDisabled("run %lld: loss by step", static_cast<long long>(run.id));
     draw_line_chart("run curve",
                     {{&train, "train loss", IM_COL32(90, 170, 255, 255)}, {&eval, "eval loss", IM_COL32(240, 160, 80, 255)}},
-                    Unit::Plain, last, std::max(1.0, last * 1.02), 150.0f);
+                    Unit::Plain, last, std::max(1.0, last * 1.02), 150.0f, XAxis::Absolute);
 }
 
 void draw_past_runs(Controller& ctl) {
@@ -254,6 +254,10 @@ void draw_training_panel(PanelContext& ctx) {
         if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
     }
     if (!t.report.empty() && ImGui::CollapsingHeader("Data report")) ImGui::TextUnformatted(t.report.c_str());
+    if (t.show_past_runs) {
+        ImGui::SetNextItemOpen(true);
+        t.show_past_runs = false;
+    }
     if (ImGui::CollapsingHeader("Past runs")) draw_past_runs(ctl);
     if (!t.samples.empty()) {
         ImGui::TextUnformatted("Samples (latest eval)");
