@@ -149,23 +149,45 @@ TEST_CASE("memory plan: components, checkpointing saves activations, suggested b
     o.gradient_checkpointing = true;
     CHECK(estimate_training_memory(cfg, o, int64_t(2) << 30).suggested_batch_size > small.suggested_batch_size);
     CHECK(e.to_text().find("largest micro-batch") != std::string::npos);
+    // A measured process baseline replaces the typical figure on CPU (not on CUDA).
+    const MemoryEstimate with_base = estimate_training_memory(cfg, o, int64_t(64) << 30, int64_t(500) << 20);
+    const MemoryEstimate no_base = estimate_training_memory(cfg, o, int64_t(64) << 30);
+    CHECK(with_base.total_bytes - no_base.total_bytes == (int64_t(500) << 20) - (int64_t(300) << 20));
+    CHECK(with_base.to_text().find("the process held") != std::string::npos);
+    o.device = TrainDevice::Cuda;
+    CHECK(estimate_training_memory(cfg, o, int64_t(64) << 30, int64_t(500) << 20).process_bytes == -1);
 }
 
 namespace {
 
+struct ChildMemory {
+    int64_t peak = 0;              // measured (the run's JSON)
+    double estimated_mib = -1;     // the plan's estimate, from the trainer's closing memory line
+};
+
 // Peak RSS of a child `t5studio train` run on a random model (separate processes: VmHWM is per process).
-int64_t child_peak_rss(const std::filesystem::path& dir, bool checkpointing) {
+ChildMemory child_peak_rss(const std::filesystem::path& dir, bool checkpointing) {
+    const std::filesystem::path err = dir / (checkpointing ? "ck.err" : "plain.err");
     const std::string cmd = std::string(T5S_CLI_BIN) + " train --init-config " + (dir / "config.json").string() + " --data " +
                             (dir / "data.jsonl").string() + " --out " + (dir / (checkpointing ? "ck" : "plain")).string() +
                             " --steps 2 --batch-size 16 --threads 1 --eval-split 0 --vocab-size 300 --max-source-len 256 "
-                            "--max-target-len 64 --seed 1" + (checkpointing ? " --grad-checkpointing" : "") + " 2>/dev/null";
+                            "--max-target-len 64 --seed 1" + (checkpointing ? " --grad-checkpointing" : "") + " 2>" + err.string();
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string out;
     char buf[512];
     while (fgets(buf, sizeof buf, p)) out += buf;
     REQUIRE(pclose(p) == 0);
-    return nlohmann::json::parse(out).at("peak_memory_bytes").get<int64_t>();
+    ChildMemory m;
+    m.peak = nlohmann::json::parse(out).at("peak_memory_bytes").get<int64_t>();
+    std::ifstream log(err);
+    std::string line;
+    while (std::getline(log, line)) {
+        const auto at = line.find("estimated ");
+        if (line.find("memory: measured peak") != std::string::npos && at != std::string::npos)
+            m.estimated_mib = std::atof(line.c_str() + at + 10);
+    }
+    return m;
 }
 
 }  // namespace
@@ -182,9 +204,17 @@ TEST_CASE("gradient checkpointing lowers the measured peak memory", "[trainer][c
         data += "{\"source\": \"" + s + "\", \"target\": \"short answer " + std::to_string(i) + " with a few words\"}\n";
     }
     write_text(dir / "data.jsonl", data);
-    const int64_t plain = child_peak_rss(dir.path(), false);
-    const int64_t ckpt = child_peak_rss(dir.path(), true);
+    const ChildMemory plain_run = child_peak_rss(dir.path(), false);
+    const ChildMemory ckpt_run = child_peak_rss(dir.path(), true);
+    const int64_t plain = plain_run.peak, ckpt = ckpt_run.peak;
     WARN("peak RSS: " << plain / 1048576.0 << " MiB without, " << ckpt / 1048576.0 << " MiB with gradient checkpointing (saves "
-                      << (plain - ckpt) / 1048576.0 << " MiB)");
+                      << (plain - ckpt) / 1048576.0 << " MiB); estimated " << plain_run.estimated_mib << " / "
+                      << ckpt_run.estimated_mib << " MiB");
     CHECK(ckpt < plain);
+    // The memory plan is within a third of what was measured (it includes the process's own baseline).
+    for (const ChildMemory& m : {plain_run, ckpt_run}) {
+        REQUIRE(m.estimated_mib > 0);
+        const double measured_mib = m.peak / 1048576.0;
+        CHECK(std::abs(m.estimated_mib - measured_mib) < measured_mib / 3);
+    }
 }

@@ -151,6 +151,8 @@ struct MemoryEstimate {
     int64_t activation_bytes_no_ckpt = 0;      // without gradient checkpointing
     int64_t activation_bytes_ckpt = 0;         // with gradient checkpointing
     int64_t total_bytes = 0;                   // weights + grads + optimizer + activations + workspace
+    int64_t process_bytes = -1;                // CPU: what the process already holds before the model
+                                               // (LibTorch and its CUDA libraries: hundreds of MiB); -1 = unknown
     int64_t free_bytes = 0;                    // free memory on the device (host: MemAvailable)
     bool fits = true;
     int suggested_batch_size = 0;              // largest micro-batch that fits (0 = not even 1)
@@ -159,8 +161,10 @@ struct MemoryEstimate {
 };
 
 // Parameter count from a config.json-shaped model (no weights loaded).
+// total_bytes is comparable with the measured peak: on CPU that is the process's peak RSS, so the
+// process's own baseline (process_bytes, measured before the model is loaded) is part of it.
 MemoryEstimate estimate_training_memory(const std::string& config_json_text, const TrainingOptions& options,
-                                        int64_t free_bytes /* <0: query the device */);
+                                        int64_t free_bytes /* <0: query the device */, int64_t process_bytes = -1);
 
 // ------------------------------------------------------------------------------------------------
 // Events

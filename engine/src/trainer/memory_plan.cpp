@@ -37,7 +37,8 @@ Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int6
     const int64_t embed = B * (S + T) * d * 2;
     Activations a;
     a.full = c.num_layers * enc_layer + c.num_decoder_layers * dec_layer + head + embed;
-    a.ckpt = c.num_layers * B * S * d + c.num_decoder_layers * B * T * d + std::max(enc_layer, dec_layer) + head + embed;
+    // Checkpointing: block inputs, plus one block recomputed in backward together with its gradients.
+    a.ckpt = c.num_layers * B * S * d + c.num_decoder_layers * B * T * d + 2 * std::max(enc_layer, dec_layer) + head + embed;
     return a;
 }
 
@@ -51,7 +52,8 @@ std::string gib(int64_t b) {
 
 }  // namespace
 
-MemoryEstimate estimate_training_memory(const std::string& config_json_text, const TrainingOptions& o, int64_t free_bytes) {
+MemoryEstimate estimate_training_memory(const std::string& config_json_text, const TrainingOptions& o, int64_t free_bytes,
+                                        int64_t process_bytes) {
     ModelConfig c = parse_model_config(config_json_text, "config");
     MemoryEstimate e;
     const bool cuda = o.device == TrainDevice::Cuda;
@@ -77,7 +79,11 @@ MemoryEstimate estimate_training_memory(const std::string& config_json_text, con
     e.activation_bytes_ckpt = ckpt;
     e.activation_bytes = o.gradient_checkpointing ? ckpt : full;
     const int64_t fixed = e.weight_bytes + e.gradient_bytes + e.optimizer_bytes;
-    auto total_for = [&](int64_t act) { return static_cast<int64_t>((fixed + act) * 1.1) + (cuda ? (int64_t(600) << 20) : (int64_t(300) << 20)); };
+    // CUDA: the context and cuBLAS workspaces; CPU: the process's own baseline when measured (its
+    // peak RSS is what gets compared), else a typical LibTorch figure.
+    if (!cuda) e.process_bytes = process_bytes;
+    const int64_t overhead = cuda ? (int64_t(600) << 20) : process_bytes >= 0 ? process_bytes : (int64_t(300) << 20);
+    auto total_for = [&](int64_t act) { return static_cast<int64_t>((fixed + act) * 1.1) + overhead; };
     e.total_bytes = total_for(e.activation_bytes);
     if (free_bytes < 0) free_bytes = cuda ? cuda_free_bytes(0) : host_available_bytes();
     e.free_bytes = free_bytes;
@@ -102,6 +108,7 @@ std::string MemoryEstimate::to_text() const {
       << gib(gradient_bytes) << ", optimizer " << gib(optimizer_bytes) << ", activations " << gib(activation_bytes)
       << " (without checkpointing " << gib(activation_bytes_no_ckpt) << ", with " << gib(activation_bytes_ckpt) << "); peak ~"
       << gib(total_bytes);
+    if (process_bytes >= 0) o << " (incl. " << gib(process_bytes) << " the process held before loading)";
     if (free_bytes > 0) {
         o << " of " << gib(free_bytes) << " free" << (fits ? "" : " - DOES NOT FIT");
         o << "; largest micro-batch that fits: " << suggested_batch_size;

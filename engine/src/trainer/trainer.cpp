@@ -91,6 +91,8 @@ private:
     void log_line(const json& j);
     void truncate_log_after(int64_t step);
     MemorySample memory() const;
+    int64_t baseline_rss_ = 0;    // process RSS when the run started
+    int64_t estimated_peak_ = 0;  // the memory plan's total
     std::vector<std::vector<int64_t>>& epoch_batches();
 
     const TrainingOptions& o_;
@@ -405,6 +407,7 @@ void Runner::write_final() {
 
 TrainingResult Runner::run() {
     t0_ = Clock::now();
+    baseline_rss_ = host_memory().current;  // before data and model: the libraries' share of the peak
     validate_training_options(o_);
     setup_runtime();
     log_path_ = o_.log_file.empty() ? fs::path(o_.out_dir) / "train_log.jsonl" : fs::path(o_.log_file);
@@ -448,10 +451,22 @@ TrainingResult Runner::run() {
     {
         TrainingOptions planned = o_;
         planned.device = device_.is_cuda() ? TrainDevice::Cuda : TrainDevice::Cpu;
-        MemoryEstimate m = estimate_training_memory(model_config_to_json(model_.config), planned, -1);
+        // Batches are padded to their longest pair, not to the limits: plan for the data's longest
+        // (length-grouped batching puts the longest together, so that batch is the peak).
+        int64_t longest_source = 1, longest_target = 1;
+        for (const auto& p : train_) {
+            longest_source = std::max<int64_t>(longest_source, static_cast<int64_t>(p.source.size()));
+            longest_target = std::max<int64_t>(longest_target, static_cast<int64_t>(p.target.size()));
+        }
+        planned.max_source_len = static_cast<int>(std::min<int64_t>(o_.max_source_len, longest_source));
+        planned.max_target_len = static_cast<int>(std::min<int64_t>(o_.max_target_len, longest_target));
+        MemoryEstimate m = estimate_training_memory(model_config_to_json(model_.config), planned, -1,
+                                                    device_.is_cuda() ? -1 : baseline_rss_);
+        estimated_peak_ = m.total_bytes;
         TrainingEvent e;
         e.kind = TrainingEvent::Kind::Plan;
-        e.message = m.to_text();
+        e.message = m.to_text() + " (at the data's longest pair: " + std::to_string(planned.max_source_len) + " source / " +
+                    std::to_string(planned.max_target_len) + " target tokens)";
         emit(e);
     }
     if (device_.is_cuda()) cuda_reset_peak(device_.index() < 0 ? 0 : device_.index());
@@ -642,6 +657,14 @@ TrainingResult Runner::run() {
     result.stop_reason = stop_reason;
     result.elapsed_s = std::chrono::duration<double>(Clock::now() - t0_).count();
     result.peak_memory_bytes = std::max(result.peak_memory_bytes, memory().peak);
+    if (estimated_peak_ > 0 && result.peak_memory_bytes > 0) {
+        // The plan's honesty check, for the user and for calibrating the estimate.
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "memory: measured peak %.0f MiB, estimated %.0f MiB (%+.0f%%)",
+                      result.peak_memory_bytes / 1048576.0, estimated_peak_ / 1048576.0,
+                      100.0 * (double(estimated_peak_) - double(result.peak_memory_bytes)) / double(result.peak_memory_bytes));
+        message(TrainingEvent::Kind::Message, buf);
+    }
     TrainingEvent e;
     e.kind = TrainingEvent::Kind::Finished;
     e.step = st_.step;
