@@ -181,6 +181,7 @@ int App::run() {
         ss << in.rdbuf();
         try {
             driver_ = std::make_unique<TestDriver>(parse_script(ss.str()), opts_.screenshot_dir, history.string());
+            driver_->set_fonts_settled([this] { return !fonts_->async_building() && !fonts_->needs_rebuild(); });
         } catch (const std::exception& e) {
             std::cerr << "t5studio: " << e.what() << "\n";
             return 2;
@@ -194,7 +195,7 @@ int App::run() {
     int rc = 0;
     if (driver_) {
         driver_->report();
-        std::printf("font atlas: %d builds, %zu extra glyphs, slowest build %.0f ms\n", atlas_rebuilds_,
+        std::printf("font atlas: %d builds, %zu extra glyphs, slowest swap on the UI thread %.1f ms\n", atlas_rebuilds_,
                     fonts_->glyph_count(), atlas_ms_max_);
         rc = driver_->exit_code();
     }
@@ -260,13 +261,27 @@ void App::update_fonts() {
         ImGui::GetStyle().ScaleAllSizes(st.dpi_scale);
         applied_scale_ = st.dpi_scale;
     }
-    if (!fonts_->needs_rebuild()) return;
-    const double t0 = now_s();
-    fonts_->build_atlas(ImGui::GetIO().Fonts);
-    ImGui_ImplOpenGL3_DestroyFontsTexture();
-    ImGui_ImplOpenGL3_CreateFontsTexture();
-    ++atlas_rebuilds_;
-    atlas_ms_max_ = std::max(atlas_ms_max_, (now_s() - t0) * 1000.0);
+    ImGuiIO& io = ImGui::GetIO();
+    if (atlas_rebuilds_ == 0) {
+        // The first atlas is needed before the first frame.
+        fonts_->build_atlas(io.Fonts);
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+        ++atlas_rebuilds_;
+        return;
+    }
+    // Later atlases are built on a worker; here (between frames) only the swap and the upload.
+    if (ImFontAtlas* built = fonts_->take_built_atlas()) {
+        const double t0 = now_s();
+        ImFontAtlas* old = io.Fonts;
+        io.Fonts = built;
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+        IM_DELETE(old);
+        ++atlas_rebuilds_;
+        atlas_ms_max_ = std::max(atlas_ms_max_, (now_s() - t0) * 1000.0);
+    }
+    if (fonts_->needs_rebuild()) fonts_->start_async_build();
 }
 
 void App::handle_keys() {

@@ -1,5 +1,6 @@
 #include "font_manager.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,7 +52,11 @@ void FontManager::note(std::string_view text) {
     std::vector<unsigned> cps;
     collect_code_points(text, cps);
     for (unsigned cp : cps) {
-        if ((sizeof(ImWchar) == 2 && cp > 0xFFFF) || is_baked(cp) || pending_.count(cp)) continue;  // ImWchar is 16-bit in Debian's build
+        // Control characters and surrogates have no glyph, and a 0 (an overlong NUL in the bytes a
+        // random model emits) would end ImGui's glyph ranges: the whole font would come out empty.
+        if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF)) continue;
+        if ((sizeof(ImWchar) == 2 && cp > 0xFFFF) || is_baked(cp) || pending_.count(cp) || in_flight_.count(cp))
+            continue;  // ImWchar is 16-bit in Debian's build
         pending_.insert(cp);
         dirty_ = true;
     }
@@ -64,40 +69,87 @@ void FontManager::set_size(float pixels) {
     }
 }
 
-void FontManager::build_atlas(ImFontAtlas* atlas) {
-    baked_.insert(pending_.begin(), pending_.end());
-    pending_.clear();
+bool FontManager::fill_atlas(ImFontAtlas* atlas, const std::set<unsigned>& glyphs, float size,
+                             std::vector<ImWchar>& ranges_out) const {
     atlas->Clear();
     if (font_data_.empty()) {
         ImFontConfig cfg;
-        cfg.SizePixels = size_;
+        cfg.SizePixels = size;
         atlas->AddFontDefault(&cfg);
     } else {
         ImFontGlyphRangesBuilder builder;
         for (const auto& r : kBaseRanges)
             for (unsigned c = r[0]; c <= r[1]; ++c) builder.AddChar(ImWchar(c));
-        for (unsigned c : baked_) builder.AddChar(ImWchar(c));
+        for (unsigned c : glyphs) builder.AddChar(ImWchar(c));
         ImVector<ImWchar> ranges;
         builder.BuildRanges(&ranges);
-        ranges_.assign(ranges.begin(), ranges.end());
+        ranges_out.assign(ranges.begin(), ranges.end());
         ImFontConfig cfg;
-        cfg.FontDataOwnedByAtlas = false;
+        cfg.FontDataOwnedByAtlas = false;  // font_data_ outlives every atlas (read-only: safe to share)
         cfg.FontNo = 0;  // Noto Sans CJK JP (covers kana, kanji and hanzi shapes)
         cfg.OversampleH = 1;
         cfg.OversampleV = 1;
         cfg.PixelSnapH = true;
-        atlas->AddFontFromMemoryTTF(font_data_.data(), int(font_data_.size()), size_, &cfg,
-                                    ranges_.data());
+        atlas->AddFontFromMemoryTTF(const_cast<unsigned char*>(font_data_.data()), int(font_data_.size()), size, &cfg,
+                                    ranges_out.data());
     }
-    const bool ok = atlas->Build() && !atlas->Fonts.empty() && atlas->Fonts[0]->IsLoaded();
-    if (!ok && !baked_.empty()) {
+    const bool built = atlas->Build();
+    return built && !atlas->Fonts.empty() && atlas->Fonts[0]->IsLoaded();
+}
+
+void FontManager::build_atlas(ImFontAtlas* atlas) {
+    baked_.insert(pending_.begin(), pending_.end());
+    pending_.clear();
+    if (!fill_atlas(atlas, baked_, size_, ranges_) && !baked_.empty()) {
         // A glyph set the rasteriser refuses: fall back to the base ranges rather than no font.
         std::fprintf(stderr, "t5studio: font atlas build failed with %zu extra glyphs; using the base set\n", baked_.size());
         baked_.clear();
-        build_atlas(atlas);
-        return;
+        fill_atlas(atlas, baked_, size_, ranges_);
     }
     dirty_ = false;
+}
+
+bool FontManager::start_async_build() {
+    if (building_.valid() || !dirty_) return false;
+    std::set<unsigned> glyphs = baked_;
+    glyphs.insert(pending_.begin(), pending_.end());
+    in_flight_ = std::move(pending_);
+    pending_.clear();
+    dirty_ = false;
+    const float size = size_;
+    // The worker touches only its own atlas and the read-only font bytes (no ImGui context state).
+    building_ = std::async(std::launch::async, [this, glyphs = std::move(glyphs), size]() mutable {
+        Built b;
+        b.atlas = IM_NEW(ImFontAtlas)();
+        if (!fill_atlas(b.atlas, glyphs, size, b.ranges)) {
+            std::fprintf(stderr, "t5studio: font atlas build failed with %zu extra glyphs; using the base set\n", glyphs.size());
+            glyphs.clear();
+            fill_atlas(b.atlas, glyphs, size, b.ranges);
+        }
+        unsigned char* pixels = nullptr;
+        int w = 0, h = 0;
+        b.atlas->GetTexDataAsRGBA32(&pixels, &w, &h);  // the conversion the GL upload needs, done here too
+        b.glyphs = std::move(glyphs);
+        return b;
+    });
+    return true;
+}
+
+ImFontAtlas* FontManager::take_built_atlas() {
+    if (!building_.valid() || building_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+    Built b = building_.get();
+    baked_ = std::move(b.glyphs);
+    // A set the rasteriser refused was dropped (base set only), as in build_atlas: not retried here.
+    in_flight_.clear();
+    ranges_ = std::move(b.ranges);  // the vector's buffer moves with it: the atlas's pointer stays valid
+    return b.atlas;
+}
+
+FontManager::~FontManager() {
+    if (building_.valid()) {
+        Built b = building_.get();
+        IM_DELETE(b.atlas);
+    }
 }
 
 }  // namespace t5s::ui

@@ -93,6 +93,11 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         else if (now_s() > deadline_) fail(st.op == "wait_model" ? "no model loaded: " + s.model.error : "still busy");
         else if (st.op == "wait_model" && !s.model.error.empty() && s.model.load_job == 0) fail("model load failed: " + s.model.error);
     } else if (st.op == "screenshot") {
+        if (phase_ == 0) {
+            deadline_ = now_s() + 2.0;
+            phase_ = 1;
+        }
+        if (fonts_settled_ && !fonts_settled_() && now_s() < deadline_) return;  // new glyphs still building
         const auto sp = st.arg.find(' ');
         pending_shot_ = st.arg.substr(0, sp) + ".png";
         pending_panel_ = sp == std::string::npos ? std::string() : st.arg.substr(sp + 1);

@@ -4,6 +4,7 @@
 // records frame times by what the app was doing (idle / generating / exporting).
 #include <atomic>
 #include <map>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,8 @@ public:
     void after_render(int fb_width, int fb_height, float fb_scale);
     void record_frame(double build_ms, double total_ms, const UiState& state);  // build: events..Render()
     bool finished() const { return done_; }
+    // Screenshots wait (up to 2 s) for this to be true: the glyphs shown are in the atlas.
+    void set_fonts_settled(std::function<bool()> settled) { fonts_settled_ = std::move(settled); }
     int exit_code() const { return failed_ ? 1 : 0; }
     void report() const;  // frame-time p50/p99 per phase on stdout
 
@@ -39,6 +42,7 @@ private:
     int phase_ = 0;                 // sub-step state
     int counter_ = 0;
     double deadline_ = 0.0;
+    std::function<bool()> fonts_settled_;
     bool done_ = false;
     bool failed_ = false;
     int released_key_ = -1;

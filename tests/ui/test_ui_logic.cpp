@@ -2,6 +2,9 @@
 // the controller's annotator loop against a fake engine, script parsing.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include <set>
 
 #define GLFW_INCLUDE_NONE
@@ -571,5 +574,45 @@ TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", 
     fonts.note("\xEF\xBF\xBDog~\x01nnb\x16\x03\xEF\xBF\xBD\x0EK~ \xD0\xB2 \xF0\x9F\x98\x80 \xC3");
     fonts.build_atlas(ImGui::GetIO().Fonts);
     CHECK(ImGui::GetIO().Fonts->Fonts[0]->IsLoaded());
+    // An overlong NUL and a surrogate among CJK: the font still loads and keeps its glyphs.
+    fonts.note("\xC0\x80 \xED\xA0\x80 雨");
+    fonts.build_atlas(ImGui::GetIO().Fonts);
+    REQUIRE(ImGui::GetIO().Fonts->Fonts[0]->IsLoaded());
+    CHECK(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x96E8) != nullptr);  // 雨
+    CHECK(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x5929) != nullptr);  // 天 still there
+
+    // Later atlases build on a worker: the caller only swaps the finished one in.
+    fonts.note("새로운 글자 와 漢字");
+    CHECK(fonts.needs_rebuild());
+    CHECK(fonts.start_async_build());
+    CHECK(fonts.async_building());
+    CHECK_FALSE(fonts.start_async_build());  // one at a time
+    fonts.note("漢字");                       // in flight: not pending again
+    CHECK_FALSE(fonts.needs_rebuild());
+    CHECK_FALSE(fonts.is_baked(0xD55C));      // 한: not until the swap
+    ImFontAtlas* built = nullptr;
+    for (int i = 0; i < 500 && !built; ++i) {
+        built = fonts.take_built_atlas();
+        if (!built) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(built != nullptr);
+    CHECK_FALSE(fonts.async_building());
+    CHECK(built->Fonts[0]->FindGlyphNoFallback(0xAE00) != nullptr);  // 글
+    CHECK(built->Fonts[0]->FindGlyphNoFallback(0x5929) != nullptr);  // 天 (kept from before)
+    CHECK(fonts.is_baked(0xAE00));
+    unsigned char* px = nullptr;
+    int w = 0, h = 0;
+    built->GetTexDataAsRGBA32(&px, &w, &h);  // already converted on the worker
+    CHECK((px != nullptr && w > 0 && h > 0));
+    ImFontAtlas* old = ImGui::GetIO().Fonts;
+    ImGui::GetIO().Fonts = built;
+    IM_DELETE(old);
+    CHECK_FALSE(fonts.start_async_build());  // nothing new
+    // A build still running when the manager goes away is joined and freed.
+    {
+        FontManager other(path);
+        other.note("別の文字列");
+        CHECK(other.start_async_build());
+    }
     ImGui::DestroyContext();
 }
