@@ -181,8 +181,15 @@ void Controller::accept_and_next() {
 void Controller::goto_row(int row) {
     auto& ws = s_.ws;
     if (ws.queue.empty() || row < 0 || row >= int(ws.queue.size()) || ws.generating()) return;
+    if (ws.editing) commit_edit();
+    if (ws.queue_pos >= 0 && !ws.list.empty()) ws.row_lists[ws.queue_pos] = ws.list;
     ws.queue_pos = row;
     ws.source = ws.queue[size_t(row)];
+    if (auto it = ws.row_lists.find(row); it != ws.row_lists.end()) {
+        ws.list = it->second;  // as it was left: candidates, decisions, undo stack
+        ws.error.clear();
+        return;
+    }
     ws.list.clear();
     generate();
 }
@@ -240,6 +247,7 @@ void Controller::cancel_batch() {
 }
 
 void Controller::review_in_workspace() {
+    s_.ws.row_lists.clear();  // a new queue
     auto& ws = s_.ws;
     if (s_.batch.rows.empty()) return;
     ws.queue = s_.batch.rows;

@@ -56,6 +56,9 @@ struct WorkspaceVm {
     // Review queue (rows of a file walked one by one).
     std::vector<std::string> queue;
     int queue_pos = -1;
+    // Rows already generated keep their candidates, decisions and undo history: going back shows
+    // them as they were (no new generation); Ctrl+Enter regenerates a row on purpose.
+    std::map<int, CandidateList> row_lists;
     // Decisions made per generation (for checks and the status line): generation id -> pairs.
     std::map<GenerationId, std::vector<std::pair<std::string, std::string>>> decided;
     int pending_decisions = 0;               // RecordDecision commands not yet confirmed

@@ -264,7 +264,32 @@ TEST_CASE("controller: review queue, accept-and-next, batch and export commands"
     CHECK(std::get<Generate>(sent.back()).texts[0] == "r2");
     CHECK(s.ws.queue_pos == 1);
     CHECK(s.ws.decided[5].size() == 1);
-    c.apply(JobFailed{s.ws.job, ErrorCode::Cancelled, "cancelled"});
+    // Row 2 generates; going back to row 1 shows it as it was left (no new generation), and its
+    // undo still works there; row 2 comes back the same way.
+    GenerationDone d2;
+    d2.job = s.ws.job;
+    d2.results = {GenerationResult{"r2", cands({"y1", "y2"})}};
+    d2.history_ids = {6};
+    c.apply(d2);
+    c.perform(Action::Reject);
+    const size_t before_back = sent.size();
+    c.perform(Action::PrevRow);
+    CHECK(s.ws.queue_pos == 0);
+    CHECK(s.ws.source == "r1");
+    CHECK(sent.size() == before_back);  // nothing regenerated
+    CHECK(s.ws.list.generation_id() == 5);
+    CHECK(s.ws.list.accepted_pairs().size() == 1);
+    c.perform(Action::Undo);
+    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Undo);
+    CHECK(std::get<RecordDecision>(sent.back()).generation_id == 5);
+    CHECK(s.ws.list.accepted_pairs().empty());
+    c.perform(Action::NextRow);
+    CHECK(s.ws.source == "r2");
+    CHECK(s.ws.list.generation_id() == 6);
+    CHECK(s.ws.list.size() == 2);
+    CHECK_FALSE(std::holds_alternative<Generate>(sent.back()));
+    c.perform(Action::PrevRow);
+    CHECK(s.ws.list.accepted_pairs().empty());  // row 1 keeps the undo
     // Batch run, pause, resume.
     s.batch.per_row = 2;
     c.start_batch();
