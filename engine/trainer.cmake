@@ -14,11 +14,8 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
 )
 target_include_directories(t5s_trainer PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(t5s_trainer PUBLIC t5s_engine PRIVATE ${TORCH_LIBRARIES})
+target_link_libraries(t5s_trainer PUBLIC t5s_engine PRIVATE t5s_torch_cpu)
 target_compile_options(t5s_trainer PRIVATE ${TORCH_CXX_FLAGS})
-if(T5S_WITH_CUDA)
-  target_compile_definitions(t5s_trainer PRIVATE T5S_WITH_CUDA=1)
-endif()
 # sentencepiece_trainer.h: the trainer part of SentencePiece (libsentencepiece-dev ships it in
 # libsentencepiece_train).
 find_library(T5S_SPM_TRAIN_LIB NAMES sentencepiece_train)

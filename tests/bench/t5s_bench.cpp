@@ -31,10 +31,7 @@
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
 
-#ifdef T5S_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
-#endif
+#include "torch/cuda_backend.h"
 
 #ifndef T5S_TORCH_VERSION
 #define T5S_TORCH_VERSION "?"
@@ -120,20 +117,11 @@ double seconds_since_process_start() {
 struct Gpu {
     bool on = false;
     void reset() {
-#ifdef T5S_WITH_CUDA
-        if (on) c10::cuda::CUDACachingAllocator::resetPeakStats(0);
-#endif
+        if (on) t5s::cuda_reset_peak_stats(0);
     }
-    int64_t peak() const {
-#ifdef T5S_WITH_CUDA
-        if (on) return c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].peak;
-#endif
-        return 0;
-    }
+    int64_t peak() const { return on ? t5s::cuda_allocator_stats(0).peak_allocated : 0; }
     void sync() const {
-#ifdef T5S_WITH_CUDA
-        if (on) c10::cuda::device_synchronize();
-#endif
+        if (on) t5s::cuda_synchronize(0);
     }
 };
 

@@ -7,12 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#ifdef T5S_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
-#include <cuda_runtime_api.h>
-#endif
-
+#include "torch/cuda_backend.h"
 #include "torch/runtime.h"
 
 namespace t5s {
@@ -46,49 +41,38 @@ std::string cpu_model_name() {
 DeviceMemory query_device_memory() {
     DeviceMemory m;
     m.process_rss = read_status_kb("/proc/self/status", "VmRSS:");
-#ifdef T5S_WITH_CUDA
-    if (cuda_available()) {
+    // Telemetry never loads CUDA by itself: only once a model or a run has.
+    if (cuda_backend_loaded() && cuda_available()) {
         m.cuda = true;
-        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
-        const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
-        m.cuda_allocated = stats.allocated_bytes[agg].current;
-        m.cuda_reserved = stats.reserved_bytes[agg].current;
-        m.cuda_peak_allocated = stats.allocated_bytes[agg].peak;
-        size_t free = 0, total = 0;
-        if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
-            m.cuda_device_total = static_cast<int64_t>(total);
-            m.cuda_device_used = static_cast<int64_t>(total - free);
-        }
+        const CudaAllocatorStats stats = cuda_allocator_stats(0);
+        m.cuda_allocated = stats.allocated;
+        m.cuda_reserved = stats.reserved;
+        m.cuda_peak_allocated = stats.peak_allocated;
+        const auto [free, total] = cuda_free_and_total(0);
+        m.cuda_device_total = total;
+        m.cuda_device_used = total - free;
     }
-#endif
     return m;
 }
 
 void reset_peak_memory() {
-#ifdef T5S_WITH_CUDA
-    if (cuda_available()) c10::cuda::CUDACachingAllocator::resetPeakStats(0);
-#endif
+    if (cuda_backend_loaded() && cuda_available()) cuda_reset_peak_stats(0);
 }
 
 DeviceProfile recommend_profile(Device requested) {
     DeviceProfile p;
     const bool use_cuda = requested == Device::Cuda || (requested == Device::Auto && cuda_available());
-#ifdef T5S_WITH_CUDA
-    if (use_cuda && cuda_available()) {
-        cudaDeviceProp prop{};
-        cudaGetDeviceProperties(&prop, 0);
-        size_t free = 0, total = 0;
-        cudaMemGetInfo(&free, &total);
+    if (use_cuda && cuda_available(requested == Device::Cuda)) {
+        const CudaDeviceInfo dev = cuda_device_info(0);
         p.device = Device::Cuda;
-        p.name = prop.name;
-        p.free_bytes = static_cast<int64_t>(free);
+        p.name = dev.name.empty() ? "CUDA device 0" : dev.name;
+        p.free_bytes = cuda_free_and_total(0).first;
         // T5 v1.1 / mT5 overflow in fp16 (transformers #9295); bf16 keeps fp32's range.
-        p.precision = prop.major >= 8 ? Precision::Bf16 : Precision::Fp16;
-        p.reason = std::string(prop.name) + " (compute " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + "): " +
-                   (prop.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
+        p.precision = dev.major >= 8 ? Precision::Bf16 : Precision::Fp16;
+        p.reason = p.name + " (compute " + std::to_string(dev.major) + "." + std::to_string(dev.minor) + "): " +
+                   (dev.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
         return p;
     }
-#endif
     (void)use_cuda;
     p.device = Device::Cpu;
     p.name = cpu_model_name();

@@ -1,5 +1,7 @@
 #include "torch/runtime.h"
 
+#include "torch/cuda_backend.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -68,13 +70,22 @@ int physical_core_count() {
     return n > 0 ? n : 1;
 }
 
-bool cuda_available() { return at::hasCUDA() && at::detail::getCUDAHooks().deviceCount() > 0; }
+bool cuda_available(bool requested) {
+    // The backend must be loaded before torch is first asked about CUDA (it caches its hooks).
+    if (!load_cuda_backend(requested)) return false;
+    return at::hasCUDA() && at::detail::getCUDAHooks().deviceCount() > 0;
+}
 
 ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
     ResolvedRuntime r;
-    const bool has_cuda = cuda_available();
+    if (options.device == Device::Cpu) {
+        r.device = at::Device(at::kCPU);  // never loads the CUDA backend
+    }
+    const bool has_cuda = options.device != Device::Cpu && cuda_available(options.device == Device::Cuda);
     if (options.device == Device::Cuda && !has_cuda) {
-        throw Error(ErrorCode::InvalidArgument, "device 'cuda' requested but no CUDA GPU is available on this machine");
+        const std::string why = cuda_backend_message();
+        throw Error(ErrorCode::InvalidArgument,
+                    "device 'cuda' requested but no CUDA GPU is available on this machine" + (why.empty() ? "" : " (" + why + ")"));
     }
     r.device = (options.device == Device::Cuda || (options.device == Device::Auto && has_cuda)) ? at::Device(at::kCUDA, 0)
                                                                                                  : at::Device(at::kCPU);

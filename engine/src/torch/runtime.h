@@ -17,6 +17,8 @@ struct ResolvedRuntime {
 // sets the intra-op thread count.
 ResolvedRuntime resolve_runtime(const RuntimeOptions& options);
 
-bool cuda_available();
+// A usable CUDA GPU (loads LibTorch's CUDA backend on first call when a driver is visible, or
+// always when `requested`: the user asked for CUDA).
+bool cuda_available(bool requested = false);
 
 }  // namespace t5s

@@ -3,10 +3,8 @@
 #include <fstream>
 #include <string>
 
-#ifdef T5S_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <cuda_runtime_api.h>
-#endif
+#include "torch/cuda_backend.h"
+#include "torch/runtime.h"
 
 namespace t5s {
 
@@ -25,28 +23,18 @@ MemorySample host_memory() { return {status_kb("/proc/self/status", "VmRSS:"), s
 
 int64_t host_available_bytes() { return status_kb("/proc/meminfo", "MemAvailable:"); }
 
-#ifdef T5S_WITH_CUDA
+// Callers use these on CUDA runs only (the backend is loaded by then); each checks anyway.
 MemorySample cuda_memory(int device) {
-    auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
-    const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
-    return {stats.allocated_bytes[agg].current, stats.allocated_bytes[agg].peak};
+    if (!cuda_available()) return {};
+    const CudaAllocatorStats s = cuda_allocator_stats(device);
+    return {s.allocated, s.peak_allocated};
 }
-int64_t cuda_free_bytes(int device) {
-    int prev = 0;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device);
-    size_t free = 0, total = 0;
-    cudaMemGetInfo(&free, &total);
-    cudaSetDevice(prev);
-    return static_cast<int64_t>(free);
+int64_t cuda_free_bytes(int device) { return cuda_available() ? cuda_free_and_total(device).first : 0; }
+void cuda_reset_peak(int device) {
+    if (cuda_available()) cuda_reset_peak_stats(device);
 }
-void cuda_reset_peak(int device) { c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device)); }
-void cuda_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
-#else
-MemorySample cuda_memory(int) { return {}; }
-int64_t cuda_free_bytes(int) { return 0; }
-void cuda_reset_peak(int) {}
-void cuda_empty_cache() {}
-#endif
+void cuda_empty_cache() {
+    if (cuda_available()) cuda_release_cached_memory();
+}
 
 }  // namespace t5s

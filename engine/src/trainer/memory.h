@@ -13,7 +13,7 @@ struct MemorySample {
 MemorySample host_memory();
 int64_t host_available_bytes();  // MemAvailable from /proc/meminfo
 
-// CUDA (only when built with T5S_WITH_CUDA and a GPU exists; zeros otherwise).
+// CUDA (zeros / no-ops unless a GPU is in use: see torch/cuda_backend.h).
 MemorySample cuda_memory(int device);
 int64_t cuda_free_bytes(int device);
 void cuda_reset_peak(int device);
