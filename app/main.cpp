@@ -26,9 +26,9 @@ const char* kUsage =
     "            [--sample --temperature X --top-k K --top-p P --seed S] [--repetition-penalty R]\n"
     "            [--no-repeat-ngram N] [--min-new-tokens N] [--dtype fp32|bf16|fp16|int8] [--device auto|cpu|cuda]\n"
     "            [--batch-size B] [--distinct] [--no-copy] [--threads N] [--history PATH] [--json]\n"
-    "  history   --history PATH [--search Q] [--json]\n"
+    "  history   --history PATH [--search Q] [--runs] [--json]\n"
     "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
-    "  train     --model DIR | --init-config FILE --data FILE --out DIR [...]  (see README)\n";
+    "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
 
 }  // namespace
 

@@ -176,15 +176,49 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
     return 0;
 }
 
+// --runs: the recorded training runs (app and `train --history`), newest first, with their curves.
+int run_runs(HistoryStore& store, bool json) {
+    const auto runs = store.training_runs(10000, json);
+    if (json) {
+        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        for (const auto& r : runs) {
+            nlohmann::ordered_json points = nlohmann::ordered_json::array();
+            for (const auto& p : r.points)
+                points.push_back({{"step", p.step}, {"elapsed_s", p.elapsed_s},
+                                  {"loss", p.loss >= 0 ? nlohmann::ordered_json(p.loss) : nlohmann::ordered_json()},
+                                  {"eval_loss", p.eval_loss >= 0 ? nlohmann::ordered_json(p.eval_loss) : nlohmann::ordered_json()},
+                                  {"lr", p.lr}});
+            out.push_back({{"id", r.id}, {"started_at_ms", r.started_at_ms}, {"updated_at_ms", r.updated_at_ms},
+                           {"status", r.status}, {"model", r.model}, {"data", r.data}, {"out_dir", r.out_dir},
+                           {"steps", r.steps}, {"total_steps", r.total_steps},
+                           {"last_loss", r.last_loss >= 0 ? nlohmann::ordered_json(r.last_loss) : nlohmann::ordered_json()},
+                           {"best_eval_loss", r.best_eval_loss >= 0 ? nlohmann::ordered_json(r.best_eval_loss) : nlohmann::ordered_json()},
+                           {"final_dir", r.final_dir}, {"message", r.message}, {"points", points}});
+        }
+        std::cout << nlohmann::ordered_json{{"runs", out}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        return 0;
+    }
+    for (const auto& r : runs) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "run %lld  %-14s %lld/%lld steps  loss %.4g  best eval %.4g  ", static_cast<long long>(r.id),
+                      r.status.c_str(), static_cast<long long>(r.steps), static_cast<long long>(r.total_steps), r.last_loss,
+                      r.best_eval_loss);
+        std::cout << buf << r.model << " -> " << r.out_dir << "\n";
+    }
+    if (runs.empty()) std::cout << "no training runs recorded\n";
+    return 0;
+}
+
 }  // namespace
 
 int run_history(const Argv& argv) {
-    const Args args(argv, {"json", "accepted-only"},
+    const Args args(argv, {"json", "accepted-only", "runs"},
                     {"history", "search", "model", "limit", "after", "accept", "reject", "edit", "undo", "redo", "delete"});
     HistoryStoreOptions options;
     options.create_if_missing = false;
     HistoryStore store(args.require("history"), options);
     const bool json = args.has("json");
+    if (args.has("runs")) return run_runs(store, json);
     const auto actions = actions_in_order(argv);
     if (!actions.empty()) {
         for (const char* f : {"search", "model", "limit", "after", "accepted-only"})

@@ -13,6 +13,9 @@
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
+#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
+#include "engine_thread/training_record.h"
+#endif
 
 namespace t5s::cli {
 namespace {
@@ -85,7 +88,7 @@ int run_train(const Argv& argv) {
             "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
             "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
             "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time",
-            "data-history"});
+            "data-history", "history"});
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");
@@ -145,7 +148,40 @@ int run_train(const Argv& argv) {
     validate_training_options(o);
 
     TrainingJob job(o);
-    TrainingResult r = job.run(print_event);
+    TrainingResult r;
+#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
+    if (a.has("history")) {
+        // The run and its curve go to the history the app lists under Training > Past runs;
+        // --resume continues the newest recorded run with this output folder.
+        HistoryStore store(a.get("history"));
+        int64_t continue_run = 0;
+        if (o.resume)
+            for (const auto& run : store.training_runs(10000, false))
+                if (run.out_dir == o.out_dir) {
+                    continue_run = run.id;
+                    break;
+                }
+        detail::TrainingRecorder recorder(&store, continue_run, o);
+        std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << a.get("history")
+                  << "\n";
+        try {
+            r = job.run([&](const TrainingEvent& e) {
+                recorder.on_event(e);
+                print_event(e);
+            });
+        } catch (const std::exception& e) {
+            recorder.failed(e.what());
+            throw;
+        }
+        recorder.finished(r.stop_reason, r.final_model_dir, r.stop_reason + " after " + std::to_string(r.steps) + " steps");
+        if (!recorder.error().empty()) std::cerr << recorder.error() << "\n";
+    } else {
+        r = job.run(print_event);
+    }
+#else
+    if (a.has("history")) throw UsageError("--history needs the history store, which this build does not include");
+    r = job.run(print_event);
+#endif
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
               << ", \"stop_reason\": \"" << r.stop_reason << "\", \"elapsed_s\": " << r.elapsed_s
               << ", \"peak_memory_bytes\": " << r.peak_memory_bytes << "}\n";

@@ -76,6 +76,23 @@ if "$bin" --help | grep -q "history "; then
       && ok || bad "train --data-history: $(tail -2 "$work/train.err")"
     [ "$(wc -l <"$work/hist-run/history-pairs.jsonl")" = 2 ] && ok || bad "train --data-history: expected the 2 accepted/edited pairs"
     [ -f "$work/hist-run/final/model.safetensors" ] && ok || bad "train --data-history: no final checkpoint"
+    # train --history records the run and its curve (the app's Past runs); --resume continues the same record.
+    "$bin" train --model "$model" --data-history "$work/h.db" --history "$work/h.db" --out "$work/rec-run" --steps 2 --batch-size 2 \
+      --save-every 1 >/dev/null 2>"$work/rec.err" && ok || bad "train --history: $(tail -2 "$work/rec.err")"
+    "$bin" train --model "$model" --data "$work/rec-run/history-pairs.jsonl" --history "$work/h.db" --out "$work/rec-run" --steps 3 \
+      --batch-size 2 --resume >/dev/null 2>"$work/rec2.err" && ok || bad "train --history --resume: $(tail -2 "$work/rec2.err")"
+    grep -q "continuing recorded run 1" "$work/rec2.err" && ok || bad "train --resume --history: not the same record: $(head -3 "$work/rec2.err")"
+    "$bin" history --history "$work/h.db" --runs --json >"$work/runs.json" && ok || bad "history --runs"
+    python3 - "$work/runs.json" <<'PY' && ok || bad "history --runs content: $(head -c 400 "$work/runs.json")"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 1, runs
+r = runs[0]
+assert r["status"] == "completed" and r["steps"] == 3 and r["total_steps"] == 3, r
+assert [p["step"] for p in r["points"]] == [1, 2, 3], r["points"]
+assert all(p["loss"] > 0 for p in r["points"]) and r["final_dir"].endswith("rec-run/final"), r
+PY
+    "$bin" history --history "$work/h.db" --runs | grep -q "run 1  completed" && ok || bad "history --runs text"
   fi
   head -c 3000 /dev/urandom >"$work/corrupt.db"
   expect_fail "corrupt history" "corrupt.db" "$bin" history --history "$work/corrupt.db"
