@@ -65,16 +65,50 @@ void apply_top_p(at::Tensor& scores, float top_p) {
     scores.masked_fill_(remove, kNegInf);
 }
 
+bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o, at::Tensor* ids, at::Tensor* warped) {
+    const int64_t k = o.top_k, V = scores.size(-1);
+    if (k <= 0 || k >= V) return false;
+    // k + 1 values: the (k+1)-th tells whether the k-th is tied with a token outside the set.
+    auto [values, indices] = at::topk(scores, k + 1);
+    // Same temperature as the full path (division is monotone, so the top-k set is the same; a
+    // tie it creates shows up in the check below).
+    apply_temperature(values, o.temperature);
+    at::Tensor kth = values.narrow(-1, k - 1, 1), next = values.narrow(-1, k, 1);
+    if ((kth == next).any().item<bool>()) return false;
+    at::Tensor cand = values.narrow(-1, 0, k).contiguous();
+    // Top-p on the k candidates equals top-p on the masked vocabulary: masked tokens have zero mass.
+    apply_top_p(cand, o.top_p);
+    *ids = indices.narrow(-1, 0, k);
+    *warped = cand;
+    return true;
+}
+
+at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& o, at::Generator& generator, at::Tensor* logprob) {
+    at::Tensor ids, warped;
+    if (warp_top_k_candidates(scores, o, &ids, &warped)) {
+        // Softmax and draw over the k candidates only: the vocabulary's other tokens have zero mass.
+        at::Tensor pick = at::multinomial(at::softmax(warped, -1), 1, false, generator);
+        *logprob = at::log_softmax(warped, -1).gather(1, pick).squeeze(1);
+        return ids.gather(1, pick).squeeze(1);
+    }
+    apply_warpers(scores, o);
+    at::Tensor next = at::multinomial(at::softmax(scores, -1), 1, false, generator);
+    *logprob = at::log_softmax(scores, -1).gather(1, next).squeeze(1);
+    return next.squeeze(1);
+}
+
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
                     bool include_warpers) {
     apply_repetition_penalty(scores, sequences, o.repetition_penalty);
     apply_no_repeat_ngram(scores, sequences, o.no_repeat_ngram_size);
     apply_min_new_tokens(scores, sequences.size(1) - 1, o.min_new_tokens, eos_id);
-    if (include_warpers) {
-        apply_temperature(scores, o.temperature);
-        apply_top_k(scores, o.top_k);
-        apply_top_p(scores, o.top_p);
-    }
+    if (include_warpers) apply_warpers(scores, o);
+}
+
+void apply_warpers(at::Tensor& scores, const GenerationOptions& o) {
+    apply_temperature(scores, o.temperature);
+    apply_top_k(scores, o.top_k);
+    apply_top_p(scores, o.top_p);
 }
 
 }  // namespace t5s
