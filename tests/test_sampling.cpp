@@ -40,7 +40,7 @@ at::Tensor test_logits(int64_t rows, int64_t V, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("top-k candidates give every token the full-vocabulary probability", "[sampling]") {
-    const at::Tensor scores = test_logits(6, 1000, 1);
+    const at::Tensor scores = test_logits(6, 32128, 1);  // t5 vocabulary size
     for (const auto& o : {warpers(1.0f, 50, 1.0f), warpers(0.7f, 20, 0.9f), warpers(1.3f, 5, 0.5f), warpers(2.0f, 900, 0.97f),
                           warpers(0.5f, 1, 1.0f)}) {
         CAPTURE(o.temperature, o.top_k, o.top_p);

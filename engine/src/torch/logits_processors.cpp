@@ -1,5 +1,10 @@
 #include "torch/logits_processors.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <vector>
@@ -7,7 +12,63 @@
 namespace t5s {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// at::topk(scores, n) for a CPU float matrix (values descending). One pass per row with a min-heap
+// of n entries: ATen's topk partially sorts every row and is several times slower at V = 32k.
+// Only the values, and the index set when the n-th value is not tied, are guaranteed to match
+// at::topk. Returns false on a NaN (at::topk ranks NaN first; the caller falls back to it).
+bool cpu_topk(const at::Tensor& scores, int64_t n, at::Tensor* values, at::Tensor* indices) {
+    const int64_t rows = scores.size(0), V = scores.size(1);
+    *values = at::empty({rows, n}, scores.options());
+    *indices = at::empty({rows, n}, scores.options().dtype(at::kLong));
+    const float* in = scores.data_ptr<float>();
+    float* out_v = values->data_ptr<float>();
+    int64_t* out_i = indices->data_ptr<int64_t>();
+    std::atomic<bool> nan{false};
+    at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+        using Entry = std::pair<float, int64_t>;
+        // `better` as the heap's "less": the worst entry (smallest value, then latest index) on top.
+        auto better = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+        std::vector<Entry> heap;
+        for (int64_t r = begin; r < end; ++r) {
+            const float* x = in + r * V;
+            heap.clear();
+            for (int64_t i = 0; i < n; ++i) {
+                if (std::isnan(x[i])) {
+                    nan = true;
+                    return;
+                }
+                heap.emplace_back(x[i], i);
+            }
+            std::make_heap(heap.begin(), heap.end(), better);
+            float floor = heap.front().first;
+            for (int64_t i = n; i < V; ++i) {
+                if (!(x[i] <= floor)) {  // larger, or NaN
+                    if (std::isnan(x[i])) {
+                        nan = true;
+                        return;
+                    }
+                    std::pop_heap(heap.begin(), heap.end(), better);
+                    heap.back() = {x[i], i};
+                    std::push_heap(heap.begin(), heap.end(), better);
+                    floor = heap.front().first;
+                }
+            }
+            std::sort_heap(heap.begin(), heap.end(), better);  // best first
+            for (int64_t i = 0; i < n; ++i) out_v[r * n + i] = heap[i].first, out_i[r * n + i] = heap[i].second;
+        }
+    });
+    return !nan;
 }
+
+std::tuple<at::Tensor, at::Tensor> topk_rows(const at::Tensor& scores, int64_t n) {
+    if (scores.is_cpu() && scores.scalar_type() == at::kFloat && scores.dim() == 2 && scores.is_contiguous()) {
+        at::Tensor v, i;
+        if (cpu_topk(scores, n, &v, &i)) return {v, i};
+    }
+    return at::topk(scores, n);
+}
+}  // namespace
 
 void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty) {
     if (penalty == 1.0f) return;
@@ -69,7 +130,7 @@ bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o,
     const int64_t k = o.top_k, V = scores.size(-1);
     if (k <= 0 || k >= V) return false;
     // k + 1 values: the (k+1)-th tells whether the k-th is tied with a token outside the set.
-    auto [values, indices] = at::topk(scores, k + 1);
+    auto [values, indices] = topk_rows(scores, k + 1);
     // Same temperature as the full path (division is monotone, so the top-k set is the same; a
     // tie it creates shows up in the check below).
     apply_temperature(values, o.temperature);
