@@ -111,3 +111,25 @@ TEST_CASE("sample_tokens draws from the full-vocabulary distribution (chi-square
         CHECK(chi2 < critical);
     }
 }
+
+TEST_CASE("topk_distinct_fast returns at::topk's values and indices", "[sampling]") {
+    const at::Tensor scores = test_logits(8, 4 * 32128, 4);  // beam search: [B, beams * V]
+    for (int64_t k : {1, 8, 50}) {
+        auto [v, i] = topk_distinct_fast(scores, k);
+        auto [ev, ei] = at::topk(scores, k);
+        CHECK(at::equal(v, ev));
+        CHECK(at::equal(i, ei));
+    }
+    // Ties inside the top k+1: at::topk's own answer, whatever order it gives tied values.
+    at::Tensor tied = at::tensor(std::vector<float>{1.f, 4.f, 4.f, 0.f, 3.f, 4.f, -1.f}).unsqueeze(0);
+    for (int64_t k : {2, 3, 4}) {
+        auto [v, i] = topk_distinct_fast(tied, k);
+        auto [ev, ei] = at::topk(tied, k);
+        CHECK(at::equal(v, ev));
+        CHECK(at::equal(i, ei));
+    }
+    at::Tensor nan = scores.narrow(0, 0, 2).clone();
+    nan[1][7] = NAN;
+    auto [v, i] = topk_distinct_fast(nan, 4);
+    CHECK(at::equal(i, std::get<1>(at::topk(nan, 4))));
+}

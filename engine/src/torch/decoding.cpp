@@ -148,7 +148,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
         log_probs = (log_probs.view({B, nb, V}) + running_scores.unsqueeze(2)).reshape({B, nb * V});
 
         // Top-k continuations over all beams.
-        auto [topk_lp, topk_idx] = at::topk(log_probs, keep);
+        auto [topk_lp, topk_idx] = topk_distinct_fast(log_probs, keep);
         at::Tensor topk_beam = at::div(topk_idx, V, "floor");
         at::Tensor topk_ids = topk_idx.remainder(V);
         at::Tensor topk_seqs = gather_beams(running_seqs, topk_beam);

@@ -70,6 +70,22 @@ std::tuple<at::Tensor, at::Tensor> topk_rows(const at::Tensor& scores, int64_t n
 }
 }  // namespace
 
+std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, int64_t k) {
+    const bool host = scores.is_cpu() && scores.scalar_type() == at::kFloat && scores.dim() == 2 && scores.is_contiguous();
+    if (!host || k + 1 > scores.size(1)) return at::topk(scores, k);
+    at::Tensor v, i;
+    if (!cpu_topk(scores, k + 1, &v, &i)) return at::topk(scores, k);
+    // Distinct top k+1 values: one sorted answer exists, and it is at::topk's. A tie anywhere
+    // there leaves the order (or set) to at::topk's implementation: ask it.
+    const float* p = v.data_ptr<float>();
+    for (int64_t r = 0; r < v.size(0); ++r) {
+        for (int64_t j = 0; j < k; ++j) {
+            if (!(p[r * (k + 1) + j] > p[r * (k + 1) + j + 1])) return at::topk(scores, k);
+        }
+    }
+    return {v.narrow(1, 0, k), i.narrow(1, 0, k)};
+}
+
 void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty) {
     if (penalty == 1.0f) return;
     at::Tensor seen = scores.gather(1, sequences);

@@ -35,6 +35,11 @@ bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& op
 // tokens [N]; *logprob gets their log-probabilities under that distribution.
 at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& options, at::Generator& generator, at::Tensor* logprob);
 
+// at::topk(scores, k) (largest, sorted): a one-pass heap per row for contiguous float CPU scores
+// [N, V] when the top k+1 values of every row are distinct (the result is then unique); at::topk
+// itself otherwise, so that ties keep its order. Used by beam search.
+std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, int64_t k);
+
 // All processors of `options` in HF's order (penalties; then warpers when sampling).
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t eos_id,
                     bool include_warpers);
