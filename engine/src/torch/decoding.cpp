@@ -68,15 +68,17 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         check_cancel(control);
         refresh_live_settings(control, &version, &o);
         at::Tensor logits = net.decode_step(state, sequences.select(1, sequences.size(1) - 1));
-        process_logits(logits, sequences, o, cfg.eos_token_id, o.do_sample);
-        at::Tensor logprobs = at::log_softmax(logits, -1);
-        at::Tensor next;
+        at::Tensor next, next_logprob;
+        process_logits(logits, sequences, o, cfg.eos_token_id, /*include_warpers=*/false);
         if (o.do_sample) {
-            next = at::multinomial(at::softmax(logits, -1), 1, false, *generator).squeeze(1);
+            next = sample_tokens(logits, o, *generator, &next_logprob);
         } else {
-            next = logits.argmax(-1);
+            // max(dim) returns argmax's index (first maximum; NaN wins) and is several times faster
+            // than argmax's CPU reduction over the vocabulary.
+            next = std::get<1>(logits.max(-1));
+            next_logprob = at::log_softmax(logits, -1).gather(1, next.unsqueeze(1)).squeeze(1);
         }
-        scores_sum.index_add_(0, active_rows, logprobs.gather(1, next.unsqueeze(1)).squeeze(1).to(at::kDouble));
+        scores_sum.index_add_(0, active_rows, next_logprob.to(at::kDouble));
         sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
         at::Tensor done = next == cfg.eos_token_id;
         const bool last = step + 1 == o.max_new_tokens;
@@ -146,7 +148,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
         log_probs = (log_probs.view({B, nb, V}) + running_scores.unsqueeze(2)).reshape({B, nb * V});
 
         // Top-k continuations over all beams.
-        auto [topk_lp, topk_idx] = at::topk(log_probs, keep);
+        auto [topk_lp, topk_idx] = topk_distinct_fast(log_probs, keep);
         at::Tensor topk_beam = at::div(topk_idx, V, "floor");
         at::Tensor topk_ids = topk_idx.remainder(V);
         at::Tensor topk_seqs = gather_beams(running_seqs, topk_beam);

@@ -1,5 +1,10 @@
 #include "torch/logits_processors.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <vector>
@@ -7,6 +12,78 @@
 namespace t5s {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// at::topk(scores, n) for a CPU float matrix (values descending). One pass per row with a min-heap
+// of n entries: ATen's topk partially sorts every row and is several times slower at V = 32k.
+// Only the values, and the index set when the n-th value is not tied, are guaranteed to match
+// at::topk. Returns false on a NaN (at::topk ranks NaN first; the caller falls back to it).
+bool cpu_topk(const at::Tensor& scores, int64_t n, at::Tensor* values, at::Tensor* indices) {
+    const int64_t rows = scores.size(0), V = scores.size(1);
+    *values = at::empty({rows, n}, scores.options());
+    *indices = at::empty({rows, n}, scores.options().dtype(at::kLong));
+    const float* in = scores.data_ptr<float>();
+    float* out_v = values->data_ptr<float>();
+    int64_t* out_i = indices->data_ptr<int64_t>();
+    std::atomic<bool> nan{false};
+    at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+        using Entry = std::pair<float, int64_t>;
+        // `better` as the heap's "less": the worst entry (smallest value, then latest index) on top.
+        auto better = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+        std::vector<Entry> heap;
+        for (int64_t r = begin; r < end; ++r) {
+            const float* x = in + r * V;
+            heap.clear();
+            for (int64_t i = 0; i < n; ++i) {
+                if (std::isnan(x[i])) {
+                    nan = true;
+                    return;
+                }
+                heap.emplace_back(x[i], i);
+            }
+            std::make_heap(heap.begin(), heap.end(), better);
+            float floor = heap.front().first;
+            for (int64_t i = n; i < V; ++i) {
+                if (!(x[i] <= floor)) {  // larger, or NaN
+                    if (std::isnan(x[i])) {
+                        nan = true;
+                        return;
+                    }
+                    std::pop_heap(heap.begin(), heap.end(), better);
+                    heap.back() = {x[i], i};
+                    std::push_heap(heap.begin(), heap.end(), better);
+                    floor = heap.front().first;
+                }
+            }
+            std::sort_heap(heap.begin(), heap.end(), better);  // best first
+            for (int64_t i = 0; i < n; ++i) out_v[r * n + i] = heap[i].first, out_i[r * n + i] = heap[i].second;
+        }
+    });
+    return !nan;
+}
+
+std::tuple<at::Tensor, at::Tensor> topk_rows(const at::Tensor& scores, int64_t n) {
+    if (scores.is_cpu() && scores.scalar_type() == at::kFloat && scores.dim() == 2 && scores.is_contiguous()) {
+        at::Tensor v, i;
+        if (cpu_topk(scores, n, &v, &i)) return {v, i};
+    }
+    return at::topk(scores, n);
+}
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, int64_t k) {
+    const bool host = scores.is_cpu() && scores.scalar_type() == at::kFloat && scores.dim() == 2 && scores.is_contiguous();
+    if (!host || k + 1 > scores.size(1)) return at::topk(scores, k);
+    at::Tensor v, i;
+    if (!cpu_topk(scores, k + 1, &v, &i)) return at::topk(scores, k);
+    // Distinct top k+1 values: one sorted answer exists, and it is at::topk's. A tie anywhere
+    // there leaves the order (or set) to at::topk's implementation: ask it.
+    const float* p = v.data_ptr<float>();
+    for (int64_t r = 0; r < v.size(0); ++r) {
+        for (int64_t j = 0; j < k; ++j) {
+            if (!(p[r * (k + 1) + j] > p[r * (k + 1) + j + 1])) return at::topk(scores, k);
+        }
+    }
+    return {v.narrow(1, 0, k), i.narrow(1, 0, k)};
 }
 
 void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty) {
@@ -65,16 +142,50 @@ void apply_top_p(at::Tensor& scores, float top_p) {
     scores.masked_fill_(remove, kNegInf);
 }
 
+bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o, at::Tensor* ids, at::Tensor* warped) {
+    const int64_t k = o.top_k, V = scores.size(-1);
+    if (k <= 0 || k >= V) return false;
+    // k + 1 values: the (k+1)-th tells whether the k-th is tied with a token outside the set.
+    auto [values, indices] = topk_rows(scores, k + 1);
+    // Same temperature as the full path (division is monotone, so the top-k set is the same; a
+    // tie it creates shows up in the check below).
+    apply_temperature(values, o.temperature);
+    at::Tensor kth = values.narrow(-1, k - 1, 1), next = values.narrow(-1, k, 1);
+    if ((kth == next).any().item<bool>()) return false;
+    at::Tensor cand = values.narrow(-1, 0, k).contiguous();
+    // Top-p on the k candidates equals top-p on the masked vocabulary: masked tokens have zero mass.
+    apply_top_p(cand, o.top_p);
+    *ids = indices.narrow(-1, 0, k);
+    *warped = cand;
+    return true;
+}
+
+at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& o, at::Generator& generator, at::Tensor* logprob) {
+    at::Tensor ids, warped;
+    if (warp_top_k_candidates(scores, o, &ids, &warped)) {
+        // Softmax and draw over the k candidates only: the vocabulary's other tokens have zero mass.
+        at::Tensor pick = at::multinomial(at::softmax(warped, -1), 1, false, generator);
+        *logprob = at::log_softmax(warped, -1).gather(1, pick).squeeze(1);
+        return ids.gather(1, pick).squeeze(1);
+    }
+    apply_warpers(scores, o);
+    at::Tensor next = at::multinomial(at::softmax(scores, -1), 1, false, generator);
+    *logprob = at::log_softmax(scores, -1).gather(1, next).squeeze(1);
+    return next.squeeze(1);
+}
+
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
                     bool include_warpers) {
     apply_repetition_penalty(scores, sequences, o.repetition_penalty);
     apply_no_repeat_ngram(scores, sequences, o.no_repeat_ngram_size);
     apply_min_new_tokens(scores, sequences.size(1) - 1, o.min_new_tokens, eos_id);
-    if (include_warpers) {
-        apply_temperature(scores, o.temperature);
-        apply_top_k(scores, o.top_k);
-        apply_top_p(scores, o.top_p);
-    }
+    if (include_warpers) apply_warpers(scores, o);
+}
+
+void apply_warpers(at::Tensor& scores, const GenerationOptions& o) {
+    apply_temperature(scores, o.temperature);
+    apply_top_k(scores, o.top_k);
+    apply_top_p(scores, o.top_p);
 }
 
 }  // namespace t5s

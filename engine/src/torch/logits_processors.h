@@ -19,6 +19,26 @@ void apply_min_new_tokens(at::Tensor& scores, int64_t new_tokens, int min_new_to
 void apply_temperature(at::Tensor& scores, float temperature);
 void apply_top_k(at::Tensor& scores, int top_k);
 void apply_top_p(at::Tensor& scores, float top_p);
+// The three warpers of `options`, in that order.
+void apply_warpers(at::Tensor& scores, const GenerationOptions& options);
+
+// The sampling warpers computed on the top-k candidates only, instead of masking the whole
+// vocabulary: `scores` [N, V] has had the penalties applied. On success `ids` [N, k] and `warped`
+// [N, k] hold the candidates and their warped scores, whose softmax is exactly the softmax of the
+// full-vocabulary path restricted to its non-zero entries. Returns false (outputs untouched) when
+// top-k is off or covers the vocabulary, or when a tie at the k-th score would keep more than k
+// tokens (apply_top_k keeps every tie); the caller then takes the full-vocabulary path.
+bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& options, at::Tensor* ids, at::Tensor* warped);
+
+// One token per row drawn from the warped distribution of `scores` [N, V] (penalties already
+// applied; on the full-vocabulary path the warpers are applied to `scores` in place). Returns the
+// tokens [N]; *logprob gets their log-probabilities under that distribution.
+at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& options, at::Generator& generator, at::Tensor* logprob);
+
+// at::topk(scores, k) (largest, sorted): a one-pass heap per row for contiguous float CPU scores
+// [N, V] when the top k+1 values of every row are distinct (the result is then unique); at::topk
+// itself otherwise, so that ties keep its order. Used by beam search.
+std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, int64_t k);
 
 // All processors of `options` in HF's order (penalties; then warpers when sampling).
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t eos_id,

@@ -1,11 +1,13 @@
 #include "torch/t5_network.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "t5s/error.h"
@@ -560,24 +562,72 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
     return lm_logits(rms_norm(h, dec_final_ln_)).squeeze(1);
 }
 
+namespace {
+
+bool gather_on_host(const DecoderState& st, const at::Tensor& rows) {
+    return rows.is_cpu() && !st.self_k.empty() && st.self_k[0].is_cpu();
+}
+
+// `rows` as host indices, checked against the cache's current batch.
+at::Tensor host_rows(const DecoderState& st, const at::Tensor& rows) {
+    at::Tensor idx = rows.to(at::kLong).contiguous();
+    const int64_t* r = idx.data_ptr<int64_t>();
+    for (int64_t b = 0; b < idx.numel(); ++b) {
+        if (r[b] < 0 || r[b] >= st.self_k[0].size(0)) throw Error(ErrorCode::Internal, "decoder cache row out of range");
+    }
+    return idx;
+}
+
+// dst[r, :, :len] = src[rows[r], :, :len] for contiguous CPU caches [B, H, capacity, d_kv]: one
+// memcpy per (row, head) of the filled part, instead of index_select into a temporary + copy_.
+void gather_cache_rows(const at::Tensor& src, at::Tensor& dst, const at::Tensor& idx, int64_t len) {
+    const int64_t* r = idx.data_ptr<int64_t>();
+    const int64_t B = dst.size(0), H = src.size(1), head_bytes = src.size(2) * src.size(3) * src.element_size();
+    const int64_t row_bytes = H * head_bytes, chunk = len * src.size(3) * src.element_size();
+    const char* s = static_cast<const char*>(src.data_ptr());
+    char* d = static_cast<char*>(dst.data_ptr());
+    at::parallel_for(0, B * H, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t b = i / H, h = i % H;
+            std::memcpy(d + b * row_bytes + h * head_bytes, s + r[b] * row_bytes + h * head_bytes, chunk);
+        }
+    });
+}
+
+}  // namespace
+
 void T5Network::select_rows(DecoderState& st, const at::Tensor& rows) {
     // Only the filled part of the self-attention cache is gathered (not its whole capacity).
     const int64_t len = st.length;
+    const at::Tensor idx = gather_on_host(st, rows) ? host_rows(st, rows) : at::Tensor();
     for (auto* list : {&st.self_k, &st.self_v}) {
         for (auto& t : *list) {
             at::Tensor fresh = at::empty({rows.size(0), t.size(1), t.size(2), t.size(3)}, t.options());
-            if (len > 0) fresh.narrow(2, 0, len).copy_(t.narrow(2, 0, len).index_select(0, rows));
+            if (len > 0 && idx.defined() && t.is_contiguous()) gather_cache_rows(t, fresh, idx, len);
+            else if (len > 0) fresh.narrow(2, 0, len).copy_(t.narrow(2, 0, len).index_select(0, rows));
             t = fresh;
         }
     }
+    st.spare = at::Tensor();
     select_encoder_rows(st, rows);
 }
 
 void T5Network::reorder_beams(DecoderState& st, const at::Tensor& rows) {
     // Beams of one input share its encoder output, so cross-attention K/V need no reordering.
     const int64_t len = st.length;
+    const at::Tensor idx = gather_on_host(st, rows) ? host_rows(st, rows) : at::Tensor();
     for (auto* list : {&st.self_k, &st.self_v}) {
         for (auto& t : *list) {
+            if (idx.defined() && t.is_contiguous()) {
+                // Gather into the spare buffer and swap: every cache tensor has the same shape, so
+                // one spare serves them all (the previous tensor becomes the next spare).
+                if (!st.spare.defined() || !st.spare.sizes().equals(t.sizes()) || st.spare.dtype() != t.dtype()) {
+                    st.spare = at::empty_like(t);
+                }
+                gather_cache_rows(t, st.spare, idx, len);
+                std::swap(t, st.spare);
+                continue;
+            }
             at::Tensor gathered = t.narrow(2, 0, len).index_select(0, rows);
             t.narrow(2, 0, len).copy_(gathered);
         }

@@ -58,6 +58,7 @@ struct DecoderState {
     std::vector<at::Tensor> cross_k, cross_v;  // [B, H, S, d_kv]
     at::Tensor cross_bias;                     // [B, 1, 1, S] (0 or dtype min)
     at::Tensor self_bias_table;                // [1, H, capacity, capacity]
+    at::Tensor spare;                          // CPU beam reorder: gather target, swapped with a cache tensor
     int64_t length = 0;                        // tokens already in the cache
     int64_t capacity = 0;
     int64_t batch() const { return cross_bias.defined() ? cross_bias.size(0) : 0; }
