@@ -105,6 +105,30 @@ def summarise(entry):
             "exact_new_tokens": entry["new_tokens_min"] == entry["new_tokens_max"]}
 
 
+def merge_rounds(entries):
+    """One (model, engine, dtype) measured in several rounds: runs pooled, peaks maxed, load times median."""
+    ok = [e for e in entries if "error" not in e]
+    if not ok:
+        return entries[0]
+    m = dict(ok[0])
+    m["workloads"] = {}
+    for wl in ok[0]["workloads"]:
+        ws = [e["workloads"][wl] for e in ok if wl in e["workloads"]]
+        w = dict(ws[0])
+        w["runs_s"] = [x for e in ws for x in e["runs_s"]]
+        w["peak_rss_bytes"] = max(e["peak_rss_bytes"] for e in ws)
+        if "peak_gpu_bytes" in w:
+            w["peak_gpu_bytes"] = max(e.get("peak_gpu_bytes", 0) for e in ws)
+        w["new_tokens_min"] = min(e["new_tokens_min"] for e in ws)
+        w["new_tokens_max"] = max(e["new_tokens_max"] for e in ws)
+        m["workloads"][wl] = w
+    for k in ("load_s", "first_token_s", "process_start_to_first_token_s"):
+        m[k] = statistics.median(e[k] for e in ok)
+    m["peak_rss_bytes"] = max(e["peak_rss_bytes"] for e in ok)
+    m["rounds"] = len(ok)
+    return m
+
+
 def fmt_tps(s):
     if not s:
         return "—"
@@ -128,7 +152,8 @@ def build_markdown(meta, models, rows, loads, notes):
     md.append(f"- load average (1/5/15 min) at start: {meta['loadavg_start']}; at end: {meta['loadavg_end']}"
               f"{' — machine was busy: numbers are noisy' if meta['busy'] else ''}")
     md.append(f"- inputs: {meta['input_len']} tokens; exactly {meta['new_tokens']} new tokens per sequence (min = max new "
-              f"tokens); median of {meta['runs']} runs after {meta['warmup']} warm-up, (min–max) in brackets; sampling: top-k 50; "
+              f"tokens); median of {meta['runs'] * meta.get('rounds', 1)} runs ({meta.get('rounds', 1)} round(s) of {meta['runs']}, "
+              f"engines alternating) after {meta['warmup']} warm-up each, (min–max) in brackets; sampling: top-k 50; "
               f"train: batch 8, {meta['train_src']} source / {meta['train_tgt']} target tokens, AdamW, dropout 0.1, fp32")
     md.append(f"- command: `{meta['command']}`; wall time {meta['wall_min']:.1f} min; source: {meta.get('git', '?')}")
     md.append("")
@@ -218,6 +243,9 @@ def main():
     ap.add_argument("--workloads", default=None, help=f"default {DEFAULT_WORKLOADS}")
     ap.add_argument("--runs", type=int, default=None, help="timed runs per workload (default 5; --quick 2)")
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure every engine this many times, alternating their order, and pool the runs "
+                         "(a shared machine's speed drifts over minutes: rounds keep the ratios fair)")
     ap.add_argument("--quick", action="store_true", help=f"2 runs, workloads {QUICK_WORKLOADS}")
     ap.add_argument("--hf-int8", action="store_true",
                     help="also run transformers with torch dynamic int8 quantisation (CPU)")
@@ -247,7 +275,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     started = time.time()
     meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cpu": cpu_model(), "cpus": os.cpu_count(),
-            "threads": threads, "device": args.device, "runs": runs, "warmup": args.warmup, "input_len": args.input_len,
+            "threads": threads, "device": args.device, "runs": runs, "rounds": max(1, args.rounds), "warmup": args.warmup,
+            "input_len": args.input_len,
             "new_tokens": args.new_tokens, "train_src": args.train_src, "train_tgt": args.train_tgt,
             "loadavg_start": loadavg(), "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
             "workloads": wl_names, "versions": {}, "git": git_state()}
@@ -276,27 +305,33 @@ def main():
     partial = os.path.join(args.out, f"results{suffix}.partial.jsonl")  # one line per finished driver
     open(partial, "w").close()
     raw = []
-    for model in models:
-        for dtype in want_dtypes:
-            for engine in engines:
-                if dtype not in supported_dtypes(engine, args.device, python, args.hf_int8):
-                    continue
-                if engine == "ctranslate2" and not model_dirs[model].get("ct2"):
-                    continue
-                cmd = driver_command(engine, model_dirs[model], python, t5s_bench) + [
-                    "--dtype", dtype, "--device", args.device, "--threads", str(threads), "--runs", str(runs),
-                    "--warmup", str(args.warmup), "--workloads", ",".join(wl_names), "--input-len", str(args.input_len),
-                    "--new-tokens", str(args.new_tokens), "--train-src", str(args.train_src), "--train-tgt", str(args.train_tgt)]
-                log(f"{model} {engine} {dtype} ...")
-                out = run_driver(cmd, env, args.timeout)
-                out.update({"model": model, "engine": engine, "dtype": dtype})
-                with open(partial, "a") as f:
-                    f.write(json.dumps(out) + "\n")
-                if "error" in out:
-                    log(f"  failed: {out['error']}")
-                else:
-                    log(f"  done in {out['wall_s']:.0f} s")
-                raw.append(out)
+    for rnd in range(max(1, args.rounds)):
+        for model in models:
+            for dtype in want_dtypes:
+                for engine in (engines if rnd % 2 == 0 else list(reversed(engines))):
+                    if dtype not in supported_dtypes(engine, args.device, python, args.hf_int8):
+                        continue
+                    if engine == "ctranslate2" and not model_dirs[model].get("ct2"):
+                        continue
+                    cmd = driver_command(engine, model_dirs[model], python, t5s_bench) + [
+                        "--dtype", dtype, "--device", args.device, "--threads", str(threads), "--runs", str(runs),
+                        "--warmup", str(args.warmup), "--workloads", ",".join(wl_names), "--input-len", str(args.input_len),
+                        "--new-tokens", str(args.new_tokens), "--train-src", str(args.train_src), "--train-tgt", str(args.train_tgt)]
+                    log(f"{model} {engine} {dtype} ...")
+                    out = run_driver(cmd, env, args.timeout)
+                    out.update({"model": model, "engine": engine, "dtype": dtype})
+                    with open(partial, "a") as f:
+                        f.write(json.dumps(out) + "\n")
+                    if "error" in out:
+                        log(f"  failed: {out['error']}")
+                    else:
+                        log(f"  done in {out['wall_s']:.0f} s")
+                    raw.append(out)
+    # Several rounds of the same (model, engine, dtype) become one entry with pooled runs.
+    groups = {}
+    for r in raw:
+        groups.setdefault((r["model"], r["engine"], r["dtype"]), []).append(r)
+    raw = [merge_rounds(g) for g in groups.values()]
 
     for r in raw:
         if "error" in r:
