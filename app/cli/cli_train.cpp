@@ -57,23 +57,15 @@ void print_event(const TrainingEvent& e) {
     }
 }
 
-// Exports the accepted/edited (source, target) pairs of a history database to OUT/history-pairs.jsonl.
+// The accepted/edited (source, target) pairs of a history database, as OUT/history-pairs.jsonl.
 std::string pairs_from_history(const std::string& history_path, const std::string& out_dir) {
-#ifdef T5S_HAVE_CLI_HISTORY
-    std::filesystem::create_directories(out_dir);
-    const std::string pairs = (std::filesystem::path(out_dir) / "history-pairs.jsonl").string();
+#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
     HistoryStoreOptions store_options;
     store_options.create_if_missing = false;
     HistoryStore store(history_path, store_options);
-    ExportOptions options;
-    options.format = ExportFormat::Jsonl;
-    options.filter.accepted_only = true;
-    options.dedupe = true;
-    options.overwrite = true;
-    const ExportResult r = store.export_to(pairs, options);
-    if (r.rows_written == 0) throw Error(ErrorCode::InvalidArgument, history_path + ": no accepted or edited pairs to train on");
+    const ExportResult r = detail::export_history_pairs(store, out_dir);
     std::cerr << "training data: " << r.rows_written << " accepted/edited pairs from " << history_path << "\n";
-    return pairs;
+    return r.path;
 #else
     (void)out_dir;
     throw UsageError("--data-history needs the history store, which this build does not include (" + history_path + ")");

@@ -279,7 +279,7 @@ void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
     HistoryStore* history = history_for_model_lane();
     if (cmd.data_from_history) {
         if (!history) throw Error(ErrorCode::InvalidArgument, "training on history pairs needs a history database");
-        const std::string pairs = export_history_pairs(*history, options.out_dir);
+        const std::string pairs = export_history_pairs(*history, options.out_dir).path;
         if (options.data_file.empty()) options.data_file = pairs;
         else options.extra_data_files.push_back(pairs);
     }

@@ -90,7 +90,7 @@ void TrainingRecorder::failed(const std::string& message) {
     guarded([&] { history_->end_training_run(run_, "failed", "", message); });
 }
 
-std::string export_history_pairs(HistoryStore& history, const std::string& out_dir) {
+ExportResult export_history_pairs(HistoryStore& history, const std::string& out_dir) {
     std::filesystem::create_directories(out_dir);
     const std::string pairs = (std::filesystem::path(out_dir) / "history-pairs.jsonl").string();
     ExportOptions options;
@@ -101,7 +101,7 @@ std::string export_history_pairs(HistoryStore& history, const std::string& out_d
     const ExportResult r = history.export_to(pairs, options);
     if (r.rows_written == 0)
         throw Error(ErrorCode::InvalidArgument, history.path() + ": no accepted or edited pairs to train on");
-    return pairs;
+    return r;
 }
 
 }  // namespace t5s::detail

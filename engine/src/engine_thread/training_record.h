@@ -37,7 +37,7 @@ private:
 };
 
 // Writes the accepted/edited (source, target) pairs of the history to OUT/history-pairs.jsonl
-// (deduplicated) and returns its path; InvalidArgument when there are none.
-std::string export_history_pairs(HistoryStore& history, const std::string& out_dir);
+// (deduplicated; result.path, result.rows_written); InvalidArgument when there are none.
+ExportResult export_history_pairs(HistoryStore& history, const std::string& out_dir);
 
 }  // namespace t5s::detail
