@@ -69,7 +69,7 @@ void FontManager::set_size(float pixels) {
     }
 }
 
-bool FontManager::fill_atlas(ImFontAtlas* atlas, const std::set<unsigned>& glyphs, float size,
+bool FontManager::fill_atlas(ImFontAtlas* atlas, std::set<unsigned>& glyphs, float size,
                              std::vector<ImWchar>& ranges_out) const {
     atlas->Clear();
     if (font_data_.empty()) {
@@ -93,19 +93,18 @@ bool FontManager::fill_atlas(ImFontAtlas* atlas, const std::set<unsigned>& glyph
         atlas->AddFontFromMemoryTTF(const_cast<unsigned char*>(font_data_.data()), int(font_data_.size()), size, &cfg,
                                     ranges_out.data());
     }
-    const bool built = atlas->Build();
-    return built && !atlas->Fonts.empty() && atlas->Fonts[0]->IsLoaded();
+    if (atlas->Build() && !atlas->Fonts.empty() && atlas->Fonts[0]->IsLoaded()) return true;
+    if (glyphs.empty()) return false;
+    // A glyph set the rasteriser refuses: fall back to the base ranges rather than no font.
+    std::fprintf(stderr, "t5studio: font atlas build failed with %zu extra glyphs; using the base set\n", glyphs.size());
+    glyphs.clear();
+    return fill_atlas(atlas, glyphs, size, ranges_out);
 }
 
 void FontManager::build_atlas(ImFontAtlas* atlas) {
     baked_.insert(pending_.begin(), pending_.end());
     pending_.clear();
-    if (!fill_atlas(atlas, baked_, size_, ranges_) && !baked_.empty()) {
-        // A glyph set the rasteriser refuses: fall back to the base ranges rather than no font.
-        std::fprintf(stderr, "t5studio: font atlas build failed with %zu extra glyphs; using the base set\n", baked_.size());
-        baked_.clear();
-        fill_atlas(atlas, baked_, size_, ranges_);
-    }
+    fill_atlas(atlas, baked_, size_, ranges_);  // may drop baked_ to the base set
     dirty_ = false;
 }
 
@@ -121,11 +120,7 @@ bool FontManager::start_async_build() {
     building_ = std::async(std::launch::async, [this, glyphs = std::move(glyphs), size]() mutable {
         Built b;
         b.atlas = IM_NEW(ImFontAtlas)();
-        if (!fill_atlas(b.atlas, glyphs, size, b.ranges)) {
-            std::fprintf(stderr, "t5studio: font atlas build failed with %zu extra glyphs; using the base set\n", glyphs.size());
-            glyphs.clear();
-            fill_atlas(b.atlas, glyphs, size, b.ranges);
-        }
+        fill_atlas(b.atlas, glyphs, size, b.ranges);  // may drop glyphs to the base set
         unsigned char* pixels = nullptr;
         int w = 0, h = 0;
         b.atlas->GetTexDataAsRGBA32(&pixels, &w, &h);  // the conversion the GL upload needs, done here too

@@ -48,8 +48,9 @@ private:
         std::vector<ImWchar> ranges;   // referenced by the atlas's font config
         std::set<unsigned> glyphs;     // what it holds besides the base ranges
     };
-    // Fills `atlas` with the font at `size` holding the base ranges + `glyphs` (ranges kept in `ranges`).
-    bool fill_atlas(ImFontAtlas* atlas, const std::set<unsigned>& glyphs, float size, std::vector<ImWchar>& ranges) const;
+    // Fills `atlas` with the font at `size` holding the base ranges + `glyphs` (ranges kept in
+    // `ranges`). If the rasteriser refuses that set, `glyphs` is cleared and the base set built.
+    bool fill_atlas(ImFontAtlas* atlas, std::set<unsigned>& glyphs, float size, std::vector<ImWchar>& ranges) const;
 
     std::string font_path_;
     std::vector<unsigned char> font_data_;

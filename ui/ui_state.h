@@ -157,6 +157,13 @@ struct TrainingVm {
     bool runs_stale = true;
     JobId runs_job = 0;
     int64_t selected_run = 0;
+    // The selected run's curve as chart series, rebuilt only when the run or its point count changes.
+    struct RunCurve {
+        int64_t run = 0;
+        size_t points = 0;
+        RingSeries train{1}, eval{1};
+        double last_step = 1.0;
+    } curve;
     bool show_past_runs = false;             // one-shot: open the "Past runs" section
 };
 

@@ -81,21 +81,26 @@ std::string format_time(int64_t unix_ms) {
     return buf;
 }
 
-// A past run's curve: train and eval loss by step.
-void draw_run_curve(const StoredTrainingRun& run) {
-    // At most ~2000 train points a frame (long runs record every step); every eval point is kept.
-    const size_t stride = std::max<size_t>(1, run.points.size() / 2000);
-    RingSeries train(run.points.size() / stride + 2), eval(run.points.size() + 1);
-    for (size_t i = 0; i < run.points.size(); ++i) {
-        const auto& p = run.points[i];
-        if (p.loss >= 0 && (i % stride == 0 || i + 1 == run.points.size())) train.push(double(p.step), p.loss);
-        if (p.eval_loss >= 0) eval.push(double(p.step), p.eval_loss);
+// A past run's curve: train and eval loss by step (series cached in the view model).
+void draw_run_curve(TrainingVm::RunCurve& c, const StoredTrainingRun& run) {
+    if (c.run != run.id || c.points != run.points.size()) {
+        // At most ~2000 train points (long runs record every step); every eval point is kept.
+        const size_t stride = std::max<size_t>(1, run.points.size() / 2000);
+        c.train = RingSeries(run.points.size() / stride + 2);
+        c.eval = RingSeries(run.points.size() + 1);
+        for (size_t i = 0; i < run.points.size(); ++i) {
+            const auto& p = run.points[i];
+            if (p.loss >= 0 && (i % stride == 0 || i + 1 == run.points.size())) c.train.push(double(p.step), p.loss);
+            if (p.eval_loss >= 0) c.eval.push(double(p.step), p.eval_loss);
+        }
+        c.last_step = run.points.empty() ? 1.0 : double(run.points.back().step);
+        c.run = run.id;
+        c.points = run.points.size();
     }
-    const double last = run.points.empty() ? 1.0 : double(run.points.back().step);
     ImGui::TextDisabled("run %lld: loss by step", static_cast<long long>(run.id));
     draw_line_chart("run curve",
-                    {{&train, "train loss", IM_COL32(90, 170, 255, 255)}, {&eval, "eval loss", IM_COL32(240, 160, 80, 255)}},
-                    Unit::Plain, last, std::max(1.0, last * 1.02), 150.0f, XAxis::Absolute);
+                    {{&c.train, "train loss", IM_COL32(90, 170, 255, 255)}, {&c.eval, "eval loss", IM_COL32(240, 160, 80, 255)}},
+                    Unit::Plain, c.last_step, std::max(1.0, c.last_step * 1.02), 150.0f, XAxis::Absolute);
 }
 
 void draw_past_runs(Controller& ctl) {
@@ -159,7 +164,7 @@ void draw_past_runs(Controller& ctl) {
     if (act_use) ctl.use_run_model(act_use);
     if (act_delete) ctl.delete_training_run(act_delete);
     for (const auto& r : t.runs)
-        if (r.id == t.selected_run) draw_run_curve(r);
+        if (r.id == t.selected_run) draw_run_curve(t.curve, r);
     if (ImGui::SmallButton("refresh")) ctl.refresh_training_runs();
 }
 

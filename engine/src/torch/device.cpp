@@ -61,8 +61,7 @@ void reset_peak_memory() {
 
 DeviceProfile recommend_profile(Device requested) {
     DeviceProfile p;
-    const bool use_cuda = requested == Device::Cuda || (requested == Device::Auto && cuda_available());
-    if (use_cuda && cuda_available(requested == Device::Cuda)) {
+    if (requested != Device::Cpu && cuda_available(requested == Device::Cuda)) {
         const CudaDeviceInfo dev = cuda_device_info(0);
         p.device = Device::Cuda;
         p.name = dev.name.empty() ? "CUDA device 0" : dev.name;
@@ -73,7 +72,6 @@ DeviceProfile recommend_profile(Device requested) {
                    (dev.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
         return p;
     }
-    (void)use_cuda;
     p.device = Device::Cpu;
     p.name = cpu_model_name();
     p.free_bytes = read_status_kb("/proc/meminfo", "MemAvailable:");

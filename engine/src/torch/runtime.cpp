@@ -78,17 +78,14 @@ bool cuda_available(bool requested) {
 
 ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
     ResolvedRuntime r;
-    if (options.device == Device::Cpu) {
-        r.device = at::Device(at::kCPU);  // never loads the CUDA backend
-    }
+    // An explicit CPU request never loads the CUDA backend.
     const bool has_cuda = options.device != Device::Cpu && cuda_available(options.device == Device::Cuda);
     if (options.device == Device::Cuda && !has_cuda) {
         const std::string why = cuda_backend_message();
         throw Error(ErrorCode::InvalidArgument,
                     "device 'cuda' requested but no CUDA GPU is available on this machine" + (why.empty() ? "" : " (" + why + ")"));
     }
-    r.device = (options.device == Device::Cuda || (options.device == Device::Auto && has_cuda)) ? at::Device(at::kCUDA, 0)
-                                                                                                 : at::Device(at::kCPU);
+    r.device = has_cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     r.precision = options.precision;
     if (r.precision == Precision::Fp16 && r.device.is_cpu()) {
         throw Error(ErrorCode::InvalidArgument, "dtype fp16 runs on CUDA only; use bf16 or int8 on the CPU");
