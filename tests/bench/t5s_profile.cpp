@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
     t5s::T5Network net(config, std::move(params));
     net.fuse_for_inference();
     if (dtype == "int8") net.quantize_int8();
+    else net.pack_for_cpu_decoding();
 
     c10::InferenceMode guard;
     std::vector<int64_t> flat;

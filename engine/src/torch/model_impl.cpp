@@ -116,6 +116,7 @@ public:
             net_ = std::make_unique<T5Network>(config, std::move(params));
             net_->fuse_for_inference();
             if (rt_.precision == Precision::Int8) net_->quantize_int8();
+            else net_->pack_for_cpu_decoding();  // no-op unless fp32 on the CPU with MKL
             return 0;
         });
 

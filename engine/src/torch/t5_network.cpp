@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "t5s/error.h"
+#include "torch/packed_gemm.h"
 
 namespace t5s {
 namespace {
@@ -35,6 +36,9 @@ c10::OperatorHandle quantized_op(const char* name) {
 // Linear
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
+    if (fp32_packed.defined() && x.scalar_type() == at::kFloat && x.is_cpu()) {
+        return packed_linear(x, fp32_packed, out_features, in_features);
+    }
     if (!cpu_packed.isNone()) {
         static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
         std::vector<c10::IValue> stack{x.contiguous(), cpu_packed, false};
@@ -45,10 +49,14 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
         // Dequantise this layer only: peak extra memory is one layer's weight.
         return at::linear(x, int8_weight.to(x.scalar_type()) * int8_scale.to(x.scalar_type()));
     }
+    if (!weight.defined()) throw Error(ErrorCode::Internal, "packed fp32 layer called with a non-fp32 CPU input");
     return at::linear(x, weight);
 }
 
 int64_t Linear::bytes() const {
+    // The packed buffer's size query includes a fixed reserve that is never touched: count the
+    // packed matrix as its element bytes.
+    if (fp32_packed.defined()) return out_features * in_features * 4 + (weight.defined() ? weight.numel() * 4 : 0);
     if (!cpu_packed.isNone() || int8_weight.defined()) {
         const at::Tensor& w = weight.defined() ? weight : int8_weight;
         return w.numel() + w.size(0) * 4;
@@ -185,6 +193,31 @@ void T5Network::quantize_int8() {
     if (!config_.tie_word_embeddings) lm_head_ = at::Tensor();  // only the int8 head is used now
 }
 
+void T5Network::pack_for_cpu_decoding() {
+    if (!device_.is_cpu() || dtype_ != at::kFloat || !packed_gemm_available()) return;
+    if (!fused_) fuse_for_inference();
+    auto pack = [](Linear& l, bool keep_weight) {
+        if (!l.weight.defined() || l.weight.scalar_type() != at::kFloat) return;
+        at::Tensor packed = pack_linear_weight(l.weight);
+        if (!packed.defined()) return;
+        l.out_features = l.weight.size(0), l.in_features = l.weight.size(1);
+        l.fp32_packed = packed;
+        if (!keep_weight) l.weight = at::Tensor();
+    };
+    for (auto& l : decoder_) {
+        // q/k/v (and cross k/v) are views of the fused tensors: drop them so the storage goes.
+        l.self_attn.q = l.self_attn.k = l.self_attn.v = Linear{};
+        l.cross_attn.k = l.cross_attn.v = Linear{};
+        for (Linear* x : {&l.self_attn.qkv, &l.self_attn.o, &l.cross_attn.q, &l.cross_attn.kv, &l.cross_attn.o, &l.ff.wi,
+                          &l.ff.wi_0, &l.ff.wi_1, &l.ff.wo}) {
+            pack(*x, false);
+        }
+    }
+    // A tied head is also the embedding table, which lookups still read.
+    pack(head_, config_.tie_word_embeddings);
+    if (!config_.tie_word_embeddings) lm_head_ = at::Tensor();
+}
+
 int64_t T5Network::weight_bytes() const {
     auto tensor = [](const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
     // Fused tensors own the storage; the q/k/v views of a fused tensor are not counted again.
@@ -198,7 +231,8 @@ int64_t T5Network::weight_bytes() const {
     auto ff = [&](const FeedForwardWeights& f) { return f.wi.bytes() + f.wi_0.bytes() + f.wi_1.bytes() + f.wo.bytes(); };
     // The head shares the embedding's storage when tied and unquantised.
     const bool head_is_embedding = head_.weight.defined() && head_.weight.is_same(shared_);
-    int64_t total = tensor(shared_) + (head_is_embedding ? 0 : head_.bytes()) + tensor(enc_final_ln_) + tensor(dec_final_ln_);
+    const int64_t head_bytes = head_is_embedding ? (head_.fp32_packed.defined() ? head_.out_features * head_.in_features * 4 : 0) : head_.bytes();
+    int64_t total = tensor(shared_) + head_bytes + tensor(enc_final_ln_) + tensor(dec_final_ln_);
     for (const auto& l : encoder_) total += attn(l.attn) + ff(l.ff) + tensor(l.ln_attn) + tensor(l.ln_ff);
     for (const auto& l : decoder_) total += attn(l.self_attn) + attn(l.cross_attn) + ff(l.ff) + tensor(l.ln_self) + tensor(l.ln_cross) + tensor(l.ln_ff);
     return total;

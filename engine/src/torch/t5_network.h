@@ -22,9 +22,11 @@ struct Linear {
     c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8)
     at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
     at::Tensor int8_scale;       // [out, 1]
+    int64_t out_features = 0, in_features = 0;  // kept for the packed forms
+    at::Tensor fp32_packed;      // MKL-packed weight^T (CPU fp32 decoding, see packed_gemm.h)
     at::ScalarType out_dtype = at::kFloat;
     at::Tensor operator()(const at::Tensor& x) const;
-    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined(); }
+    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined(); }
     int64_t bytes() const;
 };
 
@@ -81,6 +83,9 @@ public:
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
     void quantize_int8();
+    // fp32 on the CPU: the decoder's and the head's weights packed once for MKL (packed_gemm.h).
+    // The encoder keeps plain weights: its long inputs make MKL's own packing cheap per row.
+    void pack_for_cpu_decoding();
     int64_t weight_bytes() const;
 
     // Training knobs.

@@ -1,0 +1,112 @@
+#include "torch/packed_gemm.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace t5s {
+namespace {
+
+// CBLAS constants (mkl_cblas.h); values fixed by the CBLAS/MKL ABI.
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kBMatrix = 162, kPacked = 151;
+
+using PackGetSize = size_t (*)(int identifier, int m, int n, int k);
+using Pack = void (*)(int layout, int identifier, int trans, int m, int n, int k, float alpha, const float* src, int ld,
+                      float* dest);
+using Compute = void (*)(int layout, int transa, int transb, int m, int n, int k, const float* a, int lda, const float* b,
+                         int ldb, float beta, float* c, int ldc);
+
+struct Mkl {
+    PackGetSize get_size = nullptr;
+    Pack pack = nullptr;
+    Compute compute = nullptr;
+    bool ok() const { return get_size && pack && compute; }
+};
+
+const Mkl& mkl() {
+    static const Mkl m = [] {
+        Mkl f;
+        // libtorch_cpu is already loaded by the time anything runs; look in the process's symbols.
+        f.get_size = reinterpret_cast<PackGetSize>(dlsym(RTLD_DEFAULT, "cblas_sgemm_pack_get_size"));
+        f.pack = reinterpret_cast<Pack>(dlsym(RTLD_DEFAULT, "cblas_sgemm_pack"));
+        f.compute = reinterpret_cast<Compute>(dlsym(RTLD_DEFAULT, "cblas_sgemm_compute"));
+        return f;
+    }();
+    return m;
+}
+
+// The row count given to pack is only a blocking hint: one packed weight serves any row count
+// (MKL's size query does not depend on it). The probe below checks that on this machine.
+constexpr int kPackRowsHint = 8;
+
+at::Tensor pack_unchecked(const at::Tensor& weight) {
+    const Mkl& f = mkl();
+    const int n = static_cast<int>(weight.size(0)), k = static_cast<int>(weight.size(1));
+    const size_t bytes = f.get_size(kBMatrix, kPackRowsHint, n, k);
+    at::Tensor packed = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte));
+    // B = weight^T (K x N): weight is row-major N x K, i.e. B transposed with leading dimension K.
+    f.pack(kRowMajor, kBMatrix, kTrans, kPackRowsHint, n, k, 1.0f, weight.data_ptr<float>(), k,
+           reinterpret_cast<float*>(packed.data_ptr()));
+    return packed;
+}
+
+// Packed and plain products agree to rounding on a few row counts, or packing stays off.
+bool probe_ok() {
+    const int64_t n = 48, k = 40;
+    // Deterministic values: the probe must not advance the global RNG that seeded runs rely on.
+    auto values = [](int64_t rows, int64_t cols, double step) {
+        return at::sin(at::arange(rows * cols, at::TensorOptions().dtype(at::kFloat)) * step).reshape({rows, cols});
+    };
+    at::Tensor w = values(n, k, 0.37);
+    at::Tensor packed = pack_unchecked(w);
+    for (int64_t rows : {1, 3, 8, 33}) {
+        at::Tensor x = values(rows, k, 0.91);
+        at::Tensor want = at::linear(x, w), got = packed_linear(x, packed, n, k);
+        if (!at::allclose(got, want, 1e-4, 1e-4)) return false;
+    }
+    return true;
+}
+
+// T5S_PACKED_GEMM: 0 = never pack, all = pack every size (tests run tiny models through this
+// path), unset = pack weights of at least kMinPackedElements.
+std::string packing_mode() {
+    const char* env = std::getenv("T5S_PACKED_GEMM");
+    return env ? env : "";
+}
+
+// Below 512x512 the multiply is cheap, and MKL's packed buffer has a fixed part of several MB.
+constexpr int64_t kMinPackedElements = 512 * 512;
+
+}  // namespace
+
+bool packed_gemm_available() {
+    static const bool ok = [] {
+        if (!mkl().ok() || packing_mode() == "0") return false;
+        return probe_ok();
+    }();
+    return ok;
+}
+
+at::Tensor pack_linear_weight(const at::Tensor& weight) {
+    if (!packed_gemm_available() || !weight.is_cpu() || weight.scalar_type() != at::kFloat || weight.dim() != 2) return {};
+    static const bool pack_all = packing_mode() == "all";
+    if (!pack_all && weight.numel() < kMinPackedElements) return {};
+    return pack_unchecked(weight.contiguous());
+}
+
+at::Tensor packed_linear(const at::Tensor& x_in, const at::Tensor& packed, int64_t n, int64_t k) {
+    at::Tensor x = x_in.contiguous();
+    const int64_t rows = x.numel() / k;
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = n;
+    at::Tensor out = at::empty(shape, x.options());
+    if (rows == 0) return out;
+    mkl().compute(kRowMajor, kNoTrans, kPacked, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
+                  x.data_ptr<float>(), static_cast<int>(k), reinterpret_cast<const float*>(packed.data_ptr()),
+                  static_cast<int>(k), 0.0f, out.data_ptr<float>(), static_cast<int>(n));
+    return out;
+}
+
+}  // namespace t5s

@@ -1,0 +1,24 @@
+#pragma once
+// fp32 decoding on the CPU multiplies a handful of rows by each weight. MKL's sgemm re-packs the
+// whole weight into its blocked layout on every such call, which costs as much as the multiply
+// (t5-small at batch 8: the 32128x512 head took 9 ms, 4.5 ms of it packing). Packing once at load
+// (cblas_sgemm_pack / cblas_sgemm_compute) removes that.
+//
+// The MKL inside the PyPI LibTorch exports these functions; they are looked up at run time, so
+// a LibTorch without MKL (Debian's) simply keeps at::linear. The packed layout is MKL's own: a
+// weight packed in this process is only valid in this process.
+#include <ATen/ATen.h>
+
+namespace t5s {
+
+// True when this LibTorch's MKL offers packed sgemm (and the self-check passed).
+bool packed_gemm_available();
+
+// weight [N, K] fp32 CPU -> MKL's packed form of weight^T (opaque bytes). Undefined tensor when
+// packing is unavailable or the packed product does not match at::linear on a probe.
+at::Tensor pack_linear_weight(const at::Tensor& weight);
+
+// x [..., K] fp32 CPU -> x @ weight^T [..., N], with `packed` from pack_linear_weight.
+at::Tensor packed_linear(const at::Tensor& x, const at::Tensor& packed, int64_t n, int64_t k);
+
+}  // namespace t5s

@@ -1,0 +1,46 @@
+// fp32 linear layers with MKL-packed weights (CPU decoding) against at::linear: the same product
+// to rounding for any row count, one packed weight serving them all. The parity suite runs once
+// more with every weight packed (ctest engine_packed_gemm, T5S_PACKED_GEMM=all).
+#include <ATen/ATen.h>
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+#include "torch/packed_gemm.h"
+#include "torch/t5_network.h"
+
+using namespace t5s;
+
+TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed]") {
+    if (!packed_gemm_available()) {
+        WARN("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=0): layers keep at::linear");
+        CHECK(!pack_linear_weight(at::randn({1024, 512})).defined());
+        return;
+    }
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1024, 512}, {700, 600}, {512, 2048}}) {
+        at::Tensor w = at::randn({n, k});
+        at::Tensor packed = pack_linear_weight(w);
+        REQUIRE(packed.defined());
+        for (int64_t rows : {1, 2, 5, 8, 13, 32, 97}) {
+            at::Tensor x = at::randn({rows, 1, k});  // [B, 1, K] as in a decode step
+            at::Tensor got = packed_linear(x, packed, n, k), want = at::linear(x, w);
+            REQUIRE(got.sizes() == want.sizes());
+            // Same inner products, blocked differently: agreement to fp32 rounding of a k-term sum.
+            const double scale = want.abs().max().item<double>();
+            CHECK((got - want).abs().max().item<double>() <= 1e-5 * scale);
+        }
+        // A non-contiguous input (a transposed view) is made contiguous first.
+        at::Tensor xt = at::randn({k, 4}).t();
+        CHECK(at::allclose(packed_linear(xt, packed, n, k), at::linear(xt, w), 1e-4, 1e-4));
+    }
+}
+
+TEST_CASE("small weights stay unpacked unless every size is asked for", "[packed]") {
+    if (!packed_gemm_available()) return;
+    const char* mode = std::getenv("T5S_PACKED_GEMM");
+    const bool all = mode && std::string(mode) == "all";
+    CHECK(pack_linear_weight(at::randn({64, 32})).defined() == all);
+    CHECK(!pack_linear_weight(at::randn({1024, 512}).to(at::kBFloat16)).defined());  // fp32 only
+}
