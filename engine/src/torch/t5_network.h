@@ -20,6 +20,7 @@ namespace t5s {
 struct Linear {
     at::Tensor weight;           // [out, in]; undefined when only int8 forms are kept
     c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8)
+    c10::IValue cpu_packed_wide; // the same weight prepacked by oneDNN, used from kWideRows rows (head)
     at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
     at::Tensor int8_scale;       // [out, 1]
     int64_t out_features = 0, in_features = 0;  // kept for the packed forms
