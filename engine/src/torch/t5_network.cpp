@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "t5s/error.h"
+#include "torch/cpu_kernels.h"
 #include "torch/packed_gemm.h"
 
 namespace t5s {
@@ -284,7 +286,27 @@ at::Tensor T5Network::clamp_fp16(const at::Tensor& x) const {
     return at::clamp(x, -limit, limit);
 }
 
+bool T5Network::use_fused_cpu_kernels(const at::Tensor& x) const {
+    // T5S_FUSED_KERNELS=0 keeps the op-by-op path (A/B checks).
+    static const bool enabled = [] {
+        const char* env = std::getenv("T5S_FUSED_KERNELS");
+        return !(env && std::string(env) == "0");
+    }();
+    return enabled && !training_ && !at::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == at::kFloat;
+}
+
+at::Tensor T5Network::attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
+    if (q.size(2) == 1 && use_fused_cpu_kernels(q) && bias.scalar_type() == at::kFloat && k.stride(3) == 1 &&
+        v.stride(3) == 1 && q.stride(3) == 1) {
+        return single_query_attention_cpu_f32(q, k, v, bias);
+    }
+    return merge_heads(attend(q, k, v, bias));
+}
+
 at::Tensor T5Network::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+    if (use_fused_cpu_kernels(x) && weight.scalar_type() == at::kFloat) {
+        return rms_norm_cpu_f32(x, weight, config_.layer_norm_epsilon);
+    }
     at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
     at::Tensor h = x * at::rsqrt(variance + config_.layer_norm_epsilon);
     if (weight.scalar_type() == at::kHalf || weight.scalar_type() == at::kBFloat16) h = h.to(weight.scalar_type());
@@ -619,9 +641,9 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
         st.self_k[i].narrow(2, t, 1).copy_(k);
         st.self_v[i].narrow(2, t, 1).copy_(v);
         at::Tensor keys = st.self_k[i].narrow(2, 0, t + 1), values = st.self_v[i].narrow(2, 0, t + 1);
-        h = clamp_fp16(h + l.self_attn.o(merge_heads(attend(q, keys, values, self_bias))));
+        h = clamp_fp16(h + l.self_attn.o(attend_merged(q, keys, values, self_bias)));
         at::Tensor cq = split_heads(l.cross_attn.q(rms_norm(h, l.ln_cross)));
-        h = clamp_fp16(h + l.cross_attn.o(merge_heads(attend(cq, st.cross_k[i], st.cross_v[i], st.cross_bias))));
+        h = clamp_fp16(h + l.cross_attn.o(attend_merged(cq, st.cross_k[i], st.cross_v[i], st.cross_bias)));
         h = clamp_fp16(h + feed_forward(l.ff, rms_norm(h, l.ln_ff)));
     }
     st.length = t + 1;

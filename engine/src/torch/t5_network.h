@@ -134,6 +134,9 @@ private:
     at::Tensor merge_heads(const at::Tensor& x) const;  // [B,H,T,dk] -> [B,T,inner]
     std::array<at::Tensor, 3> project_qkv(const AttentionWeights& a, const at::Tensor& x) const;
     at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
+    // attend + merge_heads; one fused kernel for a single query on the CPU in fp32 (decode step).
+    at::Tensor attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
+    bool use_fused_cpu_kernels(const at::Tensor& x) const;
     at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;
     at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias,
                              const at::Tensor& enc, const at::Tensor& cross_bias) const;
