@@ -108,7 +108,8 @@ def main():
             if args.dtype != "fp32":
                 continue
             model.train()
-            opt = opt or torch.optim.AdamW(model.parameters(), lr=1e-4)
+            # fused=True: the AdamW that transformers' Trainer picks by default with torch >= 2.8.
+            opt = opt or torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
             fn = lambda seed: train_step(model, opt, wl)  # noqa: E731
         else:
             model.eval()

@@ -7,8 +7,8 @@
 //             [--input-len 32] [--new-tokens 32] [--train-src 64] [--train-tgt 32]
 //
 // Inference goes through the public t5s::Model API. The training step (forward, loss, backward,
-// AdamW) is built directly on the engine's T5Network, as the trainer would: a stand-in until
-// t5s/trainer.h exists.
+// AdamW) runs the engine's T5Network with the trainer's AdamW (trainer/optim.h), weight decay
+// 0.01 on every parameter like torch.optim.AdamW's default on the transformers side.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/optim/adamw.h>
@@ -30,6 +30,9 @@
 #include "t5s/model.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
+#ifdef T5S_BENCH_TRAINER_OPTIMIZER
+#include "trainer/optim.h"
+#endif
 
 #include "torch/cuda_backend.h"
 
@@ -209,7 +212,13 @@ public:
         }
         net_ = std::make_unique<t5s::T5Network>(config, std::move(params));
         net_->set_training(true, config.dropout_rate);
+#ifdef T5S_BENCH_TRAINER_OPTIMIZER
+        std::vector<t5s::NamedParam> named;
+        for (size_t i = 0; i < trainable_.size(); ++i) named.push_back({std::to_string(i), trainable_[i], true});
+        optimizer_ = t5s::make_adamw(std::move(named), {0.9, 0.999, 1e-8, 0.01});
+#else
         optimizer_ = std::make_unique<torch::optim::AdamW>(trainable_, torch::optim::AdamWOptions(1e-4));
+#endif
         std::vector<int64_t> src, lab;
         for (int i = 0; i < w.batch; ++i) {
             for (int id : source_ids(i, a.train_src)) src.push_back(id);
@@ -221,12 +230,16 @@ public:
     }
 
     RunResult operator()() {
-        optimizer_->zero_grad();
+        for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();  // zero_grad(set_to_none)
         at::Tensor enc = net_->encode(ids_, mask_);
         at::Tensor hidden = net_->decode(net_->shift_right(labels_), enc, mask_);
         at::Tensor loss = t5s::T5Network::loss(net_->lm_logits(hidden), labels_);
         loss.backward();
+#ifdef T5S_BENCH_TRAINER_OPTIMIZER
+        optimizer_->step(1e-4);
+#else
         optimizer_->step();
+#endif
         (void)loss.item<double>();  // host sync (CUDA)
         RunResult r;
         r.tokens = static_cast<int64_t>(w_.batch) * args_.train_tgt;
@@ -240,7 +253,11 @@ private:
     at::Device device_;
     std::vector<at::Tensor> trainable_;
     std::unique_ptr<t5s::T5Network> net_;
+#ifdef T5S_BENCH_TRAINER_OPTIMIZER
+    std::unique_ptr<t5s::Optimizer> optimizer_;
+#else
     std::unique_ptr<torch::optim::AdamW> optimizer_;
+#endif
     at::Tensor ids_, labels_, mask_;
 };
 
