@@ -127,6 +127,7 @@ public:
 
 private:
     at::Tensor mask_to_bias(const at::Tensor& attention_mask) const;  // [B,S] -> [B,1,1,S]
+    at::Tensor embed(const at::Tensor& ids) const;                    // token embeddings (int8 table or not)
     static void select_encoder_rows(DecoderState& state, const at::Tensor& rows);
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
     at::Tensor feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const;
@@ -151,6 +152,7 @@ private:
     std::vector<EncoderLayer> encoder_;
     std::vector<DecoderLayer> decoder_;
     at::Tensor shared_, lm_head_, enc_final_ln_, dec_final_ln_;
+    at::Tensor shared_int8_, shared_scale_;  // int8 embedding table [V, d] and row scales [V, 1]
     Linear head_;
     at::ScalarType dtype_ = at::kFloat;
     at::Device device_{at::kCPU};
