@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <sstream>
 
 #include "t5s/error.h"
@@ -29,11 +31,22 @@ at::ScalarType to_torch(DType d, const fs::path& file, const std::string& name) 
     }
 }
 
+// Drops the mapped file pages wholly inside [data, data + n) from this process's memory: each
+// tensor is copied out once, and keeping the mapping resident as well doubled the load-time peak
+// (t5-small fp32: file 242 MB + copies 242 MB). A later read would fault the pages back in.
+void release_mapped_pages(const void* data, size_t n) {
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void read_safetensors(const fs::path& file, LoadedWeights& out) {
     auto st = SafetensorsFile::open(file);
     for (const auto& [name, view] : st->tensors()) {
         at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(to_torch(view.dtype, file, name)));
         if (view.nbytes) std::memcpy(t.data_ptr(), view.data, view.nbytes);  // copy: mapping may be unaligned
+        release_mapped_pages(view.data, view.nbytes);
         out.tensors[name] = t;
     }
     out.files.push_back(file.string());
