@@ -1,5 +1,6 @@
 #include "torch/packed_gemm.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -110,6 +111,38 @@ at::Tensor packed_linear(const at::Tensor& x_in, const at::Tensor& packed, int64
                   x.data_ptr<float>(), static_cast<int>(k), reinterpret_cast<const float*>(packed.data_ptr()),
                   static_cast<int>(k), 0.0f, out.data_ptr<float>(), static_cast<int>(n));
     return out;
+}
+
+namespace {
+
+const c10::OperatorHandle* mkldnn_op(const char* name) {
+    auto op = c10::Dispatcher::singleton().findSchema({name, ""});
+    return op ? new c10::OperatorHandle(*op) : nullptr;  // lives for the process
+}
+
+}  // namespace
+
+at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
+    static const c10::OperatorHandle* reorder = mkldnn_op("mkldnn::_reorder_linear_weight");
+    static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise") && packing_mode() != "0";
+    if (!usable || !weight.is_cpu() || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2) return {};
+    static const bool pack_all = packing_mode() == "all";
+    if (!pack_all && weight.numel() < kMinPackedElements) return {};
+    try {
+        std::vector<c10::IValue> stack{weight.contiguous(), c10::IValue()};  // no batch-size hint: best from 8 rows up
+        reorder->callBoxed(&stack);
+        return stack[0].toTensor();
+    } catch (const std::exception&) {
+        return {};  // e.g. a CPU without bf16 support in oneDNN: keep at::linear
+    }
+}
+
+at::Tensor packed_linear_bf16(const at::Tensor& x, const at::Tensor& packed) {
+    static const c10::OperatorHandle* linear = mkldnn_op("mkldnn::_linear_pointwise");
+    std::vector<c10::IValue> stack{x.contiguous(), packed, c10::IValue(), std::string("none"),
+                                   c10::List<std::optional<at::Scalar>>(), c10::IValue()};
+    linear->callBoxed(&stack);
+    return stack[0].toTensor();
 }
 
 }  // namespace t5s

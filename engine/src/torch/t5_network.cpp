@@ -42,6 +42,7 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
     if (fp32_packed.defined() && x.scalar_type() == at::kFloat && x.is_cpu()) {
         return packed_linear(x, fp32_packed, out_features, in_features);
     }
+    if (bf16_packed.defined() && x.scalar_type() == at::kBFloat16 && x.is_cpu()) return packed_linear_bf16(x, bf16_packed);
     if (!cpu_packed.isNone()) {
         static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
         // FBGEMM is fastest for a few rows, oneDNN from about 16 (beams x inputs, candidates).
@@ -55,7 +56,7 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
         // Dequantise this layer only: peak extra memory is one layer's weight.
         return at::linear(x, int8_weight.to(x.scalar_type()) * int8_scale.to(x.scalar_type()));
     }
-    if (!weight.defined()) throw Error(ErrorCode::Internal, "packed fp32 layer called with a non-fp32 CPU input");
+    if (!weight.defined()) throw Error(ErrorCode::Internal, "packed layer called with an input of another dtype or device");
     return at::linear(x, weight);
 }
 
@@ -63,6 +64,7 @@ int64_t Linear::bytes() const {
     // The packed buffer's size query includes a fixed reserve that is never touched: count the
     // packed matrix as its element bytes.
     if (fp32_packed.defined()) return out_features * in_features * 4 + (weight.defined() ? weight.numel() * 4 : 0);
+    if (bf16_packed.defined()) return out_features * in_features * 2 + (weight.defined() ? weight.numel() * 2 : 0);
     if (!cpu_packed.isNone() || int8_weight.defined()) {
         // int8 values and one fp32 scale per output row (the oneDNN copy of the head: once more).
         const int64_t copies = cpu_packed_wide.isNone() ? 1 : 2;
@@ -240,14 +242,15 @@ at::Tensor T5Network::embed(const at::Tensor& ids) const {
 }
 
 void T5Network::pack_for_cpu_decoding() {
-    if (!device_.is_cpu() || dtype_ != at::kFloat || !packed_gemm_available()) return;
+    if (!device_.is_cpu() || (dtype_ != at::kFloat && dtype_ != at::kBFloat16)) return;
     if (!fused_) fuse_for_inference();
     auto pack = [](Linear& l, bool keep_weight) {
-        if (!l.weight.defined() || l.weight.scalar_type() != at::kFloat) return;
-        at::Tensor packed = pack_linear_weight(l.weight);
+        if (!l.weight.defined()) return;
+        const bool bf16 = l.weight.scalar_type() == at::kBFloat16;
+        at::Tensor packed = bf16 ? pack_linear_weight_bf16(l.weight) : pack_linear_weight(l.weight);
         if (!packed.defined()) return;
         l.out_features = l.weight.size(0), l.in_features = l.weight.size(1);
-        l.fp32_packed = packed;
+        (bf16 ? l.bf16_packed : l.fp32_packed) = packed;
         if (!keep_weight) l.weight = at::Tensor();
     };
     for (auto& l : decoder_) {
@@ -277,7 +280,8 @@ int64_t T5Network::weight_bytes() const {
     auto ff = [&](const FeedForwardWeights& f) { return f.wi.bytes() + f.wi_0.bytes() + f.wi_1.bytes() + f.wo.bytes(); };
     // The head shares the embedding's storage when tied and unquantised.
     const bool head_is_embedding = head_.weight.defined() && head_.weight.is_same(shared_);
-    const int64_t head_bytes = head_is_embedding ? (head_.fp32_packed.defined() ? head_.out_features * head_.in_features * 4 : 0) : head_.bytes();
+    const int64_t packed_head = head_.out_features * head_.in_features * (head_.fp32_packed.defined() ? 4 : head_.bf16_packed.defined() ? 2 : 0);
+    const int64_t head_bytes = head_is_embedding ? packed_head : head_.bytes();
     int64_t total = tensor(shared_) + tensor(shared_int8_) + tensor(shared_scale_) + head_bytes + tensor(enc_final_ln_) + tensor(dec_final_ln_);
     for (const auto& l : encoder_) total += attn(l.attn) + ff(l.ff) + tensor(l.ln_attn) + tensor(l.ln_ff);
     for (const auto& l : decoder_) total += attn(l.self_attn) + attn(l.cross_attn) + ff(l.ff) + tensor(l.ln_self) + tensor(l.ln_cross) + tensor(l.ln_ff);

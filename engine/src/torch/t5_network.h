@@ -25,9 +25,11 @@ struct Linear {
     at::Tensor int8_scale;       // [out, 1]
     int64_t out_features = 0, in_features = 0;  // kept for the packed forms
     at::Tensor fp32_packed;      // MKL-packed weight^T (CPU fp32 decoding, see packed_gemm.h)
+    at::Tensor bf16_packed;      // oneDNN-reordered weight (CPU bf16 decoding)
     at::ScalarType out_dtype = at::kFloat;
     at::Tensor operator()(const at::Tensor& x) const;
-    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined(); }
+    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
+                               bf16_packed.defined(); }
     int64_t bytes() const;
 };
 
@@ -84,7 +86,8 @@ public:
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
     void quantize_int8();
-    // fp32 on the CPU: the decoder's and the head's weights packed once for MKL (packed_gemm.h).
+    // fp32/bf16 on the CPU: the decoder's and the head's weights packed once for MKL or oneDNN
+    // (packed_gemm.h).
     // The encoder keeps plain weights: its long inputs make MKL's own packing cheap per row.
     void pack_for_cpu_decoding();
     int64_t weight_bytes() const;
