@@ -44,3 +44,22 @@ TEST_CASE("small weights stay unpacked unless every size is asked for", "[packed
     CHECK(pack_linear_weight(at::randn({64, 32})).defined() == all);
     CHECK(!pack_linear_weight(at::randn({1024, 512}).to(at::kBFloat16)).defined());  // fp32 only
 }
+
+TEST_CASE("oneDNN-reordered bf16 linear equals at::linear", "[packed]") {
+    at::Tensor w = at::randn({1024, 512}).to(at::kBFloat16);
+    at::Tensor packed = pack_linear_weight_bf16(w);
+    if (!packed.defined()) {
+        WARN("this LibTorch has no oneDNN linear ops for bf16: layers keep at::linear");
+        return;
+    }
+    for (int64_t rows : {1, 2, 8, 33}) {
+        at::Tensor x = at::randn({rows, 1, 512}).to(at::kBFloat16);
+        at::Tensor got = packed_linear_bf16(x, packed), want = at::linear(x, w);
+        REQUIRE(got.sizes() == want.sizes());
+        REQUIRE(got.scalar_type() == at::kBFloat16);
+        // One bf16 rounding step of the output at most (fp32 accumulation in both).
+        const double scale = want.to(at::kFloat).abs().max().item<double>();
+        CHECK((got.to(at::kFloat) - want.to(at::kFloat)).abs().max().item<double>() <= 1e-2 * scale);
+    }
+    CHECK(!pack_linear_weight_bf16(at::randn({1024, 512})).defined());  // fp32 goes to MKL instead
+}
