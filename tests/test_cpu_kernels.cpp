@@ -54,3 +54,27 @@ TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges 
         }
     }
 }
+
+TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") {
+    // Op-by-op bf16 references, as modeling_t5 runs them on bf16 tensors.
+    const at::Tensor x = (at::randn({4, 1, 512}) * 3).to(at::kBFloat16), w = (at::rand({512}) + 0.5).to(at::kBFloat16);
+    const double eps = 1e-6;
+    at::Tensor h = (x * at::rsqrt(x.to(at::kFloat).pow(2).mean(-1, true) + eps)).to(at::kBFloat16);
+    at::Tensor want = w * h;
+    at::Tensor got = rms_norm_cpu_bf16(x, w, eps);
+    REQUIRE(got.scalar_type() == at::kBFloat16);
+    // Summation order may move a value across one bf16 rounding boundary: at most one bf16 step.
+    CHECK(max_rel_diff(got.to(at::kFloat), want.to(at::kFloat)) <= 1.0 / 128);
+    const double same = (got == want).to(at::kFloat).mean().item<double>();
+    CHECK(same > 0.95);
+
+    const int64_t B = 2, H = 4, dk = 64, L = 7;
+    at::Tensor q = at::randn({B, H, 1, dk}).to(at::kBFloat16), k = at::randn({B, H, L, dk}).to(at::kBFloat16);
+    at::Tensor v = at::randn({B, H, L, dk}).to(at::kBFloat16), bias = at::randn({1, H, 1, L}).to(at::kBFloat16);
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) + bias;
+    at::Tensor weights = at::softmax(scores.to(at::kFloat), -1).to(at::kBFloat16);
+    at::Tensor ref = at::matmul(weights, v).transpose(1, 2).reshape({B, 1, H * dk});
+    at::Tensor out = single_query_attention_cpu_bf16(q, k, v, bias);
+    REQUIRE(out.scalar_type() == at::kBFloat16);
+    CHECK(max_rel_diff(out.to(at::kFloat), ref.to(at::kFloat)) <= 2.0 / 128);
+}

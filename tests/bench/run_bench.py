@@ -213,7 +213,9 @@ def acceptance_notes(rows, loads, device):
         for ld in loads:
             if ld["engine"] != "t5studio" or ld.get("weight_mb") is None:
                 continue
-            limit = 1.2 * ld["weight_mb"] + 150
+            # The target's weight bytes are the checkpoint's parameters at this dtype, not what the
+            # engine holds (packed duplicates of the head would otherwise raise the limit).
+            limit = 1.2 * ld.get("param_mb_at_dtype", ld["weight_mb"]) + 150
             inf = [r["engines"]["t5studio"]["peak_rss_mb"] for r in rows if r["model"] == ld["model"] and
                    r["dtype"] == ld["dtype"] and r["engines"].get("t5studio") and not r["workload"].startswith("train")]
             if inf and max(inf) > limit:
@@ -366,6 +368,7 @@ def main():
                           process_start_to_first_token_s=r["process_start_to_first_token_s"],
                           rss_before_load_mb=r.get("rss_before_load_bytes", 0) / MB, peak_rss_mb=r["peak_rss_bytes"] / MB,
                           weight_mb=r["weight_bytes"] / MB if r.get("weight_bytes") else float("nan"),
+                          **({"param_mb_at_dtype": r["param_bytes_at_dtype"] / MB} if r.get("param_bytes_at_dtype") else {}),
                           rss_after_load_anon_mb=after.get("anon", 0) / MB, rss_after_load_file_mb=after.get("file", 0) / MB)
             loads.append(ld)
 

@@ -300,7 +300,10 @@ int run(int argc, char** argv) {
     result["rss_after_load"] = {{"anon", status_bytes("RssAnon")}, {"file", status_bytes("RssFile")}};
     int64_t process_peak = status_bytes("VmHWM");  // includes the load (reset per workload below)
     result["peak_rss_load_bytes"] = process_peak;
-    result["weight_bytes"] = model->info().weight_bytes;
+    result["weight_bytes"] = model->info().weight_bytes;  // what the engine holds (packed copies included)
+    // The memory target's "weight bytes": the model's parameters at this dtype (int8: one byte each).
+    const int64_t bytes_per_param = a.dtype == "int8" ? 1 : (a.dtype == "fp32" ? 4 : 2);
+    result["param_bytes_at_dtype"] = model->info().parameter_count * bytes_per_param;
     result["device"] = model->info().device;
     result["threads"] = at::get_num_threads();
 

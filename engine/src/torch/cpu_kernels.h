@@ -1,5 +1,5 @@
 #pragma once
-// Fused fp32 CPU kernels for the decode step, where each ATen op works on a few rows and its
+// Fused CPU kernels (fp32, bf16) for the decode step, where each ATen op works on a few rows and its
 // dispatch and temporaries cost more than its arithmetic: T5's RMS norm (7 ops -> 1) and
 // single-query attention (matmul, bias add, softmax, matmul, head merge -> 1). Same formulas and
 // the same fp32 accumulation as transformers; only the summation order differs (rounding-level).
@@ -15,5 +15,11 @@ at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, doubl
 // merged: [B, 1, H * dk].
 at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                           const at::Tensor& bias);
+
+// The same for bf16 tensors, rounding to bf16 wherever transformers' bf16 ops do (every op
+// output), computing in fp32 in between.
+at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps);
+at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                           const at::Tensor& bias);
 
 }  // namespace t5s

@@ -308,20 +308,23 @@ bool T5Network::use_fused_cpu_kernels(const at::Tensor& x) const {
         const char* env = std::getenv("T5S_FUSED_KERNELS");
         return !(env && std::string(env) == "0");
     }();
-    return enabled && !training_ && !at::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == at::kFloat;
+    return enabled && !training_ && !at::GradMode::is_enabled() && x.is_cpu() &&
+           (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16);
 }
 
 at::Tensor T5Network::attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
-    if (q.size(2) == 1 && use_fused_cpu_kernels(q) && bias.scalar_type() == at::kFloat && k.stride(3) == 1 &&
-        v.stride(3) == 1 && q.stride(3) == 1) {
-        return single_query_attention_cpu_f32(q, k, v, bias);
+    const at::ScalarType t = q.scalar_type();
+    if (q.size(2) == 1 && use_fused_cpu_kernels(q) && k.scalar_type() == t && v.scalar_type() == t && bias.scalar_type() == t &&
+        k.stride(3) == 1 && v.stride(3) == 1 && q.stride(3) == 1) {
+        return t == at::kFloat ? single_query_attention_cpu_f32(q, k, v, bias) : single_query_attention_cpu_bf16(q, k, v, bias);
     }
     return merge_heads(attend(q, k, v, bias));
 }
 
 at::Tensor T5Network::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-    if (use_fused_cpu_kernels(x) && weight.scalar_type() == at::kFloat) {
-        return rms_norm_cpu_f32(x, weight, config_.layer_norm_epsilon);
+    if (use_fused_cpu_kernels(x) && weight.scalar_type() == x.scalar_type()) {
+        return x.scalar_type() == at::kFloat ? rms_norm_cpu_f32(x, weight, config_.layer_norm_epsilon)
+                                             : rms_norm_cpu_bf16(x, weight, config_.layer_norm_epsilon);
     }
     at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
     at::Tensor h = x * at::rsqrt(variance + config_.layer_norm_epsilon);
