@@ -145,7 +145,9 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
         at::Tensor logits = net.decode_step(state, flat_seqs.select(1, cur_len - 1));
         at::Tensor log_probs = at::log_softmax(logits, -1);
         process_logits(log_probs, flat_seqs, o, cfg.eos_token_id, false);
-        log_probs = (log_probs.view({B, nb, V}) + running_scores.unsqueeze(2)).reshape({B, nb * V});
+        // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
+        log_probs.view({B, nb, V}).add_(running_scores.unsqueeze(2));
+        log_probs = log_probs.view({B, nb * V});
 
         // Top-k continuations over all beams.
         auto [topk_lp, topk_idx] = topk_distinct_fast(log_probs, keep);
