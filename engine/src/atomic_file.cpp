@@ -1,43 +1,156 @@
 #include "atomic_file.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <utility>
 
 #include "t5s/error.h"
 
 namespace t5s {
 
-void write_file_atomic(const std::filesystem::path& path, const void* data, size_t size) {
-    const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error(ErrorCode::FileNotFound, path.string() + ": cannot write (" + std::strerror(errno) + ")");
-    const char* p = static_cast<const char*>(data);
-    size_t left = size;
+namespace {
+
+constexpr size_t kBufferSize = 1 << 20;
+
+std::string dir_of(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string errno_text(int err) {
+    if (err == ENOSPC || err == EDQUOT) return "disk full (" + std::string(std::strerror(err)) + ")";
+    if (err == EFBIG) return "file too large for this disk or quota (" + std::string(std::strerror(err)) + ")";
+    return std::strerror(err);
+}
+
+void fsync_dir(const std::string& dir) {
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
+        ::close(dfd);
+    }
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what)
+    : path_(path), what_(std::move(what)), overwrite_(overwrite) {
+    if (path.empty() || path.back() == '/') throw Error(ErrorCode::InvalidArgument, what_ + " '" + path + "': not a file name");
+    const std::string dir = dir_of(path);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw Error(ErrorCode::FileNotFound, what_ + " " + path + ": directory " + dir + " does not exist");
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " is a directory");
+        if (!overwrite_)
+            throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " already exists (use --force / overwrite to replace it)");
+    }
+    std::string tmpl = dir + "/." + base_of(path) + ".tmp-XXXXXX";
+    fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd_ < 0) {
+        const int err = errno;
+        throw Error(ErrorCode::InvalidArgument, what_ + " " + path + ": cannot create a file in " + dir + ": " + errno_text(err));
+    }
+    temp_ = tmpl;
+    ::fchmod(fd_, 0644);
+    buffer_.reserve(kBufferSize);
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::fail(const std::string& what, int err) {
+    // Release the temp file now so that the error leaves nothing behind even if the caller keeps us.
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+    temp_.clear();
+    throw Error(ErrorCode::Internal, what_ + " " + path_ + ": " + what + ": " + errno_text(err) +
+                                         (overwrite_ ? "; the existing file was not changed" : ""));
+}
+
+void AtomicFile::write(std::string_view data) {
+    if (buffer_.size() + data.size() > kBufferSize) flush_buffer();
+    if (data.size() >= kBufferSize) {
+        buffer_.assign(data.data(), data.size());
+        flush_buffer();
+        return;
+    }
+    buffer_.append(data.data(), data.size());
+}
+
+void AtomicFile::flush_buffer() {
+    if (fd_ < 0) fail("write after failure", EBADF);
+    const char* p = buffer_.data();
+    size_t left = buffer_.size();
     while (left > 0) {
-        ssize_t w = ::write(fd, p, left);
-        if (w < 0) {
+        ssize_t n = ::write(fd_, p, left);
+        if (n < 0) {
             if (errno == EINTR) continue;
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw Error(ErrorCode::Internal, path.string() + ": write failed (" + std::strerror(err) + ")");
+            fail("write failed", errno);
         }
-        p += w;
-        left -= static_cast<size_t>(w);
+        if (n == 0) fail("write failed", ENOSPC);
+        p += n;
+        left -= static_cast<size_t>(n);
+        bytes_ += n;
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        throw Error(ErrorCode::Internal, path.string() + ": flush failed (" + std::strerror(err) + ")");
+    buffer_.clear();
+}
+
+void AtomicFile::commit() {
+    flush_buffer();
+    if (::fsync(fd_) != 0) fail("fsync failed", errno);
+    if (::close(fd_) != 0) {
+        fd_ = -1;
+        fail("close failed", errno);
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        throw Error(ErrorCode::Internal, path.string() + ": rename failed (" + std::strerror(err) + ")");
+    fd_ = -1;
+    if (overwrite_) {
+        if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("cannot move the finished file into place", errno);
+    } else {
+        // link() fails with EEXIST if the target appeared meanwhile: never replace it.
+        if (::link(temp_.c_str(), path_.c_str()) != 0) {
+            const int err = errno;
+            if (err == EEXIST) {
+                ::unlink(temp_.c_str());
+                temp_.clear();
+                throw Error(ErrorCode::InvalidArgument, what_ + " " + path_ + " already exists (created while exporting)");
+            }
+            if (err != EPERM && err != EOPNOTSUPP && err != EXDEV && err != EMLINK) fail("cannot move the finished file into place", err);
+            // File systems without hard links: check, then rename (a tiny race, but no silent overwrite in practice).
+            struct stat st {};
+            if (::lstat(path_.c_str(), &st) == 0) {
+                ::unlink(temp_.c_str());
+                temp_.clear();
+                throw Error(ErrorCode::InvalidArgument, what_ + " " + path_ + " already exists (created while exporting)");
+            }
+            if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("cannot move the finished file into place", errno);
+        } else {
+            ::unlink(temp_.c_str());
+        }
     }
+    committed_ = true;
+    fsync_dir(dir_of(path_));
+}
+
+void write_file_atomic(const std::filesystem::path& path, const void* data, size_t size) {
+    AtomicFile file(path.string(), /*overwrite=*/true);
+    file.write(std::string_view(static_cast<const char*>(data), size));
+    file.commit();
 }
 
 }  // namespace t5s

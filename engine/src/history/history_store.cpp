@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "history/atomic_file.h"
+#include "atomic_file.h"
 #include "history/decisions.h"
 #include "history/export_format.h"
 #include "history/schema.h"
@@ -546,7 +546,7 @@ bool HistoryStore::remove(GenerationId id) {
 ExportResult HistoryStore::export_to(const std::string& path, const ExportOptions& options,
                                      const std::function<void(const ExportProgress&)>& progress,
                                      const std::atomic<bool>* cancel) {
-    history::AtomicFile file(path, options.overwrite);  // refuses an existing file before any work
+    AtomicFile file(path, options.overwrite, "export file");  // refuses an existing file before any work
     Where w = build_where(options.filter);
     const std::string cand_filter = options.filter.accepted_only ? " AND c.state IN (1, 3)" : "";
     const std::string from = " FROM generations g JOIN candidates c ON c.generation_id = g.id" +
