@@ -166,6 +166,12 @@ void T5Network::fuse_for_inference() {
 
 namespace {
 
+// Symmetric int8 with one scale per row (output feature, or vocabulary entry): [rows, 1].
+at::Tensor int8_row_scales(const at::Tensor& w) { return (w.abs().amax({1}, true) / 127.0).clamp_min(1e-8); }
+at::Tensor quantize_rows_int8(const at::Tensor& w, const at::Tensor& scale) {
+    return at::round(w / scale).clamp(-127, 127).to(at::kChar);
+}
+
 // The head is the widest layer (d_model x vocab): at 32 rows oneDNN's int8 GEMM takes half
 // FBGEMM's time there (t5-small: 1.4 vs 3.0 ms), at 1 row FBGEMM is faster. Keeping both forms
 // of the head costs one more int8 copy of it; the other layers gain too little to double.
@@ -194,7 +200,7 @@ void T5Network::quantize_int8() {
         if (!l.weight.defined()) return;
         at::Tensor w = l.weight.to(at::kFloat);
         l.out_features = w.size(0), l.in_features = w.size(1);
-        at::Tensor scale = (w.abs().amax({1}, true) / 127.0).clamp_min(1e-8);  // per output row
+        at::Tensor scale = int8_row_scales(w);
         if (device_.is_cpu()) {
             at::Tensor q = at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble),
                                                     at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
@@ -204,7 +210,7 @@ void T5Network::quantize_int8() {
             l.cpu_packed = stack[0];
             if (&l == &head_) l.cpu_packed_wide = prepack_with_onednn(q);
         } else {
-            l.int8_weight = at::round(w / scale).clamp(-127, 127).to(at::kChar);
+            l.int8_weight = quantize_rows_int8(w, scale);
             l.int8_scale = scale.to(dtype_);
         }
         l.weight = at::Tensor();
@@ -230,8 +236,8 @@ void T5Network::quantize_int8() {
     // The embedding table too, with the head's per-row scheme (CTranslate2 does the same): for a
     // tied model these are the head's own int8 rows. t5-small: 66 MB -> 16 MB; mT5: 1 GB -> 250 MB.
     at::Tensor w = shared_.to(at::kFloat);
-    at::Tensor scale = (w.abs().amax({1}, true) / 127.0).clamp_min(1e-8);
-    shared_int8_ = at::round(w / scale).clamp(-127, 127).to(at::kChar);
+    at::Tensor scale = int8_row_scales(w);
+    shared_int8_ = quantize_rows_int8(w, scale);
     shared_scale_ = scale.to(dtype_);
     shared_ = at::Tensor();
 }
