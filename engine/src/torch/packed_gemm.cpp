@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,11 @@ std::string packing_mode() {
 // Below 512x512 the multiply is cheap, and MKL's packed buffer has a fixed part of several MB.
 constexpr int64_t kMinPackedElements = 512 * 512;
 
+bool worth_packing(const at::Tensor& weight) {
+    static const bool pack_all = packing_mode() == "all";
+    return pack_all || weight.numel() >= kMinPackedElements;
+}
+
 }  // namespace
 
 bool packed_gemm_available() {
@@ -95,8 +101,7 @@ bool packed_gemm_available() {
 
 at::Tensor pack_linear_weight(const at::Tensor& weight) {
     if (!packed_gemm_available() || !weight.is_cpu() || weight.scalar_type() != at::kFloat || weight.dim() != 2) return {};
-    static const bool pack_all = packing_mode() == "all";
-    if (!pack_all && weight.numel() < kMinPackedElements) return {};
+    if (!worth_packing(weight)) return {};
     return pack_unchecked(weight.contiguous());
 }
 
@@ -115,19 +120,15 @@ at::Tensor packed_linear(const at::Tensor& x_in, const at::Tensor& packed, int64
 
 namespace {
 
-const c10::OperatorHandle* mkldnn_op(const char* name) {
-    auto op = c10::Dispatcher::singleton().findSchema({name, ""});
-    return op ? new c10::OperatorHandle(*op) : nullptr;  // lives for the process
-}
+std::optional<c10::OperatorHandle> mkldnn_op(const char* name) { return c10::Dispatcher::singleton().findSchema({name, ""}); }
 
 }  // namespace
 
 at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
-    static const c10::OperatorHandle* reorder = mkldnn_op("mkldnn::_reorder_linear_weight");
+    static const std::optional<c10::OperatorHandle> reorder = mkldnn_op("mkldnn::_reorder_linear_weight");
     static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise") && packing_mode() != "0";
     if (!usable || !weight.is_cpu() || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2) return {};
-    static const bool pack_all = packing_mode() == "all";
-    if (!pack_all && weight.numel() < kMinPackedElements) return {};
+    if (!worth_packing(weight)) return {};
     try {
         std::vector<c10::IValue> stack{weight.contiguous(), c10::IValue()};  // no batch-size hint: best from 8 rows up
         reorder->callBoxed(&stack);
@@ -138,7 +139,7 @@ at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
 }
 
 at::Tensor packed_linear_bf16(const at::Tensor& x, const at::Tensor& packed) {
-    static const c10::OperatorHandle* linear = mkldnn_op("mkldnn::_linear_pointwise");
+    static const std::optional<c10::OperatorHandle> linear = mkldnn_op("mkldnn::_linear_pointwise");
     std::vector<c10::IValue> stack{x.contiguous(), packed, c10::IValue(), std::string("none"),
                                    c10::List<std::optional<at::Scalar>>(), c10::IValue()};
     linear->callBoxed(&stack);
