@@ -63,8 +63,10 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
 int64_t Linear::bytes() const {
     // The packed buffer's size query includes a fixed reserve that is never touched: count the
     // packed matrix as its element bytes.
-    if (fp32_packed.defined()) return out_features * in_features * 4 + (weight.defined() ? weight.numel() * 4 : 0);
-    if (bf16_packed.defined()) return out_features * in_features * 2 + (weight.defined() ? weight.numel() * 2 : 0);
+    if (fp32_packed.defined() || bf16_packed.defined()) {
+        const int64_t element = fp32_packed.defined() ? 4 : 2;
+        return (out_features * in_features + (weight.defined() ? weight.numel() : 0)) * element;
+    }
     if (!cpu_packed.isNone() || int8_weight.defined()) {
         // int8 values and one fp32 scale per output row (the oneDNN copy of the head: once more).
         const int64_t copies = cpu_packed_wide.isNone() ? 1 : 2;
@@ -297,8 +299,7 @@ int64_t T5Network::weight_bytes() const {
     auto ff = [&](const FeedForwardWeights& f) { return f.wi.bytes() + f.wi_0.bytes() + f.wi_1.bytes() + f.wo.bytes(); };
     // The head shares the embedding's storage when tied and unquantised.
     const bool head_is_embedding = head_.weight.defined() && head_.weight.is_same(shared_);
-    const int64_t packed_head = head_.out_features * head_.in_features * (head_.fp32_packed.defined() ? 4 : head_.bf16_packed.defined() ? 2 : 0);
-    const int64_t head_bytes = head_is_embedding ? packed_head : head_.bytes();
+    const int64_t head_bytes = head_.bytes() - (head_is_embedding ? tensor(shared_) : 0);  // packed form only
     int64_t total = tensor(shared_) + tensor(shared_int8_) + tensor(shared_scale_) + head_bytes + tensor(enc_final_ln_) + tensor(dec_final_ln_);
     for (const auto& l : encoder_) total += attn(l.attn) + ff(l.ff) + tensor(l.ln_attn) + tensor(l.ln_ff);
     for (const auto& l : decoder_) total += attn(l.self_attn) + attn(l.cross_attn) + ff(l.ff) + tensor(l.ln_self) + tensor(l.ln_cross) + tensor(l.ln_ff);
