@@ -38,6 +38,15 @@ if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
   fi
   stamp="$venv/.t5s-requirements"
   if ! cmp -s "$root/packaging/requirements.txt" "$stamp"; then
+    # The torch wheel unpacks to about 6 GB of LibTorch and CUDA libraries: say so before pip
+    # fails half-way with "No space left on device".
+    need_gb=${T5S_SETUP_NEED_GB:-9}
+    free_gb=$(df -Pk "$root" | awk 'NR==2 {print int($4 / 1048576)}')
+    if [ "${free_gb:-0}" -lt "$need_gb" ]; then
+      say "error: only ${free_gb} GB free on the file system of $root; installing the torch wheel into $venv needs about ${need_gb} GB."
+      say "free some space (old build folders, clones) and run this again."
+      exit 1
+    fi
     say "installing Python packages (torch wheel with LibTorch, references) into .venv; pip's cache is kept"
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q -r "$root/packaging/requirements.txt"
