@@ -16,3 +16,9 @@ add_executable(t5s_profile EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/t
 target_link_libraries(t5s_profile PRIVATE t5s_engine t5s_torch_cpu)
 target_include_directories(t5s_profile PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_profile PRIVATE ${TORCH_CXX_FLAGS})
+
+# Developer tool: our int8 VNNI linear vs FBGEMM and oneDNN per layer shape (tests/bench/README.md).
+add_executable(t5s_int8_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/t5s_int8_bench.cpp")
+target_link_libraries(t5s_int8_bench PRIVATE t5s_engine t5s_torch_cpu)
+target_include_directories(t5s_int8_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
+target_compile_options(t5s_int8_bench PRIVATE ${TORCH_CXX_FLAGS})

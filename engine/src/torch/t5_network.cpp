@@ -43,6 +43,10 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
         return packed_linear(x, fp32_packed, out_features, in_features);
     }
     if (bf16_packed.defined() && x.scalar_type() == at::kBFloat16 && x.is_cpu()) return packed_linear_bf16(x, bf16_packed);
+    if (int8_vnni.defined()) {
+        if (x.scalar_type() == at::kFloat) return int8_linear(x, int8_vnni);
+        return int8_linear(x.to(at::kFloat), int8_vnni).to(x.scalar_type());
+    }
     if (!cpu_packed.isNone()) {
         static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
         // FBGEMM is fastest for a few rows, oneDNN from about 16 (beams x inputs, candidates).
@@ -67,6 +71,7 @@ int64_t Linear::bytes() const {
         const int64_t element = fp32_packed.defined() ? 4 : 2;
         return (out_features * in_features + (weight.defined() ? weight.numel() : 0)) * element;
     }
+    if (int8_vnni.defined()) return int8_vnni.bytes();
     if (!cpu_packed.isNone() || int8_weight.defined()) {
         // int8 values and one fp32 scale per output row (the oneDNN copy of the head: once more).
         const int64_t copies = cpu_packed_wide.isNone() ? 1 : 2;
@@ -214,7 +219,9 @@ void T5Network::quantize_int8() {
         at::Tensor w = l.weight.to(at::kFloat);
         l.out_features = w.size(0), l.in_features = w.size(1);
         at::Tensor scale = int8_row_scales(w);
-        if (device_.is_cpu()) {
+        if (device_.is_cpu() && int8_vnni_available()) {
+            l.int8_vnni = pack_int8_weight(quantize_rows_int8(w, scale), scale);
+        } else if (device_.is_cpu()) {
             at::Tensor q = at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble),
                                                     at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
             static const c10::OperatorHandle prepack = quantized_op("quantized::linear_prepack");

@@ -12,14 +12,17 @@
 #include <vector>
 
 #include "t5s/model_config.h"
+#include "torch/int8_gemm.h"
 
 namespace t5s {
 
-// A bias-free linear layer. int8: on the CPU a dynamically quantised FBGEMM/oneDNN matmul; on
-// CUDA int8 weights with per-row scales dequantised per call to the compute dtype.
+// A bias-free linear layer. int8: on the CPU our AVX512-VNNI kernel (int8_gemm.h), else a
+// dynamically quantised FBGEMM/oneDNN matmul; on CUDA int8 weights with per-row scales
+// dequantised per call to the compute dtype.
 struct Linear {
     at::Tensor weight;           // [out, in]; undefined when only int8 forms are kept
-    c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8)
+    Int8Weight int8_vnni;        // CPU int8 with AVX512-VNNI
+    c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8 without VNNI)
     c10::IValue cpu_packed_wide; // the same weight prepacked by oneDNN, used from kWideRows rows (head)
     at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
     at::Tensor int8_scale;       // [out, 1]
@@ -28,7 +31,7 @@ struct Linear {
     at::Tensor bf16_packed;      // oneDNN-reordered weight (CPU bf16 decoding)
     at::ScalarType out_dtype = at::kFloat;
     at::Tensor operator()(const at::Tensor& x) const;
-    bool ready() const { return weight.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
+    bool ready() const { return weight.defined() || int8_vnni.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
                                bf16_packed.defined(); }
     int64_t bytes() const;
 };

@@ -1,0 +1,314 @@
+#include "torch/int8_gemm.h"
+
+#include <ATen/Parallel.h>
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "t5s/error.h"
+
+namespace t5s {
+namespace {
+
+constexpr int64_t kLanes = 16;      // int32 sums per zmm register: output features per block
+constexpr int kMaxRows = 4;         // rows per register tile
+constexpr int kMaxBlocks = 4;       // column blocks per register tile (64 outputs)
+constexpr int64_t kKChunk = 64;     // input features per AMX tile row: K is padded to this
+constexpr int64_t kAmxMinRows = 2;  // from here AMX beats VNNI (t5s_int8_bench: 2x at 4 rows)
+
+#define T5S_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define T5S_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vnni")))
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// u8 = round(x / s) + 128 with s = max|x| / 127 per row; padding columns get 128 (value 0).
+T5S_VNNI void quantize_rows(const float* x, int64_t m, int64_t k, int64_t kp, uint8_t* out, float* row_scale) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (k % kLanes)) - 1);
+    const int64_t full = k - k % kLanes;
+    for (int64_t r = 0; r < m; ++r) {
+        const float* xr = x + r * k;
+        __m512 vmax = _mm512_setzero_ps();
+        for (int64_t c = 0; c < full; c += kLanes) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(xr + c)));
+        if (tail) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail, xr + full)));
+        const float amax = _mm512_reduce_max_ps(vmax);
+        const float s = amax > 0 ? amax / 127.0f : 1.0f;
+        row_scale[r] = s;
+        const __m512 inv = _mm512_set1_ps(1.0f / s);
+        const __m512i shift = _mm512_set1_epi32(128);
+        uint8_t* o = out + r * kp;
+        for (int64_t c = 0; c < full; c += kLanes) {
+            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xr + c), inv)), shift);
+            _mm512_mask_cvtusepi32_storeu_epi8(o + c, 0xFFFF, q);
+        }
+        if (tail) {
+            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, xr + full), inv)), shift);
+            _mm512_mask_cvtusepi32_storeu_epi8(o + full, tail, q);
+        }
+        std::memset(o + k, 128, static_cast<size_t>(kp - k));
+    }
+}
+
+// ROWS x BLOCKS register tile: y[r][16*j + lane] for the tile's rows and column blocks, over the
+// whole of K. Each weight vector loaded is used for every row of the tile.
+template <int ROWS, int BLOCKS>
+T5S_VNNI void tile(const uint8_t* a, int64_t lda, const int8_t* b, int64_t k4, const int32_t* comp, const float* wscale,
+                   const float* ascale, float* y, int64_t ldy, int64_t n_left) {
+    __m512i acc[ROWS][BLOCKS];
+#pragma GCC unroll 4
+    for (int r = 0; r < ROWS; ++r) {
+#pragma GCC unroll 4
+        for (int j = 0; j < BLOCKS; ++j) acc[r][j] = _mm512_setzero_si512();
+    }
+    const int64_t block_stride = k4 * 64;  // bytes from one column block to the next
+    for (int64_t kk = 0; kk < k4; ++kk) {
+        __m512i bv[BLOCKS];
+#pragma GCC unroll 4
+        for (int j = 0; j < BLOCKS; ++j) bv[j] = _mm512_loadu_si512(b + j * block_stride + kk * 64);
+#pragma GCC unroll 4
+        for (int r = 0; r < ROWS; ++r) {
+            int32_t four;
+            std::memcpy(&four, a + r * lda + kk * 4, sizeof four);
+            const __m512i av = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+            for (int j = 0; j < BLOCKS; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bv[j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < BLOCKS; ++j) {
+        const __m512i c = _mm512_loadu_si512(comp + j * kLanes);
+        const __m512 ws = _mm512_loadu_ps(wscale + j * kLanes);
+        const int64_t left = n_left - j * kLanes;
+        const __mmask16 mask = left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+#pragma GCC unroll 4
+        for (int r = 0; r < ROWS; ++r) {
+            const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], c)), ws),
+                                           _mm512_set1_ps(ascale[r]));
+            _mm512_mask_storeu_ps(y + r * ldy + j * kLanes, mask, v);
+        }
+    }
+}
+
+using TileFn = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const int32_t*, const float*, const float*, float*,
+                        int64_t, int64_t);
+
+template <int ROWS, int... B>
+constexpr std::array<TileFn, kMaxBlocks> tiles_for_rows(std::integer_sequence<int, B...>) {
+    return {&tile<ROWS, B + 1>...};
+}
+
+const std::array<std::array<TileFn, kMaxBlocks>, kMaxRows>& tile_table() {
+    static const std::array<std::array<TileFn, kMaxBlocks>, kMaxRows> table = {
+        tiles_for_rows<1>(std::make_integer_sequence<int, kMaxBlocks>{}),
+        tiles_for_rows<2>(std::make_integer_sequence<int, kMaxBlocks>{}),
+        tiles_for_rows<3>(std::make_integer_sequence<int, kMaxBlocks>{}),
+        tiles_for_rows<4>(std::make_integer_sequence<int, kMaxBlocks>{}),
+    };
+    return table;
+}
+
+// ---- AMX: 16-row x 64-byte tiles; TDPBUSD multiplies a u8 A tile by an s8 B tile laid out
+// exactly as one column block of the packed weight (16 rows of K/4 groups), so the packed
+// weight serves both kernels.
+
+struct alignas(64) TileConfig {
+    uint8_t palette = 1, start_row = 0;
+    uint8_t reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+};
+
+// Tiles: C[a][b] = tmm(2a + b), A[a] = tmm(4 + a), B[b] = tmm(6 + b).
+T5S_AMX void configure_amx(int rows0, int rows1) {
+    TileConfig c;
+    for (int t : {0, 1, 4}) c.rows[t] = static_cast<uint8_t>(rows0), c.colsb[t] = 64;
+    if (rows1 > 0) {
+        for (int t : {2, 3, 5}) c.rows[t] = static_cast<uint8_t>(rows1), c.colsb[t] = 64;
+    }
+    for (int t : {6, 7}) c.rows[t] = 16, c.colsb[t] = 64;
+    _tile_loadconfig(&c);
+}
+
+// Up to 32 rows x 32 columns over the whole of K into acc [32][32] int32.
+template <bool TWO_A, bool TWO_B>
+T5S_AMX void amx_tile(const uint8_t* a, int64_t lda, const int8_t* b, int64_t block_stride, int64_t chunks, int32_t* acc) {
+    _tile_zero(0);
+    if (TWO_B) _tile_zero(1);
+    if (TWO_A) _tile_zero(2);
+    if (TWO_A && TWO_B) _tile_zero(3);
+    for (int64_t c = 0; c < chunks; ++c) {
+        _tile_loadd(4, a + c * kKChunk, lda);
+        if (TWO_A) _tile_loadd(5, a + 16 * lda + c * kKChunk, lda);
+        _tile_loadd(6, b + c * 16 * 64, 64);
+        if (TWO_B) _tile_loadd(7, b + block_stride + c * 16 * 64, 64);
+        _tile_dpbusd(0, 4, 6);
+        if (TWO_B) _tile_dpbusd(1, 4, 7);
+        if (TWO_A) _tile_dpbusd(2, 5, 6);
+        if (TWO_A && TWO_B) _tile_dpbusd(3, 5, 7);
+    }
+    constexpr int64_t ld = 32 * 4;
+    _tile_stored(0, acc, ld);
+    if (TWO_B) _tile_stored(1, acc + 16, ld);
+    if (TWO_A) _tile_stored(2, acc + 16 * 32, ld);
+    if (TWO_A && TWO_B) _tile_stored(3, acc + 16 * 32 + 16, ld);
+}
+
+// y = (acc - comp) * w_scale * row_scale for `rows` rows and `blocks` column blocks.
+T5S_VNNI void rescale(const int32_t* acc, int rows, int blocks, const int32_t* comp, const float* wscale, const float* ascale,
+                      float* y, int64_t ldy, int64_t n_left) {
+    for (int j = 0; j < blocks; ++j) {
+        const __m512i c = _mm512_loadu_si512(comp + j * kLanes);
+        const __m512 ws = _mm512_loadu_ps(wscale + j * kLanes);
+        const int64_t left = n_left - j * kLanes;
+        const __mmask16 mask = left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+        for (int r = 0; r < rows; ++r) {
+            const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * 32 + j * kLanes), c);
+            const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), ws), _mm512_set1_ps(ascale[r]));
+            _mm512_mask_storeu_ps(y + r * ldy + j * kLanes, mask, v);
+        }
+    }
+}
+
+// Column pairs [begin, end) of blocks, every row: configure once per row-tile shape.
+T5S_AMX void amx_columns(int64_t begin, int64_t end, int64_t blocks, const uint8_t* qa, int64_t m, int64_t kp,
+                         const int8_t* packed, int64_t k4, const int32_t* comp, const float* wscale, const float* ascale,
+                         float* out, int64_t n) {
+    alignas(64) int32_t acc[32 * 32];
+    const int64_t block_stride = k4 * 64, chunks = kp / kKChunk;
+    int configured0 = -1, configured1 = -1;
+    for (int64_t pair = begin; pair < end; ++pair) {
+        const int64_t block0 = pair * 2;
+        const bool two_b = block0 + 1 < blocks;
+        const int64_t col0 = block0 * kLanes;
+        const int8_t* b = packed + block0 * block_stride;
+        for (int64_t r0 = 0; r0 < m; r0 += 32) {
+            const int rows0 = static_cast<int>(std::min<int64_t>(16, m - r0));
+            const int rows1 = static_cast<int>(std::clamp<int64_t>(m - r0 - 16, 0, 16));
+            if (rows0 != configured0 || rows1 != configured1) configure_amx(rows0, rows1), configured0 = rows0, configured1 = rows1;
+            const uint8_t* a = qa + r0 * kp;
+            if (rows1 > 0 && two_b) amx_tile<true, true>(a, kp, b, block_stride, chunks, acc);
+            else if (rows1 > 0) amx_tile<true, false>(a, kp, b, block_stride, chunks, acc);
+            else if (two_b) amx_tile<false, true>(a, kp, b, block_stride, chunks, acc);
+            else amx_tile<false, false>(a, kp, b, block_stride, chunks, acc);
+            rescale(acc, rows0 + rows1, two_b ? 2 : 1, comp + col0, wscale + col0, ascale + r0, out + r0 * n + col0, n, n - col0);
+        }
+    }
+    _tile_release();
+}
+
+bool cpu_has_amx() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool tile = (d >> 24) & 1, int8 = (d >> 25) & 1;
+    // Linux hands out the 8 KB tile state only on request (ARCH_REQ_XCOMP_PERM, XTILEDATA).
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return tile && int8 && syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+bool cpu_has_vnni() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+}
+
+}  // namespace
+
+int64_t Int8Weight::bytes() const {
+    if (!defined()) return 0;
+    return packed.numel() + scale.numel() * 4 + comp.numel() * 4;
+}
+
+std::string int8_kernel_setting() {
+    const char* env = std::getenv("T5S_INT8_KERNEL");
+    return env ? env : "";
+}
+
+bool int8_vnni_available() {
+    static const bool ok = int8_kernel_setting() != "fbgemm" && cpu_has_vnni();
+    return ok;
+}
+
+bool int8_amx_available() {
+    static const bool ok = int8_vnni_available() && int8_kernel_setting() != "vnni" && cpu_has_amx();
+    return ok;
+}
+
+Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
+    if (q.dim() != 2 || q.scalar_type() != at::kChar || !q.is_cpu()) {
+        throw Error(ErrorCode::Internal, "pack_int8_weight: expected a 2-D int8 CPU tensor");
+    }
+    Int8Weight w;
+    w.n = q.size(0), w.k = q.size(1);
+    const int64_t np = round_up(w.n, kLanes), kp = round_up(w.k, kKChunk);
+    const at::Tensor padded = at::constant_pad_nd(q.contiguous(), {0, kp - w.k, 0, np - w.n}, 0);
+    // [np/16, 16, kp/4, 4] -> [np/16, kp/4, 16, 4]: one 64-byte vector per (block, 4 inputs).
+    w.packed = padded.view({np / kLanes, kLanes, kp / 4, 4}).permute({0, 2, 1, 3}).contiguous();
+    w.comp = (padded.to(at::kInt).sum(1) * 128).to(at::kInt).contiguous();
+    w.scale = at::constant_pad_nd(scale.reshape({-1}).to(at::kFloat), {0, np - w.n}, 0).contiguous();
+    return w;
+}
+
+at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w) {
+    if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k || !int8_vnni_available()) {
+        throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
+    }
+    const at::Tensor x2 = x.reshape({-1, w.k}).contiguous();
+    const int64_t m = x2.size(0), k4 = w.packed.size(1), kp = k4 * 4;
+    std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+    out_shape.back() = w.n;
+    at::Tensor y = at::empty({m, w.n}, x.options());
+    if (m == 0) return y.view(out_shape);
+
+    // Reused per calling thread: no allocation per layer in the decode loop.
+    thread_local std::vector<uint8_t> qa;
+    thread_local std::vector<float> sa;
+    if (qa.size() < static_cast<size_t>(m * kp)) qa.resize(static_cast<size_t>(m * kp));
+    if (sa.size() < static_cast<size_t>(m)) sa.resize(static_cast<size_t>(m));
+    // Plain pointers for the lambdas: inside a worker thread the names would mean its own copies.
+    uint8_t* const qrows = qa.data();
+    float* const qscale = sa.data();
+    quantize_rows(x2.data_ptr<float>(), m, w.k, kp, qrows, qscale);
+
+    const int64_t blocks = w.packed.size(0);
+    const int64_t tiles = (blocks + kMaxBlocks - 1) / kMaxBlocks;
+    const int8_t* packed = w.packed.data_ptr<int8_t>();
+    const int32_t* comp = w.comp.data_ptr<int32_t>();
+    const float* wscale = w.scale.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    if (m >= kAmxMinRows && int8_amx_available()) {
+        // Column pairs; each task configures the tiles of the thread it runs on.
+        const int64_t pairs = (blocks + 1) / 2;
+        const int64_t pair_grain = std::max<int64_t>(1, (int64_t{1} << 20) / (m * kp * 2 * kLanes));
+        at::parallel_for(0, pairs, pair_grain, [&](int64_t begin, int64_t end) {
+            amx_columns(begin, end, blocks, qrows, m, kp, packed, k4, comp, wscale, qscale, out, w.n);
+        });
+        return y.view(out_shape);
+    }
+    const auto& table = tile_table();
+    // Enough work per task that waking a thread pays off (about 256k multiply-adds).
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (m * kp * kLanes * kMaxBlocks));
+    at::parallel_for(0, tiles, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t block0 = t * kMaxBlocks;
+            const int nb = static_cast<int>(std::min<int64_t>(kMaxBlocks, blocks - block0));
+            const int64_t col0 = block0 * kLanes;
+            const int8_t* b = packed + block0 * k4 * 64;
+            // Rows inside: the tile's weights (K x 64 bytes) stay in cache for every row.
+            for (int64_t r0 = 0; r0 < m; r0 += kMaxRows) {
+                const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - r0));
+                table[rows - 1][nb - 1](qrows + r0 * kp, kp, b, k4, comp + col0, wscale + col0, qscale + r0,
+                                        out + r0 * w.n + col0, w.n, w.n - col0);
+            }
+        }
+    });
+    return y.view(out_shape);
+}
+
+}  // namespace t5s

@@ -1,0 +1,42 @@
+#pragma once
+// int8 matmul for CPU decoding with AVX512-VNNI, the scheme CTranslate2 uses: int8 weights with
+// one scale per output row, activations quantised per row to 8 bits at each call (shifted by 128
+// to unsigned, the operand form vpdpbusd multiplies), int32 sums, one fp32 rescale per output.
+//
+// Why our own: LibTorch reaches int8 only through FBGEMM (fast at 1 row, slow at 8-32) and
+// oneDNN (the reverse), and keeping both forms doubles the weights. Decoding multiplies 1-32
+// rows by each weight; this kernel streams each weight once for all rows.
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+namespace t5s {
+
+// One int8 linear layer in the VNNI layout: blocks of 16 output features, 4 consecutive input
+// features per 32-bit lane ([ceil(N/16), K/4, 16, 4] int8, K zero-padded to a multiple of 64).
+// A column block's 16 x 64-byte rows are also an AMX B tile, so one copy serves both kernels.
+struct Int8Weight {
+    at::Tensor packed;
+    at::Tensor scale;  // fp32 [N rounded up to 16]: weight row scales, 0 in the padding
+    at::Tensor comp;   // int32 [N rounded up to 16]: 128 * sum_k w[n][k], undoes the activation shift
+    int64_t n = 0, k = 0;
+    bool defined() const { return packed.defined(); }
+    int64_t bytes() const;
+};
+
+// True when the CPU has AVX512-VNNI and T5S_INT8_KERNEL is not "fbgemm" (the switch for A/B runs
+// and for testing the fallback, LibTorch's quantized::linear_dynamic).
+bool int8_vnni_available();
+// True when, in addition, the CPU has AMX-INT8, Linux grants the tile state and T5S_INT8_KERNEL
+// is not "vnni". From 8 rows the product then runs on AMX tiles.
+bool int8_amx_available();
+
+// q: int8 [N, K], symmetric with per-row scale [N] or [N, 1] -> the packed form.
+Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
+
+// x: fp32 CPU [..., K] -> fp32 [..., N]. Each row of x is quantised with its own scale
+// max|x_row| / 127 (round to nearest even). AMX and VNNI give identical results: both sum the
+// same int32 products exactly.
+at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w);
+
+}  // namespace t5s

@@ -1,0 +1,82 @@
+// The AVX512-VNNI int8 linear against an exact reference: with the weight already int8, the only
+// error is rounding each activation row to 8 bits, which bounds every output by
+// 0.5 * row_scale * sum_k |w_q[n][k]| * w_scale[n]. The int8 generation checks (bf16 and int8
+// agree with fp32) run through this kernel too; ctest engine_int8_fbgemm reruns them on the
+// FBGEMM fallback.
+#include <ATen/ATen.h>
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include "torch/int8_gemm.h"
+
+using namespace t5s;
+
+namespace {
+
+// Per-row symmetric int8 of a weight, as the network quantises it.
+std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
+    at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
+    at::Tensor q = at::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
+    return {q, scale};
+}
+
+}  // namespace
+
+TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[packed][int8]") {
+    if (!int8_vnni_available()) {
+        WARN("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM");
+        return;
+    }
+    // Shapes cover full and partial 4-block tiles, N not a multiple of 16 and K not of 4.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{512, 512}, {1536, 512}, {512, 2048}, {100, 70}, {17, 3}, {64, 64}}) {
+        auto [q, wscale] = quantise_weight(at::randn({n, k}));
+        const Int8Weight packed = pack_int8_weight(q, wscale);
+        CHECK(packed.n == n);
+        CHECK(packed.k == k);
+        const at::Tensor w_deq = q.to(at::kFloat) * wscale.unsqueeze(1);
+        const at::Tensor w_abs_sum = (q.to(at::kFloat).abs() * wscale.unsqueeze(1)).sum(1);  // [N]
+        for (int64_t rows : {1, 2, 3, 4, 5, 8, 13, 32, 97}) {
+            at::Tensor x = at::randn({rows, 1, k});
+            x[0].zero_();  // an all-zero row (scale fallback)
+            const at::Tensor got = int8_linear(x, packed);
+            REQUIRE(got.sizes() == std::vector<int64_t>{rows, 1, n});
+            const at::Tensor want = at::linear(x, w_deq);
+            const at::Tensor row_scale = x.abs().amax({2}, true) / 127.0;  // [rows, 1, 1]
+            const at::Tensor bound = 0.5 * row_scale * w_abs_sum.view({1, 1, n}) + 1e-4 * (1 + want.abs());
+            const at::Tensor excess = ((got - want).abs() - bound).max();
+            INFO("n=" << n << " k=" << k << " rows=" << rows << " worst excess over the rounding bound " << excess.item<float>());
+            CHECK(excess.item<float>() <= 0);
+            CHECK(got[0].abs().max().item<float>() == 0);
+        }
+    }
+}
+
+TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations", "[packed][int8]") {
+    if (!int8_vnni_available()) return;
+    at::manual_seed(7);
+    const at::Tensor w = at::randn({2048, 512}) * 0.05;
+    auto [q, wscale] = quantise_weight(w);
+    const Int8Weight packed = pack_int8_weight(q, wscale);
+    const at::Tensor x = at::randn({8, 512});
+    const at::Tensor got = int8_linear(x, packed), want = at::linear(x, w);
+    // 8-bit weights and activations: about 1% relative error on a 512-term dot product.
+    const double rel = ((got - want).norm() / want.norm()).item<double>();
+    INFO("relative error " << rel);
+    CHECK(rel < 0.02);
+    CHECK(packed.bytes() < w.numel() * 4 / 3);  // int8 values plus per-row scale and compensation
+}
+
+TEST_CASE("int8 rows give the same output alone or in a batch (VNNI and AMX paths agree exactly)", "[packed][int8]") {
+    if (!int8_vnni_available()) return;
+    // Fewer than 8 rows take the VNNI kernel, 8 or more AMX tiles where the CPU has them: both
+    // sum the same int32 products, so each row's output must be bit-identical.
+    auto [q, wscale] = quantise_weight(at::randn({300, 200}));
+    const Int8Weight packed = pack_int8_weight(q, wscale);
+    const at::Tensor x = at::randn({40, 200});
+    const at::Tensor batch = int8_linear(x, packed);
+    for (int64_t r : {0, 7, 16, 39}) {
+        const at::Tensor alone = int8_linear(x.narrow(0, r, 1), packed);
+        INFO("row " << r << (int8_amx_available() ? " (batch on AMX)" : " (batch on VNNI)"));
+        CHECK(at::equal(alone[0], batch[r]));
+    }
+}
