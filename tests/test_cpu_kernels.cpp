@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "torch/cpu_kernels.h"
+#include "torch/greedy_pick.h"
 
 using namespace t5s;
 
@@ -77,4 +78,38 @@ TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") 
     at::Tensor out = single_query_attention_cpu_bf16(q, k, v, bias);
     REQUIRE(out.scalar_type() == at::kBFloat16);
     CHECK(max_rel_diff(out.to(at::kFloat), ref.to(at::kFloat)) <= 2.0 / 128);
+}
+
+TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels]") {
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t v : {1, 15, 16, 37, 32128}) {
+        at::Tensor logits = at::randn({5, v}) * 6;
+        if (v > 20) {
+            logits[1].fill_(0.25f);                // all tied: the first index wins
+            logits[2].narrow(0, 3, 10).fill_(-inf);  // masked tokens, as processors leave them
+            logits[3][v - 1] = 40.0f;              // the maximum in the tail lanes
+            logits[4][7] = 30.0f, logits[4][v - 2] = 30.0f;  // a tie across lanes
+        }
+        at::Tensor next, logprob;
+        if (!greedy_pick_cpu(logits, next, logprob)) {
+            WARN("no AVX-512 here (or T5S_FUSED_KERNELS=0): greedy decoding keeps ATen's pick");
+            return;
+        }
+        const at::Tensor want_next = std::get<1>(logits.max(-1));
+        const at::Tensor want_lp = at::log_softmax(logits, -1).gather(1, want_next.unsqueeze(1)).squeeze(1);
+        INFO("vocab " << v);
+        CHECK(at::equal(next, want_next));
+        CHECK((logprob - want_lp).abs().max().item<double>() < 1e-5);
+    }
+    // Cases ATen defines and the kernel leaves to it: NaN, +inf, a row of only -inf.
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), inf}) {
+        at::Tensor logits = at::randn({2, 100});
+        logits[1][50] = bad;
+        at::Tensor next, logprob;
+        CHECK(!greedy_pick_cpu(logits, next, logprob));
+        CHECK(!next.defined());
+    }
+    at::Tensor masked = at::full({1, 40}, -inf);
+    at::Tensor next, logprob;
+    CHECK(!greedy_pick_cpu(masked, next, logprob));
 }

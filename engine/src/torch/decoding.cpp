@@ -1,6 +1,7 @@
 #include "torch/decoding.h"
 
 #include "t5s/error.h"
+#include "torch/greedy_pick.h"
 #include "torch/logits_processors.h"
 
 namespace t5s {
@@ -72,7 +73,7 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         process_logits(logits, sequences, o, cfg.eos_token_id, /*include_warpers=*/false);
         if (o.do_sample) {
             next = sample_tokens(logits, o, *generator, &next_logprob);
-        } else {
+        } else if (!greedy_pick_cpu(logits, next, next_logprob)) {
             // max(dim) returns argmax's index (first maximum; NaN wins) and is several times faster
             // than argmax's CPU reduction over the vocabulary.
             next = std::get<1>(logits.max(-1));

@@ -1,0 +1,98 @@
+#include "torch/greedy_pick.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace t5s {
+namespace {
+
+#define T5S_AVX512 __attribute__((target("avx512f")))
+
+// exp(x) for x <= 0: x = n ln2 + r, |r| <= ln2/2, exp(r) by its degree-6 Taylor polynomial
+// (relative error ~1e-7, fp32 rounding level), times 2^n.
+T5S_AVX512 inline __m512 exp_nonpositive(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));  // below: 0 to fp32 precision of the sum
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);  // ln2 high part
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);      // ln2 low part
+    __m512 p = _mm512_set1_ps(1.0f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+// One row: false on NaN / +inf / all -inf.
+T5S_AVX512 bool pick_row(const float* x, int64_t v, int64_t* index, float* logprob) {
+    const int64_t full = v - v % 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
+    const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512 best = neg_inf;
+    __m512i best_at = _mm512_set1_epi32(0);
+    __m512i at = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i step = _mm512_set1_epi32(16);
+    __mmask16 nan = 0;
+    // Pass 1: per-lane maximum and where it first occurs (strict > keeps the first).
+    for (int64_t c = 0; c < v; c += 16) {
+        const __m512 y = c < full ? _mm512_loadu_ps(x + c) : _mm512_mask_loadu_ps(neg_inf, tail, x + c);
+        nan |= _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+        const __mmask16 gt = _mm512_cmp_ps_mask(y, best, _CMP_GT_OQ);
+        best = _mm512_mask_blend_ps(gt, best, y);
+        best_at = _mm512_mask_blend_epi32(gt, best_at, at);
+        at = _mm512_add_epi32(at, step);
+    }
+    const float m = _mm512_reduce_max_ps(best);
+    if (nan || std::isinf(m)) return false;
+    // The first maximum overall: the smallest index among lanes holding m.
+    const __mmask16 is_max = _mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ);
+    const int first = _mm512_mask_reduce_min_epi32(is_max, best_at);
+    // Pass 2: sum of exp(x - m).
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t c = 0; c < full; c += 16) sum = _mm512_add_ps(sum, exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(x + c), vm)));
+    if (tail) sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vm))));
+    *index = first;
+    *logprob = static_cast<float>(-std::log(static_cast<double>(_mm512_reduce_add_ps(sum))));
+    return true;
+}
+
+bool enabled() {
+    static const bool on = [] {
+        const char* env = std::getenv("T5S_FUSED_KERNELS");
+        if (env && std::string(env) == "0") return false;
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") != 0;
+    }();
+    return on;
+}
+
+}  // namespace
+
+bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob) {
+    if (!enabled() || !logits.is_cpu() || logits.scalar_type() != at::kFloat || logits.dim() != 2 || logits.stride(1) != 1 ||
+        logits.size(1) == 0 || logits.size(1) > std::numeric_limits<int32_t>::max()) {
+        return false;
+    }
+    const int64_t rows = logits.size(0), v = logits.size(1);
+    at::Tensor idx = at::empty({rows}, logits.options().dtype(at::kLong));
+    at::Tensor lp = at::empty({rows}, logits.options());
+    const float* x = logits.data_ptr<float>();
+    int64_t* pi = idx.data_ptr<int64_t>();
+    float* pl = lp.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+        if (!pick_row(x + r * logits.stride(0), v, pi + r, pl + r)) return false;
+    }
+    next = idx;
+    logprob = lp;
+    return true;
+}
+
+}  // namespace t5s
