@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "torch/cpu_kernels.h"
-#include "torch/greedy_pick.h"
+#include "torch/vocab_kernels.h"
 
 using namespace t5s;
 
@@ -112,4 +112,28 @@ TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels
     at::Tensor masked = at::full({1, 40}, -inf);
     at::Tensor next, logprob;
     CHECK(!greedy_pick_cpu(masked, next, logprob));
+}
+
+TEST_CASE("in-place log-softmax equals at::log_softmax and refuses rows ATen must handle", "[kernels]") {
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t v : {1, 15, 16, 37, 32128}) {
+        at::Tensor logits = at::randn({4, v}) * 6;
+        if (v > 20) logits[2].narrow(0, 3, 10).fill_(-inf);  // masked tokens stay -inf
+        const at::Tensor want = at::log_softmax(logits, -1);
+        at::Tensor got = logits.clone();
+        if (!log_softmax_inplace_cpu(got)) {
+            WARN("no AVX-512 here (or T5S_FUSED_KERNELS=0): beam search keeps at::log_softmax");
+            return;
+        }
+        INFO("vocab " << v);
+        const at::Tensor finite = at::isfinite(want);
+        CHECK(at::equal(finite, at::isfinite(got)));
+        CHECK((got - want).masked_fill(~finite, 0).abs().max().item<double>() < 1e-5);
+    }
+    at::Tensor logits = at::randn({3, 50});
+    logits[2][10] = std::numeric_limits<float>::quiet_NaN();
+    const at::Tensor before = logits.clone();
+    CHECK(!log_softmax_inplace_cpu(logits));
+    CHECK(at::equal(logits.isnan(), before.isnan()));
+    CHECK(at::equal(logits.nan_to_num(0), before.nan_to_num(0)));  // untouched, first rows included
 }

@@ -1,7 +1,7 @@
 #include "torch/decoding.h"
 
 #include "t5s/error.h"
-#include "torch/greedy_pick.h"
+#include "torch/vocab_kernels.h"
 #include "torch/logits_processors.h"
 
 namespace t5s {
@@ -144,7 +144,8 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
         refresh_live_settings(control, &version, &o);
         at::Tensor flat_seqs = running_seqs.narrow(2, 0, cur_len).reshape({B * nb, cur_len});
         at::Tensor logits = net.decode_step(state, flat_seqs.select(1, cur_len - 1));
-        at::Tensor log_probs = at::log_softmax(logits, -1);
+        at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
+        if (!log_softmax_inplace_cpu(log_probs)) log_probs = at::log_softmax(logits, -1);
         process_logits(log_probs, flat_seqs, o, cfg.eos_token_id, false);
         // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
         log_probs.view({B, nb, V}).add_(running_scores.unsqueeze(2));

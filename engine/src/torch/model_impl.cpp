@@ -2,6 +2,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -119,6 +121,9 @@ public:
             else net_->pack_for_cpu_decoding();  // no-op unless fp32 on the CPU with MKL
             return 0;
         });
+        // The checkpoint's copies freed above (fp32 before quantising or packing) sit in malloc's
+        // heap between live blocks; hand their pages back to the system.
+        malloc_trim(0);
 
         info_.dir = dir;
         info_.model_type = config.model_type;

@@ -674,6 +674,31 @@ DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const a
     return st;
 }
 
+namespace {
+
+// cache[:, :, t] = x for x [B, H, 1, dk] (a strided view into the fused projection's output).
+// On the CPU one memcpy per (row, head): copy_'s general strided loop took 90 us per call at
+// batch 32 (t5-small), 12 calls per step.
+void write_cache_position(at::Tensor& cache, int64_t t, const at::Tensor& x) {
+    const int64_t B = cache.size(0), H = cache.size(1), cap = cache.size(2), dk = cache.size(3);
+    if (!cache.is_cpu() || !cache.is_contiguous() || x.scalar_type() != cache.scalar_type() || x.stride(3) != 1 ||
+        x.size(0) != B || x.size(1) != H || x.size(3) != dk) {
+        cache.narrow(2, t, 1).copy_(x);
+        return;
+    }
+    const size_t elem = cache.element_size(), bytes = static_cast<size_t>(dk) * elem;
+    char* dst = static_cast<char*>(cache.data_ptr());
+    const char* src = static_cast<const char*>(x.data_ptr());
+    const int64_t sb = x.stride(0), sh = x.stride(1);
+    for (int64_t b = 0; b < B; ++b) {
+        for (int64_t h = 0; h < H; ++h) {
+            std::memcpy(dst + (((b * H + h) * cap + t) * dk) * elem, src + (b * sb + h * sh) * elem, bytes);
+        }
+    }
+}
+
+}  // namespace
+
 at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) const {
     const int64_t t = st.length;
     if (t >= st.capacity) throw Error(ErrorCode::Internal, "decoder cache capacity exceeded");
@@ -682,8 +707,8 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
     for (size_t i = 0; i < decoder_.size(); ++i) {
         const DecoderLayer& l = decoder_[i];
         auto [q, k, v] = project_qkv(l.self_attn, rms_norm(h, l.ln_self));
-        st.self_k[i].narrow(2, t, 1).copy_(k);
-        st.self_v[i].narrow(2, t, 1).copy_(v);
+        write_cache_position(st.self_k[i], t, k);
+        write_cache_position(st.self_v[i], t, v);
         at::Tensor keys = st.self_k[i].narrow(2, 0, t + 1), values = st.self_v[i].narrow(2, 0, t + 1);
         h = clamp_fp16(h + l.self_attn.o(attend_merged(q, keys, values, self_bias)));
         at::Tensor cq = split_heads(l.cross_attn.q(rms_norm(h, l.ln_cross)));

@@ -1,4 +1,4 @@
-#include "torch/greedy_pick.h"
+#include "torch/vocab_kernels.h"
 
 #include <immintrin.h>
 
@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace t5s {
 namespace {
@@ -28,6 +29,17 @@ T5S_AVX512 inline __m512 exp_nonpositive(__m512 x) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_scalef_ps(p, n);
+}
+
+// Pass 2 of both: sum of exp(x - m) over a row.
+T5S_AVX512 double sum_exp(const float* x, int64_t v, float m) {
+    const int64_t full = v - v % 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t c = 0; c < full; c += 16) sum = _mm512_add_ps(sum, exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(x + c), vm)));
+    if (tail) sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vm))));
+    return _mm512_reduce_add_ps(sum);
 }
 
 // One row: false on NaN / +inf / all -inf.
@@ -54,14 +66,34 @@ T5S_AVX512 bool pick_row(const float* x, int64_t v, int64_t* index, float* logpr
     // The first maximum overall: the smallest index among lanes holding m.
     const __mmask16 is_max = _mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ);
     const int first = _mm512_mask_reduce_min_epi32(is_max, best_at);
-    // Pass 2: sum of exp(x - m).
-    const __m512 vm = _mm512_set1_ps(m);
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t c = 0; c < full; c += 16) sum = _mm512_add_ps(sum, exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(x + c), vm)));
-    if (tail) sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vm))));
     *index = first;
-    *logprob = static_cast<float>(-std::log(static_cast<double>(_mm512_reduce_add_ps(sum))));
+    *logprob = static_cast<float>(-std::log(sum_exp(x, v, m)));
     return true;
+}
+
+// Maximum of a row; false on NaN / +inf / all -inf.
+T5S_AVX512 bool row_max(const float* x, int64_t v, float* max) {
+    const int64_t full = v - v % 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
+    const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512 best = neg_inf;
+    __mmask16 nan = 0;
+    for (int64_t c = 0; c < v; c += 16) {
+        const __m512 y = c < full ? _mm512_loadu_ps(x + c) : _mm512_mask_loadu_ps(neg_inf, tail, x + c);
+        nan |= _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+        best = _mm512_max_ps(best, y);
+    }
+    *max = _mm512_reduce_max_ps(best);
+    return !nan && !std::isinf(*max);
+}
+
+// x - (m + log sum exp(x - m)), in place.
+T5S_AVX512 void log_softmax_row(float* x, int64_t v, float m) {
+    const int64_t full = v - v % 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
+    const __m512 shift = _mm512_set1_ps(static_cast<float>(m + std::log(sum_exp(x, v, m))));
+    for (int64_t c = 0; c < full; c += 16) _mm512_storeu_ps(x + c, _mm512_sub_ps(_mm512_loadu_ps(x + c), shift));
+    if (tail) _mm512_mask_storeu_ps(x + full, tail, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), shift));
 }
 
 bool enabled() {
@@ -74,13 +106,15 @@ bool enabled() {
     return on;
 }
 
+bool fits(const at::Tensor& logits) {
+    return enabled() && logits.is_cpu() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.stride(1) == 1 &&
+           logits.size(1) > 0 && logits.size(1) <= std::numeric_limits<int32_t>::max();
+}
+
 }  // namespace
 
 bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob) {
-    if (!enabled() || !logits.is_cpu() || logits.scalar_type() != at::kFloat || logits.dim() != 2 || logits.stride(1) != 1 ||
-        logits.size(1) == 0 || logits.size(1) > std::numeric_limits<int32_t>::max()) {
-        return false;
-    }
+    if (!fits(logits)) return false;
     const int64_t rows = logits.size(0), v = logits.size(1);
     at::Tensor idx = at::empty({rows}, logits.options().dtype(at::kLong));
     at::Tensor lp = at::empty({rows}, logits.options());
@@ -92,6 +126,19 @@ bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& log
     }
     next = idx;
     logprob = lp;
+    return true;
+}
+
+bool log_softmax_inplace_cpu(at::Tensor& logits) {
+    if (!fits(logits)) return false;
+    const int64_t rows = logits.size(0), v = logits.size(1), stride = logits.stride(0);
+    float* x = logits.data_ptr<float>();
+    // Every row's maximum first, so that a refusal leaves the tensor untouched.
+    std::vector<float> max(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+        if (!row_max(x + r * stride, v, &max[static_cast<size_t>(r)])) return false;
+    }
+    for (int64_t r = 0; r < rows; ++r) log_softmax_row(x + r * stride, v, max[static_cast<size_t>(r)]);
     return true;
 }
 
