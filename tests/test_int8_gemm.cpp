@@ -80,3 +80,18 @@ TEST_CASE("int8 rows give the same output alone or in a batch (VNNI and AMX path
         CHECK(at::equal(alone[0], batch[r]));
     }
 }
+
+TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {
+    at::Tensor w = at::randn({300, 77});
+    w[5].zero_();                                        // scale floor 1e-8, all zeros
+    w[6] = at::arange(-38, 39).to(at::kFloat) * 0.5;     // exact halves: round half to even
+    const at::Tensor want_scale = (at::maximum(w.amax({1}, true), -w.amin({1}, true)) / 127.0).clamp_min(1e-8);
+    const at::Tensor want_q = at::round(w / want_scale).clamp(-127, 127).to(at::kChar);
+    const Int8Rows cpu = quantize_int8_rows(w);
+    CHECK(at::equal(cpu.scale, want_scale));
+    CHECK(at::equal(cpu.q, want_q));
+    // A strided view takes the ATen path: same values.
+    const Int8Rows strided = quantize_int8_rows(w.t().contiguous().t());
+    CHECK(at::equal(strided.scale, want_scale));
+    CHECK(at::equal(strided.q, want_q));
+}

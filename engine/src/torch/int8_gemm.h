@@ -31,6 +31,15 @@ bool int8_vnni_available();
 // is not "vnni". From 8 rows the product then runs on AMX tiles.
 bool int8_amx_available();
 
+// Symmetric per-row int8 (every int8 form: this kernel, FBGEMM, CUDA, the embedding table):
+// scale [rows, 1] = max(max|w_row| / 127, 1e-8); q = clamp(round(w / scale), -127, 127), rounding
+// half to even. Any device; the CPU fp32 case is one pass over the weight.
+struct Int8Rows {
+    at::Tensor q;      // int8, w's shape
+    at::Tensor scale;  // w's dtype, [rows, 1]
+};
+Int8Rows quantize_int8_rows(const at::Tensor& w);
+
 // q: int8 [N, K], symmetric with per-row scale [N] or [N, 1] -> the packed form.
 Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 

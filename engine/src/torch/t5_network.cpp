@@ -173,23 +173,6 @@ void T5Network::fuse_for_inference() {
 
 namespace {
 
-// Symmetric int8 with one scale per row (output feature, or vocabulary entry): [rows, 1].
-// max|x| as max(max x, -min x): no |w| temporary the size of the table.
-at::Tensor int8_row_scales(const at::Tensor& w) {
-    return (at::maximum(w.amax({1}, true), -w.amin({1}, true)) / 127.0).clamp_min(1e-8);
-}
-// In row blocks, so the fp32 temporaries stay small (the embedding table is the largest tensor:
-// whole-table temporaries put t5-small's int8 load peak 200 MB higher).
-at::Tensor quantize_rows_int8(const at::Tensor& w, const at::Tensor& scale) {
-    at::Tensor out = at::empty(w.sizes(), w.options().dtype(at::kChar));
-    constexpr int64_t kRows = 1024;
-    for (int64_t r = 0; r < w.size(0); r += kRows) {
-        const int64_t n = std::min(kRows, w.size(0) - r);
-        out.narrow(0, r, n).copy_(at::round(w.narrow(0, r, n) / scale.narrow(0, r, n)).clamp_(-127, 127));
-    }
-    return out;
-}
-
 // The head is the widest layer (d_model x vocab): at 32 rows oneDNN's int8 GEMM takes half
 // FBGEMM's time there (t5-small: 1.4 vs 3.0 ms), at 1 row FBGEMM is faster. Keeping both forms
 // of the head costs one more int8 copy of it; the other layers gain too little to double.
@@ -218,9 +201,9 @@ void T5Network::quantize_int8() {
         if (!l.weight.defined()) return;
         at::Tensor w = l.weight.to(at::kFloat);
         l.out_features = w.size(0), l.in_features = w.size(1);
-        at::Tensor scale = int8_row_scales(w);
+        auto [q8, scale] = quantize_int8_rows(w);
         if (device_.is_cpu() && int8_vnni_available()) {
-            l.int8_vnni = pack_int8_weight(quantize_rows_int8(w, scale), scale);
+            l.int8_vnni = pack_int8_weight(q8, scale);
         } else if (device_.is_cpu()) {
             at::Tensor q = at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble),
                                                     at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
@@ -230,7 +213,7 @@ void T5Network::quantize_int8() {
             l.cpu_packed = stack[0];
             if (&l == &head_) l.cpu_packed_wide = prepack_with_onednn(q);
         } else {
-            l.int8_weight = quantize_rows_int8(w, scale);
+            l.int8_weight = q8;
             l.int8_scale = scale.to(dtype_);
         }
         l.weight = at::Tensor();
@@ -256,8 +239,8 @@ void T5Network::quantize_int8() {
     // The embedding table too, with the head's per-row scheme (CTranslate2 does the same): for a
     // tied model these are the head's own int8 rows. t5-small: 66 MB -> 16 MB; mT5-large: 1 GB -> 256 MB.
     at::Tensor w = shared_.to(at::kFloat);
-    at::Tensor scale = int8_row_scales(w);
-    shared_int8_ = quantize_rows_int8(w, scale);
+    auto [q8, scale] = quantize_int8_rows(w);
+    shared_int8_ = q8;
     shared_scale_ = scale.to(dtype_);
     shared_ = at::Tensor();
 }
