@@ -93,7 +93,11 @@ template <typename T>
 at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias_in) {
     using E = Elem<T>;
     const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
-    const at::Tensor bias = bias_in.expand({B, H, 1, L});
+    // k/v (and bias) may hold one row per group of `share` consecutive query rows: the beams or
+    // candidates of one input share its cross-attention K/V.
+    const int64_t share = B / k.size(0), bias_rows = bias_in.size(0);
+    const at::Tensor bias = bias_in.expand({bias_rows, H, 1, L});
+    const int64_t bias_share = bias_rows == 1 ? B : B / bias_rows;
     at::Tensor out = at::empty({B, 1, H * dk}, q.options());
     const T* qp = q.data_ptr<T>();
     const T* kp = k.data_ptr<T>();
@@ -107,12 +111,12 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
         std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)), row_scratch(static_cast<size_t>(dk)),
             acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
-            const int64_t b = i / H, h = i % H;
+            const int64_t b = i / H, h = i % H, kb = b / share;
             const float* qf = E::row(qp + b * qs0 + h * qs1, q_scratch.data(), dk);
-            const T* brow = bp + b * bs0 + h * bs1;
+            const T* brow = bp + (b / bias_share) * bs0 + h * bs1;
             float m = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < L; ++j) {
-                const float* kf = E::row(kp + b * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
+                const float* kf = E::row(kp + kb * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
                 scores[j] = E::round(E::round(dot(qf, kf, dk)) + static_cast<float>(brow[j * bs3]));
                 m = std::max(m, scores[j]);
             }
@@ -120,7 +124,7 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
             for (int64_t j = 0; j < L; ++j) sum += (scores[j] = std::exp(scores[j] - m));
             std::fill(acc.begin(), acc.end(), 0.0f);
             for (int64_t j = 0; j < L; ++j) {
-                const float* vf = E::row(vp + b * vs0 + h * vs1 + j * vs2, row_scratch.data(), dk);
+                const float* vf = E::row(vp + kb * vs0 + h * vs1 + j * vs2, row_scratch.data(), dk);
                 axpy(E::round(scores[j] / sum), vf, acc.data(), dk);
             }
             T* orow = op + b * H * dk + h * dk;

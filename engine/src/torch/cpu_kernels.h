@@ -10,9 +10,9 @@ namespace t5s {
 // x [..., d] fp32 -> weight * (x * rsqrt(mean(x^2) + eps)).
 at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-// One query per row: q [B, H, 1, dk], k/v [B, H, L, dk] (any strides, last dim contiguous),
-// bias broadcastable to [B, H, 1, L]. Unscaled scores (T5), softmax in fp32. Returns the heads
-// merged: [B, 1, H * dk].
+// One query per row: q [B, H, 1, dk], k/v [B / share, H, L, dk] (any strides, last dim
+// contiguous; query row b reads k/v row b / share), bias [1, B or B / share, ...] broadcastable
+// to [., H, 1, L]. Unscaled scores (T5), softmax in fp32. Returns the heads merged: [B, 1, H * dk].
 at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                           const at::Tensor& bias);
 

@@ -63,13 +63,15 @@ struct DecoderLayer {
 // cross-attention K/V computed once, the decoder position-bias table computed once.
 struct DecoderState {
     std::vector<at::Tensor> self_k, self_v;    // [B, H, capacity, d_kv]
-    std::vector<at::Tensor> cross_k, cross_v;  // [B, H, S, d_kv]
-    at::Tensor cross_bias;                     // [B, 1, 1, S] (0 or dtype min)
+    std::vector<at::Tensor> cross_k, cross_v;  // [B / cross_share, H, S, d_kv]
+    at::Tensor cross_bias;                     // [B / cross_share, 1, 1, S] (0 or dtype min)
+    int64_t cross_share = 1;                   // decoder rows per cross K/V row: an input's beams or
+                                               // candidates share its encoder output's K/V
     at::Tensor self_bias_table;                // [1, H, capacity, capacity]
     at::Tensor spare;                          // CPU beam reorder: gather target, swapped with a cache tensor
     int64_t length = 0;                        // tokens already in the cache
     int64_t capacity = 0;
-    int64_t batch() const { return cross_bias.defined() ? cross_bias.size(0) : 0; }
+    int64_t batch() const { return cross_bias.defined() ? cross_bias.size(0) * cross_share : 0; }
 };
 
 enum class Precision;
@@ -142,6 +144,8 @@ private:
     std::array<at::Tensor, 3> project_qkv(const AttentionWeights& a, const at::Tensor& x) const;
     at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     // attend + merge_heads; one fused kernel for a single query on the CPU in fp32 (decode step).
+    at::Tensor attend_cross(const at::Tensor& q, const DecoderState& st, size_t layer) const;
+    bool fused_single_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     at::Tensor attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     bool use_fused_cpu_kernels(const at::Tensor& x) const;
     at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;
