@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
         t = Clock::now();
         {
             const int64_t rows = std::max(beams, std::max(sample, 1));
-            t5s::DecoderState s = net.start_decoding(enc.repeat_interleave(rows, 0), mask.repeat_interleave(rows, 0), new_tokens + 1);
+            t5s::DecoderState s = net.start_decoding(enc, mask, new_tokens + 1, rows);  // as decode() does
         }
         t_setup += since(t);
         g_prof.on = true;
