@@ -28,7 +28,7 @@ int run_info(const Argv& argv) {
               << "parameters   " << i.parameter_count << "\n"
               << "stored dtype " << i.stored_dtype << "\n"
               << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
-              << i.weight_bytes / (1024.0 * 1024.0) << " MiB\n"
+              << i.weight_bytes / (1024.0 * 1024.0) << " MiB, " << i.matmul_kernel << "\n"
               << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"
               << "recommended  " << to_string(profile.precision) << " on " << profile.name << ": " << profile.reason
               << (profile.max_batch ? ", max batch " + std::to_string(profile.max_batch) : std::string()) << "\n"

@@ -31,6 +31,7 @@ nlohmann::json to_json(const ModelInfo& i) {
         {"device", i.device},
         {"threads", i.threads},
         {"weight_bytes", i.weight_bytes},
+        {"matmul_kernel", i.matmul_kernel},
         {"vocab_size", c.vocab_size},
         {"tokenizer_vocab_size", i.tokenizer_vocab},
         {"files", i.files},

@@ -25,6 +25,9 @@ expect_fail() {
 # --- info / tokenize / score -------------------------------------------------------------
 "$bin" info --model "$model" --json >"$work/info.json" && ok || bad "info failed"
 [ "$(json "$work/info.json" "d['parameter_count'] > 0 and d['stored_dtype'] == 'F32' and d['architecture']['d_model']")" = 32 ] && ok || bad "info fields"
+# int8 on the CPU names its matmul path (AMX / AVX512-VNNI here; FBGEMM on CPUs without VNNI).
+"$bin" info --model "$model" --dtype int8 --json >"$work/info8.json" && ok || bad "info int8 failed"
+[ "$(json "$work/info8.json" "d['precision'] == 'int8' and d['matmul_kernel'].startswith('int8 ')")" = True ] && ok || bad "info int8 matmul_kernel"
 
 "$bin" tokenize --model "$data/t5-spiece" --text "Hello world!" --text "Hello <extra_id_0>." --json >"$work/tok.json" && ok || bad "tokenize failed"
 [ "$(json "$work/tok.json" "d['ids']")" = "[[8774, 296, 55, 1], [8774, 32099, 3, 5, 1]]" ] && ok || bad "tokenize ids: $(cat "$work/tok.json")"

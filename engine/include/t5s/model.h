@@ -37,6 +37,7 @@ struct ModelInfo {
     ModelConfig config;
     int64_t parameter_count = 0;         // unique parameters (tied weights counted once)
     int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
+    std::string matmul_kernel;           // what multiplies the decoder's weights, e.g. "int8 AMX" (see T5Network)
     int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model
     std::vector<std::string> files;      // files read
     std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex

@@ -135,6 +135,7 @@ public:
         info_.threads = rt_.threads;
         info_.config = config;
         info_.weight_bytes = net_->weight_bytes();
+        info_.matmul_kernel = net_->matmul_kernel();
         info_.content_hash = fingerprint_files(info_.files);
     }
 

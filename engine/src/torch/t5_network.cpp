@@ -83,6 +83,16 @@ int64_t Linear::bytes() const {
 // ---------------------------------------------------------------------------------------------
 // Construction
 
+std::string T5Network::matmul_kernel() const {
+    const Linear& l = decoder_.empty() ? head_ : decoder_[0].ff.wo;  // present in every variant
+    if (l.int8_vnni.defined()) return int8_amx_available() ? "int8 AMX" : "int8 AVX512-VNNI";
+    if (!l.cpu_packed.isNone()) return "int8 FBGEMM";
+    if (l.int8_weight.defined()) return "int8 dequantised";
+    if (l.fp32_packed.defined()) return "fp32 MKL packed";
+    if (l.bf16_packed.defined()) return "bf16 oneDNN reordered";
+    return std::string("ATen linear (") + c10::toString(dtype_) + ")";
+}
+
 T5Network::T5Network(ModelConfig config, std::map<std::string, at::Tensor> params)
     : config_(std::move(config)), params_(std::move(params)) {
     const at::Tensor& shared = params_.at("shared.weight");

@@ -96,6 +96,9 @@ public:
     // The encoder keeps plain weights: its long inputs make MKL's own packing cheap per row.
     void pack_for_cpu_decoding();
     int64_t weight_bytes() const;
+    // Which form multiplies the decoder's weights: "int8 AMX", "int8 AVX512-VNNI", "int8 FBGEMM",
+    // "int8 dequantised", "fp32 MKL packed", "bf16 oneDNN reordered" or "ATen linear (<dtype>)".
+    std::string matmul_kernel() const;
 
     // Training knobs.
     void set_training(bool training, double dropout_rate) { training_ = training, dropout_ = dropout_rate; }
