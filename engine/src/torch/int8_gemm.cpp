@@ -58,6 +58,17 @@ T5S_VNNI void quantize_rows(const float* x, int64_t m, int64_t k, int64_t kp, ui
     }
 }
 
+// Which of a 16-column block's outputs exist (`left` columns remain from its first).
+inline __mmask16 column_mask(int64_t left) {
+    return left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+// y = (acc - comp) * w_scale * row_scale: int32 sums back to fp32 for one row of one block.
+T5S_VNNI inline void store_scaled(__m512i acc, __m512i comp, __m512 wscale, float ascale, float* y, __mmask16 mask) {
+    const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, comp)), wscale), _mm512_set1_ps(ascale));
+    _mm512_mask_storeu_ps(y, mask, v);
+}
+
 // ROWS x BLOCKS register tile: y[r][16*j + lane] for the tile's rows and column blocks, over the
 // whole of K. Each weight vector loaded is used for every row of the tile.
 template <int ROWS, int BLOCKS>
@@ -87,14 +98,9 @@ T5S_VNNI void tile(const uint8_t* a, int64_t lda, const int8_t* b, int64_t k4, c
     for (int j = 0; j < BLOCKS; ++j) {
         const __m512i c = _mm512_loadu_si512(comp + j * kLanes);
         const __m512 ws = _mm512_loadu_ps(wscale + j * kLanes);
-        const int64_t left = n_left - j * kLanes;
-        const __mmask16 mask = left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+        const __mmask16 mask = column_mask(n_left - j * kLanes);
 #pragma GCC unroll 4
-        for (int r = 0; r < ROWS; ++r) {
-            const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], c)), ws),
-                                           _mm512_set1_ps(ascale[r]));
-            _mm512_mask_storeu_ps(y + r * ldy + j * kLanes, mask, v);
-        }
+        for (int r = 0; r < ROWS; ++r) store_scaled(acc[r][j], c, ws, ascale[r], y + r * ldy + j * kLanes, mask);
     }
 }
 
@@ -168,12 +174,9 @@ T5S_VNNI void rescale(const int32_t* acc, int rows, int blocks, const int32_t* c
     for (int j = 0; j < blocks; ++j) {
         const __m512i c = _mm512_loadu_si512(comp + j * kLanes);
         const __m512 ws = _mm512_loadu_ps(wscale + j * kLanes);
-        const int64_t left = n_left - j * kLanes;
-        const __mmask16 mask = left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+        const __mmask16 mask = column_mask(n_left - j * kLanes);
         for (int r = 0; r < rows; ++r) {
-            const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * 32 + j * kLanes), c);
-            const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), ws), _mm512_set1_ps(ascale[r]));
-            _mm512_mask_storeu_ps(y + r * ldy + j * kLanes, mask, v);
+            store_scaled(_mm512_loadu_si512(acc + r * 32 + j * kLanes), c, ws, ascale[r], y + r * ldy + j * kLanes, mask);
         }
     }
 }

@@ -42,8 +42,9 @@ T5S_AVX512 double sum_exp(const float* x, int64_t v, float m) {
     return _mm512_reduce_add_ps(sum);
 }
 
-// One row: false on NaN / +inf / all -inf.
-T5S_AVX512 bool pick_row(const float* x, int64_t v, int64_t* index, float* logprob) {
+// Pass 1 of both: a row's maximum and the index of its first occurrence (strict > per lane keeps
+// the first; across lanes the smallest index holding the maximum). False on NaN / +inf / all -inf.
+T5S_AVX512 bool scan_row(const float* x, int64_t v, float* max, int64_t* first) {
     const int64_t full = v - v % 16;
     const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
     const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -52,7 +53,6 @@ T5S_AVX512 bool pick_row(const float* x, int64_t v, int64_t* index, float* logpr
     __m512i at = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i step = _mm512_set1_epi32(16);
     __mmask16 nan = 0;
-    // Pass 1: per-lane maximum and where it first occurs (strict > keeps the first).
     for (int64_t c = 0; c < v; c += 16) {
         const __m512 y = c < full ? _mm512_loadu_ps(x + c) : _mm512_mask_loadu_ps(neg_inf, tail, x + c);
         nan |= _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
@@ -63,28 +63,9 @@ T5S_AVX512 bool pick_row(const float* x, int64_t v, int64_t* index, float* logpr
     }
     const float m = _mm512_reduce_max_ps(best);
     if (nan || std::isinf(m)) return false;
-    // The first maximum overall: the smallest index among lanes holding m.
-    const __mmask16 is_max = _mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ);
-    const int first = _mm512_mask_reduce_min_epi32(is_max, best_at);
-    *index = first;
-    *logprob = static_cast<float>(-std::log(sum_exp(x, v, m)));
+    *max = m;
+    *first = _mm512_mask_reduce_min_epi32(_mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ), best_at);
     return true;
-}
-
-// Maximum of a row; false on NaN / +inf / all -inf.
-T5S_AVX512 bool row_max(const float* x, int64_t v, float* max) {
-    const int64_t full = v - v % 16;
-    const __mmask16 tail = static_cast<__mmask16>((1u << (v % 16)) - 1);
-    const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-    __m512 best = neg_inf;
-    __mmask16 nan = 0;
-    for (int64_t c = 0; c < v; c += 16) {
-        const __m512 y = c < full ? _mm512_loadu_ps(x + c) : _mm512_mask_loadu_ps(neg_inf, tail, x + c);
-        nan |= _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
-        best = _mm512_max_ps(best, y);
-    }
-    *max = _mm512_reduce_max_ps(best);
-    return !nan && !std::isinf(*max);
 }
 
 // x - (m + log sum exp(x - m)), in place.
@@ -122,7 +103,10 @@ bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& log
     int64_t* pi = idx.data_ptr<int64_t>();
     float* pl = lp.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r) {
-        if (!pick_row(x + r * logits.stride(0), v, pi + r, pl + r)) return false;
+        const float* row = x + r * logits.stride(0);
+        float m = 0;
+        if (!scan_row(row, v, &m, pi + r)) return false;
+        pl[r] = static_cast<float>(-std::log(sum_exp(row, v, m)));  // log-probability of the maximum
     }
     next = idx;
     logprob = lp;
@@ -136,7 +120,8 @@ bool log_softmax_inplace_cpu(at::Tensor& logits) {
     // Every row's maximum first, so that a refusal leaves the tensor untouched.
     std::vector<float> max(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
-        if (!row_max(x + r * stride, v, &max[static_cast<size_t>(r)])) return false;
+        int64_t unused = 0;
+        if (!scan_row(x + r * stride, v, &max[static_cast<size_t>(r)], &unused)) return false;
     }
     for (int64_t r = 0; r < rows; ++r) log_softmax_row(x + r * stride, v, max[static_cast<size_t>(r)]);
     return true;
