@@ -661,7 +661,7 @@ at::Tensor T5Network::shift_right(const at::Tensor& labels) const {
 DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
                                        int64_t rows_per_input) const {
     // Cross-attention K/V are projected once per input and shared by its beams/candidates (not
-    // repeated: t5-small, 8 inputs x 4 beams, that was 25 MB and a tenth of the decode time).
+    // repeated: t5-small, 8 inputs x 4 beams, 32 tokens: 6 MB shared instead of 25 MB of copies).
     DecoderState st;
     const int64_t B = encoder_hidden.size(0) * rows_per_input;
     st.capacity = capacity;
