@@ -13,6 +13,13 @@ using namespace t5s;
 
 namespace {
 
+// The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) say so.
+bool skip_without_vnni() {
+    if (int8_vnni_available()) return false;
+    WARN("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM");
+    return true;
+}
+
 // Per-row symmetric int8 of a weight, as the network quantises it.
 std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
     at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
@@ -23,10 +30,7 @@ std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
 }  // namespace
 
 TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[packed][int8]") {
-    if (!int8_vnni_available()) {
-        WARN("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM");
-        return;
-    }
+    if (skip_without_vnni()) return;
     // Shapes cover full and partial 4-block tiles, N not a multiple of 16 and K not of 4.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{512, 512}, {1536, 512}, {512, 2048}, {100, 70}, {17, 3}, {64, 64}}) {
         auto [q, wscale] = quantise_weight(at::randn({n, k}));
@@ -52,7 +56,7 @@ TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[pa
 }
 
 TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations", "[packed][int8]") {
-    if (!int8_vnni_available()) return;
+    if (skip_without_vnni()) return;
     at::manual_seed(7);
     const at::Tensor w = at::randn({2048, 512}) * 0.05;
     auto [q, wscale] = quantise_weight(w);
@@ -67,7 +71,7 @@ TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations"
 }
 
 TEST_CASE("int8 rows give the same output alone or in a batch (VNNI and AMX paths agree exactly)", "[packed][int8]") {
-    if (!int8_vnni_available()) return;
+    if (skip_without_vnni()) return;
     // Fewer than 8 rows take the VNNI kernel, 8 or more AMX tiles where the CPU has them: both
     // sum the same int32 products, so each row's output must be bit-identical.
     auto [q, wscale] = quantise_weight(at::randn({300, 200}));

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace t5s {
@@ -135,6 +137,14 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
 }
 
 }  // namespace
+
+bool fused_kernels_enabled() {
+    static const bool enabled = [] {
+        const char* env = std::getenv("T5S_FUSED_KERNELS");
+        return !(env && std::string(env) == "0");
+    }();
+    return enabled;
+}
 
 at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps) { return rms_norm<float>(x, weight, eps); }
 at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps) { return rms_norm<bf16>(x, weight, eps); }

@@ -7,6 +7,10 @@
 
 namespace t5s {
 
+// False when T5S_FUSED_KERNELS=0 (A/B runs, and the op-by-op ctest): every fused CPU kernel
+// (these, vocab_kernels.h) is then left out.
+bool fused_kernels_enabled();
+
 // x [..., d] fp32 -> weight * (x * rsqrt(mean(x^2) + eps)).
 at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps);
 

@@ -1,8 +1,8 @@
 #include "torch/decoding.h"
 
 #include "t5s/error.h"
-#include "torch/vocab_kernels.h"
 #include "torch/logits_processors.h"
+#include "torch/vocab_kernels.h"
 
 namespace t5s {
 namespace {

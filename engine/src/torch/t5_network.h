@@ -16,12 +16,12 @@
 
 namespace t5s {
 
-// A bias-free linear layer. int8: on the CPU our AVX512-VNNI kernel (int8_gemm.h), else a
+// A bias-free linear layer. int8: on the CPU our AMX / AVX512-VNNI kernel (int8_gemm.h), else a
 // dynamically quantised FBGEMM/oneDNN matmul; on CUDA int8 weights with per-row scales
 // dequantised per call to the compute dtype.
 struct Linear {
     at::Tensor weight;           // [out, in]; undefined when only int8 forms are kept
-    Int8Weight int8_vnni;        // CPU int8 with AVX512-VNNI
+    Int8Weight cpu_int8;         // CPU int8 for our AMX / AVX512-VNNI kernel (int8_gemm.h)
     c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8 without VNNI)
     c10::IValue cpu_packed_wide; // the same weight prepacked by oneDNN, used from kWideRows rows (head)
     at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
@@ -31,7 +31,7 @@ struct Linear {
     at::Tensor bf16_packed;      // oneDNN-reordered weight (CPU bf16 decoding)
     at::ScalarType out_dtype = at::kFloat;
     at::Tensor operator()(const at::Tensor& x) const;
-    bool ready() const { return weight.defined() || int8_vnni.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
+    bool ready() const { return weight.defined() || cpu_int8.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
                                bf16_packed.defined(); }
     int64_t bytes() const;
 };
@@ -146,9 +146,11 @@ private:
     at::Tensor merge_heads(const at::Tensor& x) const;  // [B,H,T,dk] -> [B,T,inner]
     std::array<at::Tensor, 3> project_qkv(const AttentionWeights& a, const at::Tensor& x) const;
     at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
-    // attend + merge_heads; one fused kernel for a single query on the CPU in fp32 (decode step).
+    // Cross-attention of a decode step against the state's (possibly shared) encoder K/V.
     at::Tensor attend_cross(const at::Tensor& q, const DecoderState& st, size_t layer) const;
+    // Whether attend_merged takes the fused single-query CPU kernel for these tensors.
     bool fused_single_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
+    // attend + merge_heads; one fused kernel for a single query on the CPU in fp32/bf16 (decode step).
     at::Tensor attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     bool use_fused_cpu_kernels(const at::Tensor& x) const;
     at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;

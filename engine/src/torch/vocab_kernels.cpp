@@ -1,5 +1,7 @@
 #include "torch/vocab_kernels.h"
 
+#include "torch/cpu_kernels.h"
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -78,9 +80,7 @@ T5S_AVX512 void log_softmax_row(float* x, int64_t v, float m) {
 }
 
 bool enabled() {
-    static const bool on = [] {
-        const char* env = std::getenv("T5S_FUSED_KERNELS");
-        if (env && std::string(env) == "0") return false;
+    static const bool on = fused_kernels_enabled() && [] {
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") != 0;
     }();
