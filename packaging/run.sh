@@ -3,7 +3,7 @@
 # folder given as the first argument, e.g. a Hugging Face t5-small / flan-t5 / mT5 download).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/packaging/build.sh"
+T5S_SETUP_PROFILE="${T5S_SETUP_PROFILE:-runtime}" "$root/packaging/build.sh"
 model="${1:-}"
 if [ -z "$model" ]; then
   if [ -f "$root/assets/demo-model/config.json" ]; then model="$root/assets/demo-model"

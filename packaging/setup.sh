@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Idempotent developer/CI setup for T5 Studio on Debian 12 / Ubuntu.
 #   1. Debian packages: compilers, SentencePiece, nlohmann-json, SQLite, Catch2, GLFW, Dear ImGui, Xvfb, CJK fonts.
-#   2. A project-local Python venv (.venv) with the PyPI torch wheel (its bundled LibTorch is what we link),
-#      plus transformers/safetensors/sentencepiece/ctranslate2, used only as references and peers in tests/benchmarks.
+#   2. A project-local Python venv (.venv) with the PyPI torch wheel (its bundled LibTorch is what we link).
+# T5S_SETUP_PROFILE=runtime installs only what building and running the app needs (packaging/run.sh);
+# test (the default) adds the test tools (clang for fuzzing, lintian, ...) and the reference libraries
+# and peers (transformers, peft, sentence-transformers, CTranslate2, ...) used only by tests/benchmarks.
 # Set T5S_SKIP_APT=1 to skip step 1, T5S_SKIP_PIP=1 to skip step 2.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 say() { printf '[setup] %s\n' "$*" >&2; }
 
-apt_packages=(build-essential cmake ninja-build pkg-config git
-  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev catch2
-  libglfw3-dev libimgui-dev libgl-dev xvfb xauth fonts-noto-cjk
+profile="${T5S_SETUP_PROFILE:-test}"
+case "$profile" in runtime|test) ;; *) say "error: T5S_SETUP_PROFILE must be runtime or test (got '$profile')"; exit 2;; esac
+apt_packages=(build-essential cmake ninja-build pkg-config git ccache
+  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev catch2 libcli11-dev libcpp-httplib-dev libstb-dev
+  libglfw3-dev libimgui-dev libgl-dev fonts-noto-cjk
   python3 python3-venv python3-pip)
+if [ "$profile" = test ]; then
+  apt_packages+=(xvfb xauth clang-14 libclang-rt-14-dev lintian dpkg-dev fakeroot)
+fi
+requirements="$root/packaging/requirements-runtime.txt"
+[ "$profile" = test ] && requirements="$root/packaging/requirements.txt"
 
 if [ "${T5S_SKIP_APT:-0}" != 1 ]; then
   missing=()
@@ -36,8 +45,11 @@ if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
     say "creating virtual environment $venv with $($py --version)"
     "$py" -m venv "$venv"
   fi
+  # The stamp holds what was installed last; a test set-up also satisfies a runtime one.
   stamp="$venv/.t5s-requirements"
-  if ! cmp -s "$root/packaging/requirements.txt" "$stamp"; then
+  wanted="$(cat "$requirements" "$root/packaging/requirements-runtime.txt")"
+  installed="$(cat "$stamp" 2>/dev/null || true)"
+  if [ "$installed" != "$wanted" ] && { [ "$profile" = test ] || ! grep -q '^transformers' "$stamp" 2>/dev/null; }; then
     # The torch wheel unpacks to about 6 GB of LibTorch and CUDA libraries: say so before pip
     # fails half-way with "No space left on device".
     need_gb=${T5S_SETUP_NEED_GB:-9}
@@ -47,10 +59,10 @@ if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
       say "free some space (old build folders, clones) and run this again."
       exit 1
     fi
-    say "installing Python packages (torch wheel with LibTorch, references) into .venv; pip's cache is kept"
+    say "installing Python packages ($profile: $(basename "$requirements")) into .venv; pip's cache is kept"
     "$venv/bin/python" -m pip install -q --upgrade pip
-    "$venv/bin/python" -m pip install -q -r "$root/packaging/requirements.txt"
-    cp "$root/packaging/requirements.txt" "$stamp"
+    "$venv/bin/python" -m pip install -q -r "$requirements"
+    printf '%s' "$wanted" > "$stamp"
   else
     say "Python packages already installed"
   fi
