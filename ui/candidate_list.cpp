@@ -4,14 +4,8 @@
 
 namespace t5s::ui {
 
-const char* to_string(CandState state) {
-    switch (state) {
-        case CandState::Pending: return "pending";
-        case CandState::Accepted: return "accepted";
-        case CandState::Rejected: return "rejected";
-        case CandState::Edited: return "edited";
-    }
-    return "?";
+const char* state_label(CandidateState state) {
+    return state == CandidateState::None ? "pending" : to_string(state);
 }
 
 void CandidateList::reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates) {
@@ -40,14 +34,14 @@ void CandidateList::select(int index) {
     selected_ = std::clamp(index, 0, int(items_.size()) - 1);
 }
 
-void CandidateList::set_state(int index, CandState state, const std::string& edited) {
+void CandidateList::set_state(int index, CandidateState state, const std::string& edited) {
     auto& c = items_[size_t(index)];
     c.state = state;
-    c.edited = state == CandState::Edited ? edited : std::string();
+    c.edited = state == CandidateState::Edited ? edited : std::string();
     c.diff = diff_chars(source_, c.final_text());
 }
 
-std::optional<DecisionOut> CandidateList::apply(int index, CandState state, std::string edited, DecisionOut decision) {
+std::optional<DecisionOut> CandidateList::apply(int index, CandidateState state, std::string edited, DecisionOut decision) {
     if (index < 0 || index >= int(items_.size())) return std::nullopt;
     const auto& c = items_[size_t(index)];
     if (c.state == state && c.edited == edited) return std::nullopt;  // no-op: nothing recorded
@@ -59,17 +53,17 @@ std::optional<DecisionOut> CandidateList::apply(int index, CandState state, std:
 }
 
 std::optional<DecisionOut> CandidateList::accept(int index) {
-    return apply(index, CandState::Accepted, {}, DecisionOut{DecisionKind::Accept, index, {}});
+    return apply(index, CandidateState::Accepted, {}, DecisionOut{EventKind::Accept, index, {}});
 }
 
 std::optional<DecisionOut> CandidateList::reject(int index) {
-    return apply(index, CandState::Rejected, {}, DecisionOut{DecisionKind::Reject, index, {}});
+    return apply(index, CandidateState::Rejected, {}, DecisionOut{EventKind::Reject, index, {}});
 }
 
 std::optional<DecisionOut> CandidateList::edit(int index, const std::string& text) {
     if (index < 0 || index >= int(items_.size())) return std::nullopt;
     if (text == items_[size_t(index)].text) return accept(index);
-    return apply(index, CandState::Edited, text, DecisionOut{DecisionKind::Edit, index, text});
+    return apply(index, CandidateState::Edited, text, DecisionOut{EventKind::Edit, index, text});
 }
 
 std::optional<DecisionOut> CandidateList::undo() {
@@ -78,7 +72,7 @@ std::optional<DecisionOut> CandidateList::undo() {
     undo_.pop_back();
     set_state(ch.index, ch.before_state, ch.before_edit);
     selected_ = ch.index;
-    DecisionOut out{DecisionKind::Undo, ch.index, {}};
+    DecisionOut out{EventKind::Undo, ch.index, {}};
     redo_.push_back(std::move(ch));
     return out;
 }
@@ -89,7 +83,7 @@ std::optional<DecisionOut> CandidateList::redo() {
     redo_.pop_back();
     set_state(ch.index, ch.after_state, ch.after_edit);
     selected_ = ch.index;
-    DecisionOut out{DecisionKind::Redo, ch.index, {}};
+    DecisionOut out{EventKind::Redo, ch.index, {}};
     undo_.push_back(std::move(ch));
     return out;
 }
@@ -97,7 +91,7 @@ std::optional<DecisionOut> CandidateList::redo() {
 std::vector<std::pair<std::string, std::string>> CandidateList::accepted_pairs() const {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& c : items_)
-        if (c.state == CandState::Accepted || c.state == CandState::Edited) out.emplace_back(source_, c.final_text());
+        if (c.state == CandidateState::Accepted || c.state == CandidateState::Edited) out.emplace_back(source_, c.final_text());
     return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The annotator's candidate list for one generation: states, edit in place, accept / reject,
 // undo / redo. Pure logic (no ImGui). Each action returns the decision to record in the history
-// (DecisionKind + text); undo/redo mirror HistoryStore::undo/redo, which act on the latest
+// (EventKind + text); undo/redo mirror HistoryStore::undo/redo, which act on the latest
 // decision of the generation, so the local stack and the stored state stay in step.
 #include <cstdint>
 #include <optional>
@@ -13,20 +13,21 @@
 
 namespace t5s::ui {
 
-enum class CandState { Pending, Accepted, Rejected, Edited };
-const char* to_string(CandState state);
+// Candidate states are the history's CandidateState (None = not decided yet).
+// The workspace's word for a state: "pending" for None, else the history's name.
+const char* state_label(CandidateState state);
 
 struct CandidateVm {
     std::string text;          // as generated
     std::string edited;        // final text when Edited
     double score = 0.0;
-    CandState state = CandState::Pending;
+    CandidateState state = CandidateState::None;
     std::vector<DiffSegment> diff;  // source -> final text
-    const std::string& final_text() const { return state == CandState::Edited ? edited : text; }
+    const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
 };
 
 struct DecisionOut {
-    DecisionKind kind = DecisionKind::Accept;
+    EventKind kind = EventKind::Accept;
     int index = 0;
     std::string text;
 };
@@ -63,12 +64,12 @@ public:
 private:
     struct Change {
         int index;
-        CandState before_state, after_state;
+        CandidateState before_state, after_state;
         std::string before_edit, after_edit;
         DecisionOut decision;
     };
-    std::optional<DecisionOut> apply(int index, CandState state, std::string edited, DecisionOut decision);
-    void set_state(int index, CandState state, const std::string& edited);
+    std::optional<DecisionOut> apply(int index, CandidateState state, std::string edited, DecisionOut decision);
+    void set_state(int index, CandidateState state, const std::string& edited);
 
     std::string source_;
     GenerationId generation_id_ = 0;

@@ -132,6 +132,10 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         std::cout << "script: " << st.arg << "\n";
         next();
     } else if (st.op == "fill_history") {
+#ifndef T5S_TEST_HOOKS
+        fail("fill_history: this build has no test hooks (configure with -DT5S_TEST_HOOKS=ON)");
+#else
+        // Test hook: writes the history database directly (a second connection beside the engine's).
         if (phase_ == 0) {
             const int n = std::atoi(st.arg.c_str());
             filler_done_ = false;
@@ -159,6 +163,7 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
             if (!filler_error_.empty()) fail(filler_error_);
             else next();
         }
+#endif
     } else if (st.op == "train_history") {
         // Fine-tune the open model on this session's accepted pairs, as the panel's Start does.
         std::istringstream in(st.arg);

@@ -1,6 +1,14 @@
 #pragma once
-// View-models of every panel. They change only in Controller::apply(event) and in the user actions
-// of Controller (which also produce commands). No ImGui, no GL, no I/O here.
+// View-models of every panel. No ImGui, no GL, no I/O here. Who writes what:
+//  - the panel controllers (ui/controllers/), through their user actions (which also produce
+//    commands) and the events routed to them: job ids, phases, results, errors, progress, log;
+//    a controller writes its own panel's view-model, and another panel's only where the action
+//    crosses over (a history row sent to the workspace, "use this model", stale flags);
+//  - the panels (ui/panels/) bind the user's inputs directly: text fields, sliders, checkboxes,
+//    combos, option structs (ws.options, train.options), selections (history.selected,
+//    train.selected_run), window open flags, and they clear the one-shot flags (focus_*,
+//    show_past_runs) they consume and fill the chart cache (train.curve);
+//  - the test driver (ui/test_driver.cpp) writes inputs the way a user would.
 #include <deque>
 #include <map>
 #include <optional>

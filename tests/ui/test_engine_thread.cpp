@@ -2,6 +2,7 @@
 // a tiny real checkpoint from tests/data/models for one end-to-end generation.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -10,12 +11,23 @@
 #include <unistd.h>
 
 #include "t5s/engine_thread.h"
+#include "t5s/jobs.h"
 #include "fake_model.h"
+#ifdef T5S_TEST_HOOKS
+#include "engine_thread/test_hooks.h"
+#endif
 
 using namespace t5s;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The event as a T (T = Event: any event), or null.
+template <class T>
+const T* as(const Event& e) {
+    if constexpr (std::is_same_v<T, Event>) return &e;
+    else return std::get_if<T>(&e);
+}
 
 struct Collector {
     EngineThread& engine;
@@ -25,11 +37,13 @@ struct Collector {
     T wait_for(Pred pred, double seconds = 60.0) {
         const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
         size_t seen = 0;  // job ids are unique: earlier events count too
-        while (Clock::now() < deadline) {
+        for (;;) {
             for (auto& e : engine.drain_events()) all.push_back(std::move(e));
             for (; seen < all.size(); ++seen)
-                if (auto* t = std::get_if<T>(&all[seen]); t && pred(*t)) return *t;
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                if (auto* t = as<T>(all[seen]); t && pred(*t)) return *t;
+            const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+            if (left <= 0) break;
+            engine.wait_for_events(left);  // wakes on the next event
         }
         std::string seen_kinds;
         for (const auto& e : all) {
@@ -38,6 +52,21 @@ struct Collector {
         }
         FAIL("timed out waiting for an event; events seen:" << seen_kinds);
         return T{};
+    }
+    // Fails if an event matching pred arrives within `seconds` (a check that something does NOT
+    // happen can only watch for a while; callers size the window from a measured duration).
+    template <class T, class Pred>
+    void expect_none(Pred pred, double seconds) {
+        const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+        size_t seen = all.size();
+        for (;;) {
+            for (auto& e : engine.drain_events()) all.push_back(std::move(e));
+            for (; seen < all.size(); ++seen)
+                if (auto* t = as<T>(all[seen]); t && pred(*t)) FAIL("an event arrived that should not have");
+            const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+            if (left <= 0) return;
+            engine.wait_for_events(left);
+        }
     }
     template <class T>
     T wait_job(JobId job, double seconds = 60.0) {
@@ -93,9 +122,9 @@ TEST_CASE("engine thread: load, generate, history, events", "[engine_thread]") {
     col.wait_job<GenerationStep>(job, 1.0);
 
     // Decisions and a history query on the io lane.
-    const JobId acc = engine.submit(RecordDecision{done.history_ids[0], 1, DecisionKind::Accept, {}});
+    const JobId acc = engine.submit(RecordDecision{done.history_ids[0], 1, EventKind::Accept, {}});
     col.wait_job<DecisionRecorded>(acc);
-    const JobId ed = engine.submit(RecordDecision{done.history_ids[1], 0, DecisionKind::Edit, "edited"});
+    const JobId ed = engine.submit(RecordDecision{done.history_ids[1], 0, EventKind::Edit, "edited"});
     col.wait_job<DecisionRecorded>(ed);
     QueryHistory q;
     q.query.filter.accepted_only = true;
@@ -288,12 +317,15 @@ TEST_CASE("engine thread: batch augmentation pauses, resumes and skips rows done
     std::filesystem::remove_all(dir);
 }
 
+// Needs EngineTestAccess (engine_thread/test_hooks.h), which only builds with the test hooks (on with the test suite unless
+// -DT5S_TEST_HOOKS=OFF; tests/ui.cmake says so at configure time when they are off).
+#ifdef T5S_TEST_HOOKS
 TEST_CASE("engine thread: a dead lane is reported and restart brings it back", "[engine_thread]") {
     auto dir = temp_dir("restart");
     EngineThread engine(fake_config());
     Collector col{engine};
     CHECK(engine.alive());
-    engine.submit(CrashLaneForTest{false});
+    EngineTestAccess::crash_lane(engine, false);
     col.wait_for<EngineDied>([](const EngineDied&) { return true; });
     CHECK_FALSE(engine.alive());
     CHECK_FALSE(engine.death_message().empty());
@@ -303,13 +335,11 @@ TEST_CASE("engine thread: a dead lane is reported and restart brings it back", "
     CHECK(loaded.info.model_type == "fake");
     std::filesystem::remove_all(dir);
 }
+#endif
 
 TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", "[engine_thread][model]") {
     const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
-    if (!std::filesystem::exists(model / "config.json")) {
-        WARN("no tiny model at " << model << "; skipped");
-        return;
-    }
+    REQUIRE(std::filesystem::exists(model / "config.json"));  // part of the repository
     EngineConfig c;
     c.telemetry_hz = 0;
     EngineThread engine(c);
@@ -318,18 +348,12 @@ TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", 
     ro.device = Device::Cpu;
     ro.threads = 1;
     const JobId load = engine.submit(LoadModel{model, ro});
-    // Either it loads, or (scratch builds without torch) it fails with a message.
-    for (int i = 0; i < 2000; ++i) {
-        if (auto f = col.failure_of(load)) {
-            WARN("model did not load: " << f->message);
-            return;
-        }
-        bool ok = false;
-        for (auto& e : col.all)
-            if (auto* m = std::get_if<ModelLoaded>(&e); m && m->job == load) ok = true;
-        if (ok) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    // The model must load: a failure here is a failure of the test, not a skip.
+    col.wait_for<Event>([&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
+        auto* m = std::get_if<ModelLoaded>(&e);
+        return m && m->job == load;
+    }, 120);
     Generate g;
     g.texts = {"hello world", "今日は"};
     g.options.max_new_tokens = 8;
@@ -375,6 +399,12 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     };
     EngineConfig c;
     c.telemetry_hz = 0;
+    // A fake model in a folder named "blocker" keeps the model lane busy until cancelled (to queue a
+    // training run behind it); every other folder loads for real.
+    c.model_factory = [](const std::filesystem::path& d, const RuntimeOptions& o) -> std::unique_ptr<Model> {
+        if (d.filename() == "blocker") return make_fake_model(d, o, 5);
+        return Model::load(d, o);
+    };
     EngineThread engine(c);
     Collector col{engine};
     auto updates_of = [&](JobId job) {
@@ -432,27 +462,36 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     auto loaded = col.wait_job<ModelLoaded>(engine.submit(LoadModel{final_dir, ro}), 60);
     CHECK(loaded.info.dir == final_dir);
 
-    // Paused right after submitting: once the pause is acknowledged, no new step runs until
-    // ResumeJob; then it finishes. The lane may already have started the run when PauseJob lands
-    // (a loaded CI machine can deschedule this thread), so at most the one step in flight then may
-    // still complete; the run is long enough that it can't finish before the pause.
+    // Paused before it starts: queued behind a generation that holds the model lane, so the pause
+    // is in place before the trainer runs. No step may run until ResumeJob: no Step event before
+    // it (watched for many step times after the run reached its plan), and the first Step after
+    // it is step 1.
+    double step_s = 0.05;  // seconds per step of the first run (its last Step's elapsed / steps)
+    for (const auto& e : updates)
+        if (e.kind == TrainingEvent::Kind::Step && e.step > 0) step_s = std::max(step_s, e.elapsed_s / double(e.step));
+    std::filesystem::create_directories(dir / "blocker");
+    REQUIRE(col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir / "blocker", ro}), 30).info.model_type == "fake");
+    Generate hold;
+    hold.texts = {std::string(4000, 'x')};  // 4000 steps of 5 ms: far longer than this test waits
+    hold.options.max_new_tokens = 4000;
+    hold.record_history = false;
+    const JobId holder = engine.submit(hold);
+    col.wait_for<GenerationStep>([&](const GenerationStep& g) { return g.job == holder; }, 30);
     const JobId j2 = engine.submit(StartTraining{options("run2", 20)});
     engine.submit(PauseJob{j2});
     auto paused = col.wait_job<JobPaused>(j2, 10);
-    CHECK(paused.job == j2);
+    CHECK(paused.done == 0);  // acknowledged before any step
+    engine.submit(Cancel{holder});
+    CHECK(col.wait_job<JobFailed>(holder, 30).code == ErrorCode::Cancelled);
     col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j2 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
-    auto last_step_of = [&](JobId job) {
-        int64_t last = 0;
-        for (const auto& e : updates_of(job))
-            if (e.kind == TrainingEvent::Kind::Step) last = std::max(last, e.step);
-        return last;
+    auto is_step_of = [](JobId job) {
+        return [job](const TrainingUpdate& u) { return u.job == job && u.event.kind == TrainingEvent::Kind::Step; };
     };
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    const int64_t at_pause = last_step_of(j2);
-    CHECK(at_pause <= paused.done + 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    CHECK(last_step_of(j2) == at_pause);  // nothing ran while paused
+    col.expect_none<TrainingUpdate>(is_step_of(j2), std::max(0.5, 10 * step_s));
+    for (const auto& e : updates_of(j2)) CHECK(e.kind != TrainingEvent::Kind::Step);  // drained just now
     engine.submit(ResumeJob{j2});
+    auto first = col.wait_for<TrainingUpdate>(is_step_of(j2), 60);
+    CHECK(first.event.step == 1);
     auto fin2 = col.wait_job<JobFinished>(j2, 120);
     CHECK(fin2.summary.find("completed after 20 steps") != std::string::npos);
 
@@ -588,4 +627,85 @@ TEST_CASE("engine thread: training on history pairs is recorded with its curve a
     CHECK(col.wait_job<TrainingRunsLoaded>(engine.submit(QueryTrainingRuns{}), 30).runs.empty());
     CHECK(std::filesystem::exists(dir / "run" / "final" / "config.json"));
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("job registry: ids, states, requests, settings and hooks without the engine lanes", "[engine_thread][jobs]") {
+    JobRegistry registry;
+    auto gen = registry.create(JobKind::Generate);
+    auto batch = registry.create(JobKind::Batch);
+    auto train = registry.create(JobKind::Train);
+    CHECK(gen->id() == 1);
+    CHECK(batch->id() == 2);
+    CHECK(registry.reserve_id() == 4);  // ids come from one counter
+    CHECK(registry.create(JobKind::Io)->id() == 5);
+    CHECK(gen->state() == JobState::Queued);
+    CHECK_FALSE(gen->pausable());
+    CHECK(batch->pausable());
+
+    // Cancel: the flag Model::generate reads is the job's own.
+    CHECK(registry.cancel(gen->id()));
+    CHECK(gen->cancel_requested());
+    CHECK(gen->generation().cancel.load());
+    CHECK_FALSE(registry.cancel(999));
+
+    // Requests reach a body's own flags through the hook, and cancel wakes a paused job.
+    std::vector<JobSignal> seen;
+    train->on_signal([&](JobSignal s) { seen.push_back(s); });
+    train->pause();
+    CHECK(train->pause_requested());
+    train->resume();
+    CHECK_FALSE(train->pause_requested());
+    train->pause();
+    train->cancel();
+    CHECK_FALSE(train->pause_requested());
+    CHECK(seen == std::vector<JobSignal>{JobSignal::Pause, JobSignal::Resume, JobSignal::Pause, JobSignal::Cancel});
+
+    // Settings: only jobs that have them take an update.
+    GenerationOptions o;
+    o.temperature = 0.5f;
+    batch->attach_settings(std::make_shared<SettingsHandle>(o));
+    const int n = registry.update_settings([](GenerationOptions g) {
+        g.temperature = 0.9f;
+        return g;
+    });
+    CHECK(n == 1);
+    CHECK(batch->settings()->get().temperature == 0.9f);
+    CHECK(batch->generation().live_settings == batch->settings());
+    CHECK(gen->settings() == nullptr);
+
+    // Progress, the captured error, the listing.
+    batch->set_progress(3, 12);
+    batch->fail(ErrorCode::CorruptFile, "rows.csv: line 4: bad quote");
+    CHECK(batch->state() == JobState::Failed);
+    REQUIRE(batch->error());
+    CHECK(batch->error()->message == "rows.csv: line 4: bad quote");
+    gen->fail(ErrorCode::Cancelled, "cancelled");
+    CHECK(gen->state() == JobState::Cancelled);
+    auto list = registry.snapshot();
+    REQUIRE(list.size() == 4);
+    CHECK(list[1].id == batch->id());
+    CHECK(list[1].done == 3);
+    CHECK(list[1].total == 12);
+    CHECK(list[1].state == JobState::Failed);
+    registry.remove(batch->id());
+    CHECK(registry.find(batch->id()) == nullptr);
+    CHECK(batch->done() == 3);  // the holder's reference stays valid
+
+    // Thread safety: jobs made, cancelled and removed from several threads at once.
+    JobRegistry shared;
+    std::vector<std::thread> threads;
+    std::atomic<int> cancelled{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 500; ++i) {
+                auto job = shared.create(JobKind::Io);
+                if (shared.cancel(job->id()) && job->cancel_requested()) ++cancelled;
+                if (i % 2) shared.remove(job->id());
+                shared.snapshot();
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(cancelled == 2000);
+    CHECK(shared.size() == 1000);
+    CHECK(shared.reserve_id() == 2001);
 }

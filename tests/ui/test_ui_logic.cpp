@@ -80,16 +80,16 @@ TEST_CASE("candidate list: states and decisions", "[ui][candidates]") {
     CandidateList l;
     l.reset("source", 7, cands({"one", "two", "three"}));
     REQUIRE(l.size() == 3);
-    CHECK(l.items()[0].state == CandState::Pending);
+    CHECK(l.items()[0].state == CandidateState::None);
     auto d = l.accept(0);
     REQUIRE(d);
-    CHECK(d->kind == DecisionKind::Accept);
-    CHECK(l.items()[0].state == CandState::Accepted);
+    CHECK(d->kind == EventKind::Accept);
+    CHECK(l.items()[0].state == CandidateState::Accepted);
     CHECK_FALSE(l.accept(0));  // no-op: nothing to record
     d = l.reject(1);
-    CHECK(d->kind == DecisionKind::Reject);
+    CHECK(d->kind == EventKind::Reject);
     d = l.edit(2, "three!");
-    CHECK(d->kind == DecisionKind::Edit);
+    CHECK(d->kind == EventKind::Edit);
     CHECK(d->text == "three!");
     CHECK(l.items()[2].final_text() == "three!");
     CHECK(apply_diff(l.items()[2].diff, true) == "three!");
@@ -97,7 +97,7 @@ TEST_CASE("candidate list: states and decisions", "[ui][candidates]") {
     REQUIRE(pairs.size() == 2);
     CHECK(pairs[0] == std::make_pair(std::string("source"), std::string("one")));
     CHECK(pairs[1].second == "three!");
-    CHECK(l.edit(1, "two")->kind == DecisionKind::Accept);  // edit back to the original = accept
+    CHECK(l.edit(1, "two")->kind == EventKind::Accept);  // edit back to the original = accept
     CHECK_FALSE(l.accept(9));
 }
 
@@ -108,26 +108,26 @@ TEST_CASE("candidate list: undo / redo mirror the decisions", "[ui][candidates]"
     l.edit(1, "B");
     auto u = l.undo();
     REQUIRE(u);
-    CHECK(u->kind == DecisionKind::Undo);
+    CHECK(u->kind == EventKind::Undo);
     CHECK(u->index == 1);
-    CHECK(l.items()[1].state == CandState::Pending);
+    CHECK(l.items()[1].state == CandidateState::None);
     CHECK(l.selected() == 1);
     l.undo();
-    CHECK(l.items()[0].state == CandState::Pending);
+    CHECK(l.items()[0].state == CandidateState::None);
     CHECK_FALSE(l.undo());
     auto r = l.redo();
-    CHECK(r->kind == DecisionKind::Redo);
-    CHECK(l.items()[0].state == CandState::Accepted);
+    CHECK(r->kind == EventKind::Redo);
+    CHECK(l.items()[0].state == CandidateState::Accepted);
     l.redo();
-    CHECK(l.items()[1].state == CandState::Edited);
+    CHECK(l.items()[1].state == CandidateState::Edited);
     CHECK(l.items()[1].edited == "B");
     CHECK_FALSE(l.redo());
     l.undo();
     l.reject(0);  // a new decision clears the redo stack
     CHECK_FALSE(l.can_redo());
-    CHECK(l.items()[0].state == CandState::Rejected);
+    CHECK(l.items()[0].state == CandidateState::Rejected);
     l.undo();
-    CHECK(l.items()[0].state == CandState::Accepted);
+    CHECK(l.items()[0].state == CandidateState::Accepted);
 }
 
 TEST_CASE("keymap: every action bound once, no clashing chords, typing-safe", "[ui][keymap]") {
@@ -218,16 +218,16 @@ TEST_CASE("controller: the annotator loop produces the right commands", "[ui][co
     REQUIRE(rd);
     CHECK(rd->generation_id == 42);
     CHECK(rd->candidate_index == 1);
-    CHECK(rd->kind == DecisionKind::Accept);
+    CHECK(rd->kind == EventKind::Accept);
     c.perform(Action::SelectPrev);
     c.perform(Action::Edit);
     CHECK(s.ws.editing);
     s.ws.edit_buffer = "今日は本当にいい天気です";
     c.commit_edit();
-    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Edit);
+    CHECK(std::get<RecordDecision>(sent.back()).kind == EventKind::Edit);
     CHECK(s.ws.decided[42].size() == 2);
     c.perform(Action::Undo);
-    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Undo);
+    CHECK(std::get<RecordDecision>(sent.back()).kind == EventKind::Undo);
     CHECK(s.ws.decided[42].size() == 1);
     // A failure shows its message where it belongs; OOM suggests a smaller batch.
     c.perform(Action::Generate);
@@ -280,7 +280,7 @@ TEST_CASE("controller: review queue, accept-and-next, batch and export commands"
     CHECK(s.ws.list.generation_id() == 5);
     CHECK(s.ws.list.accepted_pairs().size() == 1);
     c.perform(Action::Undo);
-    CHECK(std::get<RecordDecision>(sent.back()).kind == DecisionKind::Undo);
+    CHECK(std::get<RecordDecision>(sent.back()).kind == EventKind::Undo);
     CHECK(std::get<RecordDecision>(sent.back()).generation_id == 5);
     CHECK(s.ws.list.accepted_pairs().empty());
     c.perform(Action::NextRow);
@@ -640,4 +640,55 @@ TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", 
         CHECK(other.start_async_build());
     }
     ImGui::DestroyContext();
+}
+
+TEST_CASE("controller: events go to the panel that submitted the job", "[ui][controller]") {
+    std::vector<Command> sent;
+    JobId next = 1;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+    auto& s = c.state();
+    ModelInfo info;
+    info.dir = "/m";
+    s.model.path_input = "/m";
+    c.load_model();
+    c.apply(ModelLoaded{s.model.load_job, info, 1.0});
+    // Three panels with a job each.
+    s.batch.rows = {"a", "b"};
+    c.start_batch();
+    const JobId batch = s.batch.job;
+    s.exp.path = "/out.jsonl";
+    c.start_export(false);
+    const JobId exp = s.exp.job;
+    c.refresh_history();
+    const JobId hist = s.history.job;
+    REQUIRE((batch && exp && hist));
+    // Progress of the export moves the export, not the batch.
+    c.apply(Progress{exp, 5, 10, 1.0, 5.0});
+    CHECK(s.exp.done == 5);
+    CHECK(s.batch.done == 0);
+    c.apply(Progress{batch, 1, 2, 1.0, 1.0});
+    CHECK(s.batch.done == 1);
+    CHECK(s.exp.done == 5);
+    // A failed history query shows in the history panel only.
+    c.apply(JobFailed{hist, ErrorCode::CorruptFile, "history.db: malformed"});
+    CHECK(s.history.job == 0);
+    CHECK(s.history.error == "history.db: malformed");
+    CHECK(s.batch.error.empty());
+    CHECK(s.exp.error.empty());
+    CHECK(s.batch.phase == BatchPhase::Running);
+    // A job nobody submitted (an unknown id) changes no panel; its failure is only logged.
+    const size_t log_before = s.log.size();
+    c.apply(Progress{999, 7, 9, 1.0, 1.0});
+    c.apply(JobFailed{999, ErrorCode::InvalidArgument, "no batch job 998 to pause"});
+    CHECK(s.exp.done == 5);
+    CHECK(s.batch.done == 1);
+    CHECK(s.log.size() == log_before + 1);
+    CHECK(s.log.back().text.find("no batch job 998") != std::string::npos);
+    // After its last event a job id belongs to no one: a late duplicate is ignored.
+    c.apply(ExportDone{exp, ExportResult{}});
+    CHECK(s.exp.job == 0);
+    REQUIRE(s.exp.result);
+    s.exp.result.reset();
+    c.apply(ExportDone{exp, ExportResult{}});
+    CHECK_FALSE(s.exp.result);
 }

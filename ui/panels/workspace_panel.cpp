@@ -64,14 +64,14 @@ void draw_candidates(Controller& ctl) {
         ImGui::PushID(i);
         const bool sel = i == list.selected();
         ImVec4 tag(0.7f, 0.7f, 0.7f, 1);
-        if (c.state == CandState::Accepted) tag = ImVec4(0.4f, 0.9f, 0.4f, 1);
-        if (c.state == CandState::Edited) tag = ImVec4(0.4f, 0.8f, 1.0f, 1);
-        if (c.state == CandState::Rejected) tag = ImVec4(1.0f, 0.45f, 0.45f, 1);
+        if (c.state == CandidateState::Accepted) tag = ImVec4(0.4f, 0.9f, 0.4f, 1);
+        if (c.state == CandidateState::Edited) tag = ImVec4(0.4f, 0.8f, 1.0f, 1);
+        if (c.state == CandidateState::Rejected) tag = ImVec4(1.0f, 0.45f, 0.45f, 1);
         char head[96];
         std::snprintf(head, sizeof head, "%d.  score %.3f", i + 1, c.score);
         if (ImGui::Selectable(head, sel, 0, ImVec2(wrap * 0.6f, 0))) list.select(i);
         ImGui::SameLine();
-        ImGui::TextColored(tag, "%s", to_string(c.state));
+        ImGui::TextColored(tag, "%s", state_label(c.state));
         if (sel && ws.editing) {
             if (ws.focus_edit) {
                 ImGui::SetKeyboardFocusHere();

@@ -21,17 +21,13 @@
 #include "t5s/error.h"
 #include "t5s/generation_options.h"
 #include "t5s/history_store.h"
+#include "t5s/jobs.h"
 #include "t5s/model.h"
 #include "t5s/trainer.h"
 
 namespace t5s {
 
-using JobId = uint64_t;  // 0 = none; ids increase from 1
-
 // ---------------------------------------------------------------- shared value types
-enum class DecisionKind { Accept, Reject, Edit, Undo, Redo };
-const char* to_string(DecisionKind kind);
-
 struct Timings {
     double queue_ms = 0.0;        // submit -> start
     double run_ms = 0.0;          // start -> done
@@ -86,7 +82,7 @@ struct QueryHistory { HistoryQuery query; bool with_total = true; };  // total =
 struct RecordDecision {
     GenerationId generation_id = 0;
     int candidate_index = 0;
-    DecisionKind kind = DecisionKind::Accept;
+    EventKind kind = EventKind::Accept;  // the history's decision kinds
     std::string text;                // edited text for Edit
 };
 struct DeleteHistory { std::vector<GenerationId> generation_ids; };
@@ -116,12 +112,10 @@ struct StartTraining {
 };
 struct QueryTrainingRuns { int limit = 50; };          // newest first, with their curves
 struct DeleteTrainingRun { int64_t run_id = 0; };      // the record only; checkpoints stay on disk
-struct CrashLaneForTest { bool io_lane = false; };  // simulates a dead lane (tests of restart)
-
 using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
                              ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
-                             DeleteTrainingRun, CrashLaneForTest>;
+                             DeleteTrainingRun>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -155,7 +149,7 @@ struct DatasetLoaded {
     std::vector<std::string> warnings;       // "file:line: problem" for skipped rows
 };
 struct HistoryLoaded { JobId job = 0; HistoryQuery query; HistoryPage page; int64_t total = -1; };
-struct DecisionRecorded { JobId job = 0; GenerationId generation_id = 0; int candidate_index = 0; DecisionKind kind{}; };
+struct DecisionRecorded { JobId job = 0; GenerationId generation_id = 0; int candidate_index = 0; EventKind kind{}; };
 struct HistoryDeleted { JobId job = 0; int64_t count = 0; };
 struct ExportDone { JobId job = 0; ExportResult result; };
 struct FileExists { JobId job = 0; std::filesystem::path path; };
@@ -199,12 +193,16 @@ public:
 
     JobId submit(Command command);           // never blocks (short lock on a queue)
     std::vector<Event> drain_events();       // swaps the event vector under a lock
+    // Blocks until an event is waiting to be drained or `timeout_s` passed; true when one is.
+    // For front ends and tests that have nothing else to do than wait (the UI drains per frame).
+    bool wait_for_events(double timeout_s);
     bool alive() const;                      // false once a lane died
     std::string death_message() const;
     void restart();                          // joins dead lanes, starts fresh ones (model unloaded)
     int queue_length() const;
 
 private:
+    friend struct EngineTestAccess;  // engine/src/engine_thread/test_hooks.h: test builds only
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

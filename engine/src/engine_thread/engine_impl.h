@@ -1,5 +1,7 @@
 #pragma once
 // Private state of EngineThread, shared by engine_thread.cpp, model_jobs.cpp and io_jobs.cpp.
+// Every submitted command that does work becomes a Job in `jobs` (t5s/jobs.h) and a LaneTask on
+// one of the two lanes; Cancel / PauseJob / ResumeJob / UpdateSettings act on the registry at once.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -7,44 +9,46 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <thread>
 
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
+#include "t5s/jobs.h"
 
 namespace t5s::detail {
 
-struct Task {
-    JobId id = 0;
-    Command command;
-    std::chrono::steady_clock::time_point submitted;
+using Clock = std::chrono::steady_clock;
+
+// Rows of a BatchAugment already done: kept across pause / resume.
+struct BatchRun {
+    std::vector<bool> done;
 };
+
+struct LaneTask {
+    std::shared_ptr<Job> job;
+    Command command;
+    Clock::time_point submitted;
+    std::shared_ptr<BatchRun> batch;       // BatchAugment only
+    std::shared_ptr<TrainingJob> trainer;  // StartTraining only: made at submit so PauseJob works before it runs
+#ifdef T5S_TEST_HOOKS
+    bool crash_lane = false;  // EngineTestAccess::crash_lane: the lane dies on it
+#endif
+};
+
+// How a job body left its lane: done (the job leaves the registry) or parked (a paused batch,
+// kept off the lanes until ResumeJob puts it back).
+enum class JobEnd { Done, Parked };
+
+enum class LaneId { Model, Io };
 
 struct Lane {
     std::mutex mutex;
     std::condition_variable cv;
-    std::deque<Task> queue;
+    std::deque<LaneTask> queue;
     std::thread thread;
     bool stop = false;
     std::atomic<int> running{0};
-};
-
-struct BatchState {
-    BatchAugment request;
-    std::shared_ptr<SettingsHandle> settings;  // UpdateSettings lands here; read per row batch
-    std::vector<bool> done;
-    std::atomic<bool> pause{false};
-    std::atomic<bool> cancel{false};
-    std::atomic<bool> paused{false};
-    std::atomic<bool> running{false};
-};
-
-struct TrainingState {
-    explicit TrainingState(TrainingOptions o) : job(std::move(o)) {}
-    TrainingJob job;                      // pause()/resume()/stop() from submit(); run() on the model lane
-    std::atomic<int64_t> step{0}, total{0};  // last Step seen (for JobPaused)
-    bool started = false;                 // guarded by control_mutex: run() reached on the lane
 };
 
 struct LaneCrash {};
@@ -53,19 +57,17 @@ GenerationOptions merge_live(GenerationOptions current, const GenerationOptions&
 
 struct EngineImpl {
     EngineConfig config;
-    std::atomic<JobId> next_id{1};
-    std::chrono::steady_clock::time_point started;
+    Clock::time_point started;
+    JobRegistry jobs;
 
     std::mutex events_mutex;
+    std::condition_variable events_cv;  // notified by emit()
     std::vector<Event> events;
 
     Lane model_lane, io_lane;
 
-    mutable std::mutex control_mutex;  // guards the maps below and dead/death_message
-    std::map<JobId, std::shared_ptr<GenerationControl>> running_generations;
-    std::map<JobId, std::shared_ptr<BatchState>> batches;
-    std::map<JobId, std::shared_ptr<TrainingState>> trainings;  // running StartTraining jobs
-    std::set<JobId> cancelled_queued;
+    mutable std::mutex control_mutex;  // guards parked, dead and death_message
+    std::map<JobId, LaneTask> parked;  // paused batches
     bool dead = false;
     std::string death_message;
 
@@ -82,16 +84,22 @@ struct EngineImpl {
     std::condition_variable sampler_cv;
     bool sampler_stop = false;
 
+    // engine_thread.cpp: routing and lanes
     JobId submit(Command command);
+    std::optional<JobId> act_now(const Command& command);  // Cancel, PauseJob, ResumeJob, UpdateSettings
+    JobId enqueue_job(Command command);
     void emit(Event event);
-    void fail(JobId job, ErrorCode code, std::string message);
-    bool take_queued_cancel(JobId job);
-    std::shared_ptr<BatchState> find_batch(JobId job);
-    void enqueue(Lane& lane, Task task);
+    void fail(JobId job, ErrorCode code, std::string message);  // JobFailed for a command that is no job
+    void fail(Job& job, ErrorCode code, std::string message);   // the job's error + JobFailed
+    void park(LaneTask task);
+    std::optional<LaneTask> unpark(JobId job);
+    Lane& lane(LaneId id) { return id == LaneId::Model ? model_lane : io_lane; }
+    void enqueue(Lane& lane, LaneTask task);
     void lane_loop(Lane& lane, bool model_lane);
-    void run_guarded(Task& task, bool model_lane);
-    void run_model_job(Task& task);  // model_jobs.cpp
-    void run_io_job(Task& task);     // io_jobs.cpp
+    void run_task(LaneTask& task, bool model_lane);
+    JobEnd run_guarded(LaneTask& task, bool model_lane);
+    JobEnd run_model_job(LaneTask& task);  // model_jobs.cpp
+    void run_io_job(LaneTask& task);       // io_jobs.cpp
     void mark_dead(const std::string& message);
     void start_lanes();
     void stop_lanes();
@@ -99,14 +107,16 @@ struct EngineImpl {
     int queue_length();
 
     // model_jobs.cpp helpers
-    void load_model(JobId id, const LoadModel& cmd);
-    void generate(JobId id, const Generate& cmd, std::chrono::steady_clock::time_point submitted);
-    void run_batch(JobId id);
-    void run_training(JobId id, const StartTraining& cmd);  // state registered by submit()
-    std::shared_ptr<TrainingState> find_training(JobId job);
+    void load_model(Job& job, const LoadModel& cmd);
+    void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
+    JobEnd run_batch(LaneTask& task);
+    void run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd);
     HistoryStore* history_for_model_lane();
     HistoryStore& history_for_io_lane();
 };
 
-
 }  // namespace t5s::detail
+
+namespace t5s {
+struct EngineThread::Impl : detail::EngineImpl {};
+}  // namespace t5s

@@ -11,17 +11,6 @@
 
 namespace t5s {
 
-const char* to_string(DecisionKind kind) {
-    switch (kind) {
-        case DecisionKind::Accept: return "accept";
-        case DecisionKind::Reject: return "reject";
-        case DecisionKind::Edit: return "edit";
-        case DecisionKind::Undo: return "undo";
-        case DecisionKind::Redo: return "redo";
-    }
-    return "?";
-}
-
 int64_t process_rss_bytes() {
     std::FILE* f = std::fopen("/proc/self/statm", "r");
     if (!f) return 0;
@@ -34,43 +23,64 @@ int64_t process_rss_bytes() {
 
 namespace detail {
 
-using Clock = std::chrono::steady_clock;
-
 void EngineImpl::emit(Event event) {
-    std::lock_guard<std::mutex> lock(events_mutex);
-    events.push_back(std::move(event));
+    {
+        std::lock_guard<std::mutex> lock(events_mutex);
+        events.push_back(std::move(event));
+    }
+    events_cv.notify_all();
 }
 
 void EngineImpl::fail(JobId job, ErrorCode code, std::string message) {
     emit(JobFailed{job, code, std::move(message)});
 }
 
-bool EngineImpl::take_queued_cancel(JobId job) {
-    std::lock_guard<std::mutex> lock(control_mutex);
-    return cancelled_queued.erase(job) > 0;
+void EngineImpl::fail(Job& job, ErrorCode code, std::string message) {
+    job.fail(code, message);
+    emit(JobFailed{job.id(), code, std::move(message)});
 }
 
-void EngineImpl::run_guarded(Task& task, bool model_lane) {
+// Every exception of a job body is caught here and becomes JobFailed (the lane lives on).
+JobEnd EngineImpl::run_guarded(LaneTask& task, bool model_lane) {
+    Job& job = *task.job;
     try {
-        if (model_lane) run_model_job(task);
-        else run_io_job(task);
+        if (model_lane) return run_model_job(task);
+        run_io_job(task);
     } catch (const Error& e) {
-        fail(task.id, e.code(), e.what());
+        fail(job, e.code(), e.what());
     } catch (const std::bad_alloc&) {
-        fail(task.id, ErrorCode::OutOfMemory, "out of memory (host allocation failed); try a smaller batch");
+        fail(job, ErrorCode::OutOfMemory, "out of memory (host allocation failed); try a smaller batch");
     } catch (const std::exception& e) {
         const std::string what = e.what();
         const bool oom = what.find("out of memory") != std::string::npos || what.find("OutOfMemory") != std::string::npos;
-        fail(task.id, oom ? ErrorCode::OutOfMemory : ErrorCode::Internal, what);
+        fail(job, oom ? ErrorCode::OutOfMemory : ErrorCode::Internal, what);
     } catch (...) {
-        fail(task.id, ErrorCode::Internal, "unknown exception in job");
+        fail(job, ErrorCode::Internal, "unknown exception in job");
     }
+    return JobEnd::Done;
+}
+
+// One task from a lane: skipped when cancelled while queued, else run; then the job leaves the
+// registry unless its body parked it (a paused batch).
+void EngineImpl::run_task(LaneTask& task, bool model_lane) {
+#ifdef T5S_TEST_HOOKS
+    if (task.crash_lane) throw LaneCrash{};
+#endif
+    const std::shared_ptr<Job> job = task.job;  // the task may be moved away when parked
+    if (job->cancel_requested()) {
+        fail(*job, ErrorCode::Cancelled, "cancelled before it started");
+    } else {
+        job->set_state(JobState::Running);
+        if (run_guarded(task, model_lane) == JobEnd::Parked) return;
+        if (!job->finished()) job->set_state(JobState::Finished);
+    }
+    jobs.remove(job->id());
 }
 
 void EngineImpl::lane_loop(Lane& lane, bool model_lane) {
     try {
         for (;;) {
-            Task task;
+            LaneTask task;
             {
                 std::unique_lock<std::mutex> lock(lane.mutex);
                 lane.cv.wait(lock, [&] { return lane.stop || !lane.queue.empty(); });
@@ -79,12 +89,7 @@ void EngineImpl::lane_loop(Lane& lane, bool model_lane) {
                 lane.queue.pop_front();
                 lane.running = 1;
             }
-            if (std::holds_alternative<CrashLaneForTest>(task.command)) throw LaneCrash{};
-            if (take_queued_cancel(task.id)) {
-                fail(task.id, ErrorCode::Cancelled, "cancelled before it started");
-            } else {
-                run_guarded(task, model_lane);
-            }
+            run_task(task, model_lane);
             lane.running = 0;
         }
     } catch (const LaneCrash&) {
@@ -115,15 +120,7 @@ void EngineImpl::start_lanes() {
 }
 
 void EngineImpl::stop_lanes() {
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        for (auto& [id, control] : running_generations) control->cancel = true;
-        for (auto& [id, batch] : batches) batch->cancel = true;
-        for (auto& [id, training] : trainings) {
-            training->job.stop();
-            training->job.resume();  // a paused trainer waits: let it see the stop
-        }
-    }
+    jobs.cancel_all();  // running bodies stop at their next safe point; a paused trainer wakes to stop
     for (Lane* lane : {&model_lane, &io_lane}) {
         {
             std::lock_guard<std::mutex> lock(lane->mutex);
@@ -135,12 +132,28 @@ void EngineImpl::stop_lanes() {
         if (lane->thread.joinable()) lane->thread.join();
 }
 
-void EngineImpl::enqueue(Lane& lane, Task task) {
+void EngineImpl::enqueue(Lane& lane, LaneTask task) {
     {
         std::lock_guard<std::mutex> lock(lane.mutex);
         lane.queue.push_back(std::move(task));
     }
     lane.cv.notify_one();
+}
+
+void EngineImpl::park(LaneTask task) {
+    task.job->set_state(JobState::Paused);
+    const JobId id = task.job->id();
+    std::lock_guard<std::mutex> lock(control_mutex);
+    parked.insert_or_assign(id, std::move(task));
+}
+
+std::optional<LaneTask> EngineImpl::unpark(JobId job) {
+    std::lock_guard<std::mutex> lock(control_mutex);
+    auto it = parked.find(job);
+    if (it == parked.end()) return std::nullopt;
+    LaneTask task = std::move(it->second);
+    parked.erase(it);
+    return task;
 }
 
 // The engine's own CUDA numbers (torch allocator + cudaMemGetInfo); available=false on CPU.
@@ -192,119 +205,6 @@ int EngineImpl::queue_length() {
     return n;
 }
 
-// Commands that act at once on running jobs; the rest go to a lane.
-JobId EngineImpl::submit(Command command) {
-    const JobId id = next_id.fetch_add(1);
-    if (auto* c = std::get_if<Cancel>(&command)) {
-        bool found = false;
-        {
-            std::lock_guard<std::mutex> lock(control_mutex);
-            if (auto it = running_generations.find(c->job); it != running_generations.end()) {
-                it->second->cancel = true;
-                found = true;
-            }
-            if (auto it = batches.find(c->job); it != batches.end()) {
-                it->second->cancel = true;
-                found = true;
-            }
-            if (auto it = trainings.find(c->job); it != trainings.end()) {
-                if (it->second->started) {
-                    it->second->job.stop();    // saves a checkpoint, then Finished(stopped)
-                    it->second->job.resume();  // a paused trainer must wake up to stop
-                    found = true;
-                } else {
-                    trainings.erase(it);  // still queued: the lane fails it as cancelled
-                }
-            }
-            if (!found) cancelled_queued.insert(c->job);
-        }
-        if (auto b = find_batch(c->job); b && b->paused && !b->running) {
-            // A paused batch is not on a lane: finish it here.
-            emit(JobFailed{c->job, ErrorCode::Cancelled, "cancelled while paused"});
-            std::lock_guard<std::mutex> lock(control_mutex);
-            batches.erase(c->job);
-        }
-        return id;
-    }
-    if (auto* p = std::get_if<PauseJob>(&command)) {
-        if (auto t = find_training(p->job)) {
-            t->job.pause();  // the trainer waits at its next micro-batch boundary
-            emit(JobPaused{p->job, t->step.load(), t->total.load()});
-        } else if (auto b = find_batch(p->job)) b->pause = true;
-        else fail(id, ErrorCode::InvalidArgument, "no batch job " + std::to_string(p->job) + " to pause");
-        return id;
-    }
-    if (auto* u = std::get_if<UpdateSettings>(&command)) {
-        try {
-            validate_generation_options(u->options);
-        } catch (const Error& e) {
-            fail(id, e.code(), e.what());
-            return id;
-        }
-        int n = 0;
-        {
-            std::lock_guard<std::mutex> lock(control_mutex);
-            for (auto& [job, control] : running_generations) {
-                if (control->live_settings) control->live_settings->set(merge_live(control->live_settings->get(), u->options));
-                ++n;
-            }
-            for (auto& [job, batch] : batches) {
-                batch->settings->set(merge_live(batch->settings->get(), u->options));
-                ++n;
-            }
-        }
-        emit(SettingsUpdated{id, n});
-        return id;
-    }
-    if (auto* t = std::get_if<StartTraining>(&command)) {
-        // Registered now so that PauseJob works before the run starts (it then waits before step 1).
-        std::lock_guard<std::mutex> lock(control_mutex);
-        trainings[id] = std::make_shared<TrainingState>(t->options);
-    }
-    if (auto* b = std::get_if<BatchAugment>(&command)) {
-        auto state = std::make_shared<BatchState>();
-        state->request = *b;
-        state->settings = std::make_shared<SettingsHandle>(b->options);
-        state->done = b->done;
-        state->done.resize(b->rows.size(), false);
-        std::lock_guard<std::mutex> lock(control_mutex);
-        batches[id] = state;
-    }
-    if (auto* r = std::get_if<ResumeJob>(&command)) {
-        if (auto t = find_training(r->job)) {
-            t->job.resume();
-            return id;
-        }
-        auto b = find_batch(r->job);
-        if (!b) {
-            fail(id, ErrorCode::InvalidArgument, "no paused batch job " + std::to_string(r->job));
-            return id;
-        }
-        b->pause = false;
-        b->paused = false;
-        enqueue(model_lane, Task{r->job, std::move(command), Clock::now()});
-        return id;
-    }
-    const bool model = std::holds_alternative<LoadModel>(command) || std::holds_alternative<UnloadModel>(command) ||
-                       std::holds_alternative<Generate>(command) || std::holds_alternative<BatchAugment>(command) ||
-                       std::holds_alternative<StartTraining>(command) ||
-                       (std::holds_alternative<CrashLaneForTest>(command) && !std::get<CrashLaneForTest>(command).io_lane);
-    enqueue(model ? model_lane : io_lane, Task{id, std::move(command), Clock::now()});
-    return id;
-}
-
-std::shared_ptr<TrainingState> EngineImpl::find_training(JobId job) {
-    std::lock_guard<std::mutex> lock(control_mutex);
-    auto it = trainings.find(job);
-    return it == trainings.end() ? nullptr : it->second;
-}
-
-std::shared_ptr<BatchState> EngineImpl::find_batch(JobId job) {
-    std::lock_guard<std::mutex> lock(control_mutex);
-    auto it = batches.find(job);
-    return it == batches.end() ? nullptr : it->second;
-}
-
 // Fields a running job may change: the per-step ones (the decoder's own list), plus length and
 // filtering, which apply from the job's next request (e.g. the next rows of a batch).
 GenerationOptions merge_live(GenerationOptions current, const GenerationOptions& update) {
@@ -316,8 +216,6 @@ GenerationOptions merge_live(GenerationOptions current, const GenerationOptions&
 }
 
 }  // namespace detail
-
-struct EngineThread::Impl : detail::EngineImpl {};
 
 EngineThread::EngineThread(EngineConfig config) : impl_(std::make_unique<Impl>()) {
     impl_->config = std::move(config);
@@ -349,6 +247,12 @@ std::vector<Event> EngineThread::drain_events() {
     return out;
 }
 
+bool EngineThread::wait_for_events(double timeout_s) {
+    std::unique_lock<std::mutex> lock(impl_->events_mutex);
+    return impl_->events_cv.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                                     [&] { return !impl_->events.empty(); });
+}
+
 bool EngineThread::alive() const {
     std::lock_guard<std::mutex> lock(impl_->control_mutex);
     return !impl_->dead;
@@ -361,23 +265,21 @@ std::string EngineThread::death_message() const {
 
 void EngineThread::restart() {
     impl_->stop_lanes();
-    std::vector<detail::Task> lost;
+    std::vector<detail::LaneTask> lost;
     for (detail::Lane* lane : {&impl_->model_lane, &impl_->io_lane}) {
         std::lock_guard<std::mutex> lock(lane->mutex);
         for (auto& t : lane->queue) lost.push_back(std::move(t));
         lane->queue.clear();
         lane->running = 0;
     }
-    for (auto& t : lost) impl_->fail(t.id, ErrorCode::Cancelled, "engine restarted before this job ran");
+    for (auto& t : lost) impl_->fail(*t.job, ErrorCode::Cancelled, "engine restarted before this job ran");
     impl_->model.reset();
     impl_->model_history.reset();
     impl_->io_history.reset();
+    impl_->jobs.clear();
     {
         std::lock_guard<std::mutex> lock(impl_->control_mutex);
-        impl_->running_generations.clear();
-        impl_->batches.clear();
-        impl_->trainings.clear();
-        impl_->cancelled_queued.clear();
+        impl_->parked.clear();
         impl_->dead = false;
         impl_->death_message.clear();
     }

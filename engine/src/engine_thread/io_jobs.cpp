@@ -35,8 +35,8 @@ HistoryStore& EngineImpl::history_for_io_lane() {
     return *io_history;
 }
 
-void EngineImpl::run_io_job(Task& task) {
-    const JobId id = task.id;
+void EngineImpl::run_io_job(LaneTask& task) {
+    const JobId id = task.job->id();
     std::visit(
         Overload{
             [&](const LoadDataset& c) {
@@ -54,11 +54,11 @@ void EngineImpl::run_io_job(Task& task) {
             [&](const RecordDecision& c) {
                 auto& h = history_for_io_lane();
                 switch (c.kind) {
-                    case DecisionKind::Accept: h.accept(c.generation_id, c.candidate_index); break;
-                    case DecisionKind::Reject: h.reject(c.generation_id, c.candidate_index); break;
-                    case DecisionKind::Edit: h.edit(c.generation_id, c.candidate_index, c.text); break;
-                    case DecisionKind::Undo: h.undo(c.generation_id); break;
-                    case DecisionKind::Redo: h.redo(c.generation_id); break;
+                    case EventKind::Accept: h.accept(c.generation_id, c.candidate_index); break;
+                    case EventKind::Reject: h.reject(c.generation_id, c.candidate_index); break;
+                    case EventKind::Edit: h.edit(c.generation_id, c.candidate_index, c.text); break;
+                    case EventKind::Undo: h.undo(c.generation_id); break;
+                    case EventKind::Redo: h.redo(c.generation_id); break;
                 }
                 emit(DecisionRecorded{id, c.generation_id, c.candidate_index, c.kind});
             },

@@ -14,8 +14,6 @@
 
 namespace t5s::detail {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
@@ -34,23 +32,26 @@ HistoryStore* EngineImpl::history_for_model_lane() {
     return model_history.get();
 }
 
-void EngineImpl::run_model_job(Task& task) {
+JobEnd EngineImpl::run_model_job(LaneTask& task) {
+    Job& job = *task.job;
+    JobEnd end = JobEnd::Done;
     std::visit(Overload{
-                   [&](const LoadModel& c) { load_model(task.id, c); },
+                   [&](const LoadModel& c) { load_model(job, c); },
                    [&](const UnloadModel&) {
                        model.reset();
-                       emit(ModelUnloaded{task.id});
+                       emit(ModelUnloaded{job.id()});
                    },
-                   [&](const Generate& c) { generate(task.id, c, task.submitted); },
-                   [&](const BatchAugment&) { run_batch(task.id); },
-                   [&](const ResumeJob&) { run_batch(task.id); },
-                   [&](const StartTraining& c) { run_training(task.id, c); },
+                   [&](const Generate& c) { generate(job, c, task.submitted); },
+                   [&](const BatchAugment&) { end = run_batch(task); },
+                   [&](const StartTraining& c) { run_training(job, *task.trainer, c); },
                    [&](const auto&) { throw Error(ErrorCode::Internal, "command routed to the wrong lane"); },
                },
                task.command);
+    return end;
 }
 
-void EngineImpl::load_model(JobId id, const LoadModel& cmd) {
+void EngineImpl::load_model(Job& job, const LoadModel& cmd) {
+    const JobId id = job.id();
     emit(JobStarted{id, "load"});
     const auto t0 = Clock::now();
     model.reset();  // free the old one first: two models may not fit
@@ -80,7 +81,8 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
 
 }  // namespace
 
-void EngineImpl::generate(JobId id, const Generate& cmd, Clock::time_point submitted) {
+void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submitted) {
+    const JobId id = job.id();
     emit(JobStarted{id, "generate"});
     const auto t0 = Clock::now();
     if (!model) throw Error(ErrorCode::InvalidArgument, "no model loaded: open a model folder first");
@@ -90,11 +92,12 @@ void EngineImpl::generate(JobId id, const Generate& cmd, Clock::time_point submi
     if (options.do_sample && options.seed < 0)
         options.seed = int64_t(std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffff);
 
-    auto control = std::make_shared<GenerationControl>();
-    control->live_settings = std::make_shared<SettingsHandle>(options);
+    // From here on UpdateSettings reaches this request (a queued one keeps what it was given).
+    job.attach_settings(std::make_shared<SettingsHandle>(options));
+    GenerationControl& control = job.generation();
     int64_t tokens = 0;
     auto last_emit = Clock::now() - std::chrono::seconds(1);
-    control->on_step = [&](const StepInfo& s) {
+    control.on_step = [&, id](const StepInfo& s) {  // called only inside model->generate below
         tokens += s.tokens_generated;
         tokens_total += s.tokens_generated;
         const auto now = Clock::now();
@@ -103,24 +106,12 @@ void EngineImpl::generate(JobId id, const Generate& cmd, Clock::time_point submi
             emit(GenerationStep{id, s.step, s.active_rows, tokens});
         }
     };
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        running_generations[id] = control;
-    }
-    struct Unregister {
-        EngineImpl* self;
-        JobId id;
-        ~Unregister() {
-            std::lock_guard<std::mutex> lock(self->control_mutex);
-            self->running_generations.erase(id);
-        }
-    } unregister{this, id};
 
     std::vector<std::string> inputs;
     inputs.reserve(cmd.texts.size());
     for (const auto& t : cmd.texts) inputs.push_back(cmd.task_prefix + t);
-    auto results = model->generate(inputs, options, control.get());
-    if (control->cancel) throw Error(ErrorCode::Cancelled, "generation cancelled");
+    auto results = model->generate(inputs, options, &control);
+    if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "generation cancelled");
     for (size_t i = 0; i < results.size() && i < cmd.texts.size(); ++i) results[i].input = cmd.texts[i];
 
     GenerationDone done;
@@ -143,84 +134,54 @@ void EngineImpl::generate(JobId id, const Generate& cmd, Clock::time_point submi
     emit(std::move(done));
 }
 
-void EngineImpl::run_batch(JobId id) {
-    std::shared_ptr<BatchState> state;
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        auto it = batches.find(id);
-        if (it == batches.end()) throw Error(ErrorCode::InvalidArgument, "unknown batch job");
-        state = it->second;
-    }
-    struct Finish {
-        EngineImpl* self;
-        JobId id;
-        BatchState* state;
-        bool keep = false;
-        ~Finish() {
-            state->running = false;
-            if (keep) return;
-            std::lock_guard<std::mutex> lock(self->control_mutex);
-            self->batches.erase(id);
-        }
-    } finish{this, id, state.get()};
-    state->running = true;
+// Rows go through the model in batches of options.batch_size; pause and cancel are seen between
+// row batches (cancel also at every decoding step). A paused batch parks its task off the lane.
+JobEnd EngineImpl::run_batch(LaneTask& task) {
+    Job& job = *task.job;
+    const JobId id = job.id();
+    BatchRun& run = *task.batch;
+    const auto& req = std::get<BatchAugment>(task.command);
     emit(JobStarted{id, "batch"});
     if (!model) throw Error(ErrorCode::InvalidArgument, "no model loaded: open a model folder first");
-    const auto& req = state->request;
     const int64_t total = int64_t(req.rows.size());
     HistoryStore* history = history_for_model_lane();
     const std::string origin_prefix = "batch:" + req.name + "#";
     // Rows recorded by an earlier run of the same batch (same name) count as done.
     if (history)
         for (size_t i = 0; i < req.rows.size(); ++i)
-            if (!state->done[i] && history->find_by_origin(origin_prefix + std::to_string(i))) state->done[i] = true;
+            if (!run.done[i] && history->find_by_origin(origin_prefix + std::to_string(i))) run.done[i] = true;
     auto count_done = [&] {
         int64_t n = 0;
-        for (bool d : state->done) n += d;
+        for (bool d : run.done) n += d;
         return n;
     };
     const int64_t done_at_start = count_done();
     const auto t0 = Clock::now();
+    GenerationControl& control = job.generation();  // live_settings: attached at submit
+    control.on_step = [this](const StepInfo& s) { tokens_total += s.tokens_generated; };
     size_t next = 0;
     for (;;) {
-        if (state->cancel) throw Error(ErrorCode::Cancelled, "batch cancelled");
-        if (state->pause) {
-            state->paused = true;
-            finish.keep = true;
-            emit(JobPaused{id, count_done(), total});
-            return;
+        if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
+        if (job.pause_requested()) {
+            const int64_t done = count_done();
+            job.set_progress(done, total);
+            park(std::move(task));  // before JobPaused: a ResumeJob answering it finds the task parked
+            emit(JobPaused{id, done, total});
+            return JobEnd::Parked;
         }
-        GenerationOptions options = state->settings->get();
+        GenerationOptions options = job.settings()->get();
         std::vector<size_t> rows;
         while (next < req.rows.size() && int(rows.size()) < std::max(1, options.batch_size)) {
-            if (!state->done[next]) rows.push_back(next);
+            if (!run.done[next]) rows.push_back(next);
             ++next;
         }
         if (rows.empty()) break;
         validate_generation_options(options);
-        auto control = std::make_shared<GenerationControl>();
-        control->live_settings = state->settings;
-        control->on_step = [&](const StepInfo& s) { tokens_total += s.tokens_generated; };
-        {
-            std::lock_guard<std::mutex> lock(control_mutex);
-            running_generations[id] = control;
-        }
         std::vector<std::string> inputs;
         for (size_t r : rows) inputs.push_back(req.task_prefix + req.rows[r]);
         const auto tb = Clock::now();
-        std::vector<GenerationResult> results;
-        try {
-            results = model->generate(inputs, options, control.get());
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(control_mutex);
-            running_generations.erase(id);
-            throw;
-        }
-        {
-            std::lock_guard<std::mutex> lock(control_mutex);
-            running_generations.erase(id);
-        }
-        if (control->cancel || state->cancel) throw Error(ErrorCode::Cancelled, "batch cancelled");
+        std::vector<GenerationResult> results = model->generate(inputs, options, &control);
+        if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
         std::vector<GenerationId> ids(results.size(), 0);
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];
         if (history) {
@@ -231,45 +192,29 @@ void EngineImpl::run_batch(JobId id) {
             ids = history->record_many(records);
         }
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) {
-            state->done[rows[k]] = true;
+            run.done[rows[k]] = true;
             emit(BatchRowDone{id, int64_t(rows[k]), std::move(results[k]), ids[k]});
         }
         const int64_t d = count_done();
+        job.set_progress(d, total);
         const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
         const double rate = secs > 0 ? double(d - done_at_start) / secs : 0.0;
         emit(Progress{id, d, total, rate, rate > 0 ? double(total - d) / rate : -1.0});
     }
     emit(JobFinished{id, "batch", std::to_string(count_done()) + " of " + std::to_string(total) + " rows done"});
+    return JobEnd::Done;
 }
 
 // Training runs the trainer on this lane: Generate and LoadModel queue behind it. The inference
 // model stays loaded unless the command asks to unload it (training memory on a small GPU).
-void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
+void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd) {
+    const JobId id = job.id();
 #ifndef T5S_HAVE_TRAINER
+    (void)trainer;
     (void)cmd;
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        trainings.erase(id);
-    }
     emit(JobStarted{id, "train"});
     throw Error(ErrorCode::Unsupported, "this build has no trainer (t5s_trainer was not built)");
 #else
-    std::shared_ptr<TrainingState> state;
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        auto it = trainings.find(id);
-        if (it == trainings.end()) throw Error(ErrorCode::Cancelled, "cancelled before it started");
-        state = it->second;
-        state->started = true;
-    }
-    struct Unregister {
-        EngineImpl* self;
-        JobId id;
-        ~Unregister() {
-            std::lock_guard<std::mutex> lock(self->control_mutex);
-            self->trainings.erase(id);
-        }
-    } unregister{this, id};
     emit(JobStarted{id, "train"});
     if (cmd.unload_model && model) {
         model.reset();
@@ -293,12 +238,11 @@ void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
     auto last_step_emit = Clock::now() - std::chrono::seconds(1);
     TrainingResult result;
     try {
-        state->job.set_options(options);
-        result = state->job.run([&](const TrainingEvent& e) {
+        trainer.set_options(options);
+        result = trainer.run([&](const TrainingEvent& e) {
             recorder.on_event(e);
             if (e.kind == TrainingEvent::Kind::Step) {
-                state->step = e.step;
-                state->total = e.total_steps;
+                job.set_progress(e.step, e.total_steps);  // what JobPaused reports
                 const auto now = Clock::now();
                 if (now - last_step_emit < std::chrono::milliseconds(100) && e.step < e.total_steps) return;
                 last_step_emit = now;

@@ -1,0 +1,128 @@
+#include "controllers/batch_controller.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "controllers/workspace_controller.h"
+
+namespace t5s::ui {
+
+void BatchController::load_dataset() {
+    auto& b = s.batch;
+    if (b.path.empty()) {
+        b.error = "type or drop a .txt / .jsonl / .csv / .tsv file first";
+        return;
+    }
+    b.error.clear();
+    b.phase = BatchPhase::Loading;
+    b.dataset_job = submit(LoadDataset{b.path, b.column});
+}
+
+void BatchController::start_batch() {
+    auto& b = s.batch;
+    if (b.rows.empty() || b.phase == BatchPhase::Running) return;
+    if (!s.model.info) {
+        b.error = "no model loaded";
+        return;
+    }
+    BatchAugment cmd;
+    cmd.name = b.name.empty() ? std::filesystem::path(b.path).filename().string() : b.name;
+    cmd.rows = b.rows;
+    cmd.options = ws_.effective_options();
+    cmd.options.num_return_sequences = std::max(1, b.per_row);
+    if (!cmd.options.do_sample) cmd.options.num_beams = std::max(cmd.options.num_beams, cmd.options.num_return_sequences);
+    cmd.task_prefix = s.ws.task_prefix;
+    b.error.clear();
+    b.preview.clear();
+    b.done = 0;
+    b.total = int64_t(b.rows.size());
+    b.rate = 0;
+    b.eta_s = -1;
+    b.job = submit(std::move(cmd));
+    if (b.job) {
+        b.phase = BatchPhase::Running;
+        s.job_kind[b.job] = "batch";
+    }
+}
+
+void BatchController::pause_batch() {
+    if (s.batch.job && s.batch.phase == BatchPhase::Running) ctx.send(PauseJob{s.batch.job});
+}
+
+void BatchController::resume_batch() {
+    if (s.batch.job && s.batch.phase == BatchPhase::Paused) {
+        ctx.send(ResumeJob{s.batch.job});
+        s.batch.phase = BatchPhase::Running;
+    }
+}
+
+void BatchController::cancel_batch() {
+    if (s.batch.job) ctx.send(Cancel{s.batch.job});
+}
+
+void BatchController::review_in_workspace() { ws_.review(s.batch.rows); }
+
+void BatchController::apply(const Event& event) {
+    auto& b = s.batch;
+    if (auto* p = std::get_if<Progress>(&event)) {
+        if (p->job != b.job) return;
+        b.done = p->done;
+        b.total = p->total;
+        b.rate = p->rate;
+        b.eta_s = p->eta_s;
+    } else if (auto* r = std::get_if<BatchRowDone>(&event)) {
+        if (r->job != b.job) return;
+        if (b.preview.size() < 200 && !r->result.candidates.empty()) {
+            b.preview.push_back(r->result.candidates[0].text);
+            ctx.note(r->result.candidates[0].text);
+        }
+        s.history.stale = true;
+    } else if (auto* p = std::get_if<JobPaused>(&event)) {
+        if (p->job != b.job) return;
+        b.phase = BatchPhase::Paused;
+        b.done = p->done;
+        b.total = p->total;
+    } else if (auto* f = std::get_if<JobFinished>(&event)) {
+        if (f->job != b.job) return;
+        b.phase = BatchPhase::Done;
+        b.done = b.total;
+        b.eta_s = 0;
+        ctx.log(false, "batch: " + f->summary);
+    } else if (auto* d = std::get_if<DatasetLoaded>(&event)) {
+        if (d->job != b.dataset_job) return;
+        b.dataset_job = 0;
+        b.columns = d->columns;
+        b.column = d->column;
+        b.rows = d->rows;
+        b.warnings = d->warnings;
+        b.total = int64_t(d->rows.size());
+        b.done = 0;
+        b.name = d->path.filename().string();
+        b.phase = BatchPhase::Ready;
+        for (size_t i = 0; i < d->rows.size() && i < 500; ++i) ctx.note(d->rows[i]);
+        for (const auto& w : d->warnings) ctx.note(w);
+        ctx.log(!d->warnings.empty(), d->path.string() + ": " + std::to_string(d->rows.size()) + " rows" +
+                                          (d->warnings.empty() ? "" : ", " + std::to_string(d->warnings.size()) + " skipped"));
+    }
+}
+
+void BatchController::failed(const JobFailed& e) {
+    const std::string msg = ctx.log_failure(e);
+    auto& b = s.batch;
+    if (e.job == b.dataset_job) {
+        b.dataset_job = 0;
+        b.phase = BatchPhase::Idle;
+        b.error = msg;
+    } else if (e.job == b.job) {
+        b.phase = e.code == ErrorCode::Cancelled ? BatchPhase::Idle : BatchPhase::Failed;
+        b.error = e.code == ErrorCode::Cancelled ? "cancelled" : msg;
+        b.job = 0;
+    }
+}
+
+void BatchController::engine_died() {
+    s.batch.job = 0;
+    if (s.batch.phase == BatchPhase::Running) s.batch.phase = BatchPhase::Failed;
+}
+
+}  // namespace t5s::ui

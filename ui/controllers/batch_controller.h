@@ -1,0 +1,27 @@
+#pragma once
+// Batch panel: load a dataset, augment every row (N candidates each) with pause / resume / cancel.
+#include "controllers/panel_controller.h"
+
+namespace t5s::ui {
+
+class WorkspaceController;
+
+class BatchController : public PanelController {
+public:
+    BatchController(PanelContext& context, WorkspaceController& workspace) : PanelController(context), ws_(workspace) {}
+    void load_dataset();
+    void start_batch();
+    void pause_batch();
+    void resume_batch();
+    void cancel_batch();
+    void review_in_workspace();  // dataset rows -> the workspace's review queue
+
+    void apply(const Event& event) override;
+    void failed(const JobFailed& failure) override;
+    void engine_died() override;
+
+private:
+    WorkspaceController& ws_;  // the generation settings and the review queue
+};
+
+}  // namespace t5s::ui

@@ -1,0 +1,89 @@
+#include "controllers/model_controller.h"
+
+#include <algorithm>
+
+namespace t5s::ui {
+
+namespace {
+const char* kDevices[] = {"auto", "cpu", "cuda"};
+const char* kPrecisions[] = {"fp32", "bf16", "fp16", "int8"};
+}  // namespace
+
+void ModelController::load_model() {
+    auto& m = s.model;
+    if (m.path_input.empty()) {
+        m.error = "type or drop a model folder first";
+        return;
+    }
+    LoadModel cmd;
+    cmd.dir = m.path_input;
+    cmd.runtime.device = m.device == 2 ? Device::Cuda : m.device == 1 ? Device::Cpu : Device::Auto;
+    cmd.runtime.precision = m.precision == 1   ? Precision::Bf16
+                            : m.precision == 2 ? Precision::Fp16
+                            : m.precision == 3 ? Precision::Int8
+                                               : Precision::Fp32;
+    cmd.runtime.threads = m.threads;
+    m.error.clear();
+    m.load_job = submit(std::move(cmd));
+    if (m.load_job) {
+        s.job_kind[m.load_job] = "loading model";
+        ctx.log(false, std::string("loading ") + m.path_input + " (" + kDevices[m.device] + ", " + kPrecisions[m.precision] + ")");
+    }
+}
+
+void ModelController::load_model(const std::string& dir) {
+    s.model.path_input = dir;
+    load_model();
+}
+
+void ModelController::browse(const std::string& dir) {
+    s.model.browser_dir = dir;
+    s.model.browser_job = submit(ListDirectory{dir});
+}
+
+void ModelController::apply(const Event& event) {
+    auto& m = s.model;
+    if (auto* e = std::get_if<ModelLoaded>(&event)) {
+        if (e->job != m.load_job) return;
+        m.load_job = 0;
+        m.info = e->info;
+        m.load_ms = e->load_ms;
+        m.recommended = e->recommended.reason.empty() ? std::string()
+                                                      : std::string(to_string(e->recommended.precision)) + " on " +
+                                                            e->recommended.name + " — " + e->recommended.reason;
+        m.error.clear();
+        const std::string p = e->info.dir.string();
+        auto& r = m.recent;
+        r.erase(std::remove(r.begin(), r.end(), p), r.end());
+        r.insert(r.begin(), p);
+        if (r.size() > 10) r.resize(10);
+        if (auto it = m.task_prefix.find(p); it != m.task_prefix.end()) s.ws.task_prefix = it->second;
+        ctx.note(p);
+        ctx.log(false, "model loaded: " + p + " (" + e->info.variant + ", " + e->info.precision + ", " + e->info.device + ")");
+    } else if (std::holds_alternative<ModelUnloaded>(event)) {
+        m.info.reset();
+    } else if (auto* d = std::get_if<DirectoryListing>(&event)) {
+        if (d->job != m.browser_job) return;
+        m.browser_job = 0;
+        m.browser_dir = d->dir.string();
+        m.browser_entries = d->entries;
+        m.browser_error = d->error;
+        ctx.note(m.browser_dir);
+        for (const auto& entry : d->entries) ctx.note(entry.name);
+    }
+}
+
+void ModelController::failed(const JobFailed& e) {
+    const std::string msg = ctx.log_failure(e);
+    if (e.job == s.model.load_job) {
+        s.model.load_job = 0;
+        s.model.error = msg;
+    } else if (e.job == s.model.browser_job) {
+        s.model.browser_job = 0;
+        s.model.browser_error = msg;
+    }
+}
+
+void ModelController::engine_died() { s.model.load_job = 0; }
+
+}  // namespace t5s::ui

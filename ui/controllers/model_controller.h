@@ -1,0 +1,19 @@
+#pragma once
+// Model panel: load a model folder (device / precision / threads), the folder browser.
+#include "controllers/panel_controller.h"
+
+namespace t5s::ui {
+
+class ModelController : public PanelController {
+public:
+    using PanelController::PanelController;
+    void load_model();  // from model.path_input
+    void load_model(const std::string& dir);  // "use this model" of the training panel
+    void browse(const std::string& dir);
+
+    void apply(const Event& event) override;
+    void failed(const JobFailed& failure) override;
+    void engine_died() override;
+};
+
+}  // namespace t5s::ui

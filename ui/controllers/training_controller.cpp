@@ -1,0 +1,216 @@
+#include "controllers/training_controller.h"
+
+#include <algorithm>
+
+#include "controllers/model_controller.h"
+
+namespace t5s::ui {
+
+namespace {
+const StoredTrainingRun* find_run(const std::vector<StoredTrainingRun>& runs, int64_t id) {
+    for (const auto& r : runs)
+        if (r.id == id) return &r;
+    return nullptr;
+}
+}  // namespace
+
+void TrainingController::open_training() {
+    auto& t = s.train;
+    t.open = true;
+    t.focus = true;
+    if (t.model_dir.empty() && s.model.info) t.model_dir = s.model.info->dir.string();
+    if (t.out_dir.empty() && !t.model_dir.empty()) {
+        std::string base = t.model_dir;
+        while (base.size() > 1 && base.back() == '/') base.pop_back();
+        t.out_dir = base + "-finetuned";
+    }
+}
+
+void TrainingController::apply_training_preset(int preset) {
+    auto& t = s.train;
+    auto& o = t.options;
+    t.preset = std::clamp(preset, 0, 2);
+    switch (TrainPreset(t.preset)) {
+        case TrainPreset::Quick:  // a few minutes: check that the data and the model fit together
+            o.steps = 200;
+            o.epochs = 1;
+            o.batch_size = 8;
+            o.grad_accum = 1;
+            o.lr = 1e-3;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Constant;
+            o.warmup_steps = 0;
+            o.eval_every = 50;
+            o.save_every = 0;
+            o.patience = 0;
+            break;
+        case TrainPreset::Balanced:  // three passes over the data
+            o.steps = 0;
+            o.epochs = 3;
+            o.batch_size = 16;
+            o.grad_accum = 1;
+            o.lr = 5e-4;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Linear;
+            o.warmup_steps = 100;
+            o.eval_every = 200;
+            o.save_every = 1000;
+            o.patience = 0;
+            break;
+        case TrainPreset::Thorough:  // long run with early stopping on the eval loss
+            o.steps = 0;
+            o.epochs = 10;
+            o.batch_size = 16;
+            o.grad_accum = 2;
+            o.lr = 3e-4;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Cosine;
+            o.warmup_steps = 500;
+            o.eval_every = 500;
+            o.save_every = 1000;
+            o.patience = 5;
+            break;
+    }
+}
+
+void TrainingController::start_training() {
+    auto& t = s.train;
+    if (t.job) return;
+    if (t.model_dir.empty() && s.model.info) t.model_dir = s.model.info->dir.string();
+    if (t.model_dir.empty()) {
+        t.error = "choose the model folder to fine-tune";
+        return;
+    }
+    if (t.data_file.empty() && !t.data_from_history) {
+        t.error = "choose a training file (.jsonl / .csv / .tsv with source and target) or the history's accepted pairs";
+        return;
+    }
+    if (t.out_dir.empty()) {
+        t.error = "choose an output folder";
+        return;
+    }
+    StartTraining cmd;
+    cmd.options = t.options;
+    cmd.options.model_dir = t.model_dir;
+    cmd.options.init_config.clear();
+    cmd.options.data_file = t.data_file;
+    cmd.options.out_dir = t.out_dir;
+    cmd.unload_model = t.unload_model;
+    cmd.data_from_history = t.data_from_history;
+    launch_training(std::move(cmd));
+}
+
+void TrainingController::launch_training(StartTraining cmd) {
+    auto& t = s.train;
+    t.error.clear();
+    t.run_id = 0;
+    t.train_loss.clear();
+    t.eval_loss.clear();
+    t.step = t.total_steps = 0;
+    t.epoch = 0;
+    t.loss = t.eval = t.best_eval = -1;
+    t.lr = t.tokens_per_s = t.elapsed_s = t.eta_s = 0;
+    t.memory_bytes = t.peak_memory_bytes = 0;
+    t.report.clear();
+    t.estimate.clear();
+    t.samples.clear();
+    t.last_checkpoint.clear();
+    t.final_dir.clear();
+    t.stop_reason.clear();
+    const std::string data = cmd.data_from_history ? (t.data_file.empty() ? "history pairs" : t.data_file + " + history pairs")
+                                                   : t.data_file;
+    t.job = submit(std::move(cmd));
+    if (t.job) {
+        t.phase = TrainPhase::Running;
+        s.job_kind[t.job] = "training";
+        ctx.log(false, "training " + t.model_dir + " on " + data + " -> " + t.out_dir);
+    }
+}
+
+void TrainingController::refresh_training_runs() {
+    auto& t = s.train;
+    if (t.runs_job || s.engine_dead) return;
+    t.runs_stale = false;
+    t.runs_job = submit(QueryTrainingRuns{50});
+}
+
+bool TrainingController::run_interrupted(const StoredTrainingRun& run) const {
+    return run.status == "running" && !(s.train.job && run.id == s.train.run_id);
+}
+
+void TrainingController::continue_training_run(int64_t run_id) {
+    auto& t = s.train;
+    if (t.job) return;
+    const StoredTrainingRun* run = find_run(t.runs, run_id);
+    if (!run) return;
+    StartTraining cmd;
+    try {
+        cmd.options = training_options_from_json(run->options_json);
+    } catch (const Error& e) {
+        t.error = "run " + std::to_string(run_id) + ": its settings can't be read (" + e.what() + ")";
+        return;
+    }
+    cmd.options.resume = true;  // from the newest checkpoint in its folder
+    cmd.history_run_id = run_id;
+    cmd.unload_model = t.unload_model;
+    // The panel shows what is running.
+    t.options = cmd.options;
+    t.model_dir = cmd.options.model_dir;
+    t.data_file = cmd.options.data_file;
+    t.out_dir = cmd.options.out_dir;
+    t.data_from_history = false;  // its history pairs were written to its folder: data_file names them
+    launch_training(std::move(cmd));
+    if (t.job) {
+        t.run_id = run_id;
+        ctx.log(false, "continuing training run " + std::to_string(run_id) + " from its checkpoints in " + t.out_dir);
+    }
+}
+
+void TrainingController::delete_training_run(int64_t run_id) {
+    auto& t = s.train;
+    if (t.job && run_id == t.run_id) return;  // the live run keeps its record
+    ctx.send(DeleteTrainingRun{run_id});       // answered by HistoryDeleted
+    t.runs.erase(std::remove_if(t.runs.begin(), t.runs.end(), [&](const StoredTrainingRun& r) { return r.id == run_id; }),
+                 t.runs.end());
+    if (t.selected_run == run_id) t.selected_run = 0;
+}
+
+void TrainingController::use_run_model(int64_t run_id) {
+    const StoredTrainingRun* run = find_run(s.train.runs, run_id);
+    if (!run || run->final_dir.empty()) return;
+    model_.load_model(run->final_dir);
+}
+
+void TrainingController::pause_training() {
+    if (s.train.job && s.train.phase == TrainPhase::Running) ctx.send(PauseJob{s.train.job});
+}
+
+void TrainingController::resume_training() {
+    auto& t = s.train;
+    if (t.job && t.phase == TrainPhase::Paused) {
+        ctx.send(ResumeJob{t.job});
+        t.phase = TrainPhase::Running;
+    }
+}
+
+void TrainingController::stop_training() {
+    if (s.train.job) ctx.send(Cancel{s.train.job});
+}
+
+void TrainingController::use_trained_model() {
+    auto& t = s.train;
+    if (t.final_dir.empty() || t.job) return;
+    model_.load_model(t.final_dir);
+}
+
+void TrainingController::engine_died() {
+    auto& t = s.train;
+    t.runs_job = 0;
+    if (t.job) {
+        t.job = 0;
+        t.phase = TrainPhase::Failed;
+        t.error = "the engine stopped during training; the last checkpoint is in " + t.out_dir;
+    }
+}
+
+}  // namespace t5s::ui

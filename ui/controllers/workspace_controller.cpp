@@ -1,0 +1,150 @@
+#include "controllers/workspace_controller.h"
+
+namespace t5s::ui {
+
+GenerationOptions WorkspaceController::effective_options() const {
+    GenerationOptions o = s.ws.options;
+    if (s.ws.random_seed) o.seed = -1;
+    if (!o.do_sample && o.num_return_sequences > o.num_beams) o.num_beams = o.num_return_sequences;
+    return o;
+}
+
+void WorkspaceController::generate() {
+    auto& ws = s.ws;
+    if (ws.generating()) return;
+    if (ws.source.find_first_not_of(" \t\r\n") == std::string::npos) {
+        ws.error = "the source text is empty";
+        return;
+    }
+    if (!s.model.info) {
+        ws.error = "no model loaded: open one in the Model panel (Ctrl+O)";
+        return;
+    }
+    ctx.note(ws.source);
+    Generate g;
+    g.texts = {ws.source};
+    g.options = effective_options();
+    g.task_prefix = ws.task_prefix;
+    ws.error.clear();
+    ws.editing = false;
+    ws.step = 0;
+    ws.tokens = 0;
+    ws.job = submit(std::move(g));
+    if (ws.job) s.job_kind[ws.job] = "generating";
+}
+
+void WorkspaceController::cancel_generation() {
+    if (s.ws.job) ctx.send(Cancel{s.ws.job});
+}
+
+void WorkspaceController::settings_changed() {
+    if (s.ws.generating() || s.batch.phase == BatchPhase::Running) ctx.send(UpdateSettings{effective_options()});
+}
+
+void WorkspaceController::record(const std::optional<DecisionOut>& d) {
+    auto& ws = s.ws;
+    if (!d) return;
+    ws.decided[ws.list.generation_id()] = ws.list.accepted_pairs();
+    if (ws.list.generation_id() == 0) return;  // not in the history (no database)
+    RecordDecision r{ws.list.generation_id(), d->index, d->kind, d->text};
+    if (submit(std::move(r))) ++ws.pending_decisions;
+}
+
+void WorkspaceController::accept() {
+    if (s.ws.editing) return commit_edit();
+    record(s.ws.list.accept(s.ws.list.selected()));
+}
+void WorkspaceController::reject() { record(s.ws.list.reject(s.ws.list.selected())); }
+void WorkspaceController::undo() {
+    s.ws.editing = false;
+    record(s.ws.list.undo());
+}
+void WorkspaceController::redo() { record(s.ws.list.redo()); }
+
+void WorkspaceController::begin_edit() {
+    auto& ws = s.ws;
+    if (ws.list.empty()) return;
+    ws.editing = true;
+    ws.edit_buffer = ws.list.items()[size_t(ws.list.selected())].final_text();
+    ws.focus_edit = true;
+}
+
+void WorkspaceController::commit_edit() {
+    auto& ws = s.ws;
+    if (!ws.editing) return;
+    ws.editing = false;
+    ctx.note(ws.edit_buffer);
+    record(ws.list.edit(ws.list.selected(), ws.edit_buffer));
+}
+
+void WorkspaceController::cancel_edit() { s.ws.editing = false; }
+
+void WorkspaceController::accept_and_next() {
+    accept();
+    auto& ws = s.ws;
+    if (!ws.queue.empty() && ws.queue_pos + 1 < int(ws.queue.size())) goto_row(ws.queue_pos + 1);
+    else ws.focus_source = true;
+}
+
+void WorkspaceController::goto_row(int row) {
+    auto& ws = s.ws;
+    if (ws.queue.empty() || row < 0 || row >= int(ws.queue.size()) || ws.generating()) return;
+    if (ws.editing) commit_edit();
+    if (ws.queue_pos >= 0 && !ws.list.empty()) ws.row_lists[ws.queue_pos] = ws.list;
+    ws.queue_pos = row;
+    ws.source = ws.queue[size_t(row)];
+    if (auto it = ws.row_lists.find(row); it != ws.row_lists.end()) {
+        ws.list = it->second;  // as it was left: candidates, decisions, undo stack
+        ws.error.clear();
+        return;
+    }
+    ws.list.clear();
+    generate();
+}
+
+void WorkspaceController::review(const std::vector<std::string>& rows) {
+    auto& ws = s.ws;
+    ws.row_lists.clear();  // a new queue
+    if (rows.empty()) return;
+    ws.queue = rows;
+    ws.queue_pos = -1;
+    goto_row(0);
+}
+
+void WorkspaceController::apply(const Event& event) {
+    auto& ws = s.ws;
+    if (auto* e = std::get_if<GenerationStep>(&event)) {
+        if (e->job != ws.job) return;
+        ws.step = e->step;
+        ws.tokens = e->tokens;
+    } else if (auto* d = std::get_if<GenerationDone>(&event)) {
+        if (d->job != ws.job) return;
+        ws.job = 0;
+        ws.timings = d->timings;
+        ws.used = d->options;
+        if (d->results.empty()) return;
+        const auto& first = d->results[0];
+        for (const auto& c : first.candidates) ctx.note(c.text);
+        ws.list.reset(first.input, d->history_ids.empty() ? 0 : d->history_ids[0], first.candidates);
+        if (first.candidates.empty()) ws.error = "no candidates (all filtered by distinct / no-copy?)";
+        s.history.stale = true;
+    } else if (std::holds_alternative<DecisionRecorded>(event)) {
+        if (ws.pending_decisions > 0) --ws.pending_decisions;
+        s.history.stale = true;
+    }
+}
+
+void WorkspaceController::failed(const JobFailed& e) {
+    const std::string msg = ctx.log_failure(e);
+    auto& ws = s.ws;
+    if (e.job == ws.job) {
+        ws.job = 0;
+        ws.error = e.code == ErrorCode::Cancelled ? "cancelled" : msg;
+    } else if (ws.pending_decisions > 0) {
+        --ws.pending_decisions;  // a decision failed: the history says why (logged)
+    }
+}
+
+void WorkspaceController::engine_died() { s.ws.job = 0; }
+
+}  // namespace t5s::ui
