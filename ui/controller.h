@@ -22,8 +22,8 @@ namespace t5s::ui {
 
 class Controller {
 public:
-    using Submit = PanelContext::Submit;
-    using NoteText = PanelContext::NoteText;  // font glyph collection
+    using Submit = ControllerContext::Submit;
+    using NoteText = ControllerContext::NoteText;  // font glyph collection
 
     explicit Controller(Submit submit, NoteText note_text = {});
 
@@ -97,7 +97,7 @@ private:
 
     UiState s_;
     Keymap keymap_;
-    PanelContext ctx_;
+    ControllerContext ctx_;
     ModelController model_;
     WorkspaceController ws_;
     BatchController batch_;

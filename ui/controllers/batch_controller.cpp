@@ -60,7 +60,9 @@ void BatchController::cancel_batch() {
     if (s.batch.job) ctx.send(Cancel{s.batch.job});
 }
 
-void BatchController::review_in_workspace() { ws_.review(s.batch.rows); }
+void BatchController::review_in_workspace() {
+    ws_.review(s.batch.rows);
+}
 
 void BatchController::apply(const Event& event) {
     auto& b = s.batch;

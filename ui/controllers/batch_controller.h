@@ -8,7 +8,7 @@ class WorkspaceController;
 
 class BatchController : public PanelController {
 public:
-    BatchController(PanelContext& context, WorkspaceController& workspace) : PanelController(context), ws_(workspace) {}
+    BatchController(ControllerContext& context, WorkspaceController& workspace) : PanelController(context), ws_(workspace) {}
     void load_dataset();
     void start_batch();
     void pause_batch();

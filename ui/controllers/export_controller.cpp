@@ -49,6 +49,8 @@ void ExportController::failed(const JobFailed& e) {
     }
 }
 
-void ExportController::engine_died() { s.exp.job = 0; }
+void ExportController::engine_died() {
+    s.exp.job = 0;
+}
 
 }  // namespace t5s::ui

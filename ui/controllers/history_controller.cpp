@@ -80,6 +80,8 @@ void HistoryController::failed(const JobFailed& e) {
     }
 }
 
-void HistoryController::engine_died() { s.history.job = 0; }
+void HistoryController::engine_died() {
+    s.history.job = 0;
+}
 
 }  // namespace t5s::ui

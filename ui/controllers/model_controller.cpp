@@ -27,7 +27,8 @@ void ModelController::load_model() {
     m.load_job = submit(std::move(cmd));
     if (m.load_job) {
         s.job_kind[m.load_job] = "loading model";
-        ctx.log(false, std::string("loading ") + m.path_input + " (" + kDevices[m.device] + ", " + kPrecisions[m.precision] + ")");
+        ctx.log(false,
+                std::string("loading ") + m.path_input + " (" + kDevices[m.device] + ", " + kPrecisions[m.precision] + ")");
     }
 }
 
@@ -84,6 +85,8 @@ void ModelController::failed(const JobFailed& e) {
     }
 }
 
-void ModelController::engine_died() { s.model.load_job = 0; }
+void ModelController::engine_died() {
+    s.model.load_job = 0;
+}
 
 }  // namespace t5s::ui

@@ -7,7 +7,7 @@ namespace t5s::ui {
 class ModelController : public PanelController {
 public:
     using PanelController::PanelController;
-    void load_model();  // from model.path_input
+    void load_model();                        // from model.path_input
     void load_model(const std::string& dir);  // "use this model" of the training panel
     void browse(const std::string& dir);
 

@@ -7,7 +7,7 @@ namespace t5s::ui {
 class MonitorController : public PanelController {
 public:
     using PanelController::PanelController;
-    void apply(const Event& event) override;  // TelemetrySample
+    void apply(const Event& event) override;   // TelemetrySample
     void failed(const JobFailed&) override {}  // submits no jobs
 };
 

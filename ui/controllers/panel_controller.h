@@ -14,12 +14,13 @@ namespace t5s::ui {
 
 class PanelController;
 
-class PanelContext {
+class ControllerContext {
 public:
     using Submit = std::function<JobId(Command)>;
     using NoteText = std::function<void(std::string_view)>;
 
-    PanelContext(UiState& state, Submit submit, NoteText note) : s(state), submit_(std::move(submit)), note_(std::move(note)) {}
+    ControllerContext(UiState& state, Submit submit, NoteText note)
+        : s(state), submit_(std::move(submit)), note_(std::move(note)) {}
 
     UiState& s;
 
@@ -48,7 +49,7 @@ private:
 
 class PanelController {
 public:
-    explicit PanelController(PanelContext& context) : ctx(context), s(context.s) {}
+    explicit PanelController(ControllerContext& context) : ctx(context), s(context.s) {}
     virtual ~PanelController() = default;
     PanelController(const PanelController&) = delete;
     PanelController& operator=(const PanelController&) = delete;
@@ -62,7 +63,7 @@ public:
 
 protected:
     JobId submit(Command command) { return ctx.submit(*this, std::move(command)); }
-    PanelContext& ctx;
+    ControllerContext& ctx;
     UiState& s;
 };
 

@@ -117,8 +117,8 @@ void TrainingController::launch_training(StartTraining cmd) {
     t.last_checkpoint.clear();
     t.final_dir.clear();
     t.stop_reason.clear();
-    const std::string data = cmd.data_from_history ? (t.data_file.empty() ? "history pairs" : t.data_file + " + history pairs")
-                                                   : t.data_file;
+    const std::string data =
+        cmd.data_from_history ? (t.data_file.empty() ? "history pairs" : t.data_file + " + history pairs") : t.data_file;
     t.job = submit(std::move(cmd));
     if (t.job) {
         t.phase = TrainPhase::Running;
@@ -169,7 +169,7 @@ void TrainingController::continue_training_run(int64_t run_id) {
 void TrainingController::delete_training_run(int64_t run_id) {
     auto& t = s.train;
     if (t.job && run_id == t.run_id) return;  // the live run keeps its record
-    ctx.send(DeleteTrainingRun{run_id});       // answered by HistoryDeleted
+    ctx.send(DeleteTrainingRun{run_id});      // answered by HistoryDeleted
     t.runs.erase(std::remove_if(t.runs.begin(), t.runs.end(), [&](const StoredTrainingRun& r) { return r.id == run_id; }),
                  t.runs.end());
     if (t.selected_run == run_id) t.selected_run = 0;

@@ -54,12 +54,16 @@ void WorkspaceController::accept() {
     if (s.ws.editing) return commit_edit();
     record(s.ws.list.accept(s.ws.list.selected()));
 }
-void WorkspaceController::reject() { record(s.ws.list.reject(s.ws.list.selected())); }
+void WorkspaceController::reject() {
+    record(s.ws.list.reject(s.ws.list.selected()));
+}
 void WorkspaceController::undo() {
     s.ws.editing = false;
     record(s.ws.list.undo());
 }
-void WorkspaceController::redo() { record(s.ws.list.redo()); }
+void WorkspaceController::redo() {
+    record(s.ws.list.redo());
+}
 
 void WorkspaceController::begin_edit() {
     auto& ws = s.ws;
@@ -77,13 +81,17 @@ void WorkspaceController::commit_edit() {
     record(ws.list.edit(ws.list.selected(), ws.edit_buffer));
 }
 
-void WorkspaceController::cancel_edit() { s.ws.editing = false; }
+void WorkspaceController::cancel_edit() {
+    s.ws.editing = false;
+}
 
 void WorkspaceController::accept_and_next() {
     accept();
     auto& ws = s.ws;
-    if (!ws.queue.empty() && ws.queue_pos + 1 < int(ws.queue.size())) goto_row(ws.queue_pos + 1);
-    else ws.focus_source = true;
+    if (!ws.queue.empty() && ws.queue_pos + 1 < int(ws.queue.size()))
+        goto_row(ws.queue_pos + 1);
+    else
+        ws.focus_source = true;
 }
 
 void WorkspaceController::goto_row(int row) {
@@ -145,6 +153,8 @@ void WorkspaceController::failed(const JobFailed& e) {
     }
 }
 
-void WorkspaceController::engine_died() { s.ws.job = 0; }
+void WorkspaceController::engine_died() {
+    s.ws.job = 0;
+}
 
 }  // namespace t5s::ui

@@ -21,9 +21,9 @@ public:
     void undo();
     void redo();
     void accept_and_next();
-    void goto_row(int row);  // review queue; generates
+    void goto_row(int row);                             // review queue; generates
     void review(const std::vector<std::string>& rows);  // a new review queue, from its first row
-    GenerationOptions effective_options() const;  // workspace options with the seed rule applied
+    GenerationOptions effective_options() const;        // workspace options with the seed rule applied
 
     void apply(const Event& event) override;
     void failed(const JobFailed& failure) override;

@@ -13,6 +13,7 @@ struct Route {
 };
 
 // The routing table: one line per command that becomes a job.
+// clang-format off
 Route route(const LoadModel&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const UnloadModel&) { return {JobKind::UnloadModel, LaneId::Model}; }
 Route route(const Generate&) { return {JobKind::Generate, LaneId::Model}; }
@@ -32,6 +33,7 @@ Route route(const Cancel&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const PauseJob&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const ResumeJob&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const UpdateSettings&) { return {JobKind::Io, LaneId::Io}; }
+// clang-format on
 
 // Visitor for the commands that act at once; every other command answers "not mine".
 struct ActNow {
@@ -80,7 +82,8 @@ struct ActNow {
             engine.fail(id, e.code(), e.what());
             return id;
         }
-        const int n = engine.jobs.update_settings([&](const GenerationOptions& current) { return merge_live(current, u.options); });
+        const int n =
+            engine.jobs.update_settings([&](const GenerationOptions& current) { return merge_live(current, u.options); });
         engine.emit(SettingsUpdated{id, n});
         return id;
     }
@@ -97,7 +100,9 @@ JobId EngineImpl::submit(Command command) {
     return enqueue_job(std::move(command));
 }
 
-std::optional<JobId> EngineImpl::act_now(const Command& command) { return std::visit(ActNow{*this}, command); }
+std::optional<JobId> EngineImpl::act_now(const Command& command) {
+    return std::visit(ActNow{*this}, command);
+}
 
 JobId EngineImpl::enqueue_job(Command command) {
     const Route r = std::visit([](const auto& c) { return route(c); }, command);

@@ -2,7 +2,7 @@
 
 namespace t5s::ui {
 
-JobId PanelContext::send(Command command) {
+JobId ControllerContext::send(Command command) {
     if (s.engine_dead) {
         log(true, "the engine thread is not running: restart it (Ctrl+F5)");
         return 0;
@@ -10,24 +10,24 @@ JobId PanelContext::send(Command command) {
     return submit_(std::move(command));
 }
 
-JobId PanelContext::submit(PanelController& owner, Command command) {
+JobId ControllerContext::submit(PanelController& owner, Command command) {
     const JobId job = send(std::move(command));
     if (job) owners_[job] = &owner;
     return job;
 }
 
-PanelController* PanelContext::owner_of(JobId job) const {
+PanelController* ControllerContext::owner_of(JobId job) const {
     auto it = owners_.find(job);
     return it == owners_.end() ? nullptr : it->second;
 }
 
-void PanelContext::log(bool error, std::string text) {
+void ControllerContext::log(bool error, std::string text) {
     note(text);
     s.log.push_back(LogLine{error, std::move(text)});
     while (s.log.size() > 200) s.log.pop_front();
 }
 
-std::string PanelContext::log_failure(const JobFailed& e) {
+std::string ControllerContext::log_failure(const JobFailed& e) {
     std::string msg = e.message;
     if (e.code == ErrorCode::OutOfMemory) msg += " - try a smaller batch size or fewer beams/candidates";
     log(e.code != ErrorCode::Cancelled, std::string(to_string(e.code)) + ": " + msg);
