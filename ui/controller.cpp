@@ -4,13 +4,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "t5s/overload.h"
+
 namespace t5s::ui {
 
 namespace {
-template <class... Ts>
-struct Overload : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overload(Ts...) -> Overload<Ts...>;
 
 const char* kDevices[] = {"auto", "cpu", "cuda"};
 const char* kPrecisions[] = {"fp32", "bf16", "fp16", "int8"};

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine_thread/engine_impl.h"
+#include "t5s/process_memory.h"
 
 namespace t5s {
 
@@ -20,16 +21,6 @@ const char* to_string(DecisionKind kind) {
         case DecisionKind::Redo: return "redo";
     }
     return "?";
-}
-
-int64_t process_rss_bytes() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f) return 0;
-    long long size = 0, resident = 0;
-    const int n = std::fscanf(f, "%lld %lld", &size, &resident);
-    std::fclose(f);
-    if (n != 2) return 0;
-    return int64_t(resident) * int64_t(sysconf(_SC_PAGESIZE));
 }
 
 namespace detail {
@@ -59,9 +50,9 @@ void EngineImpl::run_guarded(Task& task, bool model_lane) {
     } catch (const std::bad_alloc&) {
         fail(task.id, ErrorCode::OutOfMemory, "out of memory (host allocation failed); try a smaller batch");
     } catch (const std::exception& e) {
-        const std::string what = e.what();
-        const bool oom = what.find("out of memory") != std::string::npos || what.find("OutOfMemory") != std::string::npos;
-        fail(task.id, oom ? ErrorCode::OutOfMemory : ErrorCode::Internal, what);
+        // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
+        // exception type (torch/torch_errors.h); anything else reaching here is a bug.
+        fail(task.id, ErrorCode::Internal, e.what());
     } catch (...) {
         fail(task.id, ErrorCode::Internal, "unknown exception in job");
     }
@@ -144,17 +135,7 @@ void EngineImpl::enqueue(Lane& lane, Task task) {
 }
 
 // The engine's own CUDA numbers (torch allocator + cudaMemGetInfo); available=false on CPU.
-static CudaMemory engine_cuda_memory() {
-    const DeviceMemory m = query_device_memory();
-    CudaMemory c;
-    c.available = m.cuda;
-    c.allocated_bytes = m.cuda_allocated;
-    c.reserved_bytes = m.cuda_reserved;
-    c.peak_bytes = m.cuda_peak_allocated;
-    c.device_used_bytes = m.cuda_device_used;
-    c.device_total_bytes = m.cuda_device_total;
-    return c;
-}
+static CudaMemory engine_cuda_memory() { return query_device_memory().cuda; }
 
 void EngineImpl::sampler_loop() {
     const auto period = std::chrono::duration<double>(1.0 / config.telemetry_hz);

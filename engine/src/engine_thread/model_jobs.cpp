@@ -8,9 +8,8 @@
 #include <fstream>
 
 #include "engine_thread/engine_impl.h"
-#ifdef T5S_HAVE_TRAINER
 #include "engine_thread/training_record.h"
-#endif
+#include "t5s/overload.h"
 
 namespace t5s::detail {
 
@@ -19,11 +18,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-template <class... Ts>
-struct Overload : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overload(Ts...) -> Overload<Ts...>;
 
 }  // namespace
 
@@ -245,15 +239,6 @@ void EngineImpl::run_batch(JobId id) {
 // Training runs the trainer on this lane: Generate and LoadModel queue behind it. The inference
 // model stays loaded unless the command asks to unload it (training memory on a small GPU).
 void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
-#ifndef T5S_HAVE_TRAINER
-    (void)cmd;
-    {
-        std::lock_guard<std::mutex> lock(control_mutex);
-        trainings.erase(id);
-    }
-    emit(JobStarted{id, "train"});
-    throw Error(ErrorCode::Unsupported, "this build has no trainer (t5s_trainer was not built)");
-#else
     std::shared_ptr<TrainingState> state;
     {
         std::lock_guard<std::mutex> lock(control_mutex);
@@ -313,7 +298,6 @@ void EngineImpl::run_training(JobId id, const StartTraining& cmd) {
                       result.stop_reason + " after " + std::to_string(result.steps) + " steps");
     emit(JobFinished{id, "train",
                      result.stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
-#endif
 }
 
 }  // namespace t5s::detail
