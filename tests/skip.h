@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <iostream>
 
-#define T5S_SKIP(reason)                                                                                             \
-    do {                                                                                                             \
+#define T5S_SKIP(reason)                                                                                            \
+    do {                                                                                                            \
         std::cout << "T5S_SKIP: " << Catch::getResultCapture().getCurrentTestName() << ": " << reason << std::endl; \
-        return;                                                                                                      \
+        return;                                                                                                     \
     } while (false)

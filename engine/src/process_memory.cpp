@@ -24,8 +24,14 @@ int64_t proc_kb_field(const char* file, const std::string& key) {
 
 }  // namespace
 
-int64_t process_rss_bytes() { return proc_kb_field("/proc/self/status", "VmRSS:"); }
-int64_t process_peak_rss_bytes() { return proc_kb_field("/proc/self/status", "VmHWM:"); }
-int64_t host_available_bytes() { return proc_kb_field("/proc/meminfo", "MemAvailable:"); }
+int64_t process_rss_bytes() {
+    return proc_kb_field("/proc/self/status", "VmRSS:");
+}
+int64_t process_peak_rss_bytes() {
+    return proc_kb_field("/proc/self/status", "VmHWM:");
+}
+int64_t host_available_bytes() {
+    return proc_kb_field("/proc/meminfo", "MemAvailable:");
+}
 
 }  // namespace t5s

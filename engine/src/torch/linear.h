@@ -45,6 +45,7 @@ public:
         c10::IValue narrow;  // FBGEMM prepack: fastest for a few rows
         c10::IValue wide;    // oneDNN prepack of the same weight, or None
         int64_t out_features = 0, in_features = 0;
+        bool reduce_range = false;  // 7-bit activations: CPUs without VNNI (see linear.cpp)
     };
     struct Int8Rows {
         at::Tensor q;      // int8 [out, in]
@@ -77,5 +78,9 @@ public:
 private:
     Form form_;
 };
+
+// True on CPUs without VNNI, where the FBGEMM / oneDNN int8 forms quantise activations to 7 bits
+// (their int16 pair sums would saturate at 8): a larger int8 error than on VNNI CPUs.
+bool int8_needs_reduced_range();
 
 }  // namespace t5s
