@@ -36,15 +36,9 @@ int main(int argc, char** argv) {
     using namespace t5s::cli;
     std::map<std::string, int (*)(const Argv&)> commands = {
         {"info", run_info}, {"tokenize", run_tokenize}, {"score", run_score}, {"generate", run_generate}};
-#ifdef T5S_HAVE_CLI_HISTORY
     commands["history"] = run_history;
-#endif
-#ifdef T5S_HAVE_CLI_EXPORT
     commands["export"] = run_export;
-#endif
-#ifdef T5S_HAVE_CLI_TRAIN
     commands["train"] = run_train;
-#endif
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
             std::cout << kUsage;

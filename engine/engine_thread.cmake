@@ -7,19 +7,12 @@ add_library(t5s_engine_thread STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/model_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/io_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/dataset_reader.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp
 )
 target_include_directories(t5s_engine_thread PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
                                              PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(t5s_engine_thread PUBLIC t5s_engine Threads::Threads)
-if(TARGET t5s_history)
-  target_link_libraries(t5s_engine_thread PUBLIC t5s_history)
-endif()
-# Training jobs (StartTraining) run t5s_trainer on the model lane when it is built.
-if(TARGET t5s_trainer)
-  target_sources(t5s_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp)
-  target_link_libraries(t5s_engine_thread PUBLIC t5s_trainer)
-  target_compile_definitions(t5s_engine_thread PRIVATE T5S_HAVE_TRAINER=1)
-endif()
+# Training jobs (StartTraining) run t5s_trainer on the model lane.
+target_link_libraries(t5s_engine_thread PUBLIC t5s_engine t5s_history t5s_trainer Threads::Threads)
 # Test hooks (EngineTestAccess::crash_lane, the UI test driver's fill_history) exist only in builds with the
 # test suite; packages are built without them (T5S_BUILD_TESTS=OFF, or -DT5S_TEST_HOOKS=OFF).
 option(T5S_TEST_HOOKS "Build the test-only hooks into the engine thread and the UI test driver" ${T5S_BUILD_TESTS})

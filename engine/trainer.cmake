@@ -1,4 +1,4 @@
-# t5s_trainer: local fine-tuning / training from scratch (issue 5). Torch-free public header
+# t5s_trainer: local fine-tuning / training from scratch. Torch-free public header
 # (t5s/trainer.h); LibTorch linked PRIVATE.
 add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/data.cpp

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check for the trainer (issue 5): fine-tunes a t5-base-shaped RANDOM model (d_model 768,
+# GPU check for the trainer: fine-tunes a t5-base-shaped RANDOM model (d_model 768,
 # 12+12 layers, vocab 32128) at source length 1024, batch 32, bf16 autocast + gradient
 # checkpointing, and prints peak GPU memory and steps/s. Reference: the source material reports
 # < 36 GB on an A100 40G for this setting; our aim is 16 GB.

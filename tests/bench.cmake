@@ -2,11 +2,8 @@
 # Included by tests/CMakeLists.txt. Uses the engine's internal T5Network for the training step,
 # hence the engine/src include path and the direct LibTorch link.
 add_executable(t5s_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/t5s_bench.cpp")
-target_link_libraries(t5s_bench PRIVATE t5s_engine t5s_torch_cpu)
-if(TARGET t5s_trainer)  # the training step uses the trainer's own optimizer
-  target_link_libraries(t5s_bench PRIVATE t5s_trainer)
-  target_compile_definitions(t5s_bench PRIVATE T5S_BENCH_TRAINER_OPTIMIZER=1)
-endif()
+# The training step uses the trainer's own optimizer.
+target_link_libraries(t5s_bench PRIVATE t5s_engine t5s_trainer t5s_torch_cpu)
 target_include_directories(t5s_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_bench PRIVATE ${TORCH_CXX_FLAGS})
 target_compile_definitions(t5s_bench PRIVATE T5S_VERSION="${PROJECT_VERSION}" T5S_TORCH_VERSION="${Torch_VERSION}")

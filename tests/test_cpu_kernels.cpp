@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "skip.h"
 #include "torch/cpu_kernels.h"
 #include "torch/vocab_kernels.h"
 
@@ -80,8 +81,12 @@ TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") 
     CHECK(max_rel_diff(out.to(at::kFloat), ref.to(at::kFloat)) <= 2.0 / 128);
 }
 
-TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels]") {
+TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels][may_skip][avx512]") {
     const float inf = std::numeric_limits<float>::infinity();
+    at::Tensor probe_next, probe_logprob;
+    if (!greedy_pick_cpu(at::zeros({1, 16}), probe_next, probe_logprob)) {
+        T5S_SKIP("no AVX-512 here (or T5S_FUSED_KERNELS=0): greedy decoding keeps ATen's pick");
+    }
     for (int64_t v : {1, 15, 16, 37, 32128}) {
         at::Tensor logits = at::randn({5, v}) * 6;
         if (v > 20) {
@@ -91,10 +96,7 @@ TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels
             logits[4][7] = 30.0f, logits[4][v - 2] = 30.0f;  // a tie across lanes
         }
         at::Tensor next, logprob;
-        if (!greedy_pick_cpu(logits, next, logprob)) {
-            WARN("no AVX-512 here (or T5S_FUSED_KERNELS=0): greedy decoding keeps ATen's pick");
-            return;
-        }
+        REQUIRE(greedy_pick_cpu(logits, next, logprob));
         const at::Tensor want_next = std::get<1>(logits.max(-1));
         const at::Tensor want_lp = at::log_softmax(logits, -1).gather(1, want_next.unsqueeze(1)).squeeze(1);
         INFO("vocab " << v);
@@ -114,17 +116,16 @@ TEST_CASE("greedy pick equals max(dim) and log_softmax's value at it", "[kernels
     CHECK(!greedy_pick_cpu(masked, next, logprob));
 }
 
-TEST_CASE("in-place log-softmax equals at::log_softmax and refuses rows ATen must handle", "[kernels]") {
+TEST_CASE("in-place log-softmax equals at::log_softmax and refuses rows ATen must handle", "[kernels][may_skip][avx512]") {
     const float inf = std::numeric_limits<float>::infinity();
+    at::Tensor probe = at::zeros({1, 16});
+    if (!log_softmax_inplace_cpu(probe)) T5S_SKIP("no AVX-512 here (or T5S_FUSED_KERNELS=0): beam search keeps at::log_softmax");
     for (int64_t v : {1, 15, 16, 37, 32128}) {
         at::Tensor logits = at::randn({4, v}) * 6;
         if (v > 20) logits[2].narrow(0, 3, 10).fill_(-inf);  // masked tokens stay -inf
         const at::Tensor want = at::log_softmax(logits, -1);
         at::Tensor got = logits.clone();
-        if (!log_softmax_inplace_cpu(got)) {
-            WARN("no AVX-512 here (or T5S_FUSED_KERNELS=0): beam search keeps at::log_softmax");
-            return;
-        }
+        REQUIRE(log_softmax_inplace_cpu(got));
         INFO("vocab " << v);
         const at::Tensor finite = at::isfinite(want);
         CHECK(at::equal(finite, at::isfinite(got)));

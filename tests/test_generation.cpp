@@ -11,6 +11,7 @@
 #include "t5s/error.h"
 #include "test_support.h"
 #include "text_normalize.h"
+#include "torch/linear.h"
 
 using namespace t5s;
 using namespace t5s::test;
@@ -194,8 +195,18 @@ TEST_CASE("bf16 and int8 on the CPU agree with fp32", "[generation][precision]")
             const double agreement = static_cast<double>(same) / static_cast<double>(total);
             std::cout << "PRECISION " << name << " " << to_string(p) << ": greedy token agreement with fp32 " << agreement * 100
                       << "% (" << same << "/" << total << "), max|logit diff| " << max_diff << " (max|logit| " << max_ref << ")\n";
-            CHECK(max_diff < 0.05 * std::max(1.0, max_ref));
-            CHECK(agreement >= 0.5);
+            // 5% of the largest logit. Exception: int8 on CPUs without VNNI, whose FBGEMM/oneDNN
+            // kernels quantise activations to 7 bits (linear.cpp: 8 would saturate), about twice the
+            // per-layer error; measured on such a CPU: 0.28 of 6.6 (t5v10) and 1.28 of 19.7 (flan).
+            const bool seven_bit = p == Precision::Int8 && int8_needs_reduced_range();
+            CHECK(max_diff < (seven_bit ? 0.10 : 0.05) * std::max(1.0, max_ref));
+            // The logit bound above is the precise check; token agreement only guards against gross
+            // breakage. Greedy decoding counts every token after the first flipped argmax as a
+            // disagreement (the rest continues from another prefix), and these tiny random models
+            // have flat logits (max |logit| 6.6 and 19.7; the top two often within 0.1), so one
+            // rounding-level difference early costs most of a 12-token row. Measured here: bf16
+            // 96.4% and 100%, hence 90%; int8 rounds weights and activations to 8 bits, hence half.
+            CHECK(agreement >= (p == Precision::Bf16 ? 0.9 : 0.5));
             CHECK(m->info().weight_bytes < fp32->info().weight_bytes);
         }
     }

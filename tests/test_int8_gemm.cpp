@@ -7,18 +7,16 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "skip.h"
 #include "torch/int8_gemm.h"
 
 using namespace t5s;
 
 namespace {
 
-// The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) say so.
-bool skip_without_vnni() {
-    if (int8_vnni_available()) return false;
-    WARN("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM");
-    return true;
-}
+// The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) they are skipped.
+#define SKIP_WITHOUT_VNNI()                                                                              \
+    if (!int8_vnni_available()) T5S_SKIP("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM")
 
 // Per-row symmetric int8 of a weight, as the network quantises it.
 std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
@@ -27,10 +25,24 @@ std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
     return {q, scale};
 }
 
+// Fewer than 8 rows take the VNNI kernel, 8 or more AMX tiles where the CPU has them: both sum
+// the same int32 products, so each row's output must be bit-identical.
+void check_rows_alone_equal_batch() {
+    auto [q, wscale] = quantise_weight(at::randn({300, 200}));
+    const Int8Weight packed = pack_int8_weight(q, wscale);
+    const at::Tensor x = at::randn({40, 200});
+    const at::Tensor batch = int8_linear(x, packed);
+    for (int64_t r : {0, 7, 16, 39}) {
+        const at::Tensor alone = int8_linear(x.narrow(0, r, 1), packed);
+        INFO("row " << r << (int8_amx_available() ? " (batch on AMX)" : " (batch on VNNI)"));
+        CHECK(at::equal(alone[0], batch[r]));
+    }
+}
+
 }  // namespace
 
-TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[packed][int8]") {
-    if (skip_without_vnni()) return;
+TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[packed][int8][may_skip][vnni]") {
+    SKIP_WITHOUT_VNNI();
     // Shapes cover full and partial 4-block tiles, N not a multiple of 16 and K not of 4.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{512, 512}, {1536, 512}, {512, 2048}, {100, 70}, {17, 3}, {64, 64}}) {
         auto [q, wscale] = quantise_weight(at::randn({n, k}));
@@ -55,8 +67,8 @@ TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[pa
     }
 }
 
-TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations", "[packed][int8]") {
-    if (skip_without_vnni()) return;
+TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations", "[packed][int8][may_skip][vnni]") {
+    SKIP_WITHOUT_VNNI();
     at::manual_seed(7);
     const at::Tensor w = at::randn({2048, 512}) * 0.05;
     auto [q, wscale] = quantise_weight(w);
@@ -70,19 +82,14 @@ TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations"
     CHECK(packed.bytes() < w.numel() * 4 / 3);  // int8 values plus per-row scale and compensation
 }
 
-TEST_CASE("int8 rows give the same output alone or in a batch (VNNI and AMX paths agree exactly)", "[packed][int8]") {
-    if (skip_without_vnni()) return;
-    // Fewer than 8 rows take the VNNI kernel, 8 or more AMX tiles where the CPU has them: both
-    // sum the same int32 products, so each row's output must be bit-identical.
-    auto [q, wscale] = quantise_weight(at::randn({300, 200}));
-    const Int8Weight packed = pack_int8_weight(q, wscale);
-    const at::Tensor x = at::randn({40, 200});
-    const at::Tensor batch = int8_linear(x, packed);
-    for (int64_t r : {0, 7, 16, 39}) {
-        const at::Tensor alone = int8_linear(x.narrow(0, r, 1), packed);
-        INFO("row " << r << (int8_amx_available() ? " (batch on AMX)" : " (batch on VNNI)"));
-        CHECK(at::equal(alone[0], batch[r]));
-    }
+TEST_CASE("int8 rows give the same output alone or in a batch on the VNNI kernel", "[packed][int8][may_skip][vnni]") {
+    SKIP_WITHOUT_VNNI();
+    check_rows_alone_equal_batch();
+}
+
+TEST_CASE("int8 rows on AMX tiles (8+ rows) equal the same rows on the VNNI kernel", "[packed][int8][may_skip][amx]") {
+    if (!int8_amx_available()) T5S_SKIP("no AMX-INT8 on this CPU (or not granted by Linux, or T5S_INT8_KERNEL=vnni|fbgemm)");
+    check_rows_alone_equal_batch();
 }
 
 TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {

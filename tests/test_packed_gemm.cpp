@@ -5,19 +5,19 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <string>
 
+#include "env.h"
+#include "skip.h"
 #include "torch/packed_gemm.h"
 #include "torch/t5_network.h"
 
 using namespace t5s;
 
-TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed]") {
+TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed][may_skip][mkl]") {
     if (!packed_gemm_available()) {
-        WARN("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=0): layers keep at::linear");
         CHECK(!pack_linear_weight(at::randn({1024, 512})).defined());
-        return;
+        T5S_SKIP("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=off): layers keep at::linear");
     }
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1024, 512}, {700, 600}, {512, 2048}}) {
         at::Tensor w = at::randn({n, k});
@@ -37,21 +37,17 @@ TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed]"
     }
 }
 
-TEST_CASE("small weights stay unpacked unless every size is asked for", "[packed]") {
-    if (!packed_gemm_available()) return;
-    const char* mode = std::getenv("T5S_PACKED_GEMM");
-    const bool all = mode && std::string(mode) == "all";
+TEST_CASE("small weights stay unpacked unless every size is asked for", "[packed][may_skip][mkl]") {
+    if (!packed_gemm_available()) T5S_SKIP("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=off)");
+    const bool all = read_choice_from_env("T5S_PACKED_GEMM", {"auto", "off", "all"}, "auto") == "all";
     CHECK(pack_linear_weight(at::randn({64, 32})).defined() == all);
     CHECK(!pack_linear_weight(at::randn({1024, 512}).to(at::kBFloat16)).defined());  // fp32 only
 }
 
-TEST_CASE("oneDNN-reordered bf16 linear equals at::linear", "[packed]") {
+TEST_CASE("oneDNN-reordered bf16 linear equals at::linear", "[packed][may_skip][onednn_bf16]") {
     at::Tensor w = at::randn({1024, 512}).to(at::kBFloat16);
     at::Tensor packed = pack_linear_weight_bf16(w);
-    if (!packed.defined()) {
-        WARN("this LibTorch has no oneDNN linear ops for bf16: layers keep at::linear");
-        return;
-    }
+    if (!packed.defined()) T5S_SKIP("this LibTorch has no oneDNN linear ops for bf16: layers keep at::linear");
     for (int64_t rows : {1, 2, 8, 33}) {
         at::Tensor x = at::randn({rows, 1, 512}).to(at::kBFloat16);
         at::Tensor got = packed_linear_bf16(x, packed), want = at::linear(x, w);

@@ -1,4 +1,4 @@
-# Trainer tests (issue 5): data loading and report, schedules, optimizer parity with transformers,
+# Trainer tests: data loading and report, schedules, optimizer parity with transformers,
 # gradient checkpointing, bf16 autocast, checkpoints that transformers loads, kill -9 + --resume.
 add_executable(test_trainer
   trainer/test_data.cpp

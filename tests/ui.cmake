@@ -5,28 +5,20 @@
 #                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
 #   ui_e2e             the real app under Xvfb in test mode: a 20-row file through the keyboard loop,
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
-find_package(Catch2 REQUIRED)
-if(NOT TARGET t5s_catch_main)
-  add_library(t5s_catch_main STATIC ${CMAKE_CURRENT_SOURCE_DIR}/catch_main.cpp)
-  target_link_libraries(t5s_catch_main PUBLIC Catch2::Catch2)
-endif()
-
 if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   add_test(NAME ui_logic COMMAND test_ui_logic)
 endif()
 
-if(TARGET t5s_engine_thread)
-  # fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).
-  add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp)
-  target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
-  target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
-  add_test(NAME engine_thread COMMAND test_engine_thread)
-  set_tests_properties(engine_thread PROPERTIES TIMEOUT 300)
-  if(NOT T5S_TEST_HOOKS)
-    message(STATUS "engine_thread: the dead-lane/restart case is left out (T5S_TEST_HOOKS=OFF)")
-  endif()
+# fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).
+add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp)
+target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
+target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
+add_test(NAME engine_thread COMMAND test_engine_thread)
+set_tests_properties(engine_thread PROPERTIES TIMEOUT 300)
+if(NOT T5S_TEST_HOOKS)
+  message(STATUS "engine_thread: the dead-lane/restart case is left out (T5S_TEST_HOOKS=OFF)")
 endif()
 
 # The GUI alone (t5s_run_gui without the CLI): the e2e test uses t5studio itself when

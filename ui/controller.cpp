@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "t5s/overload.h"
+
 namespace t5s::ui {
 
 namespace {

@@ -7,15 +7,11 @@
 #include <filesystem>
 
 #include "cli/args.h"
-#ifdef T5S_HAVE_CLI_HISTORY
 #include "t5s/history_store.h"
-#endif
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
-#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
 #include "engine_thread/training_record.h"
-#endif
 
 namespace t5s::cli {
 namespace {
@@ -59,17 +55,12 @@ void print_event(const TrainingEvent& e) {
 
 // The accepted/edited (source, target) pairs of a history database, as OUT/history-pairs.jsonl.
 std::string pairs_from_history(const std::string& history_path, const std::string& out_dir) {
-#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
     HistoryStoreOptions store_options;
     store_options.create_if_missing = false;
     HistoryStore store(history_path, store_options);
     const ExportResult r = detail::export_history_pairs(store, out_dir);
     std::cerr << "training data: " << r.rows_written << " accepted/edited pairs from " << history_path << "\n";
     return r.path;
-#else
-    (void)out_dir;
-    throw UsageError("--data-history needs the history store, which this build does not include (" + history_path + ")");
-#endif
 }
 
 }  // namespace
@@ -141,7 +132,6 @@ int run_train(const Argv& argv) {
 
     TrainingJob job(o);
     TrainingResult r;
-#if defined(T5S_HAVE_CLI_HISTORY) && defined(T5S_HAVE_TRAINING_RECORD)
     if (a.has("history")) {
         // The run and its curve go to the history the app lists under Training > Past runs;
         // --resume continues the newest recorded run with this output folder.
@@ -170,10 +160,6 @@ int run_train(const Argv& argv) {
     } else {
         r = job.run(print_event);
     }
-#else
-    if (a.has("history")) throw UsageError("--history needs the history store, which this build does not include");
-    r = job.run(print_event);
-#endif
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
               << ", \"stop_reason\": \"" << r.stop_reason << "\", \"elapsed_s\": " << r.elapsed_s
               << ", \"peak_memory_bytes\": " << r.peak_memory_bytes << "}\n";

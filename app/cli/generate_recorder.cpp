@@ -2,13 +2,10 @@
 
 #include "cli/args.h"
 
-#ifdef T5S_HAVE_CLI_HISTORY
 #include "t5s/history_store.h"
-#endif
 
 namespace t5s::cli {
 
-#ifdef T5S_HAVE_CLI_HISTORY
 struct GenerateRecorder::Impl {
     HistoryStore store;
     const ModelInfo& info;
@@ -37,15 +34,6 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
     }
     impl_->store.record_many(records);  // one transaction per batch
 }
-#else
-struct GenerateRecorder::Impl {};
-
-GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model&) {
-    if (!history_path.empty()) throw UsageError("--history needs the history store, which this build does not include");
-}
-
-void GenerateRecorder::record(const std::vector<GenerationResult>&, const GenerationOptions&, double) {}
-#endif
 
 GenerateRecorder::~GenerateRecorder() = default;
 

@@ -1,6 +1,6 @@
 #pragma once
-// Records `t5studio generate --history PATH` runs into the SQLite history (when the history
-// library is built in); a no-op without --history.
+// Records `t5studio generate --history PATH` runs into the SQLite history; a no-op without
+// --history.
 #include <memory>
 #include <string>
 #include <vector>

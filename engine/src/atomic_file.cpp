@@ -9,6 +9,7 @@
 
 #include <utility>
 
+#include "file_io.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -33,14 +34,6 @@ std::string errno_text(int err) {
     if (err == ENOSPC || err == EDQUOT) return "disk full (" + std::string(std::strerror(err)) + ")";
     if (err == EFBIG) return "file too large for this disk or quota (" + std::string(std::strerror(err)) + ")";
     return std::strerror(err);
-}
-
-void fsync_dir(const std::string& dir) {
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
-        ::close(dfd);
-    }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # GPU benchmark, prepared for a lent GPU machine (about 4-5 minutes on an H200, build included).
 #
 #   1. builds t5s_bench with CUDA (cmake -DT5S_BUILD_GUI=OFF, Ninja) into build-gpu/;
-#   2. issue-3 device check: T5 Studio greedy at batch 1 and 32, 128 input / 128 new tokens, on a
+#   2. the per-dtype device check: T5 Studio greedy at batch 1 and 32, 128 input / 128 new tokens, on a
 #      t5-base-shaped and an mT5-base-shaped random model, every dtype (fp32 bf16 fp16 int8):
 #      tokens/s and peak GPU memory (torch caching allocator) -> results-issue3.{md,json};
 #   3. the CPU suite's workloads on CUDA (t5-base shape; greedy b1/b8/b32, beam 4 b8, sampling
@@ -21,7 +21,7 @@
 # command "bash tests/bench/gpu_bench.sh".
 #
 # Knobs: GPU_RUNS (timed runs per workload, default 3), GPU_MODELS (suite models, default base),
-# GPU_SKIP_SUITE=1 (issue-3 check only), GPU_CONFIGURE_ONLY=1 (check the dependencies and stop),
+# GPU_SKIP_SUITE=1 (the per-dtype check only), GPU_CONFIGURE_ONLY=1 (check the dependencies and stop),
 # PYTHON (default python3), T5S_JOBS (compile jobs, default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -85,11 +85,11 @@ say "build done after $(( $(date +%s) - start )) s"
 
 common=(--device cuda --python "$py" --t5s-bench "$build/tests/t5s_bench" --runs "$runs" --warmup 1 --threads 4 --timeout 240)
 
-# ---- issue 3: per-dtype tokens/s and peak GPU memory, t5-base and mT5-base shapes, 128 tokens ---------
-say "issue-3 check"
+# ---- per-dtype check: tokens/s and peak GPU memory, t5-base and mT5-base shapes, 128 tokens ---------
+say "per-dtype check"
 "$py" "$bench/run_bench.py" "${common[@]}" --models base,mt5base --engines t5studio --dtypes fp32,bf16,fp16,int8 \
   --workloads greedy_b1,greedy_b32 --input-len 128 --new-tokens 128 --tag issue3 >/dev/null
-say "issue-3 check done after $(( $(date +%s) - start )) s"
+say "per-dtype check done after $(( $(date +%s) - start )) s"
 
 # ---- the CPU suite's workloads on CUDA ---------------------------------------------------------------------
 if [ "${GPU_SKIP_SUITE:-0}" != 1 ]; then

@@ -188,7 +188,7 @@ def build_markdown(meta, models, rows, loads, notes):
 
 
 def acceptance_notes(rows, loads, device):
-    """The issue-6 targets, checked on this run."""
+    """The speed and memory targets, checked on this run."""
     notes = []
     for r in rows:
         s, w = r["engines"], r["workload"]

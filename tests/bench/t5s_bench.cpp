@@ -30,9 +30,7 @@
 #include "t5s/model.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
-#ifdef T5S_BENCH_TRAINER_OPTIMIZER
 #include "trainer/optim.h"
-#endif
 
 #include "torch/cuda_backend.h"
 
@@ -212,13 +210,9 @@ public:
         }
         net_ = std::make_unique<t5s::T5Network>(config, std::move(params));
         net_->set_training(true, config.dropout_rate);
-#ifdef T5S_BENCH_TRAINER_OPTIMIZER
         std::vector<t5s::NamedParam> named;
         for (size_t i = 0; i < trainable_.size(); ++i) named.push_back({std::to_string(i), trainable_[i], true});
         optimizer_ = t5s::make_adamw(std::move(named), {0.9, 0.999, 1e-8, 0.01});
-#else
-        optimizer_ = std::make_unique<torch::optim::AdamW>(trainable_, torch::optim::AdamWOptions(1e-4));
-#endif
         std::vector<int64_t> src, lab;
         for (int i = 0; i < w.batch; ++i) {
             for (int id : source_ids(i, a.train_src)) src.push_back(id);
@@ -235,11 +229,7 @@ public:
         at::Tensor hidden = net_->decode(net_->shift_right(labels_), enc, mask_);
         at::Tensor loss = t5s::T5Network::loss(net_->lm_logits(hidden), labels_);
         loss.backward();
-#ifdef T5S_BENCH_TRAINER_OPTIMIZER
         optimizer_->step(1e-4);
-#else
-        optimizer_->step();
-#endif
         (void)loss.item<double>();  // host sync (CUDA)
         RunResult r;
         r.tokens = static_cast<int64_t>(w_.batch) * args_.train_tgt;
@@ -253,11 +243,7 @@ private:
     at::Device device_;
     std::vector<at::Tensor> trainable_;
     std::unique_ptr<t5s::T5Network> net_;
-#ifdef T5S_BENCH_TRAINER_OPTIMIZER
     std::unique_ptr<t5s::Optimizer> optimizer_;
-#else
-    std::unique_ptr<torch::optim::AdamW> optimizer_;
-#endif
     at::Tensor ids_, labels_, mask_;
 };
 

@@ -179,7 +179,8 @@ TEST_CASE("engine thread: failures become JobFailed with their code", "[engine_t
     int which = 0;
     c.model_factory = [&which](const std::filesystem::path&, const RuntimeOptions&) -> std::unique_ptr<Model> {
         if (which++ == 0) throw std::bad_alloc();
-        throw std::runtime_error("CUDA out of memory. Tried to allocate 2.00 GiB");
+        // What a real model reports (torch/torch_errors.h recognises c10::OutOfMemoryError by type).
+        throw Error(ErrorCode::OutOfMemory, "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB");
     };
     c.telemetry_hz = 0;
     EngineThread e2(c);

@@ -8,14 +8,20 @@
 
 namespace t5s {
 
+// CUDA memory as the engine sees it. `available` false on CPU-only runs (the fields are 0; the
+// UI shows "n/a").
+struct CudaMemory {
+    bool available = false;
+    int64_t allocated_bytes = 0;     // torch caching allocator: held by live tensors
+    int64_t reserved_bytes = 0;      // torch caching allocator: reserved
+    int64_t peak_bytes = 0;          // peak allocated since start or the last reset_peak_memory()
+    int64_t device_used_bytes = 0;   // whole device, all processes (cudaMemGetInfo)
+    int64_t device_total_bytes = 0;
+};
+
 struct DeviceMemory {
-    bool cuda = false;               // false: the CUDA fields below are 0
-    int64_t process_rss = 0;         // bytes, resident set of this process
-    int64_t cuda_allocated = 0;      // bytes held by live tensors (torch allocator)
-    int64_t cuda_reserved = 0;       // bytes cached by the torch allocator
-    int64_t cuda_peak_allocated = 0; // since start or the last reset_peak_memory()
-    int64_t cuda_device_used = 0;    // whole device, all processes (cudaMemGetInfo)
-    int64_t cuda_device_total = 0;
+    int64_t process_rss = 0;  // bytes, resident set of this process (t5s/process_memory.h)
+    CudaMemory cuda;
 };
 
 DeviceMemory query_device_memory();

@@ -35,16 +35,7 @@ struct Timings {
     double tokens_per_s = 0.0;    // tokens / run time
 };
 
-// CUDA memory as seen by the engine. `available` false on CPU-only runs: the UI shows "n/a".
-struct CudaMemory {
-    bool available = false;
-    int64_t allocated_bytes = 0;     // torch caching allocator: allocated
-    int64_t reserved_bytes = 0;      // torch caching allocator: reserved
-    int64_t peak_bytes = 0;          // torch caching allocator: peak allocated
-    int64_t device_used_bytes = 0;   // device-wide used (NVML / cudaMemGetInfo)
-    int64_t device_total_bytes = 0;  // device total
-};
-// Hook for CUDA statistics; by default the engine's query_device_memory() (t5s/device.h).
+// CudaMemory: t5s/device.h. Hook for CUDA statistics; by default the engine's query_device_memory() (t5s/device.h).
 using CudaMemoryProbe = std::function<CudaMemory()>;
 
 struct DirEntry {
@@ -157,7 +148,7 @@ struct DirectoryListing { JobId job = 0; std::filesystem::path dir; std::vector<
 struct FileWritten { JobId job = 0; std::filesystem::path path; };
 struct TelemetrySample {
     double t_s = 0.0;                 // seconds since the engine started
-    int64_t rss_bytes = 0;            // process resident set (/proc/self/statm)
+    int64_t rss_bytes = 0;            // process resident set (t5s/process_memory.h)
     CudaMemory cuda;                  // available=false -> "n/a"
     double tokens_per_s = 0.0;        // generated tokens per second over the last sample period
     int queue_length = 0;             // commands waiting on both lanes (+1 per running job)
@@ -207,7 +198,5 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// /proc/self/statm resident pages * page size; 0 if unreadable.
-int64_t process_rss_bytes();
 
 }  // namespace t5s

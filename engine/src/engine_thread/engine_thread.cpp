@@ -8,18 +8,9 @@
 #include <unistd.h>
 
 #include "engine_thread/engine_impl.h"
+#include "t5s/process_memory.h"
 
 namespace t5s {
-
-int64_t process_rss_bytes() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f) return 0;
-    long long size = 0, resident = 0;
-    const int n = std::fscanf(f, "%lld %lld", &size, &resident);
-    std::fclose(f);
-    if (n != 2) return 0;
-    return int64_t(resident) * int64_t(sysconf(_SC_PAGESIZE));
-}
 
 namespace detail {
 
@@ -51,9 +42,9 @@ JobEnd EngineImpl::run_guarded(LaneTask& task, bool model_lane) {
     } catch (const std::bad_alloc&) {
         fail(job, ErrorCode::OutOfMemory, "out of memory (host allocation failed); try a smaller batch");
     } catch (const std::exception& e) {
-        const std::string what = e.what();
-        const bool oom = what.find("out of memory") != std::string::npos || what.find("OutOfMemory") != std::string::npos;
-        fail(job, oom ? ErrorCode::OutOfMemory : ErrorCode::Internal, what);
+        // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
+        // exception type (torch/torch_errors.h); anything else reaching here is a bug.
+        fail(job, ErrorCode::Internal, e.what());
     } catch (...) {
         fail(job, ErrorCode::Internal, "unknown exception in job");
     }
@@ -157,17 +148,7 @@ std::optional<LaneTask> EngineImpl::unpark(JobId job) {
 }
 
 // The engine's own CUDA numbers (torch allocator + cudaMemGetInfo); available=false on CPU.
-static CudaMemory engine_cuda_memory() {
-    const DeviceMemory m = query_device_memory();
-    CudaMemory c;
-    c.available = m.cuda;
-    c.allocated_bytes = m.cuda_allocated;
-    c.reserved_bytes = m.cuda_reserved;
-    c.peak_bytes = m.cuda_peak_allocated;
-    c.device_used_bytes = m.cuda_device_used;
-    c.device_total_bytes = m.cuda_device_total;
-    return c;
-}
+static CudaMemory engine_cuda_memory() { return query_device_memory().cuda; }
 
 void EngineImpl::sampler_loop() {
     const auto period = std::chrono::duration<double>(1.0 / config.telemetry_hz);

@@ -9,15 +9,11 @@
 #include "engine_thread/dataset_reader.h"
 #include "atomic_file.h"
 #include "engine_thread/engine_impl.h"
+#include "t5s/overload.h"
 
 namespace t5s::detail {
 
 namespace {
-
-template <class... Ts>
-struct Overload : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overload(Ts...) -> Overload<Ts...>;
 
 // The engine's temp-file + fsync + rename writer; here the folder is created first.
 void write_text_atomic(const std::filesystem::path& path, const std::string& content) {

@@ -8,20 +8,14 @@
 #include <fstream>
 
 #include "engine_thread/engine_impl.h"
-#ifdef T5S_HAVE_TRAINER
 #include "engine_thread/training_record.h"
-#endif
+#include "t5s/overload.h"
 
 namespace t5s::detail {
 
 namespace {
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-template <class... Ts>
-struct Overload : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overload(Ts...) -> Overload<Ts...>;
 
 }  // namespace
 
@@ -209,12 +203,6 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
 // model stays loaded unless the command asks to unload it (training memory on a small GPU).
 void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd) {
     const JobId id = job.id();
-#ifndef T5S_HAVE_TRAINER
-    (void)trainer;
-    (void)cmd;
-    emit(JobStarted{id, "train"});
-    throw Error(ErrorCode::Unsupported, "this build has no trainer (t5s_trainer was not built)");
-#else
     emit(JobStarted{id, "train"});
     if (cmd.unload_model && model) {
         model.reset();
@@ -257,7 +245,6 @@ void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTrainin
                       result.stop_reason + " after " + std::to_string(result.steps) + " steps");
     emit(JobFinished{id, "train",
                      result.stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
-#endif
 }
 
 }  // namespace t5s::detail

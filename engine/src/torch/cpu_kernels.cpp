@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "env.h"
+
 namespace t5s {
 namespace {
 
@@ -139,10 +141,7 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
 }  // namespace
 
 bool fused_kernels_enabled() {
-    static const bool enabled = [] {
-        const char* env = std::getenv("T5S_FUSED_KERNELS");
-        return !(env && std::string(env) == "0");
-    }();
+    static const bool enabled = read_bool_from_env("T5S_FUSED_KERNELS", true);
     return enabled;
 }
 

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "env.h"
+
 namespace t5s {
 
 namespace {
@@ -28,10 +30,10 @@ bool driver_visible() {
 }
 
 State load(bool requested) {
-    const char* env = std::getenv("T5S_CUDA");
-    const std::string mode = env ? env : "";
-    if (mode == "0" || mode == "off") {
-        g_message = "CUDA disabled (T5S_CUDA=" + mode + ")";
+    // auto: load when a driver is visible or CUDA is asked for; off: never; on / force: always.
+    const std::string mode = read_choice_from_env("T5S_CUDA", {"auto", "off", "on", "force"}, "auto");
+    if (mode == "off") {
+        g_message = "CUDA disabled (T5S_CUDA=" + read_string_from_env("T5S_CUDA") + ")";
         return State::Failed;
     }
 #ifndef T5S_TORCH_CUDA_LIBRARY
@@ -39,7 +41,7 @@ State load(bool requested) {
     g_message = "this LibTorch was built without CUDA";
     return State::Failed;
 #else
-    if (!requested && mode != "1" && mode != "force" && !driver_visible()) {
+    if (!requested && mode == "auto" && !driver_visible()) {
         g_message = "no NVIDIA driver on this machine";
         return State::Skipped;
     }

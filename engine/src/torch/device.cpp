@@ -7,25 +7,12 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "t5s/process_memory.h"
 #include "torch/cuda_backend.h"
 #include "torch/runtime.h"
 
 namespace t5s {
 namespace {
-
-int64_t read_status_kb(const char* file, const char* key) {
-    std::ifstream in(file);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) == 0) {
-            std::istringstream ss(line.substr(std::string(key).size()));
-            int64_t kb = 0;
-            ss >> kb;
-            return kb * 1024;
-        }
-    }
-    return 0;
-}
 
 std::string cpu_model_name() {
     std::ifstream in("/proc/cpuinfo");
@@ -40,17 +27,17 @@ std::string cpu_model_name() {
 
 DeviceMemory query_device_memory() {
     DeviceMemory m;
-    m.process_rss = read_status_kb("/proc/self/status", "VmRSS:");
+    m.process_rss = process_rss_bytes();
     // Telemetry never loads CUDA by itself: only once a model or a run has.
     if (cuda_backend_loaded() && cuda_available()) {
-        m.cuda = true;
+        m.cuda.available = true;
         const CudaAllocatorStats stats = cuda_allocator_stats(0);
-        m.cuda_allocated = stats.allocated;
-        m.cuda_reserved = stats.reserved;
-        m.cuda_peak_allocated = stats.peak_allocated;
+        m.cuda.allocated_bytes = stats.allocated;
+        m.cuda.reserved_bytes = stats.reserved;
+        m.cuda.peak_bytes = stats.peak_allocated;
         const auto [free, total] = cuda_free_and_total(0);
-        m.cuda_device_total = total;
-        m.cuda_device_used = total - free;
+        m.cuda.device_total_bytes = total;
+        m.cuda.device_used_bytes = total - free;
     }
     return m;
 }
@@ -74,7 +61,7 @@ DeviceProfile recommend_profile(Device requested) {
     }
     p.device = Device::Cpu;
     p.name = cpu_model_name();
-    p.free_bytes = read_status_kb("/proc/meminfo", "MemAvailable:");
+    p.free_bytes = host_available_bytes();
     p.precision = Precision::Fp32;
     p.reason = "CPU: fp32 is exact; bf16 halves memory, int8 (dynamic quantisation) is usually fastest";
     return p;
@@ -83,10 +70,9 @@ DeviceProfile recommend_profile(Device requested) {
 int measure_max_batch(const Model& model, int input_tokens, int new_tokens, double budget_fraction) {
     const bool cuda = model.info().device.rfind("cuda", 0) == 0;
     auto used = [&]() -> int64_t {
-        DeviceMemory m = query_device_memory();
-        return cuda ? m.cuda_peak_allocated : read_status_kb("/proc/self/status", "VmHWM:");
+        return cuda ? query_device_memory().cuda.peak_bytes : process_peak_rss_bytes();
     };
-    const int64_t free_bytes = cuda ? recommend_profile(Device::Cuda).free_bytes : read_status_kb("/proc/meminfo", "MemAvailable:");
+    const int64_t free_bytes = cuda ? recommend_profile(Device::Cuda).free_bytes : host_available_bytes();
     GenerationOptions o;
     o.max_new_tokens = new_tokens;
     o.min_new_tokens = new_tokens;

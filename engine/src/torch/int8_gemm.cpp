@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "env.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -282,10 +283,8 @@ int64_t Int8Weight::bytes() const {
     return packed.numel() + scale.numel() * 4 + comp.numel() * 4;
 }
 
-std::string int8_kernel_setting() {
-    const char* env = std::getenv("T5S_INT8_KERNEL");
-    return env ? env : "";
-}
+// T5S_INT8_KERNEL: auto (the best this CPU has), vnni (no AMX) or fbgemm (LibTorch's kernels).
+std::string int8_kernel_setting() { return read_choice_from_env("T5S_INT8_KERNEL", {"auto", "vnni", "fbgemm"}, "auto"); }
 
 bool int8_vnni_available() {
     static const bool ok = int8_kernel_setting() != "fbgemm" && cpu_has_vnni();

@@ -16,6 +16,7 @@
 #include "torch/decoding.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
+#include "torch/torch_errors.h"
 #include "torch/weight_loader.h"
 
 namespace t5s {
@@ -49,13 +50,7 @@ FloatArray to_float_array(const at::Tensor& t) {
 // Turns allocation failures into ErrorCode::OutOfMemory so front ends can offer a smaller batch.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
-    try {
-        return f();
-    } catch (const c10::OutOfMemoryError& e) {
-        throw Error(ErrorCode::OutOfMemory, std::string("out of memory: ") + std::string(e.what()).substr(0, 200));
-    } catch (const std::bad_alloc&) {
-        throw Error(ErrorCode::OutOfMemory, "out of host memory");
-    }
+    return with_out_of_memory_as_error(std::forward<F>(f));
 }
 
 // FNV-1a over each file's size and 16 sampled 4 KiB windows: cheap even for multi-GB weights,

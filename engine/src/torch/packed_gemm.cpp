@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "env.h"
+
 namespace t5s {
 namespace {
 
@@ -74,12 +76,9 @@ bool probe_ok() {
     return true;
 }
 
-// T5S_PACKED_GEMM: 0 = never pack, all = pack every size (tests run tiny models through this
-// path), unset = pack weights of at least kMinPackedElements.
-std::string packing_mode() {
-    const char* env = std::getenv("T5S_PACKED_GEMM");
-    return env ? env : "";
-}
+// T5S_PACKED_GEMM: off = never pack, all = pack every size (tests run tiny models through this
+// path), auto = pack weights of at least kMinPackedElements.
+std::string packing_mode() { return read_choice_from_env("T5S_PACKED_GEMM", {"auto", "off", "all"}, "auto"); }
 
 // Below 512x512 the multiply is cheap, and MKL's packed buffer has a fixed part of several MB.
 constexpr int64_t kMinPackedElements = 512 * 512;
@@ -93,7 +92,7 @@ bool worth_packing(const at::Tensor& weight) {
 
 bool packed_gemm_available() {
     static const bool ok = [] {
-        if (!mkl().ok() || packing_mode() == "0") return false;
+        if (!mkl().ok() || packing_mode() == "off") return false;
         return probe_ok();
     }();
     return ok;

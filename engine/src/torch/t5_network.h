@@ -4,7 +4,6 @@
 // first layer and shared, softmax in fp32, tied head scaled by d_model^-0.5). The same code serves
 // inference (KV cache, no autograd) and training (autograd through `params`, dropout).
 #include <ATen/ATen.h>
-#include <ATen/core/ivalue.h>
 
 #include <array>
 #include <map>
@@ -12,30 +11,12 @@
 #include <vector>
 
 #include "t5s/model_config.h"
-#include "torch/int8_gemm.h"
+#include "torch/linear.h"
 
 namespace t5s {
 
-// A bias-free linear layer. int8: on the CPU our AMX / AVX512-VNNI kernel (int8_gemm.h), else a
-// dynamically quantised FBGEMM/oneDNN matmul; on CUDA int8 weights with per-row scales
-// dequantised per call to the compute dtype.
-struct Linear {
-    at::Tensor weight;           // [out, in]; undefined when only int8 forms are kept
-    Int8Weight cpu_int8;         // CPU int8 for our AMX / AVX512-VNNI kernel (int8_gemm.h)
-    c10::IValue cpu_packed;      // quantized::linear_prepack result (CPU int8 without VNNI)
-    c10::IValue cpu_packed_wide; // the same weight prepacked by oneDNN, used from kWideRows rows (head)
-    at::Tensor int8_weight;      // [out, in] int8 (CUDA int8)
-    at::Tensor int8_scale;       // [out, 1]
-    int64_t out_features = 0, in_features = 0;  // kept for the packed forms
-    at::Tensor fp32_packed;      // MKL-packed weight^T (CPU fp32 decoding, see packed_gemm.h)
-    at::Tensor bf16_packed;      // oneDNN-reordered weight (CPU bf16 decoding)
-    at::ScalarType out_dtype = at::kFloat;
-    at::Tensor operator()(const at::Tensor& x) const;
-    bool ready() const { return weight.defined() || cpu_int8.defined() || !cpu_packed.isNone() || int8_weight.defined() || fp32_packed.defined() ||
-                               bf16_packed.defined(); }
-    int64_t bytes() const;
-};
-
+// Inference fuses q|k|v (self-attention) and k|v (cross-attention) into one layer each; the
+// separate q/k/v (cross: k/v) are then empty. Training keeps them separate.
 struct AttentionWeights {
     Linear q, k, v, o;
     Linear qkv;  // fused q|k|v (inference, self-attention)
@@ -44,7 +25,7 @@ struct AttentionWeights {
 };
 
 struct FeedForwardWeights {
-    Linear wi, wi_0, wi_1, wo;
+    Linear wi, wi_0, wi_1, wo;  // wi (relu) or wi_0/wi_1 (gated); the others stay empty
 };
 
 struct EncoderLayer {
@@ -58,6 +39,13 @@ struct DecoderLayer {
     AttentionWeights self_attn, cross_attn;
     FeedForwardWeights ff;
 };
+
+// Every linear layer of a block, in one fixed order (empty ones included): the one list that
+// conversions, byte counts and gradient checkpointing walk.
+std::vector<const Linear*> linear_layers(const EncoderLayer& l);
+std::vector<const Linear*> linear_layers(const DecoderLayer& l);
+std::vector<Linear*> linear_layers(EncoderLayer& l);
+std::vector<Linear*> linear_layers(DecoderLayer& l);
 
 // Incremental decoding state: pre-allocated self-attention K/V (no concatenation per step),
 // cross-attention K/V computed once, the decoder position-bias table computed once.
@@ -158,7 +146,10 @@ private:
                              const at::Tensor& enc, const at::Tensor& cross_bias) const;
     at::Tensor dropout(const at::Tensor& x) const;
     bool checkpoint_blocks() const;
-    friend struct BlockCheckpoint;  // t5_network.cpp: recompute-in-backward for one block
+    // One block under gradient checkpointing (t5_checkpoint.cpp): `acts` are the block inputs
+    // as encoder_layer / decoder_layer take them.
+    at::Tensor checkpointed_block(size_t index, bool decoder, const std::vector<at::Tensor>& acts) const;
+    friend struct BlockCheckpoint;  // t5_checkpoint.cpp: recompute-in-backward for one block
     at::Tensor clamp_fp16(const at::Tensor& x) const;
     void bind_weights();
 
@@ -166,9 +157,9 @@ private:
     std::map<std::string, at::Tensor> params_;
     std::vector<EncoderLayer> encoder_;
     std::vector<DecoderLayer> decoder_;
-    at::Tensor shared_, lm_head_, enc_final_ln_, dec_final_ln_;
+    at::Tensor shared_, enc_final_ln_, dec_final_ln_;
     at::Tensor shared_int8_, shared_scale_;  // int8 embedding table [V, d] and row scales [V, 1]
-    Linear head_;
+    Linear head_;  // the output projection; tied models: the embedding table as a Linear
     at::ScalarType dtype_ = at::kFloat;
     at::Device device_{at::kCPU};
     bool training_ = false;

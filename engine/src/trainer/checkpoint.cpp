@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "atomic_file.h"
+#include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
 
@@ -40,22 +41,6 @@ at::ScalarType to_scalar(DType d) {
         case DType::U8: return at::kByte;
         default: throw Error(ErrorCode::CorruptFile, "unsupported dtype in training state");
     }
-}
-
-void fsync_dir(const fs::path& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw Error(ErrorCode::FileNotFound, p.string() + ": cannot read");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 std::string default_tokenizer_config() {

@@ -1,27 +1,11 @@
 #include "trainer/memory.h"
 
-#include <fstream>
-#include <string>
-
 #include "torch/cuda_backend.h"
 #include "torch/runtime.h"
 
 namespace t5s {
 
-namespace {
-int64_t status_kb(const char* file, const std::string& key) {
-    std::ifstream in(file);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) == 0) return std::stoll(line.substr(key.size())) * 1024;
-    }
-    return 0;
-}
-}  // namespace
-
-MemorySample host_memory() { return {status_kb("/proc/self/status", "VmRSS:"), status_kb("/proc/self/status", "VmHWM:")}; }
-
-int64_t host_available_bytes() { return status_kb("/proc/meminfo", "MemAvailable:"); }
+MemorySample host_memory() { return {process_rss_bytes(), process_peak_rss_bytes()}; }
 
 // Callers use these on CUDA runs only (the backend is loaded by then); each checks anyway.
 MemorySample cuda_memory(int device) {

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "t5s/process_memory.h"  // host_available_bytes
+
 namespace t5s {
 
 struct MemorySample {
@@ -11,7 +13,6 @@ struct MemorySample {
 };
 
 MemorySample host_memory();
-int64_t host_available_bytes();  // MemAvailable from /proc/meminfo
 
 // CUDA (zeros / no-ops unless a GPU is in use: see torch/cuda_backend.h).
 MemorySample cuda_memory(int device);

@@ -1,10 +1,7 @@
 #include "trainer/optim.h"
 
 #include <c10/core/GradMode.h>
-#if __has_include(<ATen/ops/_fused_adamw.h>)
-#include <ATen/ops/_fused_adamw.h>
-#define T5S_HAVE_FUSED_ADAMW 1
-#endif
+#include <ATen/ops/_fused_adamw.h>  // LibTorch >= 2.1, the oldest the build accepts
 
 #include <cmath>
 
@@ -31,9 +28,7 @@ public:
     }
     double step(double lr) override {
         c10::NoGradGuard no_grad;
-#ifdef T5S_HAVE_FUSED_ADAMW
         if (fused_step(lr)) return lr;
-#endif
         for (size_t i = 0; i < params_.size(); ++i) {
             at::Tensor p = params_[i].tensor;
             const at::Tensor& g = p.grad();
@@ -65,9 +60,7 @@ public:
             if (it == in.end()) throw Error(ErrorCode::CorruptFile, "optimizer state: missing step of '" + params_[i].name + "'");
             steps_[i] = static_cast<int64_t>(it->second.item<double>());
         }
-#ifdef T5S_HAVE_FUSED_ADAMW
         step_tensors_.clear();  // rebuilt from steps_ on the next step
-#endif
     }
     int64_t state_bytes() const override {
         int64_t b = 0;
@@ -76,7 +69,6 @@ public:
     }
 
 private:
-#ifdef T5S_HAVE_FUSED_ADAMW
     // torch's fused AdamW kernel (what transformers' Trainer uses by default): one pass over each
     // parameter instead of six. Same update formula as the loop below. Used when every parameter
     // with a gradient is a dense fp32 tensor on one device; false = take the loop.
@@ -115,7 +107,6 @@ private:
         return step_tensors_[i];
     }
     std::vector<at::Tensor> step_tensors_;
-#endif
     std::vector<NamedParam> params_;
     AdamWSettings s_;
     std::vector<at::Tensor> m_, v_;

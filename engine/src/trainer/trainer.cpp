@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "atomic_file.h"
+#include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
 #include "t5s/tokenizer.h"
@@ -24,6 +25,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/core.h"
 #include "trainer/memory.h"
+#include "torch/torch_errors.h"
 
 namespace t5s {
 namespace fs = std::filesystem;
@@ -33,20 +35,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw Error(ErrorCode::FileNotFound, p.string() + ": not found");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-bool is_oom(const std::exception& e) {
-    if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-    if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
-    const std::string m = e.what();
-    return m.find("out of memory") != std::string::npos || m.find("CUDA out of memory") != std::string::npos;
-}
 
 // Everything a checkpoint needs besides the weights and optimizer tensors.
 struct RunState {
@@ -525,8 +513,8 @@ TrainingResult Runner::run() {
                 scaled.backward();
             }
         } catch (const std::exception& e) {
-            if (!(device_.is_cuda() && o_.auto_reduce_batch_on_oom && is_oom(e) && st_.micro_batch > 1)) {
-                if (is_oom(e)) throw Error(ErrorCode::OutOfMemory, std::string("out of memory during training: ") + std::string(e.what()).substr(0, 200));
+            if (!(device_.is_cuda() && o_.auto_reduce_batch_on_oom && is_out_of_memory(e) && st_.micro_batch > 1)) {
+                if (is_out_of_memory(e)) throw out_of_memory_error(e, "training");
                 throw;
             }
             oom = true;
@@ -690,12 +678,11 @@ TrainingResult TrainingJob::run(const std::function<void(const TrainingEvent&)>&
         return r.run();
     } catch (const Error&) {
         throw;
-    } catch (const c10::OutOfMemoryError& e) {
-        throw Error(ErrorCode::OutOfMemory, std::string("out of memory: ") + std::string(e.what()).substr(0, 200));
-    } catch (const std::bad_alloc&) {
-        throw Error(ErrorCode::OutOfMemory, "out of host memory");
     } catch (const c10::Error& e) {
+        if (is_out_of_memory(e)) throw out_of_memory_error(e);
         throw Error(ErrorCode::Internal, std::string("torch: ") + e.what_without_backtrace());
+    } catch (const std::bad_alloc& e) {
+        throw out_of_memory_error(e);
     }
 }
 

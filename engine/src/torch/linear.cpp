@@ -1,0 +1,171 @@
+#include "torch/linear.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "t5s/error.h"
+#include "t5s/overload.h"
+#include "torch/packed_gemm.h"
+
+namespace t5s {
+namespace {
+
+c10::OperatorHandle quantized_op(const char* name) {
+    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+}
+
+// FBGEMM is fastest for a few rows, oneDNN from about 16 (beams x inputs, candidates).
+constexpr int64_t kWideRows = 16;
+
+[[noreturn]] void throw_wrong_input() {
+    throw Error(ErrorCode::Internal, "packed layer called with an input of another dtype or device");
+}
+
+// The head is the widest layer (d_model x vocab): at 32 rows oneDNN's int8 GEMM takes half
+// FBGEMM's time there (t5-small: 1.4 vs 3.0 ms), at 1 row FBGEMM is faster. Keeping both forms
+// of the head costs one more int8 copy of it; the other layers gain too little to double.
+c10::IValue prepack_with_onednn(const at::Tensor& q) {
+    auto& ctx = at::globalContext();
+    const auto& engines = ctx.supportedQEngines();
+    if (std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) == engines.end()) return {};
+    const at::QEngine before = ctx.qEngine();
+    static const c10::OperatorHandle prepack = quantized_op("quantized::linear_prepack");
+    std::vector<c10::IValue> stack{q, c10::IValue()};
+    ctx.setQEngine(at::QEngine::ONEDNN);
+    try {
+        prepack.callBoxed(&stack);
+    } catch (const std::exception&) {
+        ctx.setQEngine(before);
+        return {};  // keep the FBGEMM form only
+    }
+    ctx.setQEngine(before);
+    return stack[0];
+}
+
+c10::IValue prepack_with_fbgemm(const at::Tensor& q) {
+    static const c10::OperatorHandle prepack = quantized_op("quantized::linear_prepack");
+    std::vector<c10::IValue> stack{q, c10::IValue()};
+    prepack.callBoxed(&stack);
+    return stack[0];
+}
+
+}  // namespace
+
+// Without VNNI, FBGEMM and oneDNN multiply u8 x s8 pairs with vpmaddubsw, whose int16 sums
+// saturate: activations then get 7 bits (reduce_range, PyTorch's own default on x86). On an AVX2
+// CPU, one 256x64 layer on N(0, 1) inputs: 6.7% relative error without, 1.2% with; the tiny
+// models' int8 logits were off by up to 37% (t5v10) and 49% (flan) of their range without it.
+// CPUs with VNNI sum in int32: full range.
+bool int8_needs_reduced_range() {
+    static const bool reduce = [] {
+        __builtin_cpu_init();
+        return !(__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"));
+    }();
+    return reduce;
+}
+
+// The one place that picks the kernel: the form decides.
+at::Tensor Linear::operator()(const at::Tensor& x) const {
+    return std::visit(
+        Overload{
+            [&](const Plain& f) { return at::linear(x, f.weight); },
+            [&](const Fp32Packed& f) -> at::Tensor {
+                if (x.scalar_type() != at::kFloat || !x.is_cpu()) throw_wrong_input();
+                return packed_linear(x, f.packed, f.out_features, f.in_features);
+            },
+            [&](const Bf16Reordered& f) -> at::Tensor {
+                if (x.scalar_type() != at::kBFloat16 || !x.is_cpu()) throw_wrong_input();
+                return packed_linear_bf16(x, f.packed);
+            },
+            [&](const CpuInt8& f) { return int8_linear(x, f.weight); },  // computes in fp32
+            [&](const FbgemmInt8& f) {
+                static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
+                const bool wide = !f.wide.isNone() && x.numel() / x.size(-1) >= kWideRows;
+                std::vector<c10::IValue> stack{x.contiguous(), wide ? f.wide : f.narrow, f.reduce_range};
+                op.callBoxed(&stack);
+                return stack[0].toTensor();
+            },
+            [&](const Int8Rows& f) {
+                // Dequantise this layer only: peak extra memory is one layer's weight.
+                return at::linear(x, f.q.to(x.scalar_type()) * f.scale.to(x.scalar_type()));
+            },
+            [&](const std::monostate&) -> at::Tensor { throw Error(ErrorCode::Internal, "linear layer has no weight"); },
+        },
+        form_);
+}
+
+const at::Tensor& Linear::weight() const {
+    static const at::Tensor none;
+    const Plain* p = std::get_if<Plain>(&form_);
+    return p ? p->weight : none;
+}
+
+int64_t Linear::bytes() const {
+    // The packed buffers' size queries include a fixed reserve that is never touched: count a
+    // packed matrix as its element bytes. int8 forms: values plus one fp32 scale per output row.
+    return std::visit(
+        Overload{
+            [](const std::monostate&) -> int64_t { return 0; },
+            [](const Plain& f) -> int64_t { return f.weight.numel() * static_cast<int64_t>(f.weight.element_size()); },
+            [](const Fp32Packed& f) -> int64_t { return f.out_features * f.in_features * 4; },
+            [](const Bf16Reordered& f) -> int64_t { return f.out_features * f.in_features * 2; },
+            [](const CpuInt8& f) -> int64_t { return f.weight.bytes(); },
+            [](const FbgemmInt8& f) -> int64_t {
+                const int64_t copies = f.wide.isNone() ? 1 : 2;
+                return copies * f.out_features * f.in_features + f.out_features * 4;
+            },
+            [](const Int8Rows& f) -> int64_t { return f.q.numel() + f.q.size(0) * 4; },
+        },
+        form_);
+}
+
+std::string Linear::kernel_name() const {
+    return std::visit(
+        Overload{
+            [](const std::monostate&) -> std::string { return "none"; },
+            [](const Plain& f) { return std::string("ATen linear (") + c10::toString(f.weight.scalar_type()) + ")"; },
+            [](const Fp32Packed&) -> std::string { return "fp32 MKL packed"; },
+            [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
+            [](const CpuInt8&) -> std::string { return int8_amx_available() ? "int8 AMX" : "int8 AVX512-VNNI"; },
+            [](const FbgemmInt8&) -> std::string { return "int8 FBGEMM"; },
+            [](const Int8Rows&) -> std::string { return "int8 dequantised"; },
+        },
+        form_);
+}
+
+void Linear::quantize_int8(bool also_wide) {
+    const Plain* plain = std::get_if<Plain>(&form_);
+    if (!plain) return;
+    const at::ScalarType dtype = plain->weight.scalar_type();
+    const bool cpu = plain->weight.is_cpu();
+    at::Tensor w = plain->weight.to(at::kFloat);
+    auto [q8, scale] = quantize_int8_rows(w);
+    if (cpu && int8_vnni_available()) {
+        form_ = CpuInt8{pack_int8_weight(q8, scale)};
+    } else if (cpu) {
+        at::Tensor q =
+            at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble), at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
+        form_ = FbgemmInt8{prepack_with_fbgemm(q), also_wide ? prepack_with_onednn(q) : c10::IValue(), w.size(0), w.size(1),
+                           int8_needs_reduced_range()};
+    } else {
+        form_ = Int8Rows{q8, scale.to(dtype)};
+    }
+}
+
+void Linear::pack_for_cpu() {
+    const Plain* plain = std::get_if<Plain>(&form_);
+    if (!plain) return;
+    const at::Tensor& w = plain->weight;
+    const bool bf16 = w.scalar_type() == at::kBFloat16;
+    at::Tensor packed = bf16 ? pack_linear_weight_bf16(w) : pack_linear_weight(w);
+    if (!packed.defined()) return;
+    const int64_t out = w.size(0), in = w.size(1);
+    if (bf16)
+        form_ = Bf16Reordered{packed, out, in};
+    else
+        form_ = Fp32Packed{packed, out, in};
+}
+
+}  // namespace t5s

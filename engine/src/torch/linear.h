@@ -1,0 +1,86 @@
+#pragma once
+// A bias-free linear layer y = x W^T that holds its weight in exactly one form and multiplies
+// with the kernel that form needs (the shape of CTranslate2's layers::Dense over ops::Gemm).
+//
+// Forms, and who creates them:
+//   Plain            the [out, in] tensor as loaded (training, the encoder, anything not converted)
+//   Fp32Packed       MKL-packed W^T, CPU fp32 decoding (pack_for_cpu, packed_gemm.h)
+//   Bf16Reordered    oneDNN-reordered W, CPU bf16 decoding (pack_for_cpu, packed_gemm.h)
+//   CpuInt8          our AMX / AVX512-VNNI layout (quantize_int8 on CPUs with VNNI, int8_gemm.h)
+//   FbgemmInt8       quantized::linear_prepack (quantize_int8 on other CPUs), optionally a second
+//                    oneDNN prepack used from kWideRows rows (the head)
+//   Int8Rows         int8 values + per-row scales dequantised per call (quantize_int8 on CUDA)
+// The form is chosen once, at conversion; operator() only dispatches on it. The conversions and
+// the dispatch, the kernel name and the byte count of each form all live in linear.cpp.
+//
+// Low-rank adapters (LoRA) will add an optional `y += s * B(A x)` term here, applied after the
+// form's product, so every form gets it without touching the network code.
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+
+#include <string>
+#include <variant>
+
+#include "torch/int8_gemm.h"
+
+namespace t5s {
+
+class Linear {
+public:
+    struct Plain {
+        at::Tensor weight;  // [out, in]
+    };
+    struct Fp32Packed {
+        at::Tensor packed;
+        int64_t out_features = 0, in_features = 0;
+    };
+    struct Bf16Reordered {
+        at::Tensor packed;
+        int64_t out_features = 0, in_features = 0;
+    };
+    struct CpuInt8 {
+        Int8Weight weight;
+    };
+    struct FbgemmInt8 {
+        c10::IValue narrow;  // FBGEMM prepack: fastest for a few rows
+        c10::IValue wide;    // oneDNN prepack of the same weight, or None
+        int64_t out_features = 0, in_features = 0;
+        bool reduce_range = false;  // 7-bit activations: CPUs without VNNI (see linear.cpp)
+    };
+    struct Int8Rows {
+        at::Tensor q;      // int8 [out, in]
+        at::Tensor scale;  // [out, 1] in the compute dtype
+    };
+    using Form = std::variant<std::monostate, Plain, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows>;
+
+    Linear() = default;
+    explicit Linear(at::Tensor weight) : form_(Plain{std::move(weight)}) {}
+
+    at::Tensor operator()(const at::Tensor& x) const;
+
+    bool ready() const { return !std::holds_alternative<std::monostate>(form_); }
+    // The plain [out, in] weight; undefined once converted to another form.
+    const at::Tensor& weight() const;
+    // Bytes this layer holds (packed buffers counted as their element bytes).
+    int64_t bytes() const;
+    // What multiplies: "int8 AMX", "int8 AVX512-VNNI", "int8 FBGEMM", "int8 dequantised",
+    // "fp32 MKL packed", "bf16 oneDNN reordered" or "ATen linear (<dtype>)".
+    std::string kernel_name() const;
+    const Form& form() const { return form_; }
+
+    // Inference-only conversions of a Plain layer (no-ops otherwise). quantize_int8 picks the
+    // int8 kernel for the weight's device and this CPU; `also_wide` keeps a second oneDNN form
+    // where FBGEMM is used (worth it for the head only). pack_for_cpu packs CPU fp32/bf16
+    // weights when packing is available and worth it, else leaves the layer Plain.
+    void quantize_int8(bool also_wide);
+    void pack_for_cpu();
+
+private:
+    Form form_;
+};
+
+// True on CPUs without VNNI, where the FBGEMM / oneDNN int8 forms quantise activations to 7 bits
+// (their int16 pair sums would saturate at 8): a larger int8 error than on VNNI CPUs.
+bool int8_needs_reduced_range();
+
+}  // namespace t5s
