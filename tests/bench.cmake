@@ -19,3 +19,8 @@ add_executable(t5s_int8_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/benc
 target_link_libraries(t5s_int8_bench PRIVATE t5s_engine t5s_torch_cpu)
 target_include_directories(t5s_int8_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_int8_bench PRIVATE ${TORCH_CXX_FLAGS})
+
+# Developer tool: chrF parity with sacrebleu at scale + near-duplicate finder timing/agreement
+# (tests/bench/quality_bench.py). Torch-free.
+add_executable(t5s_quality_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/quality_bench.cpp")
+target_link_libraries(t5s_quality_bench PRIVATE t5s_core)
