@@ -2,12 +2,12 @@
 // A tmpfs of a few hundred KB mounted for one test, to run writes into a full disk. Mounting needs
 // root (CAP_SYS_ADMIN); where that is refused, mounted() is false and why() says so (tests SKIP).
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 namespace t5s::test {
 

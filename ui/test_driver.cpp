@@ -33,6 +33,21 @@ TestDriver::~TestDriver() {
     if (filler_.joinable()) filler_.join();
 }
 
+namespace {
+
+// An error line of the log or a panel's error field that contains `text`.
+bool shows_error(const UiState& s, const std::string& text) {
+    for (const auto& line : s.log)
+        if (line.error && line.text.find(text) != std::string::npos) return true;
+    for (const std::string* e : {&s.model.error, &s.ws.error, &s.batch.error, &s.history.error, &s.exp.error})
+        if (e->find(text) != std::string::npos) return true;
+    for (const auto& w : s.batch.warnings)
+        if (w.find(text) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
 void TestDriver::fail(const std::string& message) {
     const auto& st = steps_[std::min(pc_, steps_.size() - 1)];
     std::cerr << "test script line " << st.line << " (" << st.op << " " << st.arg << "): FAILED: " << message << "\n";
@@ -127,6 +142,17 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
             next();
         } catch (const std::exception& e) {
             fail(e.what());
+        }
+    } else if (st.op == "expect_error") {
+        if (phase_ == 0) {
+            deadline_ = now_s() + 60.0;
+            phase_ = 1;
+        }
+        if (shows_error(s, st.arg)) {
+            std::cout << "error shown: " << st.arg << "\n";
+            next();
+        } else if (now_s() > deadline_) {
+            fail("no error containing '" + st.arg + "' is shown");
         }
     } else if (st.op == "log") {
         std::cout << "script: " << st.arg << "\n";

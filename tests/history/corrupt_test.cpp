@@ -102,7 +102,8 @@ TEST_CASE("a large file is checked in the background: damage found refuses reads
             CHECK(std::string(e.what()).find(path) != std::string::npos);
         }
         CHECK_FALSE(file_exists(out));
-        CHECK(dir.entries() == std::vector<std::string>{"damaged.sqlite", "damaged.sqlite-shm", "damaged.sqlite-wal", "good.sqlite"});
+        CHECK(dir.entries() ==
+              std::vector<std::string>{"damaged.sqlite", "damaged.sqlite-shm", "damaged.sqlite-wal", "good.sqlite"});
         CHECK(store.check().state == HistoryCheck::State::Corrupt);
         CHECK_THROWS_AS(store.list({}), Error);
         CHECK_THROWS_AS(store.record(sample_record("x", {"y"})), Error);
@@ -142,7 +143,7 @@ TEST_CASE("without the open check, export of a damaged file still writes no part
             ++open_failed;
         }
     }
-    WARN("damaged pages: " << open_failed << " refused at open, " << refused << " refused by export, "
-                           << exported_complete << " exported complete (page unused by export)");
+    WARN("damaged pages: " << open_failed << " refused at open, " << refused << " refused by export, " << exported_complete
+                           << " exported complete (page unused by export)");
     CHECK(refused + open_failed > 0);
 }

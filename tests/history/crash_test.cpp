@@ -4,14 +4,15 @@
 // export: after each kill the target path holds nothing or the complete file.
 // Iterations: T5S_CRASH_ITERATIONS (default 40 in ctest; tests/soak/crash_loops.sh runs >= 200) and
 // each loop prints one "crash loop ..." line with its counts.
+#include <poll.h>
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <poll.h>
 #include <random>
-#include <sys/wait.h>
 #include <thread>
 
 #include "t5s/history_store.h"
@@ -36,9 +37,15 @@ int crash_iterations() {
 // Row i gets decision i % 4 after it is recorded: accept 0 / reject 1 / edit 0 / accept 1 then undo.
 void decide(HistoryStore& store, GenerationId id, int64_t i) {
     switch (i % 4) {
-        case 0: store.accept(id, 0); break;
-        case 1: store.reject(id, 1); break;
-        case 2: store.edit(id, 0, "edited " + std::to_string(i)); break;
+        case 0:
+            store.accept(id, 0);
+            break;
+        case 1:
+            store.reject(id, 1);
+            break;
+        case 2:
+            store.edit(id, 0, "edited " + std::to_string(i));
+            break;
         default:
             store.accept(id, 1);
             store.undo(id);
@@ -48,14 +55,20 @@ void decide(HistoryStore& store, GenerationId id, int64_t i) {
 bool decision_kept(const StoredGeneration& g, int64_t i) {
     if (g.candidates.size() != 3) return false;
     switch (i % 4) {
-        case 0: return g.candidates[0].state == CandidateState::Accepted;
-        case 1: return g.candidates[1].state == CandidateState::Rejected;
-        case 2: return g.candidates[0].state == CandidateState::Edited && g.candidates[0].final_text == "edited " + std::to_string(i);
-        default: return g.candidates[1].state == CandidateState::None;
+        case 0:
+            return g.candidates[0].state == CandidateState::Accepted;
+        case 1:
+            return g.candidates[1].state == CandidateState::Rejected;
+        case 2:
+            return g.candidates[0].state == CandidateState::Edited && g.candidates[0].final_text == "edited " + std::to_string(i);
+        default:
+            return g.candidates[1].state == CandidateState::None;
     }
 }
 
-std::string row_input(int64_t i) { return "crash row " + std::to_string(i) + " 中文"; }
+std::string row_input(int64_t i) {
+    return "crash row " + std::to_string(i) + " 中文";
+}
 
 // Child: records rows forever; after a row and its decision committed, writes {id, i} to `fd`.
 [[noreturn]] void child_writer(const std::string& path, int fd, int64_t first) {
@@ -128,7 +141,8 @@ TEST_CASE("crash loop: SIGKILL at random moments while writing loses no committe
         if (read_report(child.fd, 30000, msg)) committed.emplace_back(msg[0], msg[1]);
         const auto kill_at = Clock::now() + std::chrono::microseconds(std::uniform_int_distribution<int>(0, 25000)(rng));
         while (Clock::now() < kill_at) {
-            const int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count());
+            const int left =
+                static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count());
             if (read_report(child.fd, std::max(left, 0), msg)) committed.emplace_back(msg[0], msg[1]);
         }
         if (kill_and_reap(child.pid)) ++killed_mid_write;
@@ -143,14 +157,17 @@ TEST_CASE("crash loop: SIGKILL at random moments while writing loses no committe
         }
         for (const auto& [id, i] : committed) {
             auto g = store.get(id);
-            if (!g || g->input != row_input(i)) ++generations_lost;
-            else if (!decision_kept(*g, i)) ++decisions_lost;
+            if (!g || g->input != row_input(i))
+                ++generations_lost;
+            else if (!decision_kept(*g, i))
+                ++decisions_lost;
         }
     }
-    std::printf("crash loop (history writes): %d iterations, %d killed mid-write, %zu committed generations with "
-                "decisions checked after every kill, integrity failures %d, generations lost %lld, decisions lost %lld\n",
-                iterations, killed_mid_write, committed.size(), integrity_failures,
-                static_cast<long long>(generations_lost), static_cast<long long>(decisions_lost));
+    std::printf(
+        "crash loop (history writes): %d iterations, %d killed mid-write, %zu committed generations with "
+        "decisions checked after every kill, integrity failures %d, generations lost %lld, decisions lost %lld\n",
+        iterations, killed_mid_write, committed.size(), integrity_failures, static_cast<long long>(generations_lost),
+        static_cast<long long>(decisions_lost));
     CHECK(killed_mid_write == iterations);
     CHECK(integrity_failures == 0);
     CHECK(generations_lost == 0);
@@ -200,9 +217,12 @@ TEST_CASE("crash loop: SIGKILL during export leaves nothing or the complete file
         std::this_thread::sleep_until(kill_at);  // the random kill moment itself, not a synchronisation
         if (kill_and_reap(child.pid)) ++killed_mid_export;
         ::close(child.fd);
-        if (!file_exists(target)) ++nothing;
-        else if (read_file(target) == expected) ++complete;
-        else ++partial;
+        if (!file_exists(target))
+            ++nothing;
+        else if (read_file(target) == expected)
+            ++complete;
+        else
+            ++partial;
         ::unlink(target.c_str());
         for (const auto& name : dir.entries()) {  // temp files of killed exports (never the target's name)
             if (name.find(".tmp") == std::string::npos) continue;
@@ -210,9 +230,10 @@ TEST_CASE("crash loop: SIGKILL during export leaves nothing or the complete file
             ::unlink(dir.file(name).c_str());
         }
     }
-    std::printf("crash loop (export): %d iterations (export of %zu bytes takes %.0f ms), %d killed mid-export, "
-                "target absent %d, complete %d, partial %d, temp files left by killed exports %zu\n",
-                iterations, expected.size(), export_ms, killed_mid_export, nothing, complete, partial, temp_files_left);
+    std::printf(
+        "crash loop (export): %d iterations (export of %zu bytes takes %.0f ms), %d killed mid-export, "
+        "target absent %d, complete %d, partial %d, temp files left by killed exports %zu\n",
+        iterations, expected.size(), export_ms, killed_mid_export, nothing, complete, partial, temp_files_left);
     CHECK(partial == 0);
     CHECK(nothing + complete == iterations);
 }

@@ -25,7 +25,7 @@ bool one_line_naming(const std::string& message, const std::string& path) {
 
 TEST_CASE("history writes into a full disk: clear error, nothing lost, store keeps working", "[history][full_disk]") {
     TinyTmpfs disk(6 << 20);  // room for the WAL (SQLite checkpoints it at ~4 MB) and some rows
-    if (!disk.mounted()) {  // ctest history_full_disk reports this line as a skip (SKIP_REGULAR_EXPRESSION)
+    if (!disk.mounted()) {    // ctest history_full_disk reports this line as a skip (SKIP_REGULAR_EXPRESSION)
         WARN("SKIPPED: " << disk.why());
         return;
     }

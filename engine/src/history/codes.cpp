@@ -8,30 +8,42 @@ namespace t5s {
 
 const char* to_string(CandidateState state) {
     switch (state) {
-        case CandidateState::None: return "none";
-        case CandidateState::Accepted: return "accepted";
-        case CandidateState::Rejected: return "rejected";
-        case CandidateState::Edited: return "edited";
+        case CandidateState::None:
+            return "none";
+        case CandidateState::Accepted:
+            return "accepted";
+        case CandidateState::Rejected:
+            return "rejected";
+        case CandidateState::Edited:
+            return "edited";
     }
     return "none";
 }
 
 const char* to_string(EventKind kind) {
     switch (kind) {
-        case EventKind::Accept: return "accept";
-        case EventKind::Reject: return "reject";
-        case EventKind::Edit: return "edit";
-        case EventKind::Undo: return "undo";
-        case EventKind::Redo: return "redo";
+        case EventKind::Accept:
+            return "accept";
+        case EventKind::Reject:
+            return "reject";
+        case EventKind::Edit:
+            return "edit";
+        case EventKind::Undo:
+            return "undo";
+        case EventKind::Redo:
+            return "redo";
     }
     return "accept";
 }
 
 const char* to_string(ExportFormat format) {
     switch (format) {
-        case ExportFormat::Jsonl: return "jsonl";
-        case ExportFormat::Csv: return "csv";
-        case ExportFormat::Tsv: return "tsv";
+        case ExportFormat::Jsonl:
+            return "jsonl";
+        case ExportFormat::Csv:
+            return "csv";
+        case ExportFormat::Tsv:
+            return "tsv";
     }
     return "jsonl";
 }
@@ -55,19 +67,27 @@ EventKind parse_event_kind(const std::string& s) {
 
 CandidateState state_from_int(int64_t v) {
     switch (v) {
-        case 1: return CandidateState::Accepted;
-        case 2: return CandidateState::Rejected;
-        case 3: return CandidateState::Edited;
-        default: return CandidateState::None;
+        case 1:
+            return CandidateState::Accepted;
+        case 2:
+            return CandidateState::Rejected;
+        case 3:
+            return CandidateState::Edited;
+        default:
+            return CandidateState::None;
     }
 }
 
 int state_to_int(CandidateState s) {
     switch (s) {
-        case CandidateState::Accepted: return 1;
-        case CandidateState::Rejected: return 2;
-        case CandidateState::Edited: return 3;
-        case CandidateState::None: return 0;
+        case CandidateState::Accepted:
+            return 1;
+        case CandidateState::Rejected:
+            return 2;
+        case CandidateState::Edited:
+            return 3;
+        case CandidateState::None:
+            return 0;
     }
     return 0;
 }

@@ -1,7 +1,8 @@
 #include "history/open_check.h"
 
-#include <condition_variable>
 #include <sys/stat.h>
+
+#include <condition_variable>
 
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
@@ -105,8 +106,7 @@ HistoryCheck OpenCheck::status() const {
 void OpenCheck::throw_if_corrupt(bool wait) const {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     if (wait) shared_->done.wait(lock, [&] { return shared_->result.state != HistoryCheck::State::Running; });
-    if (shared_->result.state == HistoryCheck::State::Corrupt)
-        throw Error(ErrorCode::CorruptFile, shared_->result.message);
+    if (shared_->result.state == HistoryCheck::State::Corrupt) throw Error(ErrorCode::CorruptFile, shared_->result.message);
 }
 
 }  // namespace t5s::history

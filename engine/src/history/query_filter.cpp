@@ -52,8 +52,7 @@ int Where::apply(Stmt& stmt) const {
 Where build_where(const HistoryFilter& f) {
     Where w;
     if (!f.text.empty()) add_text_condition(w, f.text);  // must come first: it uses ?1 twice
-    if (f.accepted_only)
-        w.add("EXISTS (SELECT 1 FROM candidates d WHERE d.generation_id = g.id AND d.state IN (1, 3))");
+    if (f.accepted_only) w.add("EXISTS (SELECT 1 FROM candidates d WHERE d.generation_id = g.id AND d.state IN (1, 3))");
     if (!f.model.empty()) {
         const std::string p = w.next_param();
         w.add("(g.model_path = " + p + " OR g.model_hash = " + p + ")");
