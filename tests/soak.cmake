@@ -19,3 +19,12 @@ if(TARGET t5s_engine_thread)
   add_test(NAME engine_full_disk COMMAND test_engine_full_disk)
   set_tests_properties(engine_full_disk PROPERTIES TIMEOUT 120 LABELS soak SKIP_REGULAR_EXPRESSION "SKIPPED:")
 endif()
+
+# SIGKILL during checkpoint writes, 3 times (tests/soak/crash_loops.sh runs 30): the newest checkpoint
+# loads and --resume continues from it.
+if(TARGET t5studio)
+  add_test(NAME checkpoint_crash_loop
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/soak/checkpoint_crash_loop.sh $<TARGET_FILE:t5studio>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_crash_loop 3)
+  set_tests_properties(checkpoint_crash_loop PROPERTIES TIMEOUT 300 LABELS soak)
+endif()

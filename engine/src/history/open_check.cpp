@@ -24,8 +24,25 @@ int64_t file_size(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
+// quick_check's answer may span lines ("*** in database main ***\nPage 14: ..."): one line, without the banner.
+std::string one_line(std::string problem) {
+    const std::string banner = "*** in database main ***";
+    if (problem.rfind(banner, 0) == 0) problem.erase(0, banner.size());
+    std::string out;
+    for (char c : problem) {
+        if (c == '\n' || c == '\r') {
+            if (!out.empty() && out.back() != ' ') out += "; ";
+        } else {
+            out.push_back(c);
+        }
+    }
+    while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+    while (!out.empty() && (out.front() == ' ' || out.front() == ';')) out.erase(0, 1);
+    return out;
+}
+
 std::string corrupt_message(const std::string& path, const std::string& problem) {
-    return "history database " + path + " is damaged (SQLite quick_check: " + problem +
+    return "history database " + path + " is damaged (SQLite quick_check: " + one_line(problem) +
            "); restore a backup or export what is readable with the sqlite3 tool's .recover";
 }
 
