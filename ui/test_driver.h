@@ -34,6 +34,14 @@ private:
     void fail(const std::string& message);
     bool idle(const UiState& s) const;
     void next();
+    // One script op each (before_new_frame dispatches; each calls next() when its step is done).
+    void step_wait(const ScriptStep& st, Controller& ctl);
+    void step_screenshot(const ScriptStep& st);
+    void step_expect_export(const ScriptStep& st, Controller& ctl);
+    void step_expect_error(const ScriptStep& st, Controller& ctl);
+    void step_fill_history(const ScriptStep& st);
+    void step_train_history(const ScriptStep& st, Controller& ctl);
+    void step_expect_training_run(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;
