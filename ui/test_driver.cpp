@@ -102,8 +102,10 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         step_screenshot(st);
     } else if (st.op == "expect_candidates") {
         const size_t n = size_t(std::atoi(st.arg.c_str()));
-        if (s.ws.list.size() < n) fail("only " + std::to_string(s.ws.list.size()) + " candidates");
-        else next();
+        if (s.ws.list.size() < n)
+            fail("only " + std::to_string(s.ws.list.size()) + " candidates");
+        else
+            next();
     } else if (st.op == "expect_export") {
         step_expect_export(st, ctl);
     } else if (st.op == "expect_error") {
@@ -139,9 +141,12 @@ void TestDriver::step_wait(const ScriptStep& st, Controller& ctl) {
     }
     const bool ok = st.op == "wait_idle" ? idle(s) : bool(s.model.info);
     counter_ = ok ? counter_ + 1 : 0;
-    if (counter_ >= 3) next();  // stable for 3 frames
-    else if (now_s() > deadline_) fail(st.op == "wait_model" ? "no model loaded: " + s.model.error : "still busy");
-    else if (st.op == "wait_model" && !s.model.error.empty() && s.model.load_job == 0) fail("model load failed: " + s.model.error);
+    if (counter_ >= 3)
+        next();  // stable for 3 frames
+    else if (now_s() > deadline_)
+        fail(st.op == "wait_model" ? "no model loaded: " + s.model.error : "still busy");
+    else if (st.op == "wait_model" && !s.model.error.empty() && s.model.load_job == 0)
+        fail("model load failed: " + s.model.error);
 }
 
 void TestDriver::step_screenshot(const ScriptStep& st) {
@@ -206,7 +211,9 @@ void TestDriver::step_fill_history(const ScriptStep& st) {
                 for (int i = 0; i < n; ++i) {
                     GenerationRecord r;
                     r.input = "synthetic input " + std::to_string(i) + " 合成データ";
-                    for (int k = 0; k < 4; ++k) r.candidates.push_back({"synthetic candidate " + std::to_string(k) + " of " + std::to_string(i), -1.0 * k});
+                    for (int k = 0; k < 4; ++k)
+                        r.candidates.push_back(
+                            {"synthetic candidate " + std::to_string(k) + " of " + std::to_string(i), -1.0 * k});
                     r.origin = "synthetic";
                     batch.push_back(std::move(r));
                     if (batch.size() == 1000) h.record_many(batch), batch.clear();
@@ -220,8 +227,10 @@ void TestDriver::step_fill_history(const ScriptStep& st) {
         phase_ = 1;
     } else if (filler_done_) {
         filler_.join();
-        if (!filler_error_.empty()) fail(filler_error_);
-        else next();
+        if (!filler_error_.empty())
+            fail(filler_error_);
+        else
+            next();
     }
 }
 
@@ -265,12 +274,12 @@ void TestDriver::step_expect_training_run(const ScriptStep& st, Controller& ctl)
         if (r.id == t.run_id && t.run_id > 0) run = &r;
     if (t.phase == TrainPhase::Failed) return fail("training failed: " + t.error);
     if (!t.runs_stale && !t.runs_job && run && run->status == "completed" && int64_t(run->points.size()) == steps) {
-        std::cout << "training run " << run->id << ": " << run->points.size() << " points, last loss "
-                  << run->last_loss << ", best eval " << run->best_eval_loss << "\n";
+        std::cout << "training run " << run->id << ": " << run->points.size() << " points, last loss " << run->last_loss
+                  << ", best eval " << run->best_eval_loss << "\n";
         next();
     } else if (now_s() > deadline_) {
-        fail("training run " + std::to_string(t.run_id) + " not listed as completed with " + std::to_string(steps) +
-             " points (" + std::to_string(t.runs.size()) + " runs listed)");
+        fail("training run " + std::to_string(t.run_id) + " not listed as completed with " + std::to_string(steps) + " points (" +
+             std::to_string(t.runs.size()) + " runs listed)");
     }
 }
 
@@ -291,16 +300,21 @@ void TestDriver::after_render(int fb_width, int fb_height, float fb_scale) {
     }
     const std::string path = (std::filesystem::path(screenshot_dir_) / pending_shot_).string();
     std::string err;
-    if (!save_framebuffer_png(path, fb_width, fb_height, x, y, w, h, &err)) fail(err);
-    else std::cout << "screenshot: " << path << "\n";
+    if (!save_framebuffer_png(path, fb_width, fb_height, x, y, w, h, &err))
+        fail(err);
+    else
+        std::cout << "screenshot: " << path << "\n";
     pending_shot_.clear();
 }
 
 void TestDriver::record_frame(double build_ms, double ms, const UiState& s) {
     std::string phase = "idle";
-    if (s.exp.job != 0) phase = "exporting";
-    else if (s.ws.job != 0 || s.batch.phase == BatchPhase::Running) phase = "generating";
-    else if (!s.job_kind.empty() || !filler_done_) phase = "other";
+    if (s.exp.job != 0)
+        phase = "exporting";
+    else if (s.ws.job != 0 || s.batch.phase == BatchPhase::Running)
+        phase = "generating";
+    else if (!s.job_kind.empty() || !filler_done_)
+        phase = "other";
     frame_ms_[phase].push_back(ms);
     build_ms_[phase].push_back(build_ms);
 }

@@ -8,7 +8,7 @@ set -uo pipefail
 app=$1; model=$2; work=$3
 rm -rf "$work"; mkdir -p "$work/disk"
 if ! mount -t tmpfs -o size=3m tmpfs "$work/disk" 2>"$work/mount.err"; then
-  echo "SKIP: cannot mount a tmpfs ($(cat "$work/mount.err")): the full-disk check needs root"; exit 77
+  echo "SKIP: cannot mount a tmpfs ($(tr -s "\n " "  " < "$work/mount.err")): the full-disk check needs root"; exit 77
 fi
 trap 'umount -l "$work/disk"' EXIT
 for i in $(seq 1 40); do
