@@ -41,4 +41,9 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e)
   set_tests_properties(ui_e2e PROPERTIES TIMEOUT 600 LABELS "gui;slow")
+  # Issue 16: damaged / foreign history, truncated model, broken JSONL: a message on screen, the app stays up.
+  add_test(NAME ui_e2e_files
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_files.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_files)
+  set_tests_properties(ui_e2e_files PROPERTIES TIMEOUT 600 LABELS "gui")
 endif()

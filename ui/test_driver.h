@@ -2,14 +2,14 @@
 // Replays a test script (see test_script.h) inside the real app: injects keys and characters into
 // ImGui's input state before NewFrame, takes screenshots after rendering, checks exports, and
 // records frame times by what the app was doing (idle / generating / exporting).
+#include <imgui.h>
+
 #include <atomic>
-#include <map>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <imgui.h>
 
 #include "controller.h"
 #include "test_script.h"
@@ -21,7 +21,7 @@ public:
     TestDriver(std::vector<ScriptStep> steps, std::string screenshot_dir, std::string history_db);
     ~TestDriver();
 
-    void before_new_frame(ImGuiIO& io, Controller& ctl);   // after the backend's NewFrame
+    void before_new_frame(ImGuiIO& io, Controller& ctl);  // after the backend's NewFrame
     void after_render(int fb_width, int fb_height, float fb_scale);
     void record_frame(double build_ms, double total_ms, const UiState& state);  // build: events..Render()
     bool finished() const { return done_; }
@@ -34,20 +34,28 @@ private:
     void fail(const std::string& message);
     bool idle(const UiState& s) const;
     void next();
+    // One script op each (before_new_frame dispatches; each calls next() when its step is done).
+    void step_wait(const ScriptStep& st, Controller& ctl);
+    void step_screenshot(const ScriptStep& st);
+    void step_expect_export(const ScriptStep& st, Controller& ctl);
+    void step_expect_error(const ScriptStep& st, Controller& ctl);
+    void step_fill_history(const ScriptStep& st);
+    void step_train_history(const ScriptStep& st, Controller& ctl);
+    void step_expect_training_run(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;
     std::string history_db_;
     size_t pc_ = 0;
-    int phase_ = 0;                 // sub-step state
+    int phase_ = 0;  // sub-step state
     int counter_ = 0;
     double deadline_ = 0.0;
     std::function<bool()> fonts_settled_;
     bool done_ = false;
     bool failed_ = false;
     int released_key_ = -1;
-    std::string pending_shot_;      // file name
-    std::string pending_panel_;     // "" = whole window
+    std::string pending_shot_;   // file name
+    std::string pending_panel_;  // "" = whole window
     std::map<std::string, std::vector<double>> frame_ms_, build_ms_;
     std::thread filler_;
     std::atomic<bool> filler_done_{true};

@@ -15,6 +15,8 @@
 //   train_history STEPS DIR  fine-tune the open model on the history's accepted pairs (Training panel)
 //   show_past_runs           open the panel's "Past runs" section with the last run selected
 //   expect_training_run N    the last run is listed from the history as completed with N points
+//   expect_error TEXT        within 60 s, an error shown in a panel or the log contains TEXT (files the
+//                            app cannot use: the message is on screen and the app keeps running)
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

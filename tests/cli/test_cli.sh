@@ -99,6 +99,13 @@ PY
   fi
   head -c 3000 /dev/urandom >"$work/corrupt.db"
   expect_fail "corrupt history" "corrupt.db" "$bin" history --history "$work/corrupt.db"
+  # A real history whose last page header was overwritten: refused at open, never listed or exported as empty rows.
+  cp "$work/h.db" "$work/damaged.db"
+  psize=$(od -An -tu1 -j16 -N2 "$work/damaged.db" | awk '{print $1 * 256 + $2}')
+  head -c 8 /dev/zero | dd of="$work/damaged.db" bs=1 seek=$(( ($(stat -c %s "$work/damaged.db") / psize - 1) * psize )) conv=notrunc status=none
+  expect_fail "damaged history" "damaged.db is damaged" "$bin" history --history "$work/damaged.db"
+  expect_fail "damaged history export" "damaged.db is damaged" "$bin" export --history "$work/damaged.db" --format jsonl --out "$work/damaged.jsonl"
+  [ ! -e "$work/damaged.jsonl" ] && ok || bad "export of a damaged history left a file"
 fi
 
 # --- bad input: one line naming the file and the problem, exit != 0 ------------------------

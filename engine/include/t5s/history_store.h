@@ -203,20 +203,32 @@ struct StoredTrainingRun {
 };
 
 // ---- the store ----------------------------------------------------------------------------------------
+// The integrity check (PRAGMA quick_check) run when a store opens a file.
+struct HistoryCheck {
+    enum class State { NotChecked, Running, Ok, Corrupt };
+    State state = State::NotChecked;  // NotChecked: new/empty or in-memory file, check disabled, or interrupted
+    std::string message;              // Corrupt: the one-line error (names the file and SQLite's first problem)
+};
+
 struct HistoryStoreOptions {
     bool durable = false;                   // synchronous=FULL (survives power loss); default NORMAL
                                             // (WAL: committed rows survive a process crash)
     int busy_timeout_ms = 5000;             // wait this long for another connection's write lock
     bool create_if_missing = true;          // false: a missing file is Error(FileNotFound)
     std::function<int64_t()> clock_ms;      // "now" in unix ms for created_at of rows and events; empty = system clock
+    int64_t foreground_check_max_bytes = int64_t{64} << 20;  // files up to this size are quick_checked before
+                                            // the constructor returns (CorruptFile if damaged); larger ones on a
+                                            // background thread, so opening never blocks; < 0: no check
 };
 
 class HistoryStore {
 public:
     static constexpr int kSchemaVersion = 3;
 
-    // Opens (creating if missing) and migrates to kSchemaVersion. ":memory:" gives a private
-    // in-memory store. Never deletes or rewrites an existing file's content on failure.
+    // Opens (creating if missing), checks (see HistoryStoreOptions::foreground_check_max_bytes) and
+    // migrates to kSchemaVersion. ":memory:" gives a private in-memory store. Never deletes or
+    // rewrites an existing file's content on failure. Once a background check finds damage, every
+    // call throws Error(CorruptFile) with check().message.
     explicit HistoryStore(const std::string& path, HistoryStoreOptions options = {});
     ~HistoryStore();
     HistoryStore(HistoryStore&&) noexcept;
@@ -250,7 +262,9 @@ public:
     // Deletes the generation, its candidates and its events. False if it did not exist.
     bool remove(GenerationId id);
 
-    // Streams the matching rows to `path` (temp file in the same directory, fsync, rename).
+    // Streams the matching rows to `path` (temp file in the same directory, fsync, rename). Waits for
+    // a running open-time check first; fails with CorruptFile (no file written) if the file is
+    // damaged or the rows read differ from the rows counted (never a silently truncated set).
     // progress is called every ~1000 candidates and at the end; cancel is checked every row
     // (Error(Cancelled), temp file removed). Any failure leaves an existing file untouched.
     ExportResult export_to(const std::string& path, const ExportOptions& options,
@@ -259,6 +273,8 @@ public:
 
     // Diagnostics: "ok" or SQLite's first problem line.
     std::string integrity_check();
+    // The open-time check: Running while a large file is checked in the background.
+    HistoryCheck check() const;
 
     // Training runs (training_runs.cpp). Points are upserted by step: a resumed run that restarts
     // from an earlier checkpoint overwrites the points after it, so its curve continues cleanly.
@@ -273,6 +289,8 @@ public:
 
 private:
     history::Db& db();  // for the parts of the store implemented in other files
+    // Throws CorruptFile once the open-time check found damage; wait: until a running check ends.
+    void require_undamaged(bool wait = false) const;
     int64_t now_ms() const;
 
     struct Impl;

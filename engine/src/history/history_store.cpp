@@ -1,15 +1,16 @@
 #include "t5s/history_store.h"
 
-#include <algorithm>
-#include <chrono>
+// The store: opening (checks, migration, WAL, planner statistics), recording, decisions and reads.
+// Export lives in history_export.cpp, training runs in training_runs.cpp.
 #include <sys/stat.h>
-#include <functional>
-#include <string_view>
-#include <unordered_set>
 
-#include "atomic_file.h"
+#include <chrono>
+#include <memory>
+
+#include "history/codes.h"
 #include "history/decisions.h"
-#include "history/export_format.h"
+#include "history/open_check.h"
+#include "history/query_filter.h"
 #include "history/schema.h"
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
@@ -20,199 +21,18 @@ using history::Db;
 using history::ReadTransaction;
 using history::Stmt;
 using history::Transaction;
-
-const char* to_string(CandidateState state) {
-    switch (state) {
-        case CandidateState::None: return "none";
-        case CandidateState::Accepted: return "accepted";
-        case CandidateState::Rejected: return "rejected";
-        case CandidateState::Edited: return "edited";
-    }
-    return "none";
-}
-
-const char* to_string(EventKind kind) {
-    switch (kind) {
-        case EventKind::Accept: return "accept";
-        case EventKind::Reject: return "reject";
-        case EventKind::Edit: return "edit";
-        case EventKind::Undo: return "undo";
-        case EventKind::Redo: return "redo";
-    }
-    return "accept";
-}
-
-const char* to_string(ExportFormat format) {
-    switch (format) {
-        case ExportFormat::Jsonl: return "jsonl";
-        case ExportFormat::Csv: return "csv";
-        case ExportFormat::Tsv: return "tsv";
-    }
-    return "jsonl";
-}
-
-ExportFormat parse_export_format(const std::string& name) {
-    if (name == "jsonl") return ExportFormat::Jsonl;
-    if (name == "csv") return ExportFormat::Csv;
-    if (name == "tsv") return ExportFormat::Tsv;
-    throw Error(ErrorCode::InvalidArgument, "export format '" + name + "' is not one of jsonl, csv, tsv");
-}
-
-namespace {
-
-EventKind parse_event_kind(const std::string& s) {
-    if (s == "accept") return EventKind::Accept;
-    if (s == "reject") return EventKind::Reject;
-    if (s == "edit") return EventKind::Edit;
-    if (s == "undo") return EventKind::Undo;
-    return EventKind::Redo;
-}
-
-CandidateState state_from_int(int64_t v) {
-    switch (v) {
-        case 1: return CandidateState::Accepted;
-        case 2: return CandidateState::Rejected;
-        case 3: return CandidateState::Edited;
-        default: return CandidateState::None;
-    }
-}
-
-int state_to_int(CandidateState s) {
-    switch (s) {
-        case CandidateState::Accepted: return 1;
-        case CandidateState::Rejected: return 2;
-        case CandidateState::Edited: return 3;
-        case CandidateState::None: return 0;
-    }
-    return 0;
-}
-
-// LIKE pattern for a substring, with %, _ and the escape character taken literally.
-std::string like_pattern(const std::string& text) {
-    std::string out = "%";
-    for (char c : text) {
-        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
-        out.push_back(c);
-    }
-    out.push_back('%');
-    return out;
-}
-
-// WHERE clause over `generations g` for a filter, with its parameters bound in order.
-struct Where {
-    std::string sql;
-    std::vector<std::function<void(Stmt&, int)>> binders;
-
-    void add(const std::string& condition) { sql += (sql.empty() ? " WHERE " : " AND ") + condition; }
-    void bind_text(std::string value) {
-        binders.push_back([v = std::move(value)](Stmt& s, int i) { s.bind(i, v); });
-    }
-    void bind_int(int64_t value) {
-        binders.push_back([value](Stmt& s, int i) { s.bind(i, value); });
-    }
-    int apply(Stmt& stmt) const {  // returns the next free parameter index
-        int i = 1;
-        for (const auto& b : binders) b(stmt, i++);
-        return i;
-    }
-};
-
-Where build_where(const HistoryFilter& f) {
-    Where w;
-    if (!f.text.empty()) {
-        const bool has_ascii_letter =
-            std::any_of(f.text.begin(), f.text.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); });
-        if (has_ascii_letter) {  // LIKE: ASCII case-insensitive, byte-exact for everything else
-            w.add(
-                "(g.input LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM candidates c WHERE c.generation_id = g.id AND "
-                "(c.text LIKE ?1 ESCAPE '\\' OR c.edited_text LIKE ?1 ESCAPE '\\')))");
-            w.bind_text(like_pattern(f.text));
-        } else {  // no case to fold (CJK, digits, punctuation): instr() is a plain byte search, ~2x faster
-            w.add(
-                "(instr(g.input, ?1) > 0 OR EXISTS (SELECT 1 FROM candidates c WHERE c.generation_id = g.id AND "
-                "(instr(c.text, ?1) > 0 OR instr(c.edited_text, ?1) > 0)))");
-            w.bind_text(f.text);
-        }
-    }
-    // From here on, numbered parameters follow the first one (?1 is reused above).
-    auto next = [&w]() { return "?" + std::to_string(w.binders.size() + 1); };
-    if (f.accepted_only)
-        w.add("EXISTS (SELECT 1 FROM candidates d WHERE d.generation_id = g.id AND d.state IN (1, 3))");
-    if (!f.model.empty()) {
-        const std::string p = next();
-        w.add("(g.model_path = " + p + " OR g.model_hash = " + p + ")");
-        w.bind_text(f.model);
-    }
-    if (f.from_ms != 0) {
-        w.add("g.created_at >= " + next());
-        w.bind_int(f.from_ms);
-    }
-    if (f.to_ms != 0) {
-        w.add("g.created_at < " + next());
-        w.bind_int(f.to_ms);
-    }
-    if (!f.origin_prefix.empty()) {
-        const std::string p = next();
-        w.add("substr(g.origin, 1, length(" + p + ")) = " + p);
-        w.bind_text(f.origin_prefix);
-    }
-    return w;
-}
-
-const char* kGenerationColumns =
-    "g.id, g.created_at, g.input, g.settings_json, g.seed, g.model_path, g.model_hash, g.precision, g.device, "
-    "g.total_ms, g.timings_json, g.origin";
-
-StoredGeneration read_generation(const Stmt& s) {
-    StoredGeneration g;
-    g.id = s.int64(0);
-    g.created_at_ms = s.int64(1);
-    g.input = s.text(2);
-    g.settings_json = s.text(3);
-    g.seed = s.int64(4);
-    g.model_path = s.text(5);
-    g.model_hash = s.text(6);
-    g.precision = s.text(7);
-    g.device = s.text(8);
-    g.total_ms = s.real(9);
-    g.timings_json = s.text(10);
-    g.origin = s.text(11);
-    return g;
-}
-
-// 128-bit fingerprint of a (source, target) pair for dedupe.
-struct PairKey {
-    uint64_t a = 0, b = 0;
-    bool operator==(const PairKey& o) const { return a == o.a && b == o.b; }
-};
-struct PairKeyHash {
-    size_t operator()(const PairKey& k) const { return static_cast<size_t>(k.a ^ (k.b * 0x9e3779b97f4a7c15ULL)); }
-};
-
-PairKey pair_key(std::string_view source, std::string_view target) {
-    uint64_t fnv = 0xcbf29ce484222325ULL;
-    auto mix = [&fnv](std::string_view s) {
-        for (unsigned char c : s) {
-            fnv ^= c;
-            fnv *= 0x100000001b3ULL;
-        }
-    };
-    mix(source);
-    fnv ^= 0xff;  // separator that cannot occur inside UTF-8 text
-    fnv *= 0x100000001b3ULL;
-    mix(target);
-    std::string joined;
-    joined.reserve(source.size() + target.size() + 1);
-    joined.append(source.data(), source.size()).push_back('\xff');
-    joined.append(target.data(), target.size());
-    return {fnv, static_cast<uint64_t>(std::hash<std::string>{}(joined))};
-}
-
-}  // namespace
+using history::Where;
+using history::build_where;
+using history::kGenerationColumns;
+using history::parse_event_kind;
+using history::read_generation;
+using history::state_from_int;
+using history::state_to_int;
 
 struct HistoryStore::Impl {
     Db db;
     HistoryStoreOptions options;
+    std::unique_ptr<history::OpenCheck> check;  // destroyed before db (declared after it)
     int version = 0;
 
     Impl(const std::string& path, HistoryStoreOptions opts)
@@ -220,8 +40,10 @@ struct HistoryStore::Impl {
           options(std::move(opts)) {
         sqlite3_busy_timeout(db.handle(), options.busy_timeout_ms);
         db.exec("PRAGMA foreign_keys = ON");
-        history::migrate(db, kSchemaVersion);  // validates the file before anything is changed
+        // Damage is looked for before anything is written: a damaged file is never migrated.
         check_not_truncated(path);
+        check = std::make_unique<history::OpenCheck>(db, options.foreground_check_max_bytes);
+        history::migrate(db, kSchemaVersion);  // refuses unrelated or newer files before changing them
         if (path != ":memory:" && !path.empty()) {
             const std::string mode = db.query_text("PRAGMA journal_mode = WAL");
             if (mode != "wal")
@@ -414,8 +236,11 @@ const std::string& HistoryStore::path() const { return impl_->db.path(); }
 history::Db& HistoryStore::db() { return impl_->db; }
 int64_t HistoryStore::now_ms() const { return impl_->now(); }
 int HistoryStore::schema_version() const { return impl_->version; }
+HistoryCheck HistoryStore::check() const { return impl_->check->status(); }
+void HistoryStore::require_undamaged(bool wait) const { impl_->check->throw_if_corrupt(wait); }
 
 GenerationId HistoryStore::record(const GenerationRecord& generation) {
+    require_undamaged();
     Transaction tx(impl_->db);
     Stmt gen(impl_->db, Impl::kInsertGeneration);
     Stmt cand(impl_->db, Impl::kInsertCandidate);
@@ -426,6 +251,7 @@ GenerationId HistoryStore::record(const GenerationRecord& generation) {
 }
 
 std::vector<GenerationId> HistoryStore::record_many(const std::vector<GenerationRecord>& generations) {
+    require_undamaged();
     std::vector<GenerationId> ids;
     ids.reserve(generations.size());
     Transaction tx(impl_->db);
@@ -438,21 +264,32 @@ std::vector<GenerationId> HistoryStore::record_many(const std::vector<Generation
 }
 
 int64_t HistoryStore::accept(GenerationId id, int candidate_index) {
+    require_undamaged();
     return impl_->decide(id, candidate_index, EventKind::Accept, nullptr);
 }
 
 int64_t HistoryStore::reject(GenerationId id, int candidate_index) {
+    require_undamaged();
     return impl_->decide(id, candidate_index, EventKind::Reject, nullptr);
 }
 
 int64_t HistoryStore::edit(GenerationId id, int candidate_index, const std::string& text) {
+    require_undamaged();
     return impl_->decide(id, candidate_index, EventKind::Edit, &text);
 }
 
-int64_t HistoryStore::undo(GenerationId id) { return impl_->undo_redo(id, EventKind::Undo); }
-int64_t HistoryStore::redo(GenerationId id) { return impl_->undo_redo(id, EventKind::Redo); }
+int64_t HistoryStore::undo(GenerationId id) {
+    require_undamaged();
+    return impl_->undo_redo(id, EventKind::Undo);
+}
+
+int64_t HistoryStore::redo(GenerationId id) {
+    require_undamaged();
+    return impl_->undo_redo(id, EventKind::Redo);
+}
 
 std::optional<StoredGeneration> HistoryStore::get(GenerationId id) {
+    require_undamaged();
     ReadTransaction rt(impl_->db);
     Stmt s(impl_->db, (std::string("SELECT ") + kGenerationColumns + " FROM generations g WHERE g.id = ?1").c_str());
     s.bind(1, id);
@@ -464,6 +301,7 @@ std::optional<StoredGeneration> HistoryStore::get(GenerationId id) {
 }
 
 std::optional<std::string> HistoryStore::input_text(GenerationId id) {
+    require_undamaged();
     Stmt s(impl_->db, "SELECT input FROM generations WHERE id = ?1");
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
@@ -471,6 +309,7 @@ std::optional<std::string> HistoryStore::input_text(GenerationId id) {
 }
 
 std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
+    require_undamaged();
     std::vector<HistoryEvent> out;
     Stmt s(impl_->db, "SELECT id, kind, candidate_rank, text, target_event_id, created_at FROM events "
                       "WHERE generation_id = ?1 ORDER BY id");
@@ -490,6 +329,7 @@ std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
 }
 
 HistoryPage HistoryStore::list(const HistoryQuery& query) {
+    require_undamaged();
     if (query.limit < 1 || query.limit > 10000)
         throw Error(ErrorCode::InvalidArgument, "history: page size " + std::to_string(query.limit) + " is not in 1..10000");
     Where w = build_where(query.filter);
@@ -520,6 +360,7 @@ HistoryPage HistoryStore::list(const HistoryQuery& query) {
 }
 
 int64_t HistoryStore::count(const HistoryFilter& filter) {
+    require_undamaged();
     Where w = build_where(filter);
     Stmt s(impl_->db, ("SELECT count(*) FROM generations g" + w.sql).c_str());
     w.apply(s);
@@ -527,6 +368,7 @@ int64_t HistoryStore::count(const HistoryFilter& filter) {
 }
 
 std::optional<GenerationId> HistoryStore::find_by_origin(const std::string& origin) {
+    require_undamaged();
     Stmt s(impl_->db, "SELECT id FROM generations WHERE origin = ?1 ORDER BY id DESC LIMIT 1");
     s.bind(1, origin);
     if (!s.step()) return std::nullopt;
@@ -534,6 +376,7 @@ std::optional<GenerationId> HistoryStore::find_by_origin(const std::string& orig
 }
 
 bool HistoryStore::remove(GenerationId id) {
+    require_undamaged();
     Transaction tx(impl_->db);
     Stmt s(impl_->db, "DELETE FROM generations WHERE id = ?1");
     s.bind(1, id);
@@ -541,95 +384,6 @@ bool HistoryStore::remove(GenerationId id) {
     const bool removed = impl_->db.changes() > 0;
     tx.commit();
     return removed;
-}
-
-ExportResult HistoryStore::export_to(const std::string& path, const ExportOptions& options,
-                                     const std::function<void(const ExportProgress&)>& progress,
-                                     const std::atomic<bool>* cancel) {
-    AtomicFile file(path, options.overwrite, "export file");  // refuses an existing file before any work
-    Where w = build_where(options.filter);
-    const std::string cand_filter = options.filter.accepted_only ? " AND c.state IN (1, 3)" : "";
-    const std::string from = " FROM generations g JOIN candidates c ON c.generation_id = g.id" +
-                             (w.sql.empty() ? std::string(" WHERE 1") : w.sql) + cand_filter;
-
-    ReadTransaction rt(impl_->db);  // one snapshot for the count and the rows
-    ExportProgress prog;
-    {
-        Stmt count(impl_->db, ("SELECT count(*)" + from).c_str());
-        w.apply(count);
-        prog.candidates_total = count.step() ? count.int64(0) : 0;
-    }
-    Stmt rows(impl_->db, ("SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, "
-                          "c.state, c.edited_text" + from + " ORDER BY g.id, c.rank").c_str());
-    w.apply(rows);
-
-    ExportResult result;
-    result.path = path;
-    std::unordered_set<PairKey, PairKeyHash> seen;
-    std::string out = history::export_header(options.format);
-    file.write(out);
-    GenerationId current = 0;
-    bool current_counted = false;
-    auto emit = [&](const history::ExportRow& row) {
-        if (options.dedupe && !seen.insert(pair_key(row.source, row.target)).second) {
-            ++result.duplicates_skipped;
-            return;
-        }
-        out.clear();
-        history::append_export_row(options.format, row, out);
-        file.write(out);
-        ++result.rows_written;
-        if (!current_counted) {
-            ++result.generations;
-            current_counted = true;
-        }
-    };
-    while (rows.step()) {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Error(ErrorCode::Cancelled, "export to " + path + " cancelled; no file written");
-        const GenerationId gid = rows.int64(0);
-        const std::string source = rows.text(2);
-        const std::string model = rows.text(3);
-        const std::string model_hash = rows.text(4);
-        const CandidateState state = state_from_int(rows.int64(8));
-        const std::string text = rows.text(6);
-        const std::string edited = state == CandidateState::Edited ? rows.text(9) : std::string();
-        history::ExportRow row;
-        row.source = source;
-        row.model = model;
-        row.model_hash = model_hash;
-        row.generation_id = gid;
-        row.created_at_ms = rows.int64(1);
-        if (gid != current) {
-            current = gid;
-            current_counted = false;
-            if (options.include_originals) {
-                row.original = true;
-                row.target = source;
-                emit(row);
-                row.original = false;
-            }
-        }
-        row.target = state == CandidateState::Edited ? std::string_view(edited) : std::string_view(text);
-        row.state = state;
-        row.score = rows.real(7);
-        row.rank = static_cast<int>(rows.int64(5));
-        emit(row);
-        ++prog.candidates_done;
-        if (progress && prog.candidates_done % 1000 == 0) {
-            prog.rows_written = result.rows_written;
-            progress(prog);
-        }
-    }
-    if (cancel && cancel->load(std::memory_order_relaxed))
-        throw Error(ErrorCode::Cancelled, "export to " + path + " cancelled; no file written");
-    file.commit();
-    result.bytes_written = file.bytes_written();
-    if (progress) {
-        prog.rows_written = result.rows_written;
-        progress(prog);
-    }
-    return result;
 }
 
 std::string HistoryStore::integrity_check() {

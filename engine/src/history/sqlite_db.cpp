@@ -65,7 +65,8 @@ void Db::fail(int rc, const std::string& what) const {
         throw Error(ErrorCode::CorruptFile,
                     "history database " + path_ + " is corrupt or not a T5 Studio history (" + message + ")");
     if (primary == SQLITE_FULL)
-        throw Error(ErrorCode::Internal, "history database " + path_ + ": disk full while " + what);
+        throw Error(ErrorCode::Internal, "history database " + path_ + ": disk full while " + what +
+                                             " (this change was not saved; everything saved before is intact)");
     if (primary == SQLITE_READONLY)
         throw Error(ErrorCode::InvalidArgument, "history database " + path_ + " is read-only (" + message + ")");
     if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)

@@ -64,6 +64,7 @@ void require_run(history::Db& db, int64_t id) {
 }  // namespace
 
 int64_t HistoryStore::begin_training_run(const TrainingRunRecord& run) {
+    require_undamaged();
     Transaction tx(db());
     Stmt s(db(),
            "INSERT INTO training_runs (started_at, updated_at, status, model, data, out_dir, options_json, total_steps) "
@@ -76,6 +77,7 @@ int64_t HistoryStore::begin_training_run(const TrainingRunRecord& run) {
 }
 
 void HistoryStore::reopen_training_run(int64_t id, int64_t total_steps) {
+    require_undamaged();
     Transaction tx(db());
     require_run(db(), id);
     Stmt s(db(),
@@ -87,6 +89,7 @@ void HistoryStore::reopen_training_run(int64_t id, int64_t total_steps) {
 }
 
 void HistoryStore::add_training_points(int64_t id, const std::vector<TrainingPoint>& points) {
+    require_undamaged();
     if (points.empty()) return;
     Transaction tx(db());
     require_run(db(), id);
@@ -127,6 +130,7 @@ void HistoryStore::add_training_points(int64_t id, const std::vector<TrainingPoi
 
 void HistoryStore::end_training_run(int64_t id, const std::string& status, const std::string& final_dir,
                                     const std::string& message) {
+    require_undamaged();
     if (status == "running") throw Error(ErrorCode::InvalidArgument, "end_training_run: \"running\" is not an end state");
     Transaction tx(db());
     require_run(db(), id);
@@ -137,6 +141,7 @@ void HistoryStore::end_training_run(int64_t id, const std::string& status, const
 }
 
 std::vector<StoredTrainingRun> HistoryStore::training_runs(int limit, bool with_points) {
+    require_undamaged();
     if (limit < 1 || limit > 10000) throw Error(ErrorCode::InvalidArgument, "training_runs: limit must be 1..10000");
     history::ReadTransaction rt(db());
     Stmt s(db(), (std::string(kSelectRun) + " ORDER BY id DESC LIMIT ?1").c_str());
@@ -149,6 +154,7 @@ std::vector<StoredTrainingRun> HistoryStore::training_runs(int limit, bool with_
 }
 
 std::optional<StoredTrainingRun> HistoryStore::training_run(int64_t id) {
+    require_undamaged();
     history::ReadTransaction rt(db());
     Stmt s(db(), (std::string(kSelectRun) + " WHERE id = ?1").c_str());
     s.bind(1, id);
@@ -159,6 +165,7 @@ std::optional<StoredTrainingRun> HistoryStore::training_run(int64_t id) {
 }
 
 bool HistoryStore::remove_training_run(int64_t id) {
+    require_undamaged();
     Transaction tx(db());
     Stmt s(db(), "DELETE FROM training_runs WHERE id = ?1");
     s.bind(1, id);

@@ -1,0 +1,175 @@
+// HistoryStore::export_to: streams the matching candidates of a consistent snapshot to a file
+// written atomically; a damaged file or a cancel leaves no file behind.
+#include <string_view>
+#include <unordered_set>
+
+#include "atomic_file.h"
+#include "history/codes.h"
+#include "history/export_format.h"
+#include "history/query_filter.h"
+#include "history/sqlite_db.h"
+#include "t5s/error.h"
+#include "t5s/history_store.h"
+
+namespace t5s {
+
+using history::ReadTransaction;
+using history::Stmt;
+
+namespace {
+
+// 128-bit fingerprint of a (source, target) pair for dedupe.
+struct PairKey {
+    uint64_t a = 0, b = 0;
+    bool operator==(const PairKey& o) const { return a == o.a && b == o.b; }
+};
+struct PairKeyHash {
+    size_t operator()(const PairKey& k) const { return static_cast<size_t>(k.a ^ (k.b * 0x9e3779b97f4a7c15ULL)); }
+};
+
+PairKey pair_key(std::string_view source, std::string_view target) {
+    uint64_t fnv = 0xcbf29ce484222325ULL;
+    auto mix = [&fnv](std::string_view s) {
+        for (unsigned char c : s) {
+            fnv ^= c;
+            fnv *= 0x100000001b3ULL;
+        }
+    };
+    mix(source);
+    fnv ^= 0xff;  // separator that cannot occur inside UTF-8 text
+    fnv *= 0x100000001b3ULL;
+    mix(target);
+    std::string joined;
+    joined.reserve(source.size() + target.size() + 1);
+    joined.append(source.data(), source.size()).push_back('\xff');
+    joined.append(target.data(), target.size());
+    return {fnv, static_cast<uint64_t>(std::hash<std::string>{}(joined))};
+}
+
+// Writes rows to the file: dedupe, counts, one generation counted once.
+class RowWriter {
+public:
+    RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path) : file_(file), options_(options) {
+        result_.path = path;
+        out_ = history::export_header(options.format);
+        file_.write(out_);
+    }
+
+    void start_generation() { generation_counted_ = false; }
+
+    void emit(const history::ExportRow& row) {
+        if (options_.dedupe && !seen_.insert(pair_key(row.source, row.target)).second) {
+            ++result_.duplicates_skipped;
+            return;
+        }
+        out_.clear();
+        history::append_export_row(options_.format, row, out_);
+        file_.write(out_);
+        ++result_.rows_written;
+        if (!generation_counted_) {
+            ++result_.generations;
+            generation_counted_ = true;
+        }
+    }
+
+    ExportResult& result() { return result_; }
+
+private:
+    AtomicFile& file_;
+    const ExportOptions& options_;
+    ExportResult result_;
+    std::unordered_set<PairKey, PairKeyHash> seen_;
+    std::string out_;
+    bool generation_counted_ = false;
+};
+
+constexpr const char* kExportColumns =
+    "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text";
+
+// One candidate row of kExportColumns (and its "original" row first when it starts a generation).
+void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions& options, RowWriter& writer) {
+    const std::string source = rows.text(2);
+    const std::string model = rows.text(3);
+    const std::string model_hash = rows.text(4);
+    const CandidateState state = history::state_from_int(rows.int64(8));
+    const std::string text = rows.text(6);
+    const std::string edited = state == CandidateState::Edited ? rows.text(9) : std::string();
+    history::ExportRow row;
+    row.source = source;
+    row.model = model;
+    row.model_hash = model_hash;
+    row.generation_id = rows.int64(0);
+    row.created_at_ms = rows.int64(1);
+    if (new_generation) {
+        writer.start_generation();
+        if (options.include_originals) {
+            row.original = true;
+            row.target = source;
+            writer.emit(row);
+            row.original = false;
+        }
+    }
+    row.target = state == CandidateState::Edited ? std::string_view(edited) : std::string_view(text);
+    row.state = state;
+    row.score = rows.real(7);
+    row.rank = static_cast<int>(rows.int64(5));
+    writer.emit(row);
+}
+
+}  // namespace
+
+ExportResult HistoryStore::export_to(const std::string& path, const ExportOptions& options,
+                                     const std::function<void(const ExportProgress&)>& progress,
+                                     const std::atomic<bool>* cancel) {
+    AtomicFile file(path, options.overwrite, "export file");  // refuses an existing file before any work
+    require_undamaged(/*wait=*/true);
+    history::Where w = history::build_where(options.filter);
+    const std::string cand_filter = options.filter.accepted_only ? " AND c.state IN (1, 3)" : "";
+    const std::string from = " FROM generations g JOIN candidates c ON c.generation_id = g.id" +
+                             (w.sql.empty() ? std::string(" WHERE 1") : w.sql) + cand_filter;
+
+    ReadTransaction rt(db());  // one snapshot for the count and the rows
+    ExportProgress prog;
+    {
+        Stmt count(db(), ("SELECT count(*)" + from).c_str());
+        w.apply(count);
+        prog.candidates_total = count.step() ? count.int64(0) : 0;
+    }
+    Stmt rows(db(), (kExportColumns + from + " ORDER BY g.id, c.rank").c_str());
+    w.apply(rows);
+
+    auto check_cancel = [&] {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            throw Error(ErrorCode::Cancelled, "export to " + path + " cancelled; no file written");
+    };
+    RowWriter writer(file, options, path);
+    GenerationId current = 0;
+    while (rows.step()) {
+        check_cancel();
+        const GenerationId gid = rows.int64(0);
+        write_candidate(rows, gid != current, options, writer);
+        current = gid;
+        ++prog.candidates_done;
+        if (progress && prog.candidates_done % 1000 == 0) {
+            prog.rows_written = writer.result().rows_written;
+            progress(prog);
+        }
+    }
+    check_cancel();
+    // The count (answered from indexes) and the row scan (tables) read different pages: on a damaged
+    // file they can disagree without SQLite raising an error. Never write a silently truncated set.
+    if (prog.candidates_done != prog.candidates_total)
+        throw Error(ErrorCode::CorruptFile, "history database " + this->path() + " is damaged: export read " +
+                                                std::to_string(prog.candidates_done) + " of " +
+                                                std::to_string(prog.candidates_total) + " rows; no file written");
+    file.commit();
+    ExportResult result = writer.result();
+    result.bytes_written = file.bytes_written();
+    if (progress) {
+        prog.rows_written = result.rows_written;
+        progress(prog);
+    }
+    return result;
+}
+
+}  // namespace t5s
