@@ -90,7 +90,7 @@ int run_generate(const Argv& argv) {
     const std::string prefix = args.get("prefix");
 
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {

@@ -10,7 +10,7 @@ namespace t5s::cli {
 int run_info(const Argv& argv) {
     Args args(argv, {"json", "measure-batch"}, {"model", "dtype", "device", "threads"});
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     nlohmann::json j = to_json(model->info());
     DeviceProfile profile = recommend_profile(parse_device(args.get("device", "cpu")));
     // Largest safe batch by measurement (a few short generations), for 64-token inputs and outputs.

@@ -126,7 +126,7 @@ int run_train(const Argv& argv) {
     o.keep_last = a.get_int("keep-last", o.keep_last);
     o.patience = a.get_int("patience", 0);
     o.vocab_size = a.get_int("vocab-size", o.vocab_size);
-    o.threads = a.get_int("threads", 0);
+    o.threads = a.get_threads();
     o.sample_count = a.get_int("samples", o.sample_count);
     o.log_every = a.get_int("log-every", 1);
     o.group_by_length = !a.has("no-group-by-length");

@@ -20,6 +20,9 @@ const char* to_string(Precision precision);
 Device parse_device(const std::string& text);        // throws InvalidArgument
 Precision parse_precision(const std::string& text);  // throws InvalidArgument
 
+// Most intra-op threads accepted: more is never faster, and 100000 exhausted the process (issue #16).
+constexpr int kMaxThreads = 1024;
+
 struct RuntimeOptions {
     Device device = Device::Auto;        // Auto: CUDA if available, else CPU
     Precision precision = Precision::Fp32;

@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "generation_limits.h"
+#include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
 #include "text_normalize.h"
@@ -55,6 +57,11 @@ auto guarded(F&& f) -> decltype(f()) {
         throw Error(ErrorCode::OutOfMemory, std::string("out of memory: ") + std::string(e.what()).substr(0, 200));
     } catch (const std::bad_alloc&) {
         throw Error(ErrorCode::OutOfMemory, "out of host memory");
+    } catch (const c10::Error& e) {
+        // The CPU allocator reports failure as a plain c10::Error with a stack trace; one line instead.
+        const std::string what = e.what_without_backtrace();
+        if (what.find("can't allocate memory") == std::string::npos && what.find("not enough memory") == std::string::npos) throw;
+        throw Error(ErrorCode::OutOfMemory, "out of host memory: " + what.substr(0, what.find('\n')).substr(0, 200));
     }
 }
 
@@ -190,12 +197,14 @@ public:
         for (const auto& row : input_ids) {
             if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
         }
+        check_source_lengths(input_ids, net_->config(), options);
         int64_t seed = options.seed;
         at::Generator gen = at::detail::createCPUGenerator(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
         std::vector<std::vector<Candidate>> out;
         for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
             IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
+            check_memory_for(chunk, options);
             auto decoded = guarded([&] {
                 c10::InferenceMode guard;
                 auto [ids, mask] = pad_batch(chunk, net_->config().pad_token_id, rt_.device);
@@ -258,6 +267,21 @@ public:
     }
 
 private:
+    // Refuses (OutOfMemory, one line) a batch whose estimated peak exceeds the memory free now,
+    // before anything is allocated: --max-new-tokens 99999999 asked for tens of GB.
+    void check_memory_for(const IdBatch& chunk, const GenerationOptions& options) const {
+        size_t longest = 0;
+        for (const auto& row : chunk) longest = std::max(longest, row.size());
+        const bool cuda = rt_.device.is_cuda();
+        int64_t available = recommend_profile(cuda ? Device::Cuda : Device::Cpu).free_bytes;
+        if (cuda) {
+            const DeviceMemory m = query_device_memory();
+            available += m.cuda_reserved - m.cuda_allocated;  // cached by torch, free to reuse
+        }
+        check_generation_memory(net_->config(), static_cast<int64_t>(chunk.size()), static_cast<int64_t>(longest), options,
+                                static_cast<int64_t>(c10::elementSize(rt_.compute_dtype)), available, rt_.device.str());
+    }
+
     void check_ids(const IdBatch& batch) const {
         const int64_t v = net_->config().vocab_size;
         for (const auto& row : batch) {
