@@ -14,6 +14,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace t5s::history;
+    using t5s::ExportFormat;
     if (size < 16) return 0;
     int64_t created = 0;
     double score = 0;

@@ -99,6 +99,9 @@ public:
         const fs::path config_path = dir / "config.json";
         ModelConfig config = load_model_config(config_path);
         info_.files.push_back(config_path.string());
+        const fs::path generation_path = dir / "generation_config.json";
+        info_.generation_config = load_generation_config(generation_path);
+        apply_generation_token_ids(info_.generation_config, generation_path.string(), &config);
         LoadedWeights loaded = load_checkpoint_tensors(dir);
         info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());
         auto params = select_t5_parameters(loaded, config, loaded.files.back());
