@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 
 #include "cli/args.h"
@@ -66,8 +67,13 @@ int main(int argc, char** argv) {
     } catch (const t5s::Error& e) {
         std::cerr << "t5studio " << name << ": " << e.what() << "\n";
         return e.code() == t5s::ErrorCode::OutOfMemory ? 4 : 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "t5studio " << name << ": out of memory\n";
+        return 4;
     } catch (const std::exception& e) {
-        std::cerr << "t5studio " << name << ": internal error: " << e.what() << "\n";
+        // One line: library errors (LibTorch's c10::Error) append a multi-line stack trace.
+        const std::string what = e.what();
+        std::cerr << "t5studio " << name << ": internal error: " << what.substr(0, what.find('\n')) << "\n";
         return 3;
     }
 }

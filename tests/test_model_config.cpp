@@ -1,6 +1,9 @@
 // config.json parsing with transformers' defaults and derivations, and clear errors.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <vector>
+
 #include "t5s/error.h"
 #include "t5s/model_config.h"
 
@@ -58,6 +61,71 @@ TEST_CASE("config errors name the file and the problem", "[config][errors]") {
     CHECK(code_of(R"({"d_model": "big"})") == ErrorCode::CorruptFile);
     CHECK(code_of(R"({"vocab_size": 10, "eos_token_id": 12})") == ErrorCode::CorruptFile);
     CHECK_THROWS_AS(load_model_config("/nonexistent/config.json"), Error);
+}
+
+// Issue #16 "unclear errors": every wrong JSON type of every key the parser reads is one line
+// naming the file and the key (never a json.exception from the library, which ended as exit 3).
+TEST_CASE("config: wrong JSON types name the file and the key", "[config][errors]") {
+    const std::string huge_number(400, '9');
+    const char* keys[] = {"vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_heads", "relative_attention_num_buckets",
+                          "relative_attention_max_distance", "dropout_rate", "layer_norm_epsilon", "pad_token_id",
+                          "eos_token_id", "decoder_start_token_id", "model_type", "feed_forward_proj", "tie_word_embeddings"};
+    const std::string values[] = {"null", "\"7\"", "[]", "{}", "1.5", "-3", huge_number, "1e300", "true", "18446744073709551615"};
+    int rejected = 0;
+    for (const char* key : keys) {
+        for (const std::string& value : values) {
+            const std::string json = std::string("{\"") + key + "\": " + value + "}";
+            try {
+                parse_model_config(json, "cfg.json");
+            } catch (const Error& e) {
+                const std::string msg = e.what();
+                INFO(json << " -> " << msg);
+                CHECK(msg.rfind("cfg.json: ", 0) == 0);
+                CHECK(msg.find(key) != std::string::npos);
+                CHECK(msg.find("json.exception") == std::string::npos);
+                CHECK(msg.find('\n') == std::string::npos);
+                ++rejected;
+            }
+        }
+    }
+    // 16 keys x 10 values: the one right type among them is `true` for tie_word_embeddings.
+    CHECK(rejected == 159);
+    // num_decoder_layers: null means "same as num_layers" in T5Config.
+    CHECK(parse_model_config(R"({"num_layers": 3, "num_decoder_layers": null})", "x").num_decoder_layers == 3);
+    CHECK(code_of(R"({"num_layers": 1000000000000})") == ErrorCode::CorruptFile);
+}
+
+TEST_CASE("config sizes are checked against the tensor table before any allocation", "[config][errors]") {
+    ModelConfig c = parse_model_config(R"({"d_model": 8, "d_kv": 2, "num_heads": 4, "d_ff": 16, "vocab_size": 20, "num_layers": 2})", "x");
+    std::map<std::string, std::vector<int64_t>> table = {
+        {"shared.weight", {20, 8}},
+        {"encoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
+        {"encoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
+        {"decoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
+        {"decoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
+        {"encoder.block.0.layer.1.DenseReluDense.wi.weight", {16, 8}}};
+    CHECK_NOTHROW(check_config_against_tensors(c, table, "w.safetensors"));
+    auto error_of = [&](const ModelConfig& cfg) -> std::string {
+        try {
+            check_config_against_tensors(cfg, table, "w.safetensors");
+        } catch (const Error& e) {
+            CHECK(e.code() == ErrorCode::CorruptFile);
+            return e.what();
+        }
+        return "";
+    };
+    ModelConfig deep = c;
+    deep.num_layers = 1000000000000;
+    CHECK(error_of(deep) == "w.safetensors: does not match config.json: num_layers is 1000000000000 but the checkpoint has 2 encoder blocks");
+    ModelConfig deep_decoder = c;
+    deep_decoder.num_decoder_layers = 10000000;
+    CHECK(error_of(deep_decoder).find("num_decoder_layers is 10000000 but the checkpoint has 2 decoder blocks") != std::string::npos);
+    ModelConfig wide = c;
+    wide.d_model = 1000000000;
+    CHECK(error_of(wide).find("tensor 'shared.weight' has shape [20, 8] but config.json implies [20, 1000000000]") != std::string::npos);
+    ModelConfig ff = c;
+    ff.d_ff = 99999999;
+    CHECK(error_of(ff).find("DenseReluDense.wi.weight") != std::string::npos);
 }
 
 TEST_CASE("config round-trips through model_config_to_json", "[config]") {

@@ -1,6 +1,10 @@
 #include "cli/args.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+
+#include "t5s/model.h"
 
 namespace t5s::cli {
 
@@ -47,25 +51,32 @@ const std::vector<std::string>& Args::all(const std::string& name) const {
     return it == values_.end() ? kEmpty : it->second;
 }
 
-int64_t Args::get_int64(const std::string& name, int64_t fallback) const {
+int64_t Args::get_int64(const std::string& name, int64_t fallback, int64_t min, int64_t max) const {
     if (!has(name)) return fallback;
     const std::string text = get(name);
+    const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
     char* end = nullptr;
-    long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw UsageError("--" + name + " expects an integer, got '" + text + "'");
+    errno = 0;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') throw UsageError("--" + name + " expects " + range + ", got '" + text + "'");
+    if (errno == ERANGE || v < min || v > max) throw UsageError("--" + name + " " + text + " is out of range (" + range + ")");
     return v;
 }
 
-int Args::get_int(const std::string& name, int fallback) const {
-    return static_cast<int>(get_int64(name, fallback));
+int Args::get_int(const std::string& name, int fallback, int min, int max) const {
+    return static_cast<int>(get_int64(name, fallback, min, max));
 }
+
+int Args::get_threads() const { return get_int("threads", 0, 0, kMaxThreads); }
 
 double Args::get_double(const std::string& name, double fallback) const {
     if (!has(name)) return fallback;
     const std::string text = get(name);
     char* end = nullptr;
+    errno = 0;
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') throw UsageError("--" + name + " expects a number, got '" + text + "'");
+    if (errno == ERANGE || !std::isfinite(v)) throw UsageError("--" + name + " " + text + " is out of range (a finite number)");
     return v;
 }
 

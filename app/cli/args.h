@@ -1,6 +1,8 @@
 #pragma once
 // Minimal flag parser for the t5studio subcommands: `--name value`, `--name=value`, repeatable
 // flags, and boolean switches. Unknown flags are errors (the CLI is a contract).
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -22,9 +24,13 @@ public:
     std::string get(const std::string& name, const std::string& fallback = "") const;
     std::string require(const std::string& name) const;
     const std::vector<std::string>& all(const std::string& name) const;
-    int get_int(const std::string& name, int fallback) const;
-    int64_t get_int64(const std::string& name, int64_t fallback) const;
-    double get_double(const std::string& name, double fallback) const;
+    // Integers outside [min, max] (including ones that overflow) are a UsageError naming the flag
+    // and the range.
+    int get_int(const std::string& name, int fallback, int min = INT_MIN, int max = INT_MAX) const;
+    int64_t get_int64(const std::string& name, int64_t fallback, int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
+    double get_double(const std::string& name, double fallback) const;  // finite numbers only
+    // --threads N: 0 (= physical cores) up to t5s::kMaxThreads (--threads 100000 crashed, issue #16).
+    int get_threads() const;
 
 private:
     std::map<std::string, std::vector<std::string>> values_;

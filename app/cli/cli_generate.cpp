@@ -2,19 +2,25 @@
 // --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text") -> one
 // JSONL line per input, flushed as each batch finishes.
 #include <chrono>
+#include <climits>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/generate_recorder.h"
 #include "t5s/error.h"
+#include "t5s/generation_config.h"
 
 namespace t5s::cli {
 namespace {
 
 std::vector<std::string> read_inputs(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file");
     std::vector<std::string> texts;
@@ -42,6 +48,7 @@ std::vector<std::string> read_inputs(const std::string& path) {
         }
         require_valid_utf8(texts.back(), where);
     }
+    if (texts.empty()) throw Error(ErrorCode::InvalidArgument, path + ": no inputs (the file is empty or has only blank lines)");
     return texts;
 }
 
@@ -55,15 +62,27 @@ nlohmann::json result_json(const GenerationResult& r) {
 
 }  // namespace
 
-GenerationOptions options_from_flags(const Args& a) {
+GenerationOptions options_from_flags(const Args& a, const GenerationConfig& model_defaults) {
     GenerationOptions o;
-    o.max_new_tokens = a.get_int("max-new-tokens", o.max_new_tokens);
+    // generation_config.json's defaults first, then the flags given (transformers: kwargs win).
+    static const std::pair<const char*, const char*> kFlagOfField[] = {
+        {"max-new-tokens", "max_new_tokens"}, {"min-new-tokens", "min_new_tokens"}, {"beams", "num_beams"},
+        {"num-return", "num_return_sequences"}, {"length-penalty", "length_penalty"}, {"early-stopping", "early_stopping"},
+        {"sample", "do_sample"}, {"temperature", "temperature"}, {"top-k", "top_k"}, {"top-p", "top_p"},
+        {"repetition-penalty", "repetition_penalty"}, {"no-repeat-ngram", "no_repeat_ngram_size"}};
+    std::set<std::string> given;
+    for (const auto& [flag, field] : kFlagOfField) {
+        if (a.has(flag)) given.insert(field);
+    }
+    apply_generation_config(model_defaults, given, &o);
+    o.max_new_tokens = a.get_int("max-new-tokens", o.max_new_tokens, 1, INT_MAX);
+    o.max_source_tokens = a.get_int("max-source-tokens", o.max_source_tokens, 0, INT_MAX);
     o.min_new_tokens = a.get_int("min-new-tokens", o.min_new_tokens);
     o.num_beams = a.get_int("beams", o.num_beams);
     o.num_return_sequences = a.get_int("num-return", o.num_return_sequences);
     o.length_penalty = static_cast<float>(a.get_double("length-penalty", o.length_penalty));
-    o.early_stopping = a.has("early-stopping");
-    o.do_sample = a.has("sample");
+    if (a.has("early-stopping")) o.early_stopping = true;
+    if (a.has("sample")) o.do_sample = true;
     o.temperature = static_cast<float>(a.get_double("temperature", o.temperature));
     o.top_k = a.get_int("top-k", o.top_k);
     o.top_p = static_cast<float>(a.get_double("top-p", o.top_p));
@@ -82,15 +101,16 @@ int run_generate(const Argv& argv) {
     Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping"},
               {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
                "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
-               "max-rounds", "history", "prefix"});
-    const GenerationOptions options_in = options_from_flags(args);  // validate before the (slow) model load
+               "max-rounds", "history", "prefix", "max-source-tokens"});
+    const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
+    const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
     const std::string prefix = args.get("prefix");
 
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {

@@ -10,7 +10,7 @@ namespace t5s::cli {
 int run_info(const Argv& argv) {
     Args args(argv, {"json", "measure-batch"}, {"model", "dtype", "device", "threads"});
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     nlohmann::json j = to_json(model->info());
     DeviceProfile profile = recommend_profile(parse_device(args.get("device", "cpu")));
     // Largest safe batch by measurement (a few short generations), for 64-token inputs and outputs.
@@ -29,6 +29,10 @@ int run_info(const Argv& argv) {
               << "stored dtype " << i.stored_dtype << "\n"
               << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
               << i.weight_bytes / (1024.0 * 1024.0) << " MiB, " << i.matmul_kernel << "\n"
+              << "generation   "
+              << (i.generation_config.present ? "generation_config.json " + generation_config_to_json(i.generation_config)
+                                              : std::string("no generation_config.json"))
+              << "\n"
               << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"
               << "recommended  " << to_string(profile.precision) << " on " << profile.name << ": " << profile.reason
               << (profile.max_batch ? ", max batch " + std::to_string(profile.max_batch) : std::string()) << "\n"

@@ -11,7 +11,7 @@ namespace t5s::cli {
 int run_score(const Argv& argv) {
     Args args(argv, {"json"}, {"model", "source", "target", "dtype", "device", "threads"});
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_int("threads", 0)));
+                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     const Tokenizer& tok = model->tokenizer();
     const auto source = tok.encode(args.require("source"));
     const auto target = tok.encode(args.require("target"));

@@ -86,7 +86,7 @@ int run_train(const Argv& argv) {
     o.eval_file = a.get("eval-data");
     o.out_dir = a.get("out");
     if (a.has("steps") && a.has("epochs")) throw UsageError("give --steps or --epochs, not both");
-    o.steps = a.get_int64("steps", 0);
+    o.steps = a.get_int64("steps", 0, 1, INT64_MAX);  // 0 is "not given" inside (use --epochs): never from the flag
     o.epochs = a.get_double("epochs", 1.0);
     o.batch_size = a.get_int("batch-size", o.batch_size);
     o.grad_accum = a.get_int("grad-accum", o.grad_accum);
@@ -117,7 +117,7 @@ int run_train(const Argv& argv) {
     o.keep_last = a.get_int("keep-last", o.keep_last);
     o.patience = a.get_int("patience", 0);
     o.vocab_size = a.get_int("vocab-size", o.vocab_size);
-    o.threads = a.get_int("threads", 0);
+    o.threads = a.get_threads();
     o.sample_count = a.get_int("samples", o.sample_count);
     o.log_every = a.get_int("log-every", 1);
     o.group_by_length = !a.has("no-group-by-length");

@@ -36,6 +36,7 @@ nlohmann::json to_json(const ModelInfo& i) {
         {"tokenizer_vocab_size", i.tokenizer_vocab},
         {"files", i.files},
         {"content_hash", i.content_hash},
+        {"generation_config", nlohmann::json::parse(generation_config_to_json(i.generation_config))},
     };
 }
 

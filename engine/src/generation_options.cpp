@@ -27,6 +27,7 @@ void validate_generation_options(const GenerationOptions& o) {
     if (!std::isfinite(o.length_penalty)) bad("length_penalty must be finite");
     if (o.batch_size < 1) bad("batch_size must be >= 1");
     if (o.max_rounds < 1) bad("max_rounds must be >= 1");
+    if (o.max_source_tokens < 0) bad("max_source_tokens must be >= 0 (0 = the model's limit)");
 }
 
 GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live) {

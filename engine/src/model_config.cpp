@@ -1,9 +1,12 @@
 #include "t5s/model_config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_text.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -15,41 +18,92 @@ using json = nlohmann::json;
     throw Error(ErrorCode::CorruptFile, source + ": " + what);
 }
 
-int64_t get_positive(const json& j, const char* key, int64_t fallback, const std::string& source) {
-    if (!j.contains(key) || j[key].is_null()) return fallback;
-    if (!j[key].is_number_integer()) fail(source, std::string("'") + key + "' must be an integer");
-    int64_t v = j[key].get<int64_t>();
-    if (v <= 0) fail(source, std::string("'") + key + "' must be > 0, got " + std::to_string(v));
-    return v;
+std::string type_name(const json& v) {
+    if (v.is_number_float()) return "a non-integer or out-of-range number";
+    if (v.is_number()) return "the number " + v.dump();
+    return std::string(v.type_name()) == "null" ? "null" : std::string("a ") + v.type_name();
 }
 
+[[noreturn]] void wrong_type(const std::string& source, const char* key, const char* expected, const json& v) {
+    fail(source, std::string("'") + key + "' must be " + expected + ", got " + type_name(v));
+}
+
+// Sizes above this cannot be a T5 checkpoint (and products of them would overflow int64).
+constexpr int64_t kMaxDim = int64_t{1} << 31;
+
+// A size: a positive integer. Absent keys take the T5Config default; null is an error except
+// where T5Config itself reads None as "use the default" (`null_is_default`).
+int64_t get_positive(const json& j, const char* key, int64_t fallback, const std::string& source, bool null_is_default = false) {
+    if (!j.contains(key) || (null_is_default && j[key].is_null())) return fallback;
+    const json& v = j[key];
+    if (!v.is_number_integer()) wrong_type(source, key, "a positive integer", v);
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxDim) : v.get<int64_t>() > kMaxDim) {
+        fail(source, std::string("'") + key + "' is " + v.dump() + ", more than the largest size T5 Studio accepts (" +
+                         std::to_string(kMaxDim) + ")");
+    }
+    const int64_t n = v.get<int64_t>();
+    if (n <= 0) fail(source, std::string("'") + key + "' must be > 0, got " + std::to_string(n));
+    return n;
+}
+
+// A token id; transformers also writes eos_token_id as a list (the first one is the model's).
 int64_t get_id(const json& j, const char* key, int64_t fallback, const std::string& source) {
-    if (!j.contains(key) || j[key].is_null()) return fallback;
-    if (j[key].is_array() && !j[key].empty() && j[key][0].is_number_integer()) return j[key][0].get<int64_t>();
-    if (!j[key].is_number_integer()) fail(source, std::string("'") + key + "' must be an integer");
-    return j[key].get<int64_t>();
+    if (!j.contains(key)) return fallback;
+    const json& v = j[key].is_array() && !j[key].empty() ? j[key][0] : j[key];
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxDim))) {
+        wrong_type(source, key, "a token id (an integer inside the vocabulary)", v);
+    }
+    return v.get<int64_t>();
 }
 
 double get_number(const json& j, const char* key, double fallback, const std::string& source) {
-    if (!j.contains(key) || j[key].is_null()) return fallback;
-    if (!j[key].is_number()) fail(source, std::string("'") + key + "' must be a number");
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_number()) wrong_type(source, key, "a number", j[key]);
     return j[key].get<double>();
+}
+
+std::string get_string(const json& j, const char* key, const std::string& fallback, const std::string& source) {
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_string()) wrong_type(source, key, "a string", j[key]);
+    return j[key].get<std::string>();
+}
+
+bool get_bool(const json& j, const char* key, bool fallback, const std::string& source) {
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_boolean()) wrong_type(source, key, "true or false", j[key]);
+    return j[key].get<bool>();
+}
+
+
+// 1 + the largest N of the tensors named "<prefix>N.…" (0 when there are none).
+int64_t count_blocks(const std::map<std::string, std::vector<int64_t>>& shapes, const std::string& prefix) {
+    int64_t blocks = 0;
+    for (auto it = shapes.lower_bound(prefix); it != shapes.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+        int64_t n = 0;
+        size_t i = prefix.size();
+        for (; i < it->first.size() && i < prefix.size() + 9 && std::isdigit(static_cast<unsigned char>(it->first[i])); ++i) {
+            n = n * 10 + (it->first[i] - '0');
+        }
+        if (i > prefix.size()) blocks = std::max(blocks, n + 1);
+    }
+    return blocks;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string r = "[";
+    for (size_t i = 0; i < shape.size(); ++i) r += (i ? ", " : "") + std::to_string(shape[i]);
+    return r + "]";
 }
 
 }  // namespace
 
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source) {
-    json j;
-    try {
-        j = json::parse(json_text);
-    } catch (const json::parse_error& e) {
-        fail(source, std::string("invalid JSON: ") + e.what());
-    }
+    const json j = parse_json_text(json_text, source);
     if (!j.is_object()) fail(source, "expected a JSON object");
 
     ModelConfig c;
     c.raw_json = json_text;
-    c.model_type = j.value("model_type", std::string("t5"));
+    c.model_type = get_string(j, "model_type", "t5", source);
     if (c.model_type != "t5" && c.model_type != "mt5") {
         throw Error(ErrorCode::Unsupported, source + ": model_type '" + c.model_type +
                                                 "' is not supported (T5 Studio runs 't5' and 'mt5' checkpoints)");
@@ -68,16 +122,17 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     c.d_kv = get_positive(j, "d_kv", c.d_kv, source);
     c.d_ff = get_positive(j, "d_ff", c.d_ff, source);
     c.num_layers = get_positive(j, "num_layers", c.num_layers, source);
-    c.num_decoder_layers = get_positive(j, "num_decoder_layers", c.num_layers, source);
+    c.num_decoder_layers = get_positive(j, "num_decoder_layers", c.num_layers, source, /*null_is_default=*/true);
     c.num_heads = get_positive(j, "num_heads", c.num_heads, source);
     c.relative_attention_num_buckets = get_positive(j, "relative_attention_num_buckets", c.relative_attention_num_buckets, source);
     c.relative_attention_max_distance = get_positive(j, "relative_attention_max_distance", c.relative_attention_max_distance, source);
+    c.n_positions = get_positive(j, "n_positions", 0, source, /*null_is_default=*/true);
     c.dropout_rate = get_number(j, "dropout_rate", c.dropout_rate, source);
     c.layer_norm_epsilon = get_number(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
-    if (c.dropout_rate < 0 || c.dropout_rate >= 1) fail(source, "'dropout_rate' must be in [0, 1)");
-    if (c.layer_norm_epsilon <= 0) fail(source, "'layer_norm_epsilon' must be > 0");
+    if (!(c.dropout_rate >= 0 && c.dropout_rate < 1)) fail(source, "'dropout_rate' must be in [0, 1)");
+    if (!(c.layer_norm_epsilon > 0 && c.layer_norm_epsilon < 1)) fail(source, "'layer_norm_epsilon' must be in (0, 1)");
     // mT5 configs default tie_word_embeddings to false; T5 to true.
-    c.tie_word_embeddings = j.value("tie_word_embeddings", c.model_type != "mt5");
+    c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", c.model_type != "mt5", source);
     c.pad_token_id = get_id(j, "pad_token_id", 0, source);
     c.eos_token_id = get_id(j, "eos_token_id", 1, source);
     c.decoder_start_token_id = get_id(j, "decoder_start_token_id", c.pad_token_id, source);
@@ -85,7 +140,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     else if (j.contains("dtype") && j["dtype"].is_string()) c.torch_dtype = j["dtype"].get<std::string>();
 
     // feed_forward_proj exactly as T5Config interprets it.
-    c.feed_forward_proj = j.value("feed_forward_proj", std::string(c.model_type == "mt5" ? "gated-gelu" : "relu"));
+    c.feed_forward_proj = get_string(j, "feed_forward_proj", c.model_type == "mt5" ? "gated-gelu" : "relu", source);
     std::vector<std::string> parts;
     {
         std::stringstream ss(c.feed_forward_proj);
@@ -108,7 +163,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     }
     if (c.decoder_start_token_id < 0 || c.decoder_start_token_id >= c.vocab_size ||
         c.eos_token_id < 0 || c.eos_token_id >= c.vocab_size || c.pad_token_id < 0 || c.pad_token_id >= c.vocab_size) {
-        fail(source, "token ids (pad/eos/decoder_start) must be inside the vocabulary");
+        fail(source, "token ids (pad_token_id " + std::to_string(c.pad_token_id) + ", eos_token_id " +
+                         std::to_string(c.eos_token_id) + ", decoder_start_token_id " + std::to_string(c.decoder_start_token_id) +
+                         ") must be inside the vocabulary (0.." +
+                         std::to_string(c.vocab_size - 1) + ")");
     }
     return c;
 }
@@ -121,6 +179,42 @@ ModelConfig load_model_config(const std::filesystem::path& config_json) {
     std::stringstream ss;
     ss << in.rdbuf();
     return parse_model_config(ss.str(), config_json.string());
+}
+
+void check_config_against_tensors(const ModelConfig& c, const std::map<std::string, std::vector<int64_t>>& shapes,
+                                  const std::string& where) {
+    auto mismatch = [&](const std::string& what) {
+        throw Error(ErrorCode::CorruptFile, where + ": does not match config.json: " + what);
+    };
+    const int64_t encoder_blocks = count_blocks(shapes, "encoder.block."), decoder_blocks = count_blocks(shapes, "decoder.block.");
+    // More blocks than the config uses is what transformers loads too (with a warning); fewer is not.
+    if (encoder_blocks < c.num_layers) {
+        mismatch("num_layers is " + std::to_string(c.num_layers) + " but the checkpoint has " + std::to_string(encoder_blocks) +
+                 " encoder blocks");
+    }
+    if (decoder_blocks < c.num_decoder_layers) {
+        mismatch("num_decoder_layers is " + std::to_string(c.num_decoder_layers) + " but the checkpoint has " +
+                 std::to_string(decoder_blocks) + " decoder blocks");
+    }
+    const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
+        {"shared.weight", {c.vocab_size, c.d_model}},
+        {"encoder.embed_tokens.weight", {c.vocab_size, c.d_model}},
+        {"decoder.embed_tokens.weight", {c.vocab_size, c.d_model}},
+        {"lm_head.weight", {c.vocab_size, c.d_model}},
+        {"encoder.block.0.layer.0.SelfAttention.q.weight", {c.inner_dim(), c.d_model}},
+        {"encoder.block.0.layer.0.SelfAttention.o.weight", {c.d_model, c.inner_dim()}},
+        {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {c.relative_attention_num_buckets, c.num_heads}},
+        {"decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {c.relative_attention_num_buckets, c.num_heads}},
+        {c.is_gated_act ? "encoder.block.0.layer.1.DenseReluDense.wi_0.weight" : "encoder.block.0.layer.1.DenseReluDense.wi.weight",
+         {c.d_ff, c.d_model}},
+        {"encoder.block.0.layer.1.DenseReluDense.wo.weight", {c.d_model, c.d_ff}},
+    };
+    for (const auto& [name, shape] : expected) {
+        auto it = shapes.find(name);
+        if (it != shapes.end() && it->second != shape) {
+            mismatch("tensor '" + name + "' has shape " + shape_text(it->second) + " but config.json implies " + shape_text(shape));
+        }
+    }
 }
 
 std::string model_config_to_json(const ModelConfig& c) {
@@ -145,6 +239,7 @@ std::string model_config_to_json(const ModelConfig& c) {
     j["relative_attention_max_distance"] = c.relative_attention_max_distance;
     j["dropout_rate"] = c.dropout_rate;
     j["layer_norm_epsilon"] = c.layer_norm_epsilon;
+    if (c.n_positions > 0) j["n_positions"] = c.n_positions;
     j["feed_forward_proj"] = c.feed_forward_proj;
     j["tie_word_embeddings"] = c.tie_word_embeddings;
     j["decoder_start_token_id"] = c.decoder_start_token_id;

@@ -3,7 +3,9 @@
 #include <sentencepiece_processor.h>
 
 #include <fstream>
+#include <iterator>
 
+#include "spiece_validate.h"
 #include "t5s/error.h"
 #include "unicode_space.h"
 
@@ -63,20 +65,36 @@ Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_i
     if (!std::filesystem::is_regular_file(spiece_model, ec)) {
         throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": SentencePiece model not found");
     }
-    Tokenizer t;
-    auto status = t.impl_->sp.Load(spiece_model.string());
-    if (!status.ok()) {
-        throw Error(ErrorCode::CorruptFile,
-                    spiece_model.string() + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
+    // Real models are a few MB (mT5's 250k pieces: 4.3 MB); anything this big is not one.
+    constexpr uintmax_t kMaxModelBytes = uintmax_t{256} << 20;
+    const uintmax_t size = std::filesystem::file_size(spiece_model, ec);
+    if (ec || size > kMaxModelBytes) {
+        throw Error(ErrorCode::CorruptFile, spiece_model.string() + ": not a SentencePiece model (" +
+                                                (ec ? ec.message() : std::to_string(size) + " bytes, over 256 MB") + ")");
     }
+    std::ifstream in(spiece_model, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": cannot read");
+    Tokenizer t = from_serialized(bytes, spiece_model.string(), extra_ids);
     t.impl_->path = spiece_model;
+    return t;
+}
+
+Tokenizer Tokenizer::from_serialized(std::string_view model, const std::string& name, int extra_ids) {
+    // The library trusts the model; check what it would read before handing it over.
+    validate_spiece_model(model, name);
+    Tokenizer t;
+    auto status = t.impl_->sp.LoadFromSerializedProto(model);
+    if (!status.ok()) {
+        throw Error(ErrorCode::CorruptFile, name + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
+    }
+    t.impl_->path = name;
     t.impl_->sp_size = t.impl_->sp.GetPieceSize();
     t.impl_->extra_ids = extra_ids;
     const int byte0 = t.impl_->sp.PieceToId("<0x00>");
     t.impl_->byte_fallback = byte0 != t.impl_->sp.unk_id() && t.impl_->sp.IsByte(byte0);
     if (t.impl_->sp_size < 3 || t.impl_->sp.IdToPiece(1) != "</s>") {
-        throw Error(ErrorCode::Unsupported, spiece_model.string() +
-                                                ": not a T5-layout SentencePiece model (expected <pad>=0, </s>=1, <unk>=2)");
+        throw Error(ErrorCode::Unsupported, name + ": not a T5-layout SentencePiece model (expected <pad>=0, </s>=1, <unk>=2)");
     }
     return t;
 }

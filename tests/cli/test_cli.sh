@@ -158,5 +158,77 @@ expect_fail "fp16 on cpu" "fp16 runs on CUDA only" "$bin" generate --model "$mod
 expect_fail "unknown flag" "unknown flag --bogus" "$bin" generate --model "$model" --text hi --bogus
 expect_fail "unknown subcommand" "unknown subcommand" "$bin" frobnicate
 
+# --- issue #16: hardening (each class of the black-box sweep; exact exit codes) ------------------
+# expect_code NAME CODE PATTERN CMD...: exit CODE, one stderr line matching PATTERN.
+expect_code() {
+  local name="$1" code="$2"; shift 2
+  expect_fail "$name" "$@"
+  local rc; "${@:2}" >/dev/null 2>&1; rc=$?
+  [ "$rc" -eq "$code" ] || bad "$name: exit $rc, expected $code"
+}
+expect_code "threads 100000" 2 "--threads 100000 is out of range \(an integer from 0 to 1024\)" \
+  "$bin" generate --model "$model" --text hi --threads 100000
+expect_code "info threads 100000" 2 "--threads 100000 is out of range" "$bin" info --model "$model" --threads 100000
+expect_code "beams overflow" 2 "--beams 99999999999 is out of range \(an integer from" "$bin" generate --model "$model" --text hi --beams 99999999999
+expect_code "temperature overflow" 2 "--temperature 1e999 is out of range" "$bin" generate --model "$model" --text hi --temperature 1e999
+expect_code "max-new-tokens 99999999" 4 "generation would need about .* GB but only .* are free" \
+  "$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 99999999
+python3 -c "print('word ' * 20000)" >"$work/100k.txt"
+expect_code "100 KB text" 1 "input 1 is [0-9]+ tokens, more than the source limit of 512 \(the default\); shorten it or raise --max-source-tokens" \
+  "$bin" generate --model "$model" --text "$(cat "$work/100k.txt")"
+python3 -c "print('x' * 1048576)" >"$work/1mb.txt"
+expect_code "1 MB input line" 1 "more than the source limit" "$bin" generate --model "$model" --input "$work/1mb.txt"
+"$bin" generate --model "$model" --text "$(python3 -c "print('word ' * 600)")" --max-source-tokens 2000 --max-new-tokens 2 --json >/dev/null \
+  && ok || bad "--max-source-tokens 2000 should accept a 600-word input"
+expect_code "input is a directory" 1 "$work: is a directory, not an input file" "$bin" generate --model "$model" --input "$work"
+: >"$work/empty.txt"
+expect_code "empty input file" 1 "empty.txt: no inputs" "$bin" generate --model "$model" --input "$work/empty.txt"
+if "$bin" --help | grep -q "^  train"; then
+  expect_code "train --steps 0" 2 "--steps 0 is out of range" "$bin" train --model "$model" --data "$work/inputs.txt" --out "$work/t0" --steps 0
+fi
+# config.json: sizes checked against the tensors before anything is allocated; wrong types name the key.
+cfg() {  # cfg NAME PYTHON-EXPR-ON-c: a copy of the model whose config.json is edited
+  mk "$1"
+  python3 - "$work/$1/config.json" "$2" <<'PY'
+import json, sys; p = sys.argv[1]; c = json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p, "w"))
+PY
+}
+cfg layers12 'c["num_layers"] = 10**12'
+expect_code "num_layers 10^12" 1 "does not match config.json: num_layers is 1000000000000 but the checkpoint has 2 encoder blocks" \
+  timeout 60 "$bin" info --model "$work/layers12"
+cfg declayers 'c["num_decoder_layers"] = 10**7'
+expect_code "num_decoder_layers 10^7" 1 "num_decoder_layers is 10000000 but the checkpoint has" timeout 60 "$bin" info --model "$work/declayers"
+cfg dmodel 'c["d_model"] = 10**9'
+expect_code "d_model 10^9" 1 "tensor 'shared.weight' has shape .* but config.json implies" timeout 60 "$bin" info --model "$work/dmodel"
+cfg nulllayers 'c["num_layers"] = None'
+expect_code "num_layers null" 1 "config.json: 'num_layers' must be a positive integer, got null" "$bin" info --model "$work/nulllayers"
+cfg strheads 'c["num_heads"] = "8"'
+expect_code "num_heads string" 1 "config.json: 'num_heads' must be a positive integer, got a string" "$bin" info --model "$work/strheads"
+cfg bigvocab 'c["vocab_size"] = 10**400'
+expect_code "400-digit vocab_size" 1 "config.json: 'vocab_size' holds a number too large to read" "$bin" info --model "$work/bigvocab"
+cfg tiestr 'c["tie_word_embeddings"] = "yes"'
+expect_code "tie_word_embeddings string" 1 "config.json: 'tie_word_embeddings' must be true or false" "$bin" info --model "$work/tiestr"
+# safetensors: what the reference library rejects, we reject (tests/data/safetensors_cases has them all).
+mk trailing; printf 'x' >>"$work/trailing/model.safetensors"
+expect_code "byte after the data" 1 "model.safetensors: the tensors cover [0-9]+ data bytes but the file holds [0-9]+" \
+  "$bin" info --model "$work/trailing"
+# generation_config.json: its defaults apply where no flag is given; flags win; bad values name file and key.
+mk gencfg
+printf '{"num_beams": 4, "num_return_sequences": 3, "max_length": 5, "eos_token_id": 1}\n' >"$work/gencfg/generation_config.json"
+"$bin" generate --model "$work/gencfg" --text "Tom is a good boy." --json >"$work/gencfg.json" && ok || bad "generate with generation_config.json failed"
+[ "$(json "$work/gencfg.json" "(lambda c: len(c) == 3 and all(len(x['ids']) <= 4 for x in c))(d['results'][0]['candidates'])")" = True ] \
+  && ok || bad "generation_config.json defaults not applied: $(cat "$work/gencfg.json")"
+"$bin" generate --model "$work/gencfg" --text "Tom is a good boy." --beams 1 --num-return 1 --json >"$work/gencfg1.json" && ok || bad "flags over generation_config failed"
+[ "$(json "$work/gencfg1.json" "len(d['results'][0]['candidates'])")" = 1 ] && ok || bad "flags must win over generation_config.json"
+"$bin" info --model "$work/gencfg" --json >"$work/gencfg_info.json" && ok || bad "info with generation_config failed"
+[ "$(json "$work/gencfg_info.json" "d['generation_config']['num_beams'] == 4 and d['generation_config']['max_new_tokens'] == 4")" = True ] \
+  && ok || bad "info generation_config: $(cat "$work/gencfg_info.json")"
+printf '{"num_beams": "four"}\n' >"$work/gencfg/generation_config.json"
+expect_code "generation_config bad type" 1 "generation_config.json: 'num_beams' must be an integer" \
+  "$bin" generate --model "$work/gencfg" --text hi
+printf '{"eos_token_id": 999999}\n' >"$work/gencfg/generation_config.json"
+expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos_token_id' 999999 is outside the vocabulary" \
+  "$bin" info --model "$work/gencfg"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -30,6 +30,7 @@ struct GenerationOptions {
     bool distinct = false;            // drop duplicate candidates (same normalisation)
     int max_rounds = 4;               // with no_copy/distinct and sampling: re-generate up to this many rounds
     int batch_size = 8;               // inputs encoded and decoded together
+    int max_source_tokens = 0;        // longest input in tokens (0 = the model's n_positions, else 512); longer is an error
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "t5s/generation_config.h"
 #include "t5s/generation_options.h"
 #include "t5s/model_config.h"
 #include "t5s/tokenizer.h"
@@ -19,6 +20,9 @@ const char* to_string(Device device);
 const char* to_string(Precision precision);
 Device parse_device(const std::string& text);        // throws InvalidArgument
 Precision parse_precision(const std::string& text);  // throws InvalidArgument
+
+// Most intra-op threads accepted: more is never faster, and 100000 exhausted the process (issue #16).
+constexpr int kMaxThreads = 1024;
 
 struct RuntimeOptions {
     Device device = Device::Auto;        // Auto: CUDA if available, else CPU
@@ -34,7 +38,8 @@ struct ModelInfo {
     std::string precision;               // precision it runs in
     std::string device;                  // "cpu" or "cuda:0"
     int threads = 0;
-    ModelConfig config;
+    ModelConfig config;                  // token ids as generation_config.json sets them, where it does
+    GenerationConfig generation_config;  // generation_config.json (present = false without one)
     int64_t parameter_count = 0;         // unique parameters (tied weights counted once)
     int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
     std::string matmul_kernel;           // what multiplies the decoder's weights, e.g. "int8 AMX" (see T5Network)

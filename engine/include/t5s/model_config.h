@@ -3,7 +3,9 @@
 // transformers interprets them (defaults included).
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace t5s {
 
@@ -27,6 +29,7 @@ struct ModelConfig {
     int64_t decoder_start_token_id = 0;
     int64_t eos_token_id = 1;
     int64_t pad_token_id = 0;
+    int64_t n_positions = 0;             // config's n_positions (0 = absent): the longest source a request accepts by default
     std::string torch_dtype;             // dtype the checkpoint says it was saved in ("" if absent)
     std::string raw_json;                // the original file, kept so checkpoints can be re-saved faithfully
 
@@ -37,6 +40,13 @@ struct ModelConfig {
 // unsupported values.
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source);
 ModelConfig load_model_config(const std::filesystem::path& config_json);
+
+// Checks the config's sizes against a checkpoint's tensor table (name -> shape) before anything is
+// allocated from them: encoder/decoder block counts, embedding, attention, relative bias and
+// feed-forward shapes of the tensors present (missing ones are reported by the loader). Throws
+// t5s::Error(CorruptFile) naming `where` (the weights file).
+void check_config_against_tensors(const ModelConfig& config, const std::map<std::string, std::vector<int64_t>>& shapes,
+                                  const std::string& where);
 
 // config.json text for a checkpoint that transformers loads unchanged.
 std::string model_config_to_json(const ModelConfig& config);

@@ -25,8 +25,8 @@ struct TensorView {
 
 class SafetensorsFile {
 public:
-    // Throws t5s::Error naming the file: missing, truncated, header beyond the file, bad JSON,
-    // unknown dtype, offsets out of range or not matching the shape.
+    // Throws t5s::Error naming the file: missing, not a regular file, or anything
+    // parse_safetensors() rejects.
     static std::shared_ptr<SafetensorsFile> open(const std::filesystem::path& file);
     ~SafetensorsFile();
 
@@ -43,6 +43,14 @@ private:
     std::map<std::string, TensorView> tensors_;
     std::map<std::string, std::string> metadata_;
 };
+
+// Parses and validates a whole safetensors file held in memory (`bytes` must outlive the views):
+// exactly as strict as the reference implementation (the `safetensors` crate): header length within
+// the file and under 100 MB, a JSON object, string-valued __metadata__, known dtypes, shapes that
+// match their byte ranges, and data_offsets that tile the data section with no gap, overlap or
+// trailing byte. Throws t5s::Error naming `file`.
+void parse_safetensors(const unsigned char* bytes, size_t size, const std::filesystem::path& file,
+                       std::map<std::string, TensorView>* tensors, std::map<std::string, std::string>* metadata);
 
 // Writes tensors (already in their stored dtype) atomically: temp file + rename.
 struct TensorToWrite {

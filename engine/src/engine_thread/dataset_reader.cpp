@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "delimited_text.h"
 #include "t5s/error.h"
 
 namespace t5s::detail {
@@ -47,39 +48,14 @@ bool is_valid_utf8(const std::string& s) {
 
 std::vector<CsvRecord> parse_delimited(const std::string& text, char delim, std::string* error) {
     std::vector<CsvRecord> out;
-    CsvRecord rec;
-    std::string field;
-    bool in_quotes = false, field_started = false;
-    int line = 1;
-    rec.line = 1;
-    auto end_field = [&] { rec.fields.push_back(field); field.clear(); field_started = false; };
-    auto end_record = [&] {
-        end_field();
-        if (!(rec.fields.size() == 1 && rec.fields[0].empty())) out.push_back(rec);
-        rec = CsvRecord{};
-        rec.line = line;
-    };
-    for (size_t i = 0; i < text.size(); ++i) {
-        char c = text[i];
-        if (in_quotes) {
-            if (c == '"') {
-                if (i + 1 < text.size() && text[i + 1] == '"') { field += '"'; ++i; }
-                else in_quotes = false;
-            } else {
-                if (c == '\n') ++line;
-                field += c;
-            }
-            continue;
-        }
-        if (c == '"' && !field_started) { in_quotes = true; field_started = true; continue; }
-        if (c == delim) { end_field(); continue; }
-        if (c == '\r') continue;
-        if (c == '\n') { ++line; end_record(); continue; }
-        field += c;
-        field_started = true;
+    std::istringstream in(text);
+    int64_t line = 0;
+    DelimitedRecord rec;
+    while (read_delimited_record(in, delim, &line, &rec)) {
+        if (rec.unterminated_quote && error) *error = "unterminated quoted field starting on line " + std::to_string(rec.first_line);
+        if (rec.fields.empty() || (rec.fields.size() == 1 && rec.fields[0].empty())) continue;  // blank line
+        out.push_back(CsvRecord{static_cast<int>(rec.first_line), std::move(rec.fields)});
     }
-    if (in_quotes && error) *error = "unterminated quoted field starting on line " + std::to_string(rec.line);
-    if (!field.empty() || !rec.fields.empty()) end_record();
     return out;
 }
 

@@ -1,5 +1,8 @@
 // GenerationOptions <-> JSON for the history's settings_json column. Every field by its C++ name.
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
@@ -19,6 +22,35 @@ std::string generation_options_to_json(const GenerationOptions& options) {
     return j.dump();
 }
 
+namespace {
+
+// One option, type- and range-checked: a float or an out-of-range number cast into an int field
+// was undefined behaviour (found by tests/fuzz/fuzz_generation_options).
+template <class T>
+void read_option(const nlohmann::json& v, const char* name, T* out) {
+    auto bad = [&](const char* expected) {
+        throw Error(ErrorCode::InvalidArgument, std::string("generation settings: '") + name + "' must be " + expected);
+    };
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_boolean()) bad("true or false");
+        *out = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+        using limits = std::numeric_limits<T>;
+        if (!v.is_number_integer()) bad("an integer");
+        const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(limits::max())
+                                                 : v.get<int64_t>() >= limits::min() && v.get<int64_t>() <= limits::max();
+        if (!fits) bad("an integer in range");
+        *out = static_cast<T>(v.get<int64_t>());
+    } else {
+        if (!v.is_number()) bad("a number");
+        const double d = v.get<double>();
+        if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) bad("a finite number");
+        *out = static_cast<T>(d);
+    }
+}
+
+}  // namespace
+
 GenerationOptions generation_options_from_json(const std::string& json) {
     nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
@@ -26,7 +58,7 @@ GenerationOptions generation_options_from_json(const std::string& json) {
     GenerationOptions options;
     try {
 #define T5S_READ(name) \
-    if (auto it = j.find(#name); it != j.end() && !it->is_null()) it->get_to(options.name);
+    if (auto it = j.find(#name); it != j.end() && !it->is_null()) read_option(*it, #name, &options.name);
         T5S_OPTION_FIELDS(T5S_READ)
 #undef T5S_READ
     } catch (const nlohmann::json::exception& e) {

@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "generation_limits.h"
+#include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
 #include "text_normalize.h"
@@ -87,6 +89,9 @@ public:
         const fs::path config_path = dir / "config.json";
         ModelConfig config = load_model_config(config_path);
         info_.files.push_back(config_path.string());
+        const fs::path generation_path = dir / "generation_config.json";
+        info_.generation_config = load_generation_config(generation_path);
+        apply_generation_token_ids(info_.generation_config, generation_path.string(), &config);
         LoadedWeights loaded = load_checkpoint_tensors(dir);
         info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());
         auto params = select_t5_parameters(loaded, config, loaded.files.back());
@@ -185,12 +190,14 @@ public:
         for (const auto& row : input_ids) {
             if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
         }
+        check_source_lengths(input_ids, net_->config(), options);
         int64_t seed = options.seed;
         at::Generator gen = at::detail::createCPUGenerator(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
         std::vector<std::vector<Candidate>> out;
         for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
             IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
+            check_memory_for(chunk, options);
             auto decoded = guarded([&] {
                 c10::InferenceMode guard;
                 auto [ids, mask] = pad_batch(chunk, net_->config().pad_token_id, rt_.device);
@@ -253,6 +260,21 @@ public:
     }
 
 private:
+    // Refuses (OutOfMemory, one line) a batch whose estimated peak exceeds the memory free now,
+    // before anything is allocated: --max-new-tokens 99999999 asked for tens of GB.
+    void check_memory_for(const IdBatch& chunk, const GenerationOptions& options) const {
+        size_t longest = 0;
+        for (const auto& row : chunk) longest = std::max(longest, row.size());
+        const bool cuda = rt_.device.is_cuda();
+        int64_t available = recommend_profile(cuda ? Device::Cuda : Device::Cpu).free_bytes;
+        if (cuda) {
+            const DeviceMemory m = query_device_memory();
+            available += m.cuda_reserved - m.cuda_allocated;  // cached by torch, free to reuse
+        }
+        check_generation_memory(net_->config(), static_cast<int64_t>(chunk.size()), static_cast<int64_t>(longest), options,
+                                static_cast<int64_t>(c10::elementSize(rt_.compute_dtype)), available, rt_.device.str());
+    }
+
     void check_ids(const IdBatch& batch) const {
         const int64_t v = net_->config().vocab_size;
         for (const auto& row : batch) {

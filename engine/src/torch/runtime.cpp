@@ -97,7 +97,10 @@ ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
         // int8 weights; activations in fp32 on the CPU (dynamic quantisation), bf16 on CUDA.
         case Precision::Int8: r.compute_dtype = r.device.is_cpu() ? at::kFloat : at::kBFloat16; break;
     }
-    if (options.threads < 0) throw Error(ErrorCode::InvalidArgument, "threads must be >= 0 (0 = physical cores)");
+    if (options.threads < 0 || options.threads > kMaxThreads) {
+        throw Error(ErrorCode::InvalidArgument, "threads must be from 0 (= physical cores) to " + std::to_string(kMaxThreads) +
+                                                    ", got " + std::to_string(options.threads));
+    }
     r.threads = options.threads > 0 ? options.threads : physical_core_count();
     at::set_num_threads(r.threads);
     return r;

@@ -1,6 +1,7 @@
 #pragma once
 // The one place that recognises running out of memory: by exception type (LibTorch's
-// c10::OutOfMemoryError for devices, std::bad_alloc for the host), never by message, and turns
+// c10::OutOfMemoryError for devices, std::bad_alloc for the host; LibTorch's CPU allocator, which
+// throws a plain c10::Error, by its "DefaultCPUAllocator:" prefix), and turns
 // it into t5s::Error(OutOfMemory) so front ends can offer a smaller batch (CLI exit code 4).
 #include <exception>
 #include <string>

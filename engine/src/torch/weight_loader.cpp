@@ -198,6 +198,11 @@ std::map<std::string, at::Tensor> select_t5_parameters(LoadedWeights& loaded, co
         }
     }
     if (config.tie_word_embeddings && !t.count("shared.weight") && t.count("lm_head.weight")) t["shared.weight"] = t["lm_head.weight"];
+    // Sizes from config.json are checked against the tensors first: a num_layers of 10^12 would
+    // otherwise enumerate 10^12 block names before the first missing one is noticed.
+    std::map<std::string, std::vector<int64_t>> table;
+    for (const auto& [name, tensor] : t) table[name] = tensor.sizes().vec();
+    check_config_against_tensors(config, table, where);
     std::map<std::string, at::Tensor> params;
     for (const auto& [name, shape] : t5_parameter_shapes(config)) {
         auto it = t.find(name);

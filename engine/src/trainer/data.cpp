@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "delimited_text.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
 #include "t5s/trainer.h"
@@ -119,57 +120,12 @@ void load_jsonl(std::istream& in, Collector& c) {
     }
 }
 
-// One CSV record (RFC 4180 quoting; quoted fields may span lines). Returns false at EOF.
+// One CSV record: the shared reader (engine/src/delimited_text.h). Returns false at EOF.
 bool read_csv_record(std::istream& in, char sep, std::vector<std::string>& fields, int64_t& line_no, bool& bad_quote) {
-    fields.clear();
-    bad_quote = false;
-    std::string line;
-    if (!std::getline(in, line)) return false;
-    ++line_no;
-    std::string cur;
-    bool quoted = false, any = false;
-    size_t i = 0;
-    while (true) {
-        if (i >= line.size()) {
-            if (quoted) {
-                std::string next;
-                if (!std::getline(in, next)) {
-                    bad_quote = true;
-                    break;
-                }
-                ++line_no;
-                cur += '\n';
-                line = next;
-                i = 0;
-                continue;
-            }
-            break;
-        }
-        char ch = line[i];
-        if (quoted) {
-            if (ch == '"') {
-                if (i + 1 < line.size() && line[i + 1] == '"') {
-                    cur += '"';
-                    i += 2;
-                    continue;
-                }
-                quoted = false;
-            } else {
-                cur += ch;
-            }
-        } else if (ch == '"' && cur.empty()) {
-            quoted = true;
-        } else if (ch == sep) {
-            fields.push_back(cur);
-            cur.clear();
-        } else if (ch == '\r' && i + 1 == line.size()) {
-        } else {
-            cur += ch;
-        }
-        any = true;
-        ++i;
-    }
-    if (any || !fields.empty()) fields.push_back(cur);
+    DelimitedRecord rec;
+    if (!read_delimited_record(in, sep, &line_no, &rec)) return false;
+    fields = std::move(rec.fields);
+    bad_quote = rec.unterminated_quote;
     return true;
 }
 

@@ -1,0 +1,48 @@
+#pragma once
+// generation_config.json: the generation defaults a checkpoint ships, read as transformers'
+// GenerationConfig does. Only fields present in the file are set; they apply where the caller
+// gave no value of its own (the CLI: no flag), as generate() does with its kwargs.
+//
+// Honoured: decoder_start_token_id, eos_token_id (an id or a list: the first), pad_token_id
+// (they replace config.json's ids, as in transformers), max_new_tokens, max_length (encoder-
+// decoder: max_new_tokens = max_length - 1, used only without max_new_tokens), min_new_tokens,
+// min_length (likewise), num_beams, num_return_sequences, do_sample, early_stopping (true/false;
+// "never" reads as false), temperature, top_k, top_p, repetition_penalty, length_penalty,
+// no_repeat_ngram_size. Other keys (bos_token_id, transformers_version, _from_model_config, ...)
+// are ignored. Wrong types or values are one line naming the file and the key.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "t5s/generation_options.h"
+
+namespace t5s {
+
+struct GenerationConfig {
+    bool present = false;  // the file exists
+    std::optional<int64_t> decoder_start_token_id, eos_token_id, pad_token_id;
+    std::optional<int> max_new_tokens, min_new_tokens, num_beams, num_return_sequences, top_k, no_repeat_ngram_size;
+    std::optional<bool> do_sample, early_stopping;
+    std::optional<float> temperature, top_p, repetition_penalty, length_penalty;
+};
+
+// Throws t5s::Error(CorruptFile) naming `source` and the key.
+GenerationConfig parse_generation_config(const std::string& json_text, const std::string& source);
+// A missing file is an empty GenerationConfig (present = false), not an error.
+GenerationConfig load_generation_config(const std::filesystem::path& file);
+
+// Sets every field of `options` that the config has and `given` (GenerationOptions field names the
+// caller set itself, e.g. "num_beams") does not name.
+void apply_generation_config(const GenerationConfig& config, const std::set<std::string>& given, GenerationOptions* options);
+
+// transformers takes decoder_start / eos / pad ids from generation_config.json over config.json's:
+// sets them in `model` after checking they are inside its vocabulary (CorruptFile naming `source`).
+struct ModelConfig;
+void apply_generation_token_ids(const GenerationConfig& config, const std::string& source, ModelConfig* model);
+
+// The fields present, as JSON text (for `info`): {} when none.
+std::string generation_config_to_json(const GenerationConfig& config);
+
+}  // namespace t5s

@@ -1,0 +1,50 @@
+#include "delimited_text.h"
+
+namespace t5s {
+
+bool read_delimited_record(std::istream& in, char sep, int64_t* line_no, DelimitedRecord* rec) {
+    rec->fields.clear();
+    rec->unterminated_quote = false;
+    std::string line;
+    if (!std::getline(in, line)) return false;
+    rec->first_line = ++*line_no;
+    std::string cur;
+    bool quoted = false, any = false;
+    for (size_t i = 0;; ++i) {
+        if (i >= line.size()) {
+            if (!quoted) break;
+            if (!std::getline(in, line)) {  // the quote never closes
+                rec->unterminated_quote = true;
+                break;
+            }
+            ++*line_no;
+            cur += '\n';
+            i = static_cast<size_t>(-1);
+            continue;
+        }
+        const char ch = line[i];
+        any = true;
+        if (quoted) {
+            if (ch != '"') {
+                cur += ch;
+            } else if (i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else {
+                quoted = false;
+            }
+        } else if (ch == '"' && cur.empty()) {
+            quoted = true;
+        } else if (ch == sep) {
+            rec->fields.push_back(std::move(cur));
+            cur.clear();
+        } else if (!(ch == '\r' && i + 1 == line.size())) {
+            cur += ch;
+        }
+    }
+    if (any || !rec->fields.empty()) rec->fields.push_back(std::move(cur));
+    rec->last_line = *line_no;
+    return true;
+}
+
+}  // namespace t5s

@@ -1,0 +1,124 @@
+// Limits checked before generation allocates (issue #16 "huge inputs"), and generation_config.json
+// (issue #16 "unclear errors": it was not read at all).
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include "generation_limits.h"
+#include "t5s/error.h"
+#include "t5s/generation_config.h"
+#include "t5s/model_config.h"
+
+using namespace t5s;
+
+namespace {
+
+ModelConfig t5_small() {
+    return parse_model_config(R"({"d_model": 512, "d_kv": 64, "num_heads": 8, "d_ff": 2048, "num_layers": 6, "vocab_size": 32128})",
+                              "config.json");
+}
+
+std::string message_of(const std::function<void()>& f, ErrorCode* code) {
+    try {
+        f();
+    } catch (const Error& e) {
+        *code = e.code();
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("source length: flag, then the config's n_positions, then 512", "[limits]") {
+    ModelConfig c = t5_small();
+    GenerationOptions o;
+    CHECK(source_token_limit(c, o) == kDefaultMaxSourceTokens);
+    c.n_positions = 1024;
+    CHECK(source_token_limit(c, o) == 1024);
+    o.max_source_tokens = 3000;
+    CHECK(source_token_limit(c, o) == 3000);
+    CHECK(parse_model_config(R"({"n_positions": 512})", "x").n_positions == 512);
+
+    GenerationOptions d;
+    ErrorCode code = ErrorCode::Internal;
+    const std::vector<std::vector<int>> ids = {std::vector<int>(10, 5), std::vector<int>(26000, 5)};
+    CHECK(message_of([&] { check_source_lengths(ids, t5_small(), d); }, &code) ==
+          "input 2 is 26000 tokens, more than the source limit of 512 (the default); shorten it or raise --max-source-tokens");
+    CHECK(code == ErrorCode::InvalidArgument);
+    d.max_source_tokens = 30000;
+    CHECK_NOTHROW(check_source_lengths(ids, t5_small(), d));
+}
+
+TEST_CASE("generation memory is estimated up front and refused with OutOfMemory", "[limits]") {
+    const ModelConfig c = t5_small();
+    GenerationOptions o;  // 64 new tokens, greedy
+    const double normal = estimate_generation_bytes(c, 8, 64, o, 4);
+    CHECK(normal > 1e6);
+    CHECK(normal < 1e9);  // t5-small, 8 x 64 tokens: well under a GB
+    o.max_new_tokens = 99999999;  // the issue's reproducer: the position-bias table alone is 3.2e17 bytes
+    CHECK(estimate_generation_bytes(c, 1, 8, o, 4) > 1e17);
+    ErrorCode code = ErrorCode::Internal;
+    const std::string msg = message_of([&] { check_generation_memory(c, 1, 8, o, 4, int64_t{16} << 30, "cpu"); }, &code);
+    CHECK(code == ErrorCode::OutOfMemory);
+    CHECK(msg.rfind("generation would need about ", 0) == 0);
+    CHECK(msg.find("but only 17.2 GB are free on cpu (max_new_tokens 99999999") != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+    // A 25k-token source is quadratic in the encoder: refused too.
+    GenerationOptions small;
+    CHECK(estimate_generation_bytes(c, 1, 25000, small, 4) > 2e10);
+    CHECK_NOTHROW(check_generation_memory(c, 8, 64, GenerationOptions{}, 4, int64_t{16} << 30, "cpu"));
+    CHECK_NOTHROW(check_generation_memory(c, 1, 8, o, 4, 0, "cpu"));  // unknown free memory: not checked
+    o = GenerationOptions{};
+    o.num_beams = 99999999;
+    CHECK_THROWS_AS(check_generation_memory(c, 1, 8, o, 4, int64_t{16} << 30, "cpu"), Error);
+}
+
+TEST_CASE("generation_config.json: fields as transformers reads them", "[generation_config]") {
+    const GenerationConfig g = parse_generation_config(
+        R"({"decoder_start_token_id": 0, "eos_token_id": [1, 5], "pad_token_id": 0, "max_length": 20, "num_beams": 4,
+            "early_stopping": "never", "do_sample": false, "top_p": 0.9, "bos_token_id": null, "transformers_version": "4.57"})",
+        "generation_config.json");
+    CHECK(g.present);
+    CHECK(g.eos_token_id == 1);               // a list: the first id
+    CHECK(g.max_new_tokens == 19);            // encoder-decoder: max_length counts the start token
+    CHECK(g.early_stopping == false);
+    CHECK(g.top_p == Approx(0.9f));
+    CHECK_FALSE(g.temperature.has_value());   // absent: the caller's default stays
+    CHECK(parse_generation_config(R"({"max_new_tokens": 7, "max_length": 20})", "x").max_new_tokens == 7);
+
+    GenerationOptions o;
+    apply_generation_config(g, {"num_beams"}, &o);  // --beams given: the flag wins
+    CHECK(o.num_beams == 1);
+    CHECK(o.max_new_tokens == 19);
+    CHECK(o.top_p == Approx(0.9f));
+
+    ModelConfig m = t5_small();
+    apply_generation_token_ids(g, "generation_config.json", &m);
+    CHECK(m.eos_token_id == 1);
+    GenerationConfig far;
+    far.eos_token_id = 99999;
+    ErrorCode code = ErrorCode::Internal;
+    CHECK(message_of([&] { apply_generation_token_ids(far, "g.json", &m); }, &code) ==
+          "g.json: 'eos_token_id' 99999 is outside the vocabulary (config.json vocab_size 32128)");
+    CHECK(generation_config_to_json(GenerationConfig{}) == "{}");
+    CHECK_FALSE(load_generation_config("/nonexistent/generation_config.json").present);
+}
+
+TEST_CASE("generation_config.json: wrong types and values name the file and the key", "[generation_config][errors]") {
+    const char* bad[] = {R"({"num_beams": "4"})",        R"({"num_beams": 0})",          R"({"max_length": 1})",
+                         R"({"top_p": 1.5})",            R"({"temperature": -1})",        R"({"do_sample": "yes"})",
+                         R"({"eos_token_id": -1})",      R"({"eos_token_id": [true]})",   R"({"max_new_tokens": 1e400})",
+                         R"({"top_k": 99999999999999})", R"({"length_penalty": "x"})",   R"([1, 2])",
+                         R"({"max_new_tokens": 1.5})",   R"({"no_repeat_ngram_size": -2})"};
+    for (const char* text : bad) {
+        ErrorCode code = ErrorCode::Internal;
+        const std::string msg = message_of([&] { parse_generation_config(text, "gen.json"); }, &code);
+        INFO(text << " -> " << msg);
+        CHECK(code == ErrorCode::CorruptFile);
+        CHECK(msg.rfind("gen.json: ", 0) == 0);
+        CHECK(msg.find("json.exception") == std::string::npos);
+        CHECK(msg.find('\n') == std::string::npos);
+    }
+}
