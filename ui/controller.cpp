@@ -832,7 +832,7 @@ void Controller::apply(const Event& event) {
                         break;
                     case K::Finished:
                         t.final_dir = e.message;
-                        t.stop_reason = e.stop_reason;
+                        t.stop_reason = to_string(e.stop_reason);
                         note(e.message);
                         break;
                 }
