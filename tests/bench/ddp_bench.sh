@@ -32,7 +32,7 @@ def steps_of(run):
     return [json.loads(l) for l in open(f"{out}/{run}/train_log.jsonl") if '"loss"' in l]
 for run, label in (("one", "1 rank x 2 threads"), ("two", "2 ranks x 1 thread")):
     s = steps_of(run)
-    warm = s[2:]  # the first steps include allocator and thread-pool warm-up
+    warm = s[2:]  # the first two steps include allocator and thread-pool warm-up
     dt = (warm[-1]["elapsed_s"] - s[1]["elapsed_s"]) / len(warm)
     ar = sum(x.get("allreduce_s", 0.0) for x in warm) / len(warm)
     tok = sum(x["tokens_per_s"] for x in warm) / len(warm)

@@ -9,6 +9,7 @@
 
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <thread>
@@ -151,6 +152,7 @@ std::unique_ptr<Distributed> Distributed::from_environment(Device device, double
         so.timeout = timeout;
         m.store = c10::make_intrusive<c10d::TCPStore>(env->master_addr, so);
         so.isServer = false;
+        so.timeout = std::min(timeout, std::chrono::milliseconds(5000));  // bounds how long exit waits for a beat
         m.heartbeat_store = c10::make_intrusive<c10d::TCPStore>(env->master_addr, so);
         m.heartbeat_store->set(heartbeat_key(env->rank), std::vector<uint8_t>{'0'});
         auto options = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -162,10 +164,13 @@ std::unique_ptr<Distributed> Distributed::from_environment(Device device, double
                                              " variables): " + std::string(e.what()).substr(0, 300));
     }
     m.heartbeat = std::thread([&m, rank = env->rank] {
-        std::unique_lock<std::mutex> lock(m.mutex);
-        for (uint64_t beat = 1; !m.cv.wait_for(lock, kHeartbeatPeriod, [&] { return m.stopping; }); ++beat) {
+        for (uint64_t beat = 1;; ++beat) {
+            {
+                std::unique_lock<std::mutex> lock(m.mutex);
+                if (m.cv.wait_for(lock, kHeartbeatPeriod, [&] { return m.stopping; })) return;
+            }
             const std::string s = std::to_string(beat);
-            try {
+            try {  // outside the lock: a store that stopped answering never blocks the destructor's signal
                 m.heartbeat_store->set(heartbeat_key(rank), std::vector<uint8_t>(s.begin(), s.end()));
             } catch (const std::exception&) {
                 return;  // the store (rank 0) is gone: the next collective reports it
