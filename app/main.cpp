@@ -27,6 +27,8 @@ const char* kUsage =
     "            [--sample --temperature X --top-k K --top-p P --seed S] [--repetition-penalty R]\n"
     "            [--no-repeat-ngram N] [--min-new-tokens N] [--dtype fp32|bf16|fp16|int8] [--device auto|cpu|cuda]\n"
     "            [--batch-size B] [--distinct] [--no-copy] [--threads N] [--history PATH] [--json]\n"
+    "            [--shard I/N | --shard-from-env [--shards N]] [--out FILE]   (with --input)\n"
+    "  merge     --out FILE [--rows N] PART...   (sharded generate outputs, in global row order)\n"
     "  history   --history PATH [--search Q] [--runs] [--json]\n"
     "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
     "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
@@ -36,7 +38,7 @@ const char* kUsage =
 int main(int argc, char** argv) {
     using namespace t5s::cli;
     std::map<std::string, int (*)(const Argv&)> commands = {
-        {"info", run_info}, {"tokenize", run_tokenize}, {"score", run_score}, {"generate", run_generate}};
+        {"info", run_info}, {"tokenize", run_tokenize}, {"score", run_score}, {"generate", run_generate}, {"merge", run_merge}};
     commands["history"] = run_history;
     commands["export"] = run_export;
     commands["train"] = run_train;

@@ -12,6 +12,9 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/core.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/checkpoint.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_setup.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_io.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp
 )
 target_include_directories(t5s_trainer PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(t5s_trainer PUBLIC t5s_engine PRIVATE t5s_torch_cpu)
@@ -23,4 +26,14 @@ if(NOT T5S_SPM_TRAIN_LIB)
   message(FATAL_ERROR "libsentencepiece_train not found (apt-get install libsentencepiece-dev)")
 endif()
 target_link_libraries(t5s_trainer PRIVATE ${T5S_SPM_TRAIN_LIB})
+# c10d (ProcessGroupGloo, TCPStore) is inside libtorch_cpu; the wheel ships no Gloo headers, which
+# ProcessGroupGloo.hpp includes: Debian's libgloo-dev provides them (headers only, nothing linked).
+find_path(T5S_GLOO_INCLUDE_DIR gloo/rendezvous/store.h)
+if(NOT T5S_GLOO_INCLUDE_DIR)
+  message(FATAL_ERROR "Gloo headers not found (apt-get install libgloo-dev): needed for data-parallel training")
+endif()
+set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+if(NOT T5S_GLOO_INCLUDE_DIR STREQUAL "/usr/include")  # -I/usr/include would break #include_next
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp PROPERTIES INCLUDE_DIRECTORIES "${T5S_GLOO_INCLUDE_DIR}")
+endif()
 target_precompile_headers(t5s_trainer PRIVATE <ATen/ATen.h>)

@@ -1,9 +1,13 @@
 // t5studio generate: candidates for each input with every generation control. Inputs from
 // --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text") -> one
-// JSONL line per input, flushed as each batch finishes.
+// JSONL line per input with its global "index", flushed as each batch finishes; --shard I/N (or
+// --shard-from-env) takes a share of the file's batches (the rule is in shard.h), --out FILE
+// appends there and resumes a killed run.
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -12,8 +16,10 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/generate_recorder.h"
+#include "cli/shard.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
+#include "t5s/seed.h"
 
 namespace t5s::cli {
 namespace {
@@ -52,12 +58,71 @@ std::vector<std::string> read_inputs(const std::string& path) {
     return texts;
 }
 
+struct FileRun {
+    Shard shard;
+    std::string out;         // "" = stdout
+    bool sharded = false;    // --shard / --shard-from-env given
+};
+
+FileRun file_run_from_flags(const Args& a) {
+    FileRun f;
+    if (a.has("shard") && a.has("shard-from-env")) throw UsageError("give --shard I/N or --shard-from-env, not both");
+    if (a.has("shards") && !a.has("shard-from-env")) throw UsageError("--shards N goes with --shard-from-env (JOB_COMPLETION_INDEX)");
+    if (a.has("shard")) f.shard = parse_shard(a.get("shard"));
+    if (a.has("shard-from-env")) f.shard = shard_from_env([](const char* n) { return std::getenv(n); }, a.get_int("shards", 0));
+    f.sharded = a.has("shard") || a.has("shard-from-env");
+    f.out = a.get("out");
+    if ((f.sharded || !f.out.empty()) && !a.has("input")) throw UsageError("--shard/--shard-from-env/--out need --input FILE");
+    if ((f.sharded || !f.out.empty()) && a.get("batch-size") == "auto")
+        throw UsageError("--batch-size auto cannot be used with --shard/--out: every shard and every rerun must form the same batches");
+    if (f.sharded && a.has("sample") && !a.has("seed"))
+        throw UsageError("--sample with --shard needs --seed S: every shard must derive its seeds from the same one");
+    return f;
+}
+
 nlohmann::json result_json(const GenerationResult& r) {
     nlohmann::json cands = nlohmann::json::array();
     for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
     nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
     if (r.seed >= 0) j["seed"] = r.seed;
     return j;
+}
+
+// --input FILE: global batches of options.batch_size rows; this shard's batches that are not yet in
+// --out; one JSONL line per row (with its global "index"), written whole per batch.
+template <class RunBatch>
+int generate_file(const std::vector<std::string>& texts, const GenerationOptions& options, const FileRun& f, RunBatch&& run_batch) {
+    const int64_t total = static_cast<int64_t>(texts.size());
+    const int64_t batch_size = options.batch_size;
+    const std::set<int64_t> done = f.out.empty() ? std::set<int64_t>{} : rows_already_written(f.out, f.shard, batch_size, total);
+    std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
+    // One seed per run: every batch derives its own from it and its first row's global index.
+    const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
+    int64_t written = 0;
+    for (int64_t b = 0; b * batch_size < total; ++b) {
+        const int64_t first = b * batch_size, end = std::min(total, first + batch_size);
+        if (!f.shard.owns_batch(b) || done.count(first)) continue;
+        std::vector<std::string> batch(texts.begin() + first, texts.begin() + end);
+        GenerationOptions batch_options = options;
+        if (options.do_sample) batch_options.seed = derive_seed(base_seed, first);
+        std::string lines;
+        int64_t row = first;
+        for (const auto& r : run_batch(batch, batch_options)) {
+            nlohmann::json j = result_json(r);
+            j["index"] = row++;
+            j["total_rows"] = total;
+            lines += j.dump() + "\n";
+        }
+        if (out) out->append(lines);
+        else std::cout << lines << std::flush;  // a killed run keeps what it printed
+        written += end - first;
+    }
+    if (out) {
+        const nlohmann::json summary = {{"out", f.out}, {"shard", f.shard.index}, {"shards", f.shard.count}, {"rows_written", written},
+                                        {"rows_resumed", static_cast<int64_t>(done.size())}, {"total_rows", total}};
+        std::cout << summary.dump() << "\n";
+    }
+    return 0;
 }
 
 }  // namespace
@@ -98,13 +163,14 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 }
 
 int run_generate(const Argv& argv) {
-    Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping"},
+    Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping", "shard-from-env"},
               {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
                "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
-               "max-rounds", "history", "prefix", "max-source-tokens"});
+               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out"});
     const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
+    const FileRun file_run = file_run_from_flags(args);
     std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
     const std::string prefix = args.get("prefix");
@@ -118,27 +184,19 @@ int run_generate(const Argv& argv) {
         std::cerr << "t5studio generate: measured batch size " << options.batch_size << "\n";
     }
 
-    auto run_batch = [&](const std::vector<std::string>& batch) {
+    auto run_batch = [&](const std::vector<std::string>& batch, const GenerationOptions& batch_options) {
         std::vector<std::string> inputs;
         for (const auto& t : batch) inputs.push_back(prefix + t);
         const auto start = std::chrono::steady_clock::now();
-        auto results = model->generate(inputs, options);
+        auto results = model->generate(inputs, batch_options);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         for (size_t i = 0; i < results.size(); ++i) results[i].input = batch[i];
-        recorder.record(results, options, ms);
+        recorder.record(results, batch_options, ms);
         return results;
     };
 
-    if (args.has("input")) {
-        // JSONL, one line per input, flushed as each batch finishes (a killed run keeps what it printed).
-        for (size_t start = 0; start < texts.size(); start += static_cast<size_t>(options.batch_size)) {
-            std::vector<std::string> batch(texts.begin() + static_cast<long>(start),
-                                           texts.begin() + static_cast<long>(std::min(texts.size(), start + options.batch_size)));
-            for (const auto& r : run_batch(batch)) print_json(result_json(r));
-        }
-        return 0;
-    }
-    auto results = run_batch(texts);
+    if (args.has("input")) return generate_file(texts, options, file_run, run_batch);
+    auto results = run_batch(texts, options);
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
         for (const auto& r : results) all.push_back(result_json(r));

@@ -45,7 +45,7 @@ void print_event(const TrainingEvent& e) {
             break;
         case K::Checkpoint: std::cerr << "saved " << e.message << "\n"; break;
         case K::Finished:
-            std::snprintf(buf, sizeof buf, "finished (%s) at step %lld in %s; peak memory %.0f MiB; model in %s\n", e.stop_reason.c_str(),
+            std::snprintf(buf, sizeof buf, "finished (%s) at step %lld in %s; peak memory %.0f MiB; model in %s\n", to_string(e.stop_reason),
                           static_cast<long long>(e.step), fmt_duration(e.elapsed_s).c_str(), e.peak_memory_bytes / 1048576.0,
                           e.message.c_str());
             std::cerr << buf;
@@ -71,7 +71,7 @@ int run_train(const Argv& argv) {
             "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
             "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
             "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time",
-            "data-history", "history"});
+            "data-history", "history", "dist-timeout"});
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");
@@ -123,6 +123,7 @@ int run_train(const Argv& argv) {
     o.group_by_length = !a.has("no-group-by-length");
     o.save_dtype_bf16 = a.has("save-bf16");
     o.max_time_s = a.get_double("max-time", 0) ;
+    o.dist_timeout_s = a.get_double("dist-timeout", o.dist_timeout_s);
     const std::string dev = a.get("device", "auto");
     if (dev == "auto") o.device = TrainDevice::Auto;
     else if (dev == "cpu") o.device = TrainDevice::Cpu;
@@ -132,7 +133,9 @@ int run_train(const Argv& argv) {
 
     TrainingJob job(o);
     TrainingResult r;
-    if (a.has("history")) {
+    // Data-parallel launches (torchrun, srun, PyTorchJob): rank 0 alone records, logs and prints.
+    const bool writer = training_rank_from_environment() == 0;
+    if (a.has("history") && writer) {
         // The run and its curve go to the history the app lists under Training > Past runs;
         // --resume continues the newest recorded run with this output folder.
         HistoryStore store(a.get("history"));
@@ -155,13 +158,15 @@ int run_train(const Argv& argv) {
             recorder.failed(e.what());
             throw;
         }
-        recorder.finished(r.stop_reason, r.final_model_dir, r.stop_reason + " after " + std::to_string(r.steps) + " steps");
+        const std::string reason = to_string(r.stop_reason);
+        recorder.finished(reason, r.final_model_dir, reason + " after " + std::to_string(r.steps) + " steps");
         if (!recorder.error().empty()) std::cerr << recorder.error() << "\n";
     } else {
         r = job.run(print_event);
     }
+    if (!writer) return 0;
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
-              << ", \"stop_reason\": \"" << r.stop_reason << "\", \"elapsed_s\": " << r.elapsed_s
+              << ", \"stop_reason\": \"" << to_string(r.stop_reason) << "\", \"elapsed_s\": " << r.elapsed_s
               << ", \"peak_memory_bytes\": " << r.peak_memory_bytes << "}\n";
     return 0;
 }

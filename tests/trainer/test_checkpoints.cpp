@@ -127,7 +127,7 @@ TEST_CASE("checkpoints are HF-format and exported for the transformers check", "
         TrainingJob job(o);
         TrainingResult r = job.run([&](const TrainingEvent& e) { kinds.push_back(e.kind); });
         CHECK(r.steps == 4);
-        CHECK(r.stop_reason == "completed");
+        CHECK(std::string(to_string(r.stop_reason)) == "completed");
         CHECK(std::count(kinds.begin(), kinds.end(), TrainingEvent::Kind::Step) == 4);
         CHECK(std::count(kinds.begin(), kinds.end(), TrainingEvent::Kind::Eval) == 1);
         CHECK(kinds.back() == TrainingEvent::Kind::Finished);
@@ -302,7 +302,7 @@ TEST_CASE("stop, pause/resume from the event callback; early stopping keeps the 
             if (e.step == 6) job.stop();
         });
         resumer.join();
-        CHECK(r.stop_reason == "stopped");
+        CHECK(std::string(to_string(r.stop_reason)) == "stopped");
         CHECK(r.steps == 6);
         CHECK(last_step == 6);
         auto cks = list_checkpoints(o.out_dir);
@@ -323,7 +323,7 @@ TEST_CASE("stop, pause/resume from the event callback; early stopping keeps the 
         TrainingResult r = job.run([&](const TrainingEvent& e) {
             if (e.kind == TrainingEvent::Kind::Eval) evals.push_back(e.eval_loss);
         });
-        CHECK(r.stop_reason == "early_stopping");
+        CHECK(std::string(to_string(r.stop_reason)) == "early_stopping");
         CHECK(r.steps < 100);
         REQUIRE(evals.size() >= 3);
         CHECK(r.best_eval_loss == Approx(*std::min_element(evals.begin(), evals.end())));

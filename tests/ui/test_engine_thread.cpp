@@ -445,7 +445,7 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     CHECK(plans == 1);
     REQUIRE(finished == 1);
     REQUIRE(updates.back().kind == TrainingEvent::Kind::Finished);
-    CHECK(updates.back().stop_reason == "completed");
+    CHECK(std::string(to_string(updates.back().stop_reason)) == "completed");
     bool last_step_seen = false;
     for (const auto& e : updates) last_step_seen |= e.kind == TrainingEvent::Kind::Step && e.step == 6;
     CHECK(last_step_seen);  // the last step always goes out

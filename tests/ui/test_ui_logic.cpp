@@ -429,7 +429,7 @@ TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[
     CHECK(std::get<Cancel>(sent.back()).job == job);
     TrainingEvent fin;
     fin.kind = TrainingEvent::Kind::Finished;
-    fin.stop_reason = "stopped";
+    fin.stop_reason = StopReason::Stopped;
     fin.message = "/models/t5-small-finetuned/final";
     c.apply(TrainingUpdate{job, fin});
     c.apply(JobFinished{job, "train", "stopped after 5 steps: /models/t5-small-finetuned/final"});

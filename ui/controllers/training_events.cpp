@@ -76,7 +76,7 @@ void TrainingController::apply_update(const TrainingEvent& e) {
             break;
         case K::Finished:
             t.final_dir = e.message;
-            t.stop_reason = e.stop_reason;
+            t.stop_reason = to_string(e.stop_reason);
             ctx.note(e.message);
             break;
     }

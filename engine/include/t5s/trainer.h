@@ -13,13 +13,20 @@
 #include <string>
 #include <vector>
 
+#include "t5s/model.h"
+
 namespace t5s {
 
 enum class OptimizerKind { AdamW, Adafactor };
 enum class ScheduleKind { Constant, Linear, Cosine };
-enum class TrainPrecision { Fp32, Bf16, Fp16 };  // bf16/fp16 = autocast (weights stay fp32); fp16 is CUDA-only
+// Training uses the model's Device and Precision (one enum each). Precision::Int8 is inference-only
+// (validate_training_options rejects it); bf16/fp16 = autocast (weights stay fp32); fp16 is CUDA-only.
+using TrainPrecision = Precision;
+using TrainDevice = Device;
 enum class BadRowPolicy { Skip, Fail };
-enum class TrainDevice { Auto, Cpu, Cuda };
+// Why a run ended. to_string gives the strings the CLI prints and the history stores (a contract):
+// "completed", "stopped", "early_stopping", "time_limit".
+enum class StopReason { Completed, Stopped, EarlyStopping, TimeLimit };
 
 OptimizerKind parse_optimizer(const std::string& text);    // "adamw" | "adafactor"; throws InvalidArgument
 ScheduleKind parse_schedule(const std::string& text);      // "constant" | "linear" | "cosine"
@@ -27,7 +34,7 @@ TrainPrecision parse_train_precision(const std::string& text);  // "fp32" | "bf1
 BadRowPolicy parse_bad_row_policy(const std::string& text);     // "skip" | "fail"
 const char* to_string(OptimizerKind v);
 const char* to_string(ScheduleKind v);
-const char* to_string(TrainPrecision v);
+const char* to_string(StopReason v);
 
 // ------------------------------------------------------------------------------------------------
 // Data
@@ -129,6 +136,8 @@ struct TrainingOptions {
     std::string log_file;                // JSONL per step ("" = out_dir/train_log.jsonl)
     int log_every = 1;                   // steps between log lines / progress events
     bool save_dtype_bf16 = false;        // store the final model in bf16 (half the size)
+    double dist_timeout_s = 120;         // data-parallel runs: a collective that waits longer fails,
+                                         // naming the lost rank (never a hang)
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
@@ -193,7 +202,7 @@ struct TrainingEvent {
     int grad_accum = 0;
     std::vector<SampleGeneration> samples;  // Eval events
     std::string message;           // Report/Plan/Message/Checkpoint text (checkpoint path)
-    std::string stop_reason;       // Finished: "completed", "stopped", "early_stopping", "time_limit"
+    StopReason stop_reason = StopReason::Completed;  // Finished events only
 };
 
 struct TrainingResult {
@@ -202,7 +211,7 @@ struct TrainingResult {
     double best_eval_loss = -1;
     std::string final_model_dir;   // out_dir/final
     std::string best_checkpoint;   // "" when never evaluated
-    std::string stop_reason;
+    StopReason stop_reason = StopReason::Completed;
     double elapsed_s = 0;
     int64_t peak_memory_bytes = 0;
 };
@@ -231,6 +240,11 @@ private:
     std::atomic<bool> paused_{false};
     std::atomic<bool> stop_{false};
 };
+
+// This process's rank in a data-parallel launch (RANK under torchrun / PyTorchJob, SLURM_PROCID
+// under srun); 0 for a single process. Rank 0 alone writes checkpoints, logs and the history.
+// Throws t5s::Error(InvalidArgument) when the launch variables are inconsistent.
+int training_rank_from_environment();
 
 // Trains a SentencePiece unigram model with byte fallback in T5's id layout (pad 0, eos 1, unk 2,
 // no bos) on the given texts; writes `model_prefix`.model. Throws t5s::Error.

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine_thread/engine_impl.h"
+#include "t5s/seed.h"
 #include "engine_thread/training_record.h"
 #include "t5s/overload.h"
 
@@ -83,8 +84,7 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     if (cmd.texts.empty()) throw Error(ErrorCode::InvalidArgument, "nothing to generate: the source text is empty");
     validate_generation_options(cmd.options);
     GenerationOptions options = cmd.options;
-    if (options.do_sample && options.seed < 0)
-        options.seed = int64_t(std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffff);
+    if (options.do_sample) options.seed = resolve_seed(options.seed);
 
     // From here on UpdateSettings reaches this request (a queued one keeps what it was given).
     job.attach_settings(std::make_shared<SettingsHandle>(options));
@@ -241,10 +241,11 @@ void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTrainin
         recorder.failed(e.what());
         throw;
     }
-    recorder.finished(result.stop_reason, result.final_model_dir,
-                      result.stop_reason + " after " + std::to_string(result.steps) + " steps");
+    const std::string stop_reason = to_string(result.stop_reason);
+    recorder.finished(stop_reason, result.final_model_dir,
+                      stop_reason + " after " + std::to_string(result.steps) + " steps");
     emit(JobFinished{id, "train",
-                     result.stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
+                     stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
 }
 
 }  // namespace t5s::detail

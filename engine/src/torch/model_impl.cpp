@@ -14,6 +14,7 @@
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
+#include "t5s/seed.h"
 #include "text_normalize.h"
 #include "torch/decoding.h"
 #include "torch/runtime.h"
@@ -191,8 +192,7 @@ public:
             if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
         }
         check_source_lengths(input_ids, net_->config(), options);
-        int64_t seed = options.seed;
-        at::Generator gen = at::detail::createCPUGenerator(seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}());
+        at::Generator gen = at::detail::createCPUGenerator(static_cast<uint64_t>(resolve_seed(options.seed)));
         std::vector<std::vector<Candidate>> out;
         for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
@@ -224,7 +224,7 @@ public:
         for (size_t i = 0; i < texts.size(); ++i) results[i].input = texts[i];
 
         GenerationOptions o = options;
-        if (o.seed < 0 && o.do_sample) o.seed = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+        if (o.do_sample) o.seed = resolve_seed(o.seed);
         const bool filtering = o.no_copy || o.distinct;
         // Without sampling, re-running gives the same candidates: one round only.
         const int rounds = (filtering && o.do_sample) ? o.max_rounds : 1;

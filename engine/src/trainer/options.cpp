@@ -34,7 +34,15 @@ const char* to_string(OptimizerKind v) { return v == OptimizerKind::AdamW ? "ada
 const char* to_string(ScheduleKind v) {
     return v == ScheduleKind::Constant ? "constant" : v == ScheduleKind::Linear ? "linear" : "cosine";
 }
-const char* to_string(TrainPrecision v) { return v == TrainPrecision::Fp32 ? "fp32" : v == TrainPrecision::Bf16 ? "bf16" : "fp16"; }
+const char* to_string(StopReason v) {
+    switch (v) {
+        case StopReason::Completed: return "completed";
+        case StopReason::Stopped: return "stopped";
+        case StopReason::EarlyStopping: return "early_stopping";
+        case StopReason::TimeLimit: return "time_limit";
+    }
+    return "completed";
+}
 
 void validate_training_options(const TrainingOptions& o) {
     if (o.model_dir.empty() == o.init_config.empty()) bad("give exactly one of --model DIR (fine-tune) or --init-config FILE (from scratch)");
@@ -57,6 +65,8 @@ void validate_training_options(const TrainingOptions& o) {
     if (o.vocab_size < 100) bad("--vocab-size must be >= 100");
     if (o.threads < 0) bad("--threads must be >= 0");
     if (o.log_every < 1) bad("log_every must be >= 1");
+    if (!(o.dist_timeout_s > 0)) bad("--dist-timeout must be > 0 seconds");
+    if (o.precision == Precision::Int8) bad("--precision int8 is for inference; train in fp32, bf16 or fp16");
     if (o.precision == TrainPrecision::Fp16 && o.device == TrainDevice::Cpu) bad("--precision fp16 needs CUDA; use bf16 on the CPU");
 }
 

@@ -9,8 +9,8 @@ namespace t5s {
 
 namespace {
 
-const char* device_name(TrainDevice d) { return d == TrainDevice::Cpu ? "cpu" : d == TrainDevice::Cuda ? "cuda" : "auto"; }
-TrainDevice parse_device(const std::string& s) {
+// Stricter than parse_device: a stored training run names exactly one of these three.
+TrainDevice parse_train_device(const std::string& s) {
     if (s == "cpu") return TrainDevice::Cpu;
     if (s == "cuda") return TrainDevice::Cuda;
     if (s == "auto") return TrainDevice::Auto;
@@ -24,7 +24,7 @@ TrainDevice parse_device(const std::string& s) {
     X(weight_decay) X(adam_beta1) X(adam_beta2) X(adam_eps) X(max_grad_norm) X(dropout)                         \
     X(gradient_checkpointing) X(threads) X(max_source_len) X(max_target_len) X(group_by_length) X(seed)         \
     X(eval_every) X(save_every) X(keep_last) X(patience) X(sample_count) X(sample_max_new_tokens) X(resume)      \
-    X(max_time_s) X(auto_reduce_batch_on_oom) X(log_file) X(log_every) X(save_dtype_bf16)
+    X(max_time_s) X(auto_reduce_batch_on_oom) X(log_file) X(log_every) X(save_dtype_bf16) X(dist_timeout_s)
 
 }  // namespace
 
@@ -36,7 +36,7 @@ std::string training_options_to_json(const TrainingOptions& o) {
     j["optimizer"] = to_string(o.optimizer);
     j["schedule"] = to_string(o.schedule);
     j["precision"] = to_string(o.precision);
-    j["device"] = device_name(o.device);
+    j["device"] = to_string(o.device);
     j["source_field"] = o.data.source_field;
     j["target_field"] = o.data.target_field;
     j["on_bad_row"] = o.data.on_bad_row == BadRowPolicy::Skip ? "skip" : "fail";
@@ -56,7 +56,7 @@ TrainingOptions training_options_from_json(const std::string& text) {
         if (j.contains("optimizer")) o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
         if (j.contains("schedule")) o.schedule = parse_schedule(j.at("schedule").get<std::string>());
         if (j.contains("precision")) o.precision = parse_train_precision(j.at("precision").get<std::string>());
-        if (j.contains("device")) o.device = parse_device(j.at("device").get<std::string>());
+        if (j.contains("device")) o.device = parse_train_device(j.at("device").get<std::string>());
         if (j.contains("source_field")) o.data.source_field = j.at("source_field").get<std::string>();
         if (j.contains("target_field")) o.data.target_field = j.at("target_field").get<std::string>();
         if (j.contains("on_bad_row")) o.data.on_bad_row = parse_bad_row_policy(j.at("on_bad_row").get<std::string>());

@@ -1,0 +1,125 @@
+// t5studio merge --out FILE PART...: the JSONL parts that sharded `generate --input` runs wrote,
+// as one file in global row order (a k-way merge: each part is already in ascending order, so
+// memory stays O(parts) for ten million rows). Missing or duplicated rows make it fail, listing
+// them, and leave no output file behind.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <queue>
+
+#include "atomic_file.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "t5s/error.h"
+
+namespace t5s::cli {
+namespace {
+
+// One part, read a line at a time.
+struct PartReader {
+    std::string path;
+    std::ifstream in;
+    int line_no = 0;
+    int64_t index = -1;       // global row index of `line` (-1 = exhausted)
+    int64_t total_rows = -1;  // as the line states it
+    std::string line;
+
+    bool next() {
+        int64_t previous = index;
+        while (std::getline(in, line)) {
+            ++line_no;
+            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            const std::string where = path + ":" + std::to_string(line_no);
+            if (in.eof()) throw Error(ErrorCode::InvalidArgument, where + ": last line is cut off (the shard was killed mid-write: rerun it)");
+            nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer() || j["index"].get<int64_t>() < 0)
+                throw Error(ErrorCode::InvalidArgument, where + ": not a generate --input output line (needs \"index\")");
+            index = j["index"].get<int64_t>();
+            total_rows = j.value("total_rows", int64_t(-1));
+            if (index <= previous && previous >= 0)
+                throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(index) + " after row " + std::to_string(previous) +
+                                                            " (a part must be in ascending order, as generate writes it)");
+            return true;
+        }
+        index = -1;
+        return false;
+    }
+};
+
+// "3-5, 9, 12-40" (the first `limit` ranges, then "...").
+std::string ranges_text(const std::vector<int64_t>& rows, size_t limit = 20) {
+    std::string out;
+    size_t ranges = 0;
+    for (size_t i = 0; i < rows.size();) {
+        size_t j = i;
+        while (j + 1 < rows.size() && rows[j + 1] == rows[j] + 1) ++j;
+        if (ranges++ == limit) return out + ", ...";
+        out += (out.empty() ? "" : ", ") + std::to_string(rows[i]) + (j > i ? "-" + std::to_string(rows[j]) : "");
+        i = j + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_merge(const Argv& argv) {
+    Argv flags;
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        if (argv[i].rfind("--", 0) == 0) {
+            flags.push_back(argv[i]);
+            if (argv[i].find('=') == std::string::npos && i + 1 < argv.size()) flags.push_back(argv[++i]);
+        } else {
+            parts.push_back(argv[i]);
+        }
+    }
+    Args a(flags, {}, {"out", "rows"});
+    const std::string out_path = a.require("out");
+    if (parts.empty()) throw UsageError("give the part files: t5studio merge --out FILE PART...");
+    int64_t expected_rows = a.get_int64("rows", -1);
+
+    std::vector<std::unique_ptr<PartReader>> readers;
+    using Head = std::pair<int64_t, size_t>;  // (row, reader)
+    std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+    for (const auto& p : parts) {
+        auto r = std::make_unique<PartReader>();
+        r->path = p;
+        r->in.open(p, std::ios::binary);
+        if (!r->in) throw Error(ErrorCode::FileNotFound, p + ": cannot open part file");
+        if (r->next()) heads.push({r->index, readers.size()});
+        readers.push_back(std::move(r));
+    }
+    AtomicFile out(out_path, true, "merged file");
+    std::vector<int64_t> missing, duplicated;
+    int64_t next_row = 0, rows = 0;
+    while (!heads.empty()) {
+        auto [row, k] = heads.top();
+        heads.pop();
+        PartReader& r = *readers[k];
+        if (r.total_rows >= 0) expected_rows = std::max(expected_rows, r.total_rows);
+        if (row < next_row) {
+            duplicated.push_back(row);
+        } else {
+            for (; next_row < row; ++next_row) missing.push_back(next_row);
+            out.write(r.line);
+            out.write("\n");
+            next_row = row + 1;
+            ++rows;
+        }
+        if (r.next()) heads.push({r.index, k});
+    }
+    for (; next_row < expected_rows; ++next_row) missing.push_back(next_row);
+    if (!missing.empty() || !duplicated.empty()) {
+        std::string msg;
+        if (!missing.empty()) msg += std::to_string(missing.size()) + " missing rows: " + ranges_text(missing);
+        if (!duplicated.empty()) msg += std::string(msg.empty() ? "" : "; ") + std::to_string(duplicated.size()) + " duplicated rows: " + ranges_text(duplicated);
+        throw Error(ErrorCode::InvalidArgument, out_path + " not written: " + msg);
+    }
+    out.commit();
+    std::cout << nlohmann::json{{"out", out_path}, {"rows", rows}, {"parts", parts.size()}}.dump() << "\n";
+    return 0;
+}
+
+}  // namespace t5s::cli

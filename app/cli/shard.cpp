@@ -1,0 +1,128 @@
+#include "cli/shard.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "atomic_file.h"
+#include "cli/args.h"
+#include "t5s/error.h"
+
+namespace t5s::cli {
+namespace {
+
+int parse_count(const std::string& what, const std::string& text, int min) {
+    try {
+        size_t used = 0;
+        const long v = std::stol(text, &used);
+        if (used == text.size() && v >= min && v <= 1000000) return static_cast<int>(v);
+    } catch (const std::exception&) {
+    }
+    throw UsageError(what + "=" + text + ": expected an integer >= " + std::to_string(min));
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+    const auto slash = text.find('/');
+    if (slash == std::string::npos) throw UsageError("--shard " + text + ": expected I/N, e.g. 0/3");
+    Shard s;
+    s.index = parse_count("--shard I", text.substr(0, slash), 0);
+    s.count = parse_count("--shard N", text.substr(slash + 1), 1);
+    if (s.index >= s.count) throw UsageError("--shard " + text + ": I must be below N");
+    return s;
+}
+
+Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int shards) {
+    Shard s;
+    if (const char* id = getenv("SLURM_ARRAY_TASK_ID")) {
+        const char* count = getenv("SLURM_ARRAY_TASK_COUNT");
+        const char* min = getenv("SLURM_ARRAY_TASK_MIN");
+        if (!count || !min) throw UsageError("--shard-from-env: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT/SLURM_ARRAY_TASK_MIN are not");
+        s.count = parse_count("SLURM_ARRAY_TASK_COUNT", count, 1);
+        s.index = parse_count("SLURM_ARRAY_TASK_ID", id, 0) - parse_count("SLURM_ARRAY_TASK_MIN", min, 0);
+        if (s.index < 0 || s.index >= s.count)
+            throw UsageError(std::string("--shard-from-env: SLURM_ARRAY_TASK_ID=") + id + " minus SLURM_ARRAY_TASK_MIN=" + min +
+                             " is not below SLURM_ARRAY_TASK_COUNT=" + count + " (use a contiguous --array=0-" +
+                             std::to_string(s.count - 1) + ", no step)");
+        if (shards > 0 && shards != s.count)
+            throw UsageError("--shards " + std::to_string(shards) + " disagrees with SLURM_ARRAY_TASK_COUNT=" + count);
+        return s;
+    }
+    if (const char* index = getenv("JOB_COMPLETION_INDEX")) {
+        if (shards < 1) throw UsageError("--shard-from-env with JOB_COMPLETION_INDEX needs --shards N (the Job's completions)");
+        s.count = shards;
+        s.index = parse_count("JOB_COMPLETION_INDEX", index, 0);
+        if (s.index >= s.count) throw UsageError(std::string("JOB_COMPLETION_INDEX=") + index + " is not below --shards " + std::to_string(shards));
+        return s;
+    }
+    throw UsageError("--shard-from-env: neither SLURM_ARRAY_TASK_ID (Slurm array) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set");
+}
+
+std::set<int64_t> rows_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows) {
+    std::set<int64_t> done;
+    std::ifstream in(out_path, std::ios::binary);
+    if (!in) return done;
+    std::map<int64_t, std::vector<std::pair<int64_t, std::string>>> by_batch;  // batch -> (row, line)
+    std::string line;
+    int line_no = 0;
+    bool dropped = false;
+    while (std::getline(in, line)) {
+        ++line_no;
+        const std::string where = out_path + ":" + std::to_string(line_no);
+        if (in.eof()) {  // no final newline: a write cut by a kill
+            dropped = true;
+            break;
+        }
+        nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer())
+            throw Error(ErrorCode::InvalidArgument, where + ": not a generate output line (no \"index\"); is --out the right file?");
+        const int64_t row = j["index"].get<int64_t>();
+        if (row < 0 || row >= total_rows || !shard.owns_batch(row / batch_size))
+            throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(row) + " is not one shard " + std::to_string(shard.index) +
+                                                        "/" + std::to_string(shard.count) + " of this input writes with --batch-size " +
+                                                        std::to_string(batch_size));
+        by_batch[row / batch_size].push_back({row, line});
+    }
+    std::string kept;
+    for (auto& [batch, rows] : by_batch) {
+        const int64_t expected = std::min(batch_size, total_rows - batch * batch_size);
+        if (static_cast<int64_t>(rows.size()) != expected) {
+            dropped = true;
+            continue;
+        }
+        for (auto& [row, text] : rows) {
+            done.insert(row);
+            kept += text + "\n";
+        }
+    }
+    if (dropped) write_file_atomic(out_path, kept);
+    return done;
+}
+
+AppendFile::AppendFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(ErrorCode::InvalidArgument, path + ": cannot open output file: " + std::strerror(errno));
+}
+
+AppendFile::~AppendFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::append(const std::string& text) {
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw Error(ErrorCode::Internal, path_ + ": write failed: " + std::strerror(errno));
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd_) != 0) throw Error(ErrorCode::Internal, path_ + ": fsync failed: " + std::strerror(errno));
+}
+
+}  // namespace t5s::cli
