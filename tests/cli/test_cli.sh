@@ -151,5 +151,12 @@ expect_fail "fp16 on cpu" "fp16 runs on CUDA only" "$bin" generate --model "$mod
 expect_fail "unknown flag" "unknown flag --bogus" "$bin" generate --model "$model" --text hi --bogus
 expect_fail "unknown subcommand" "unknown subcommand" "$bin" frobnicate
 
+# --- version: one place (project(VERSION) in CMakeLists.txt), printed by --version and `version` --
+want_version=$(sed -n 's/^project(t5studio VERSION \([0-9.]*\).*/\1/p' "$data/../../CMakeLists.txt")
+for flag in --version version; do
+  out=$("$bin" $flag 2>&1) && ok || bad "$flag failed"
+  [ "$(head -1 <<<"$out")" = "t5studio $want_version" ] && ok || bad "$flag printed '$out', want 't5studio $want_version'"
+done
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]
