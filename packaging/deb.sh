@@ -15,6 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-${T5S_BUILD_DIR:-$root/build}}" && pwd)"
 out="${T5S_DEB_OUT:-$build/deb}"
+mkdir -p "$out" && out="$(cd "$out" && pwd)"   # dpkg-shlibdeps runs elsewhere: absolute paths
 compress="${T5S_DEB_COMPRESS:-xz}"
 level="${T5S_DEB_LEVEL:-6}"
 packages="${T5S_DEB_PACKAGES:-t5studio t5studio-cuda}"
@@ -43,7 +44,9 @@ shlib_depends() {  # STAGE_DIR -> "libc6 (>= 2.34), ..." for every ELF file in i
     'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \;)
   (cd "$work" && dpkg-shlibdeps -O --ignore-missing-info -l"$stage/usr/lib/t5studio" \
      -S"$stage" "${files[@]/#/-e}" 2>"$work/warnings") | sed -n 's/^shlibs:Depends=//p'
-  grep -v "no dependency information\|binaries to analyze should already be\|symbol .* used by .* found in none" \
+  # Not shown: the private libraries have no shlibs info and no versioned names (by design), and
+  # the wheel's libraries link libdl/librt/libpthread/libutil without using them (not ours to fix).
+  grep -v "no dependency information\|binaries to analyze should already be\|symbol .* used by .* found in none\|can't extract name and version\|could avoid a useless dependency" \
     "$work/warnings" >&2 || true
   rm -rf "$work"
 }
@@ -74,7 +77,8 @@ desktop_extras() {  # STAGE: PNG icons rendered from the SVG, the man page from 
 strip_libraries() {  # STAGE: the wheel ships some libraries (libtorch_cpu) with a full symbol table
   local f
   while IFS= read -r f; do
-    readelf -S "$f" 2>/dev/null | grep -q ' \.symtab' || continue
+    # grep without -q reads to the end: readelf must not die of SIGPIPE (pipefail).
+    readelf -S "$f" 2>/dev/null | grep ' \.symtab' >/dev/null || continue
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$f"
   done < <(find "$1/usr/lib/t5studio" -type f -name '*.so*')
 }

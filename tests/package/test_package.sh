@@ -8,7 +8,7 @@
 # folders), then the CUDA package added: still CPU, and the same one-line message without a driver.
 # usage: test_package.sh SOURCE_DIR BUILD_DIR WORK_DIR        (exit 77 = skipped, with the reason)
 set -u
-src="$(cd "$1" && pwd)"; build="$(cd "$2" && pwd)"; work="$3"
+src="$(cd "$1" && pwd)"; build="$(cd "$2" && pwd)"; work="$(mkdir -p "$3" && cd "$3" && pwd)"
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -21,7 +21,9 @@ done
 version="$(sed -n 's/^#define T5S_VERSION "\(.*\)"$/\1/p' "$build/generated/t5s/version.h")"
 arch="$(dpkg --print-architecture)"
 rm -rf "$work"; mkdir -p "$work"
-trap 'rm -rf "$work/root" "$work/deb/stage"' EXIT   # the big parts; logs and screenshots stay
+# The throwaway root lives outside the source and build trees, so a path into them is never "ours".
+root="$(mktemp -d "${TMPDIR:-/tmp}/t5studio-root.XXXXXX")"; home="$root.home"
+trap 'rm -rf "$root" "$home" "$work/deb"' EXIT   # the big parts; logs and screenshots stay
 
 # --- build -----------------------------------------------------------------------------------
 t0=$SECONDS
@@ -65,8 +67,7 @@ overlap="$(comm -12 <(grep -v '/$' "$work/app.files" | sort) <(grep -v '/$' "$wo
 check "no file in both packages: $overlap" test -z "$overlap"
 
 # --- unpack into a throwaway root ------------------------------------------------------------
-root="$work/root"; home="$work/home"
-mkdir -p "$root" "$home"
+mkdir -p "$home"
 dpkg -x "$app_deb" "$root" && ok || bad "dpkg -x t5studio"
 app="$root/usr/bin/t5studio"
 if command -v desktop-file-validate >/dev/null; then
@@ -85,7 +86,7 @@ foreign_libraries() {  # LD_DEBUG log -> the offending lines
 check "RPATH is \$ORIGIN/../lib/t5studio" test "$(readelf -d "$app" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p')" = '$ORIGIN/../lib/t5studio'
 run_app ldd "$app" >"$work/ldd.txt" 2>&1
 check "ldd: all found" bash -c "! grep -q 'not found' '$work/ldd.txt'"
-check "ldd: libtorch_cpu from the root" grep -q "libtorch_cpu.so => $root/usr/lib/t5studio/libtorch_cpu.so" "$work/ldd.txt"
+check "ldd: libtorch_cpu from the root" grep -q "libtorch_cpu.so => $root/usr/bin/../lib/t5studio/libtorch_cpu.so" "$work/ldd.txt"
 check "ldd: nothing from the venv or build tree" bash -c "! grep -E '\.venv|site-packages|$src/|$build/' '$work/ldd.txt'"
 
 run_app "$app" --version >"$work/version.txt" 2>&1
@@ -98,11 +99,11 @@ run_app LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/ld-generate" "$app" generate --mode
 rc=$?
 echo "installed generate on the demo model: $(( ($(date +%s%N) - t0) / 1000000 )) ms (rc $rc): $(cat "$work/generate.json")"
 check "generate on the installed demo model" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['results'][0]['candidates'][0]['text']" "$work/generate.json"
-cat "$work"/ld-generate.* >"$work/ld-generate.log" 2>/dev/null; rm -f "$work"/ld-generate.*
-offending="$(foreign_libraries "$work/ld-generate.log")"
+cat "$work"/ld-generate.* >"$work/generate.ld-debug.log" 2>/dev/null; rm -f "$work"/ld-generate.*
+offending="$(foreign_libraries "$work/generate.ld-debug.log")"
 check "generate loads nothing from the venv/build tree: $offending" test -z "$offending"
-check "generate loads libtorch_cpu from the root" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cpu.so" "$work/ld-generate.log"
-check "CPU run without t5studio-cuda maps no libtorch_cuda" bash -c "! grep -q 'libtorch_cuda' '$work/ld-generate.log'"
+check "generate loads libtorch_cpu from the root" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cpu.so" "$work/generate.ld-debug.log"
+check "CPU run without t5studio-cuda maps no libtorch_cuda" bash -c "! grep -q 'libtorch_cuda' '$work/generate.ld-debug.log'"
 
 # t5studio-cuda absent: an explicit CUDA request says what to install, in one line.
 run_app "$app" generate --model "$demo" --text x --device cuda --max-new-tokens 2 >/dev/null 2>"$work/nocuda.err"
@@ -115,7 +116,7 @@ gui() {  # NAME EXTRA_ENV... : runs the installed app on a small script, screens
   local name=$1; shift
   mkdir -p "$work/$name"
   printf '%s\n' "frames 3" "wait_model 120" "frames 10" "screenshot model Model" "frames 10" \
-    "screenshot monitor Monitor" "log done" >"$work/$name.script"
+    "screenshot monitor Monitor" "screenshot window" "log done" >"$work/$name.script"
   xvfb-run -a -s "-screen 0 1280x800x24" bash -c 'exec env -i HOME="$0" PATH=/usr/bin:/bin DISPLAY="$DISPLAY" \
       XAUTHORITY="$XAUTHORITY" "$@"' "$home" "$@" "$app" --test-script "$work/$name.script" \
       --screenshot-dir "$work/$name" --size 1280x800 >"$work/$name.log" 2>&1
@@ -125,14 +126,14 @@ if ! command -v xvfb-run >/dev/null; then
 else
   gui gui_cpu LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/ld-gui"
   rc=$?
-  cat "$work"/ld-gui.* >"$work/ld-gui.log" 2>/dev/null; rm -f "$work"/ld-gui.*
+  cat "$work"/ld-gui.* >"$work/gui.ld-debug.log" 2>/dev/null; rm -f "$work"/ld-gui.*
   check "GUI script passed (rc $rc): $(tail -3 "$work/gui_cpu.log")" test $rc = 0
   check "GUI screenshot of the Model panel" test -s "$work/gui_cpu/model.png"
   check "GUI screenshot of the Monitor panel" test -s "$work/gui_cpu/monitor.png"
   check "GUI settings in ~/.config/t5studio" test -s "$home/.config/t5studio/settings.json"
   check "GUI history in ~/.local/share/t5studio" test -s "$home/.local/share/t5studio/history.db"
   check "GUI opened the installed demo model" grep -q "$demo" "$home/.config/t5studio/settings.json"
-  offending="$(foreign_libraries "$work/ld-gui.log")"
+  offending="$(foreign_libraries "$work/gui.ld-debug.log")"
   check "GUI loads nothing from the venv/build tree: $offending" test -z "$offending"
   echo "screenshots: $work/gui_cpu/"
   # $XDG_CONFIG_HOME / $XDG_DATA_HOME win over ~/.config and ~/.local/share.
@@ -150,14 +151,14 @@ else
   run_app LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/ld-cuda" "$app" generate --model "$demo" --text x --device cuda \
     --max-new-tokens 2 >/dev/null 2>"$work/cuda.err"
   rc=$?
-  cat "$work"/ld-cuda.* >"$work/ld-cuda.log" 2>/dev/null; rm -f "$work"/ld-cuda.*
+  cat "$work"/ld-cuda.* >"$work/cuda.ld-debug.log" 2>/dev/null; rm -f "$work"/ld-cuda.*
   env -u LD_LIBRARY_PATH "$build/app/t5studio" generate --model "$demo" --text x --device cuda --max-new-tokens 2 \
     >/dev/null 2>"$work/cuda-build-tree.err"
   check "--device cuda without a driver: rc 1 (got $rc)" test $rc = 1
   check "same one line as the build tree: '$(cat "$work/cuda.err")' vs '$(cat "$work/cuda-build-tree.err")'" \
     cmp -s "$work/cuda.err" "$work/cuda-build-tree.err"
-  check "libtorch_cuda loaded from the root's t5studio-cuda" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cuda.so" "$work/ld-cuda.log"
-  offending="$(foreign_libraries "$work/ld-cuda.log")"
+  check "libtorch_cuda loaded from the root's t5studio-cuda" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cuda.so" "$work/cuda.ld-debug.log"
+  offending="$(foreign_libraries "$work/cuda.ld-debug.log")"
   check "CUDA load uses nothing from the venv/build tree: $offending" test -z "$offending"
 fi
 
