@@ -40,13 +40,16 @@ shlib_depends() {  # STAGE_DIR -> "libc6 (>= 2.34), ..." for every ELF file in i
   work="$(mktemp -d)"
   mkdir -p "$work/debian"
   printf 'Source: t5studio\n\nPackage: t5studio\nArchitecture: any\n' >"$work/debian/control"
+  # Libraries that link the NVIDIA driver itself (libcuda.so.1: libcaffe2_nvrtc) are left out: the
+  # driver is the machine's (non-free, any version), never a dependency of ours.
   mapfile -t files < <(find "$stage" -type f \( -name '*.so*' -o -path '*/bin/*' \) -exec sh -c \
-    'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \;)
+    'head -c4 "$1" | grep -q ELF && ! readelf -d "$1" | grep "libcuda[.]so[.]1" >/dev/null && echo "$1"' _ {} \;)
   (cd "$work" && dpkg-shlibdeps -O --ignore-missing-info -l"$stage/usr/lib/t5studio" \
      -S"$stage" "${files[@]/#/-e}" 2>"$work/warnings") | sed -n 's/^shlibs:Depends=//p'
   # Not shown: the private libraries have no shlibs info and no versioned names (by design), and
-  # the wheel's libraries link libdl/librt/libpthread/libutil without using them (not ours to fix).
-  grep -v "no dependency information\|binaries to analyze should already be\|symbol .* used by .* found in none\|can't extract name and version\|could avoid a useless dependency" \
+  # the wheel's libraries link libdl/librt/libpthread/libutil without using them (not ours to fix);
+  # t5studio-cuda's libraries need libtorch_cpu/libc10, which t5studio provides (Depends on it).
+  grep -v "no dependency information\|binaries to analyze should already be\|symbol .* used by .* found in none\|can't extract name and version\|could avoid a useless dependency\|cannot find library lib\(torch_cpu\|c10\)[.]so needed\|probably a plugin\|other similar warnings" \
     "$work/warnings" >&2 || true
   rm -rf "$work"
 }

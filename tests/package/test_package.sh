@@ -45,7 +45,9 @@ for d in libsentencepiece0 libglfw3 libsqlite3-0 libc6 libstdc++6; do
   check "Depends names $d: $depends" grep -q "$d" <<<"$depends"
 done
 check "Recommends a CJK font" test "$(field "$app_deb" Recommends)" = fonts-noto-cjk
-check "cuda Depends on the same t5studio" grep -q "t5studio (= $version)" <<<"$(field "$cuda_deb" Depends)"
+cuda_depends="$(field "$cuda_deb" Depends)"
+check "cuda Depends on the same t5studio: $cuda_depends" grep -q "t5studio (= $version)" <<<"$cuda_depends"
+check "cuda Depends from dpkg-shlibdeps: $cuda_depends" grep -q "libc6" <<<"$cuda_depends"
 dpkg-deb -I "$app_deb" >"$work/app.info" && ok || bad "dpkg-deb -I"
 dpkg-deb -c "$app_deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$work/app.files"
 dpkg-deb -c "$cuda_deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$work/cuda.files"
@@ -102,7 +104,7 @@ check "generate on the installed demo model" python3 -c "import json,sys; d=json
 cat "$work"/ld-generate.* >"$work/generate.ld-debug.log" 2>/dev/null; rm -f "$work"/ld-generate.*
 offending="$(foreign_libraries "$work/generate.ld-debug.log")"
 check "generate loads nothing from the venv/build tree: $offending" test -z "$offending"
-check "generate loads libtorch_cpu from the root" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cpu.so" "$work/generate.ld-debug.log"
+check "generate loads libtorch_cpu from the root" grep -qE "calling init: $root/usr/(bin/\.\./)?lib/t5studio/libtorch_cpu\.so" "$work/generate.ld-debug.log"
 check "CPU run without t5studio-cuda maps no libtorch_cuda" bash -c "! grep -q 'libtorch_cuda' '$work/generate.ld-debug.log'"
 
 # t5studio-cuda absent: an explicit CUDA request says what to install, in one line.
@@ -157,7 +159,7 @@ else
   check "--device cuda without a driver: rc 1 (got $rc)" test $rc = 1
   check "same one line as the build tree: '$(cat "$work/cuda.err")' vs '$(cat "$work/cuda-build-tree.err")'" \
     cmp -s "$work/cuda.err" "$work/cuda-build-tree.err"
-  check "libtorch_cuda loaded from the root's t5studio-cuda" grep -q "calling init: $root/usr/lib/t5studio/libtorch_cuda.so" "$work/cuda.ld-debug.log"
+  check "libtorch_cuda loaded from the root's t5studio-cuda" grep -qE "calling init: $root/usr/(bin/\.\./)?lib/t5studio/libtorch_cuda\.so" "$work/cuda.ld-debug.log"
   offending="$(foreign_libraries "$work/cuda.ld-debug.log")"
   check "CUDA load uses nothing from the venv/build tree: $offending" test -z "$offending"
 fi
