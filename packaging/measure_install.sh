@@ -5,6 +5,8 @@
 # usage: bash packaging/measure_install.sh [BUILD_DIR]
 #   T5S_MEASURE_APT=1  install into this system with apt-get (root) and purge it afterwards;
 #                      otherwise the packages are unpacked into a temporary root (dpkg -x).
+#   T5S_DEB_PACKAGES   as for deb.sh (e.g. t5studio alone: xz -6 of t5studio-cuda's 3 GB is slow)
+# The packages stay in BUILD_DIR/deb/measure-{zstd,xz} (e.g. for lintian, which reads xz, not zstd).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -16,13 +18,13 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 for comp in "zstd 1" "xz 6"; do
   set -- $comp
   t0=$(now_ms)
-  T5S_DEB_OUT="$work/deb-$1" T5S_DEB_COMPRESS=$1 T5S_DEB_LEVEL=$2 bash "$root/packaging/deb.sh" "$build" 2>&1 | sed 's/^/  /'
+  T5S_DEB_OUT="$build/deb/measure-$1" T5S_DEB_COMPRESS=$1 T5S_DEB_LEVEL=$2 bash "$root/packaging/deb.sh" "$build" 2>&1 | sed 's/^/  /'
   say "$1 -$2: both packages built in $(( ($(now_ms) - t0) / 1000 )) s"
-  for deb in "$work/deb-$1"/*.deb; do
+  for deb in "$build/deb/measure-$1"/*.deb; do
     say "  $(basename "$deb"): $(stat -c %s "$deb" | numfmt --to=iec-i --suffix=B) compressed, Installed-Size $(dpkg-deb -f "$deb" Installed-Size | numfmt --from-unit=1024 --to=iec-i --suffix=B)"
   done
 done
-app_deb="$(ls "$work"/deb-xz/t5studio_*.deb)"
+app_deb="$(ls "$build"/deb/measure-xz/t5studio_*.deb)"
 
 if [ "${T5S_MEASURE_APT:-0}" = 1 ]; then
   dpkg-query -W t5studio >/dev/null 2>&1 && { say "t5studio is already installed: not touching it"; exit 1; }
