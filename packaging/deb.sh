@@ -6,8 +6,10 @@
 # usage: bash packaging/deb.sh [BUILD_DIR]            (default ./build; packages go to BUILD_DIR/deb)
 # Environment:
 #   T5S_DEB_OUT=DIR              where the .deb files (and the staging folders) go
-#   T5S_DEB_COMPRESS=xz|zstd|gzip|none and T5S_DEB_LEVEL=N   (default xz -6: smallest download;
-#                                the package test uses zstd -1, which builds several times faster)
+#   T5S_DEB_COMPRESS=xz|zstd|gzip|none and T5S_DEB_LEVEL=N   (default: xz -6 for t5studio, the
+#                                smallest download; gzip -6 for t5studio-cuda, whose 3 GB would take
+#                                half an hour of xz on 2 cores. Lintian reads xz and gzip, not zstd;
+#                                the package test uses zstd -1, several times faster than either)
 #   T5S_DEB_PACKAGES="t5studio t5studio-cuda"   which ones to build
 #   T5S_DEB_LINTIAN=1            run lintian on each package (fails on errors)
 #   T5S_DEB_KEEP_STAGE=1         keep the staging folders
@@ -16,7 +18,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-${T5S_BUILD_DIR:-$root/build}}" && pwd)"
 out="${T5S_DEB_OUT:-$build/deb}"
 mkdir -p "$out" && out="$(cd "$out" && pwd)"   # dpkg-shlibdeps runs elsewhere: absolute paths
-compress="${T5S_DEB_COMPRESS:-xz}"
 level="${T5S_DEB_LEVEL:-6}"
 packages="${T5S_DEB_PACKAGES:-t5studio t5studio-cuda}"
 say() { printf '[deb] %s\n' "$*" >&2; }
@@ -88,7 +89,8 @@ strip_libraries() {  # STAGE: the wheel ships some libraries (libtorch_cpu) with
 
 maintainer="T5 Studio maintainers <maintainers@t5studio.invalid>"
 build_package() {  # NAME
-  local name=$1 stage="$out/stage/$1" depends extra_depends description recommends="" t0=$SECONDS
+  local name=$1 stage="$out/stage/$1" depends extra_depends description recommends="" t0=$SECONDS compress
+  compress="${T5S_DEB_COMPRESS:-$([ "$name" = t5studio ] && echo xz || echo gzip)}"
   rm -rf "$stage"
   mkdir -p "$stage/DEBIAN"
   DESTDIR="$stage" cmake --install "$build" --prefix /usr --component "$name" --strip >/dev/null
