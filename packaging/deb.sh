@@ -133,7 +133,7 @@ EOF
   say "$(basename "$deb"): $(du -h "$deb" | cut -f1) compressed ($compress -$level), $(($(du -sk --exclude=DEBIAN "$stage" | cut -f1) / 1024)) MiB installed, $((SECONDS - t0)) s"
   if [ "${T5S_DEB_LINTIAN:-0}" = 1 ]; then
     command -v lintian >/dev/null || die "lintian not found"
-    lintian --no-tag-display-limit "$deb" >&2 || die "lintian reports errors for $(basename "$deb")"
+    lintian --tag-display-limit 0 "$deb" >&2 || die "lintian reports errors for $(basename "$deb")"
   fi
   [ "${T5S_DEB_KEEP_STAGE:-0}" = 1 ] || rm -rf "$stage"
 }
