@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
+#include "t5s/version.h"
 
 #ifdef T5S_WITH_GUI
 int t5s_run_gui(int argc, char** argv);  // ui/app_main.cpp
@@ -20,6 +21,7 @@ namespace {
 const char* kUsage =
     "usage: t5studio [SUBCOMMAND] [flags]\n"
     "  (no subcommand)   open the desktop app\n"
+    "  --version | version   print the version\n"
     "  info      --model DIR [--json]\n"
     "  tokenize  --model DIR --text T [--text T ...] [--json]\n"
     "  score     --model DIR --source S --target T [--json]\n"
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
     commands["history"] = run_history;
     commands["export"] = run_export;
     commands["train"] = run_train;
+    if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
+        std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
+        return 0;
+    }
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
             std::cout << kUsage;

@@ -3,7 +3,8 @@
 # folder given as the first argument, e.g. a Hugging Face t5-small / flan-t5 / mT5 download).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-T5S_SETUP_PROFILE="${T5S_SETUP_PROFILE:-runtime}" "$root/packaging/build.sh"
+# The runtime profile has no Catch2: build the app, not the test suite.
+T5S_SETUP_PROFILE="${T5S_SETUP_PROFILE:-runtime}" "$root/packaging/build.sh" -DT5S_BUILD_TESTS=OFF
 model="${1:-}"
 if [ -z "$model" ]; then
   if [ -f "$root/assets/demo-model/config.json" ]; then model="$root/assets/demo-model"

@@ -13,11 +13,14 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 profile="${T5S_SETUP_PROFILE:-test}"
 case "$profile" in runtime|test) ;; *) say "error: T5S_SETUP_PROFILE must be runtime or test (got '$profile')"; exit 2;; esac
 apt_packages=(build-essential cmake ninja-build pkg-config git ccache
-  libsentencepiece-dev libgloo-dev nlohmann-json3-dev libsqlite3-dev catch2 libcli11-dev libcpp-httplib-dev libstb-dev
+  libsentencepiece-dev libgloo-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libcpp-httplib-dev libstb-dev
   libglfw3-dev libimgui-dev libgl-dev fonts-noto-cjk
   python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
-  apt_packages+=(xvfb xauth clang-14 libclang-rt-14-dev lintian dpkg-dev fakeroot)
+  # Tests (Catch2, Xvfb for the GUI, clang for fuzzing) and the Debian packages (packaging/deb.sh:
+  # dpkg-shlibdeps, help2man for the man page, rsvg-convert for the icons, validators, lintian).
+  apt_packages+=(catch2 xvfb xauth clang-14 libclang-rt-14-dev
+    dpkg-dev fakeroot help2man librsvg2-bin desktop-file-utils appstream lintian)
 fi
 requirements="$root/packaging/requirements-runtime.txt"
 [ "$profile" = test ] && requirements="$root/packaging/requirements.txt"
@@ -45,11 +48,12 @@ if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
     say "creating virtual environment $venv with $($py --version)"
     "$py" -m venv "$venv"
   fi
-  # The stamp holds what was installed last; a test set-up also satisfies a runtime one.
-  stamp="$venv/.t5s-requirements"
+  # One stamp per profile holds the requirement files it was installed from; a test set-up installs
+  # the runtime requirements too, so it writes both stamps. Any edit of a file re-runs pip.
+  stamp="$venv/.t5s-requirements-$profile"
   wanted="$(cat "$requirements" "$root/packaging/requirements-runtime.txt")"
   installed="$(cat "$stamp" 2>/dev/null || true)"
-  if [ "$installed" != "$wanted" ] && { [ "$profile" = test ] || ! grep -q '^transformers' "$stamp" 2>/dev/null; }; then
+  if [ "$installed" != "$wanted" ]; then
     # The torch wheel unpacks to about 6 GB of LibTorch and CUDA libraries: say so before pip
     # fails half-way with "No space left on device".
     need_gb=${T5S_SETUP_NEED_GB:-9}
@@ -63,6 +67,10 @@ if [ "${T5S_SKIP_PIP:-0}" != 1 ]; then
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q -r "$requirements"
     printf '%s' "$wanted" > "$stamp"
+    if [ "$profile" = test ]; then
+      runtime_only="$root/packaging/requirements-runtime.txt"
+      cat "$runtime_only" "$runtime_only" > "$venv/.t5s-requirements-runtime"
+    fi
   else
     say "Python packages already installed"
   fi

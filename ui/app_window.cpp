@@ -23,6 +23,7 @@
 #include "panels/panels.h"
 #include "settings.h"
 #include "t5s/engine_thread.h"
+#include "t5s/install_paths.h"
 #include "test_driver.h"
 
 namespace t5s::ui {
@@ -164,8 +165,7 @@ int App::run() {
     st.exp.path = st.exp.path.empty() ? (std::filesystem::current_path() / "t5studio-export.jsonl").string() : st.exp.path;
     // No --model: the last model used, else the bundled demo model, so the app opens ready to use.
     std::string model = opts_.model;
-    if (model.empty() && st.model.recent.empty() && std::filesystem::exists(std::string(T5S_DEMO_MODEL_DIR) + "/config.json"))
-        model = T5S_DEMO_MODEL_DIR;
+    if (model.empty() && st.model.recent.empty()) model = demo_model_dir().string();  // "" when absent
     if (model.empty() && !st.model.recent.empty() && opts_.test_script.empty()) model = st.model.recent.front();
     if (!model.empty()) {
         st.model.path_input = model;

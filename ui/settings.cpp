@@ -1,24 +1,15 @@
 #include "settings.h"
 
-#include <cstdlib>
-
 #include <nlohmann/json.hpp>
 
 #include "t5s/history_store.h"
+#include "t5s/install_paths.h"
 #include "ui_state.h"
 
 namespace t5s::ui {
 
-namespace {
-std::filesystem::path xdg(const char* var, const char* fallback) {
-    if (const char* v = std::getenv(var); v && *v) return std::filesystem::path(v) / "t5studio";
-    const char* home = std::getenv("HOME");
-    return std::filesystem::path(home && *home ? home : ".") / fallback / "t5studio";
-}
-}  // namespace
-
-std::filesystem::path config_dir() { return xdg("XDG_CONFIG_HOME", ".config"); }
-std::filesystem::path data_dir() { return xdg("XDG_DATA_HOME", ".local/share"); }
+std::filesystem::path config_dir() { return user_config_dir(); }
+std::filesystem::path data_dir() { return user_data_dir(); }
 
 std::string settings_to_json(const AppSettings& s) {
     nlohmann::json j;

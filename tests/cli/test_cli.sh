@@ -230,5 +230,12 @@ printf '{"eos_token_id": 999999}\n' >"$work/gencfg/generation_config.json"
 expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos_token_id' 999999 is outside the vocabulary" \
   "$bin" info --model "$work/gencfg"
 
+# --- version: one place (project(VERSION) in CMakeLists.txt), printed by --version and `version` --
+want_version=$(sed -n 's/^project(t5studio VERSION \([0-9.]*\).*/\1/p' "$data/../../CMakeLists.txt")
+for flag in --version version; do
+  out=$("$bin" $flag 2>&1) && ok || bad "$flag failed"
+  [ "$(head -1 <<<"$out")" = "t5studio $want_version" ] && ok || bad "$flag printed '$out', want 't5studio $want_version'"
+done
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <string>
+#include <vector>
+
+#include "t5s/install_paths.h"
 
 #include "env.h"
 
@@ -41,13 +45,27 @@ State load(bool requested) {
     g_message = "this LibTorch was built without CUDA";
     return State::Failed;
 #else
+    // Installed (Debian packages): only the t5studio-cuda package's copy next to libtorch_cpu, never
+    // a build machine's path. Build tree: the LibTorch we were built against, then the loader's path.
+    std::vector<std::string> candidates;
+    if (const auto lib_dir = installed_lib_dir(); !lib_dir.empty()) {
+        candidates.push_back((lib_dir / "libtorch_cuda.so").string());
+        std::error_code ec;
+        if (!std::filesystem::exists(candidates.back(), ec)) {
+            g_message = "CUDA support is not installed: install the t5studio-cuda package";
+            return State::Failed;
+        }
+    } else {
+        candidates = {T5S_TORCH_CUDA_LIBRARY, "libtorch_cuda.so"};
+    }
     if (!requested && mode == "auto" && !driver_visible()) {
         g_message = "no NVIDIA driver on this machine";
         return State::Skipped;
     }
     // RTLD_GLOBAL: the CUDA libraries' symbols serve later loads (cuBLAS plug-ins, NVRTC).
-    void* h = dlopen(T5S_TORCH_CUDA_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
-    if (!h) h = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_GLOBAL);
+    void* h = nullptr;
+    for (const auto& c : candidates)
+        if ((h = dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL))) break;
     if (!h) {
         const char* err = dlerror();
         g_message = std::string("cannot load LibTorch's CUDA library: ") + (err ? err : "unknown error");

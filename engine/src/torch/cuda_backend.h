@@ -6,6 +6,8 @@
 // torch's device-generic allocator interface and the driver API, so no CUDA headers are needed.
 //
 // T5S_CUDA=0 never loads it; T5S_CUDA=1 loads it even without a visible driver (diagnostics).
+// Installed, it is looked for only in <prefix>/lib/t5studio (the t5studio-cuda package; see
+// t5s/install_paths.h); from the build tree, in the LibTorch the engine was built against.
 // It must load before anything asks torch about CUDA (torch caches its CUDA hooks on first use):
 // cuda_available() is the one gate and loads it first.
 #include <cstdint>
