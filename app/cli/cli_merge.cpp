@@ -32,14 +32,18 @@ struct PartReader {
             ++line_no;
             if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
             const std::string where = path + ":" + std::to_string(line_no);
-            if (in.eof()) throw Error(ErrorCode::InvalidArgument, where + ": last line is cut off (the shard was killed mid-write: rerun it)");
+            if (in.eof())
+                throw Error(ErrorCode::InvalidArgument,
+                            where + ": last line is cut off (the shard was killed mid-write: rerun it)");
             nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-            if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer() || j["index"].get<int64_t>() < 0)
+            if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer() ||
+                j["index"].get<int64_t>() < 0)
                 throw Error(ErrorCode::InvalidArgument, where + ": not a generate --input output line (needs \"index\")");
             index = j["index"].get<int64_t>();
             total_rows = j.value("total_rows", int64_t(-1));
             if (index <= previous && previous >= 0)
-                throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(index) + " after row " + std::to_string(previous) +
+                throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(index) + " after row " +
+                                                            std::to_string(previous) +
                                                             " (a part must be in ascending order, as generate writes it)");
             return true;
         }
@@ -114,7 +118,9 @@ int run_merge(const Argv& argv) {
     if (!missing.empty() || !duplicated.empty()) {
         std::string msg;
         if (!missing.empty()) msg += std::to_string(missing.size()) + " missing rows: " + ranges_text(missing);
-        if (!duplicated.empty()) msg += std::string(msg.empty() ? "" : "; ") + std::to_string(duplicated.size()) + " duplicated rows: " + ranges_text(duplicated);
+        if (!duplicated.empty())
+            msg += std::string(msg.empty() ? "" : "; ") + std::to_string(duplicated.size()) +
+                   " duplicated rows: " + ranges_text(duplicated);
         throw Error(ErrorCode::InvalidArgument, out_path + " not written: " + msg);
     }
     out.commit();

@@ -43,7 +43,9 @@ Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int 
     if (const char* id = getenv("SLURM_ARRAY_TASK_ID")) {
         const char* count = getenv("SLURM_ARRAY_TASK_COUNT");
         const char* min = getenv("SLURM_ARRAY_TASK_MIN");
-        if (!count || !min) throw UsageError("--shard-from-env: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT/SLURM_ARRAY_TASK_MIN are not");
+        if (!count || !min)
+            throw UsageError(
+                "--shard-from-env: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT/SLURM_ARRAY_TASK_MIN are not");
         s.count = parse_count("SLURM_ARRAY_TASK_COUNT", count, 1);
         s.index = parse_count("SLURM_ARRAY_TASK_ID", id, 0) - parse_count("SLURM_ARRAY_TASK_MIN", min, 0);
         if (s.index < 0 || s.index >= s.count)
@@ -58,10 +60,12 @@ Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int 
         if (shards < 1) throw UsageError("--shard-from-env with JOB_COMPLETION_INDEX needs --shards N (the Job's completions)");
         s.count = shards;
         s.index = parse_count("JOB_COMPLETION_INDEX", index, 0);
-        if (s.index >= s.count) throw UsageError(std::string("JOB_COMPLETION_INDEX=") + index + " is not below --shards " + std::to_string(shards));
+        if (s.index >= s.count)
+            throw UsageError(std::string("JOB_COMPLETION_INDEX=") + index + " is not below --shards " + std::to_string(shards));
         return s;
     }
-    throw UsageError("--shard-from-env: neither SLURM_ARRAY_TASK_ID (Slurm array) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set");
+    throw UsageError(
+        "--shard-from-env: neither SLURM_ARRAY_TASK_ID (Slurm array) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set");
 }
 
 std::set<int64_t> rows_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows) {
@@ -81,12 +85,13 @@ std::set<int64_t> rows_already_written(const std::string& out_path, const Shard&
         }
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer())
-            throw Error(ErrorCode::InvalidArgument, where + ": not a generate output line (no \"index\"); is --out the right file?");
+            throw Error(ErrorCode::InvalidArgument,
+                        where + ": not a generate output line (no \"index\"); is --out the right file?");
         const int64_t row = j["index"].get<int64_t>();
         if (row < 0 || row >= total_rows || !shard.owns_batch(row / batch_size))
-            throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(row) + " is not one shard " + std::to_string(shard.index) +
-                                                        "/" + std::to_string(shard.count) + " of this input writes with --batch-size " +
-                                                        std::to_string(batch_size));
+            throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(row) + " is not one shard " +
+                                                        std::to_string(shard.index) + "/" + std::to_string(shard.count) +
+                                                        " of this input writes with --batch-size " + std::to_string(batch_size));
         by_batch[row / batch_size].push_back({row, line});
     }
     std::string kept;

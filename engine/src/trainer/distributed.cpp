@@ -4,15 +4,14 @@
 #define USE_C10D_GLOO 1
 #include "trainer/distributed.h"
 
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "t5s/error.h"
 
@@ -36,11 +35,14 @@ int parse_int_var(const char* name, const char* value, int min) {
 // is on loopback (one machine); else this host's own name (createDefaultDevice).
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
-    if (master_addr == "127.0.0.1" || master_addr == "localhost") return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+    if (master_addr == "127.0.0.1" || master_addr == "localhost")
+        return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
     return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
-std::string heartbeat_key(int rank) { return "t5s/heartbeat/" + std::to_string(rank); }
+std::string heartbeat_key(int rank) {
+    return "t5s/heartbeat/" + std::to_string(rank);
+}
 
 }  // namespace
 
@@ -63,7 +65,8 @@ std::optional<DistributedEnv> read_distributed_env(const std::function<const cha
     if (!rank) throw Error(ErrorCode::InvalidArgument, std::string(world_name) + " is set but " + rank_name + " is not");
     env.rank = parse_int_var(rank_name, rank, 0);
     if (env.rank >= env.world_size)
-        throw Error(ErrorCode::InvalidArgument, std::string(rank_name) + "=" + rank + " is not below " + world_name + "=" + world);
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string(rank_name) + "=" + rank + " is not below " + world_name + "=" + world);
     env.local_rank = local ? parse_int_var(local_name, local, 0) : 0;
     const char* addr = getenv("MASTER_ADDR");
     const char* port = getenv("MASTER_PORT");
@@ -190,7 +193,8 @@ void Distributed::guarded(const char* what, F&& f) {
         std::string first_line = e.what();
         first_line = first_line.substr(0, first_line.find('\n')).substr(0, 200);
         throw Error(ErrorCode::Internal, "rank " + std::to_string(env_.rank) + ": lost rank " + (lost.empty() ? "?" : lost) +
-                                             " of " + std::to_string(env_.world_size) + " during " + what + " (" + first_line + ")");
+                                             " of " + std::to_string(env_.world_size) + " during " + what + " (" + first_line +
+                                             ")");
     }
 }
 

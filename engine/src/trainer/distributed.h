@@ -23,7 +23,7 @@ struct DistributedEnv {
     int local_rank = 0;
     std::string master_addr;  // host of rank 0's TCPStore
     int master_port = 0;
-    std::string launcher;     // "torchrun" (also PyTorchJob) or "slurm": named in messages
+    std::string launcher;  // "torchrun" (also PyTorchJob) or "slurm": named in messages
 };
 
 // Reads the variables above from `getenv`. nullopt when they describe a world of one. Throws

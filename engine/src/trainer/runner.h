@@ -32,15 +32,15 @@ namespace t5s {
 
 // Everything a checkpoint needs besides the weights and optimizer tensors.
 struct RunState {
-    int64_t step = 0;              // optimizer steps done
-    int64_t epoch = 0;             // current epoch
-    int64_t batch_in_epoch = 0;    // global batches of `epoch` already consumed (all ranks together)
+    int64_t step = 0;            // optimizer steps done
+    int64_t epoch = 0;           // current epoch
+    int64_t batch_in_epoch = 0;  // global batches of `epoch` already consumed (all ranks together)
     double best_eval = -1;
     std::string best_checkpoint;
     int evals_without_improvement = 0;
     int micro_batch = 0, grad_accum = 0;  // per-rank micro-batch after OOM reductions
-    double loss_scale = 65536.0;   // fp16 dynamic loss scale
-    int64_t good_steps = 0;        // fp16: steps since the last overflow
+    double loss_scale = 65536.0;          // fp16 dynamic loss scale
+    int64_t good_steps = 0;               // fp16: steps since the last overflow
     int64_t tokens_seen = 0;
 };
 
@@ -54,12 +54,12 @@ enum class StepStatus { Done, RetryAfterOom };
 
 struct StepOutcome {
     StepStatus status = StepStatus::Done;
-    double loss = 0;          // global token-weighted mean over the effective batch
-    double grad_norm = 0;     // before clipping
-    double lr = 0;            // the learning rate the optimizer used
-    bool skipped = false;     // fp16 overflow: no update
-    int64_t tokens = 0;       // source + target tokens of the global batch
-    double allreduce_s = 0;   // wall time in the gradient all-reduce (distributed runs)
+    double loss = 0;         // global token-weighted mean over the effective batch
+    double grad_norm = 0;    // before clipping
+    double lr = 0;           // the learning rate the optimizer used
+    bool skipped = false;    // fp16 overflow: no update
+    int64_t tokens = 0;      // source + target tokens of the global batch
+    double allreduce_s = 0;  // wall time in the gradient all-reduce (distributed runs)
 };
 
 // Loss and throughput accumulated between two Step events.

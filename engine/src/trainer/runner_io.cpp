@@ -65,7 +65,8 @@ double Runner::evaluate(std::vector<SampleGeneration>* samples) {
             at::Tensor enc = net.encode(b.input_ids, b.attention_mask);
             auto out = decode_greedy_or_sample(net, enc, b.attention_mask, g, nullptr, nullptr);
             for (size_t k = 0; k < n; ++k) {
-                samples->push_back({eval_text_[k].source, eval_text_[k].target, out[k].empty() ? "" : tok_->decode(out[k][0].ids)});
+                samples->push_back(
+                    {eval_text_[k].source, eval_text_[k].target, out[k].empty() ? "" : tok_->decode(out[k][0].ids)});
             }
         }
     }

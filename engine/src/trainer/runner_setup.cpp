@@ -34,7 +34,8 @@ void Runner::prepare() {
     setup_runtime();
     log_path_ = o_.log_file.empty() ? fs::path(o_.out_dir) / "train_log.jsonl" : fs::path(o_.log_file);
     setup_data_and_model();
-    if (train_.empty()) throw Error(ErrorCode::InvalidArgument, o_.data_file + ": no training pairs left after the validation split");
+    if (train_.empty())
+        throw Error(ErrorCode::InvalidArgument, o_.data_file + ": no training pairs left after the validation split");
     setup_optimizer();
     st_.micro_batch = o_.batch_size;
     st_.grad_accum = o_.grad_accum;
@@ -79,8 +80,10 @@ void Runner::setup_data_and_model() {
         throw Error(ErrorCode::FileNotFound, o_.init_config + ": config file not found");
     if (o_.resume) {
         auto cks = list_checkpoints(out_);
-        if (!cks.empty()) resume_from_ = cks.back().second;
-        else message(TrainingEvent::Kind::Message, "--resume: no checkpoint in " + out_.string() + ", starting fresh");
+        if (!cks.empty())
+            resume_from_ = cks.back().second;
+        else
+            message(TrainingEvent::Kind::Message, "--resume: no checkpoint in " + out_.string() + ", starting fresh");
     }
     std::vector<TextPair> pairs;
     int64_t bad_rows = 0;
@@ -88,7 +91,8 @@ void Runner::setup_data_and_model() {
     load_tokenizer_and_model(pairs);
 
     for (const auto& p : pairs) train_.push_back(tokenize_pair(*tok_, p.source, p.target, o_.max_source_len, o_.max_target_len));
-    for (const auto& p : eval_text_) eval_.push_back(tokenize_pair(*tok_, p.source, p.target, o_.max_source_len, o_.max_target_len));
+    for (const auto& p : eval_text_)
+        eval_.push_back(tokenize_pair(*tok_, p.source, p.target, o_.max_source_len, o_.max_target_len));
     DataReport report = make_data_report(train_, pairs, bad_rows, tok_->unk_id(), o_.max_source_len, o_.max_target_len);
     TrainingEvent e;
     e.kind = TrainingEvent::Kind::Report;
@@ -122,7 +126,8 @@ void Runner::load_data(std::vector<TextPair>& pairs, int64_t& bad_rows) {
         for (size_t i = 0; i < pairs.size(); ++i) (is_eval[i] ? eval_text_ : train).push_back(std::move(pairs[i]));
         pairs = std::move(train);
     }
-    if (o_.max_eval_pairs > 0 && static_cast<int64_t>(eval_text_.size()) > o_.max_eval_pairs) eval_text_.resize(o_.max_eval_pairs);
+    if (o_.max_eval_pairs > 0 && static_cast<int64_t>(eval_text_.size()) > o_.max_eval_pairs)
+        eval_text_.resize(o_.max_eval_pairs);
 }
 
 void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
@@ -133,12 +138,14 @@ void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
     } else if (!o_.model_dir.empty()) {
         spiece_ = fs::path(o_.model_dir) / "spiece.model";
         tokenizer_src_ = o_.model_dir;
-        if (!fs::exists(spiece_, ec)) throw Error(ErrorCode::FileNotFound, spiece_.string() + ": the model folder has no spiece.model");
+        if (!fs::exists(spiece_, ec))
+            throw Error(ErrorCode::FileNotFound, spiece_.string() + ": the model folder has no spiece.model");
     } else {
         spiece_ = out_ / "spiece.model";
         if (dist_ && dist_->rank() != 0) dist_->barrier();  // rank 0 trains the vocabulary, the others wait for it
         if (!fs::exists(spiece_, ec)) {
-            message(TrainingEvent::Kind::Message, "training a " + std::to_string(o_.vocab_size) + "-piece SentencePiece vocabulary on the data");
+            message(TrainingEvent::Kind::Message,
+                    "training a " + std::to_string(o_.vocab_size) + "-piece SentencePiece vocabulary on the data");
             std::vector<std::string> texts;
             for (const auto& p : pairs) texts.push_back(p.source), texts.push_back(p.target);
             const std::string prefix = (out_ / (".spiece-tmp-" + std::to_string(::getpid()))).string();
@@ -173,8 +180,8 @@ void Runner::setup_optimizer() {
     } else {
         AdafactorSettings s;
         s.weight_decay = o_.weight_decay;
-        s.relative_step = o_.lr < 0;      // no lr: transformers' default relative step sizes
-        s.scale_parameter = o_.lr < 0;    // explicit lr: the T5 fine-tuning recipe (scale_parameter=False)
+        s.relative_step = o_.lr < 0;    // no lr: transformers' default relative step sizes
+        s.scale_parameter = o_.lr < 0;  // explicit lr: the T5 fine-tuning recipe (scale_parameter=False)
         opt_ = make_adafactor(model_.named, s);
     }
     base_lr_ = o_.lr > 0 ? o_.lr : 5e-4;
@@ -204,8 +211,9 @@ void Runner::load_resume_state(const fs::path& ck) {
     st_.good_steps = j.value("good_steps", 0);
     st_.tokens_seen = j.value("tokens_seen", 0);
     if (j.value("optimizer", "") != to_string(o_.optimizer))
-        throw Error(ErrorCode::InvalidArgument, (ck / "trainer_state.json").string() + ": checkpoint was trained with optimizer '" +
-                                                    j.value("optimizer", "") + "', not '" + to_string(o_.optimizer) + "'");
+        throw Error(ErrorCode::InvalidArgument, (ck / "trainer_state.json").string() +
+                                                    ": checkpoint was trained with optimizer '" + j.value("optimizer", "") +
+                                                    "', not '" + to_string(o_.optimizer) + "'");
     // The world size may change between a run and its resume: keep the position in rows consumed
     // and the per-rank micro-batch the user asked for now.
     const int saved_world = j.value("world_size", 1);
@@ -214,8 +222,9 @@ void Runner::load_resume_state(const fs::path& ck) {
         const int64_t rows_done = st_.batch_in_epoch * static_cast<int64_t>(st_.micro_batch) * saved_world;
         st_.micro_batch = o_.batch_size;
         st_.batch_in_epoch = rows_done / (static_cast<int64_t>(st_.micro_batch) * world);
-        message(TrainingEvent::Kind::Message, "resuming a " + std::to_string(saved_world) + "-process run with " + std::to_string(world) +
-                                                  " processes: global batch " + std::to_string(st_.micro_batch * world));
+        message(TrainingEvent::Kind::Message, "resuming a " + std::to_string(saved_world) + "-process run with " +
+                                                  std::to_string(world) + " processes: global batch " +
+                                                  std::to_string(st_.micro_batch * world));
     }
     auto state = read_tensor_file(ck / "training_state.safetensors");
     opt_->load_state_tensors(state);
@@ -241,7 +250,8 @@ void Runner::plan_memory() {
     }
     planned.max_source_len = static_cast<int>(std::min<int64_t>(o_.max_source_len, longest_source));
     planned.max_target_len = static_cast<int>(std::min<int64_t>(o_.max_target_len, longest_target));
-    MemoryEstimate m = estimate_training_memory(model_config_to_json(model_.config), planned, -1, device_.is_cuda() ? -1 : baseline_rss_);
+    MemoryEstimate m =
+        estimate_training_memory(model_config_to_json(model_.config), planned, -1, device_.is_cuda() ? -1 : baseline_rss_);
     estimated_peak_ = m.total_bytes;
     TrainingEvent e;
     e.kind = TrainingEvent::Kind::Plan;

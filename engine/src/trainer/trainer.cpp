@@ -66,7 +66,8 @@ std::vector<MicroBatch> Runner::next_micro_batches() {
         const auto& global = epoch_batches()[static_cast<size_t>(st_.batch_in_epoch)];
         MicroBatch m{st_.epoch, st_.batch_in_epoch, {}};
         // DistributedSampler's split: rank r takes rows r, r + world, r + 2 * world, ...
-        for (size_t i = static_cast<size_t>(rank); i < global.size(); i += static_cast<size_t>(world)) m.rows.push_back(global[i]);
+        for (size_t i = static_cast<size_t>(rank); i < global.size(); i += static_cast<size_t>(world))
+            m.rows.push_back(global[i]);
         micro.push_back(std::move(m));
         st_.batch_in_epoch += 1;
     }
@@ -81,7 +82,8 @@ bool Runner::backward_all(const std::vector<Batch>& batches, int64_t global_targ
     try {
         for (const Batch& b : batches) {
             at::Tensor loss = forward_loss(*model_.net, b, o_.precision);
-            const double w = static_cast<double>(b.target_tokens) / static_cast<double>(std::max<int64_t>(1, global_target_tokens));
+            const double w =
+                static_cast<double>(b.target_tokens) / static_cast<double>(std::max<int64_t>(1, global_target_tokens));
             step_loss += loss.item<double>() * w;
             at::Tensor scaled = loss * (w * (fp16 ? st_.loss_scale : 1.0));
             scaled.backward();
@@ -177,7 +179,8 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
     e.kind = TrainingEvent::Kind::Step;
     e.step = st_.step;
     e.total_steps = total_steps_;
-    e.epoch = st_.epoch + static_cast<double>(st_.batch_in_epoch) / std::max<int64_t>(1, static_cast<int64_t>(epoch_batches().size()));
+    e.epoch =
+        st_.epoch + static_cast<double>(st_.batch_in_epoch) / std::max<int64_t>(1, static_cast<int64_t>(epoch_batches().size()));
     e.loss = window.loss_sum / window.steps;
     e.lr = s.lr;
     e.grad_norm = s.grad_norm;
@@ -188,9 +191,16 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
     e.batch_size = st_.micro_batch;
     e.grad_accum = st_.grad_accum;
     e.eta_s = dt / std::max(1, window.steps) * static_cast<double>(total_steps_ - st_.step);
-    json line = {{"step", e.step}, {"epoch", e.epoch}, {"loss", e.loss}, {"lr", e.lr}, {"grad_norm", e.grad_norm},
-                 {"tokens_per_s", e.tokens_per_s}, {"memory_bytes", e.memory_bytes}, {"peak_memory_bytes", e.peak_memory_bytes},
-                 {"elapsed_s", e.elapsed_s}, {"skipped", s.skipped}};
+    json line = {{"step", e.step},
+                 {"epoch", e.epoch},
+                 {"loss", e.loss},
+                 {"lr", e.lr},
+                 {"grad_norm", e.grad_norm},
+                 {"tokens_per_s", e.tokens_per_s},
+                 {"memory_bytes", e.memory_bytes},
+                 {"peak_memory_bytes", e.peak_memory_bytes},
+                 {"elapsed_s", e.elapsed_s},
+                 {"skipped", s.skipped}};
     if (dist_) {
         line["world_size"] = dist_->world_size();
         line["allreduce_s"] = window.allreduce_s;  // rank 0's time in the gradient all-reduce since the last line
@@ -203,7 +213,8 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
 std::optional<StopReason> Runner::eval_and_save() {
     const bool last = st_.step == total_steps_;
     const bool do_save = (o_.save_every > 0 && st_.step % o_.save_every == 0) || last;
-    const bool do_eval = !eval_.empty() && ((o_.eval_every > 0 && st_.step % o_.eval_every == 0) || (o_.eval_every == 0 && do_save) || last);
+    const bool do_eval =
+        !eval_.empty() && ((o_.eval_every > 0 && st_.step % o_.eval_every == 0) || (o_.eval_every == 0 && do_save) || last);
     bool improved = false;
     if (do_eval) {
         std::vector<SampleGeneration> samples;
@@ -224,7 +235,8 @@ std::optional<StopReason> Runner::eval_and_save() {
         e.samples = samples;
         e.elapsed_s = seconds_since(t0_);
         json js = json::array();
-        for (const auto& s : samples) js.push_back({{"source", s.source}, {"reference", s.reference}, {"prediction", s.prediction}});
+        for (const auto& s : samples)
+            js.push_back({{"source", s.source}, {"reference", s.reference}, {"prediction", s.prediction}});
         log_line({{"step", st_.step}, {"eval_loss", el}, {"best_eval_loss", st_.best_eval}, {"samples", js}});
         emit(e);
     }
