@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "sentencepiece_model.h"
 #include "t5s/error.h"
 #include "unicode_space.h"
 
@@ -58,17 +59,21 @@ Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
-Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
+void load_sentencepiece(const std::filesystem::path& path, sentencepiece::SentencePieceProcessor& sp) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(spiece_model, ec)) {
-        throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": SentencePiece model not found");
+    if (!std::filesystem::is_regular_file(path, ec)) {
+        throw Error(ErrorCode::FileNotFound, path.string() + ": SentencePiece model not found");
     }
-    Tokenizer t;
-    auto status = t.impl_->sp.Load(spiece_model.string());
+    auto status = sp.Load(path.string());
     if (!status.ok()) {
         throw Error(ErrorCode::CorruptFile,
-                    spiece_model.string() + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
+                    path.string() + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
     }
+}
+
+Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
+    Tokenizer t;
+    load_sentencepiece(spiece_model, t.impl_->sp);
     t.impl_->path = spiece_model;
     t.impl_->sp_size = t.impl_->sp.GetPieceSize();
     t.impl_->extra_ids = extra_ids;
