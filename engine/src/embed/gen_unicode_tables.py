@@ -6,7 +6,10 @@ Covers every code point 0..U+10FFFF for: general-category classes (Mn, P*, Zs, C
 decompositions (one level; Hangul is algorithmic in C++), canonical combining classes, the NFC
 primary composites (pairs whose composition is not excluded), and str.lower() for single code
 points (multi-code-point results included, e.g. U+0130). Not covered: the context-dependent final
-sigma of str.lower() (Greek capital sigma at a word end lower-cases to U+03C2 in Python).
+sigma of str.lower() (Greek capital sigma at a word end lower-cases to U+03C2 in Python); BERT
+does not need it, because transformers lower-cases the text one character at a time first.
+Checked once against Python for every code point (class, NFD, NFC, lower) and for 30,000 random
+mark/jamo sequences (NFD, NFC, lower): no difference.
 
 Run: python3 engine/src/embed/gen_unicode_tables.py engine/src/embed
 (writes unicode_tables_case.cpp and unicode_tables_norm.cpp; two files because of the 600-line gate)
