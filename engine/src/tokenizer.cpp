@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "sentencepiece_model.h"
 #include "spiece_validate.h"
 #include "t5s/error.h"
 #include "unicode_space.h"
@@ -60,34 +61,51 @@ Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
-Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
+namespace {
+
+// The model file's bytes; refuses what cannot be a SentencePiece model before reading it whole.
+std::string read_sentencepiece_file(const std::filesystem::path& path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(spiece_model, ec)) {
-        throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": SentencePiece model not found");
+    if (!std::filesystem::is_regular_file(path, ec)) {
+        throw Error(ErrorCode::FileNotFound, path.string() + ": SentencePiece model not found");
     }
     // Real models are a few MB (mT5's 250k pieces: 4.3 MB); anything this big is not one.
     constexpr uintmax_t kMaxModelBytes = uintmax_t{256} << 20;
-    const uintmax_t size = std::filesystem::file_size(spiece_model, ec);
+    const uintmax_t size = std::filesystem::file_size(path, ec);
     if (ec || size > kMaxModelBytes) {
-        throw Error(ErrorCode::CorruptFile, spiece_model.string() + ": not a SentencePiece model (" +
+        throw Error(ErrorCode::CorruptFile, path.string() + ": not a SentencePiece model (" +
                                                 (ec ? ec.message() : std::to_string(size) + " bytes, over 256 MB") + ")");
     }
-    std::ifstream in(spiece_model, std::ios::binary);
+    std::ifstream in(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) throw Error(ErrorCode::FileNotFound, spiece_model.string() + ": cannot read");
-    Tokenizer t = from_serialized(bytes, spiece_model.string(), extra_ids);
+    if (!in.good() && !in.eof()) throw Error(ErrorCode::FileNotFound, path.string() + ": cannot read");
+    return bytes;
+}
+
+// The library trusts the model; check what it would read before handing it over.
+void load_serialized(std::string_view model, const std::string& name, sentencepiece::SentencePieceProcessor& sp) {
+    validate_spiece_model(model, name);
+    auto status = sp.LoadFromSerializedProto(model);
+    if (!status.ok()) {
+        throw Error(ErrorCode::CorruptFile, name + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
+    }
+}
+
+}  // namespace
+
+void load_sentencepiece(const std::filesystem::path& path, sentencepiece::SentencePieceProcessor& sp) {
+    load_serialized(read_sentencepiece_file(path), path.string(), sp);
+}
+
+Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
+    Tokenizer t = from_serialized(read_sentencepiece_file(spiece_model), spiece_model.string(), extra_ids);
     t.impl_->path = spiece_model;
     return t;
 }
 
 Tokenizer Tokenizer::from_serialized(std::string_view model, const std::string& name, int extra_ids) {
-    // The library trusts the model; check what it would read before handing it over.
-    validate_spiece_model(model, name);
     Tokenizer t;
-    auto status = t.impl_->sp.LoadFromSerializedProto(model);
-    if (!status.ok()) {
-        throw Error(ErrorCode::CorruptFile, name + ": not a valid SentencePiece model (" + std::string(status.message()) + ")");
-    }
+    load_serialized(model, name, t.impl_->sp);
     t.impl_->path = name;
     t.impl_->sp_size = t.impl_->sp.GetPieceSize();
     t.impl_->extra_ids = extra_ids;

@@ -1,0 +1,62 @@
+#include "t5s/embed_tokenizer.h"
+
+#include <algorithm>
+
+#include "embed/embed_tokenizers.h"
+#include "t5s/error.h"
+
+namespace t5s {
+
+std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load(const std::filesystem::path& model_dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(model_dir, ec)) {
+        throw Error(ErrorCode::FileNotFound, model_dir.string() + ": tokenizer folder not found");
+    }
+    const auto config = model_dir / "tokenizer_config.json";
+    if (std::filesystem::exists(model_dir / "sentencepiece.bpe.model", ec)) {
+        return load_xlmr(model_dir / "sentencepiece.bpe.model", config);
+    }
+    if (std::filesystem::exists(model_dir / "vocab.txt", ec)) return load_wordpiece(model_dir / "vocab.txt", config);
+    throw Error(ErrorCode::FileNotFound,
+                model_dir.string() + ": no vocab.txt or sentencepiece.bpe.model (unsupported tokenizer)");
+}
+
+std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_wordpiece(const std::filesystem::path& vocab_txt,
+                                                               const std::filesystem::path& tokenizer_config) {
+    return embed_detail::make_wordpiece_tokenizer(vocab_txt, tokenizer_config);
+}
+
+std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_xlmr(const std::filesystem::path& sentencepiece_model,
+                                                          const std::filesystem::path& tokenizer_config) {
+    return embed_detail::make_xlmr_tokenizer(sentencepiece_model, tokenizer_config);
+}
+
+std::vector<int> EmbedTokenizer::encode(std::string_view text, int max_length) const {
+    if (max_length == 0) max_length = model_max_length_;
+    if (max_length == 1 || max_length < kNoTruncation) {
+        throw Error(ErrorCode::InvalidArgument, "max_length " + std::to_string(max_length) + ": must be at least 2");
+    }
+    std::vector<int> body = encode_plain(text);
+    if (max_length >= 2 && body.size() + 2 > static_cast<size_t>(max_length)) body.resize(max_length - 2);
+    std::vector<int> ids;
+    ids.reserve(body.size() + 2);
+    ids.push_back(start_id_);
+    ids.insert(ids.end(), body.begin(), body.end());
+    ids.push_back(end_id_);
+    return ids;
+}
+
+EmbedBatch EmbedTokenizer::encode_batch(const std::vector<std::string>& texts, int max_length) const {
+    EmbedBatch batch;
+    for (const std::string& t : texts) batch.input_ids.push_back(encode(t, max_length));
+    for (const auto& row : batch.input_ids) batch.length = std::max(batch.length, static_cast<int>(row.size()));
+    for (auto& row : batch.input_ids) {
+        std::vector<int> mask(row.size(), 1);
+        mask.resize(batch.length, 0);
+        row.resize(batch.length, pad_id_);
+        batch.attention_mask.push_back(std::move(mask));
+    }
+    return batch;
+}
+
+}  // namespace t5s
