@@ -50,7 +50,11 @@ fs::path demo_model_dir() {
     return {};
 }
 
-fs::path user_config_dir() { return xdg_dir("XDG_CONFIG_HOME", ".config"); }
-fs::path user_data_dir() { return xdg_dir("XDG_DATA_HOME", ".local/share"); }
+fs::path user_config_dir() {
+    return xdg_dir("XDG_CONFIG_HOME", ".config");
+}
+fs::path user_data_dir() {
+    return xdg_dir("XDG_DATA_HOME", ".local/share");
+}
 
 }  // namespace t5s
