@@ -1,8 +1,8 @@
 # Fuzzing (issue #16). Included by tests/CMakeLists.txt.
-#  - fuzz_regressions_<target> (always): every input under tests/fuzz/regressions/<target>/ (crashes
+#  - fuzz_regressions_<name> (always; <name> = the target without "fuzz_"): every input under tests/fuzz/regressions/<target>/ (crashes
 #    the fuzzers found, kept once fixed) and the seed corpus replayed through the target, built with
 #    g++ (+ ASan/UBSan when T5S_SANITIZE): fast.
-#  - fuzz_<target> (label fuzz): a T5S_FUZZ_SECONDS libFuzzer run per target, built with clang++-14
+#  - fuzz_<name> (label fuzz): a T5S_FUZZ_SECONDS libFuzzer run per target, built with clang++-14
 #    as its own project (tests/fuzz/CMakeLists.txt); skipped with the reason when clang is missing.
 #  - safetensors_reference: re-judges tests/data/safetensors_cases with the `safetensors` package.
 # Long runs: tests/fuzz/run.sh SECONDS.
@@ -32,9 +32,10 @@ if(T5S_SANITIZE)
   target_link_options(fuzz_replay PRIVATE -fsanitize=address,undefined)
 endif()
 foreach(target ${T5S_FUZZ_TARGETS})
-  add_test(NAME fuzz_regressions_${target}
+  string(REGEX REPLACE "^fuzz_" "" short ${target})
+  add_test(NAME fuzz_regressions_${short}
            COMMAND fuzz_replay ${target} "${T5S_FUZZ_DIR}/regressions/${target}" "${T5S_FUZZ_DIR}/corpus/${target}")
-  set_tests_properties(fuzz_regressions_${target} PROPERTIES LABELS fuzz_regressions TIMEOUT 300
+  set_tests_properties(fuzz_regressions_${short} PROPERTIES LABELS fuzz_regressions TIMEOUT 300
                        ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
 endforeach()
 
@@ -56,13 +57,14 @@ if(T5S_FUZZ AND T5S_CLANGXX)
     INSTALL_COMMAND "")
 endif()
 foreach(target ${T5S_FUZZ_TARGETS})
+  string(REGEX REPLACE "^fuzz_" "" short ${target})
   if(T5S_FUZZ AND T5S_CLANGXX)
-    add_test(NAME fuzz_${target}
+    add_test(NAME fuzz_${short}
              COMMAND bash "${T5S_FUZZ_DIR}/ctest_run.sh" "${T5S_FUZZ_BUILD}" ${target} ${T5S_FUZZ_SECONDS})
   elseif(NOT T5S_FUZZ)
-    add_test(NAME fuzz_${target} COMMAND bash -c "echo 'SKIP: configured with -DT5S_FUZZ=OFF'; exit 77")
+    add_test(NAME fuzz_${short} COMMAND bash -c "echo 'SKIP: configured with -DT5S_FUZZ=OFF'; exit 77")
   else()
-    add_test(NAME fuzz_${target} COMMAND bash -c "echo 'SKIP: clang++-14 not found (apt-get install clang-14 libclang-rt-14-dev)'; exit 77")
+    add_test(NAME fuzz_${short} COMMAND bash -c "echo 'SKIP: clang++-14 not found (apt-get install clang-14 libclang-rt-14-dev)'; exit 77")
   endif()
-  set_tests_properties(fuzz_${target} PROPERTIES LABELS fuzz SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(fuzz_${short} PROPERTIES LABELS fuzz SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()

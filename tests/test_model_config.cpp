@@ -116,13 +116,14 @@ TEST_CASE("config sizes are checked against the tensor table before any allocati
     };
     ModelConfig deep = c;
     deep.num_layers = 1000000000000;
-    CHECK(error_of(deep) == "w.safetensors: does not match config.json: num_layers is 1000000000000 but the checkpoint has 2 encoder blocks");
+    CHECK(error_of(deep) == "w.safetensors: missing tensor 'encoder.block.2.layer.0.SelfAttention.q.weight' (config.json "
+                            "num_layers is 1000000000000 but the checkpoint has 2 encoder blocks)");
     ModelConfig deep_decoder = c;
     deep_decoder.num_decoder_layers = 10000000;
     CHECK(error_of(deep_decoder).find("num_decoder_layers is 10000000 but the checkpoint has 2 decoder blocks") != std::string::npos);
     ModelConfig wide = c;
     wide.d_model = 1000000000;
-    CHECK(error_of(wide).find("tensor 'shared.weight' has shape [20, 8] but config.json implies [20, 1000000000]") != std::string::npos);
+    CHECK(error_of(wide).find("tensor 'shared.weight' has shape [20,8] but config.json implies [20,1000000000]") != std::string::npos);
     ModelConfig ff = c;
     ff.d_ff = 99999999;
     CHECK(error_of(ff).find("DenseReluDense.wi.weight") != std::string::npos);

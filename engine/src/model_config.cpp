@@ -91,7 +91,7 @@ int64_t count_blocks(const std::map<std::string, std::vector<int64_t>>& shapes, 
 
 std::string shape_text(const std::vector<int64_t>& shape) {
     std::string r = "[";
-    for (size_t i = 0; i < shape.size(); ++i) r += (i ? ", " : "") + std::to_string(shape[i]);
+    for (size_t i = 0; i < shape.size(); ++i) r += (i ? "," : "") + std::to_string(shape[i]);
     return r + "]";
 }
 
@@ -183,18 +183,17 @@ ModelConfig load_model_config(const std::filesystem::path& config_json) {
 
 void check_config_against_tensors(const ModelConfig& c, const std::map<std::string, std::vector<int64_t>>& shapes,
                                   const std::string& where) {
-    auto mismatch = [&](const std::string& what) {
-        throw Error(ErrorCode::CorruptFile, where + ": does not match config.json: " + what);
-    };
+    auto mismatch = [&](const std::string& what) { throw Error(ErrorCode::CorruptFile, where + ": " + what); };
     const int64_t encoder_blocks = count_blocks(shapes, "encoder.block."), decoder_blocks = count_blocks(shapes, "decoder.block.");
     // More blocks than the config uses is what transformers loads too (with a warning); fewer is not.
     if (encoder_blocks < c.num_layers) {
-        mismatch("num_layers is " + std::to_string(c.num_layers) + " but the checkpoint has " + std::to_string(encoder_blocks) +
-                 " encoder blocks");
+        mismatch("missing tensor 'encoder.block." + std::to_string(encoder_blocks) + ".layer.0.SelfAttention.q.weight' (config.json num_layers is " +
+                 std::to_string(c.num_layers) + " but the checkpoint has " + std::to_string(encoder_blocks) + " encoder blocks)");
     }
     if (decoder_blocks < c.num_decoder_layers) {
-        mismatch("num_decoder_layers is " + std::to_string(c.num_decoder_layers) + " but the checkpoint has " +
-                 std::to_string(decoder_blocks) + " decoder blocks");
+        mismatch("missing tensor 'decoder.block." + std::to_string(decoder_blocks) +
+                 ".layer.0.SelfAttention.q.weight' (config.json num_decoder_layers is " + std::to_string(c.num_decoder_layers) +
+                 " but the checkpoint has " + std::to_string(decoder_blocks) + " decoder blocks)");
     }
     const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
         {"shared.weight", {c.vocab_size, c.d_model}},

@@ -1,6 +1,8 @@
 #include <string>
 #include <string_view>
 
+#include "utf8.h"
+
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
 
@@ -35,6 +37,15 @@ void require_valid_utf8(std::string_view s, const std::string& what) {
         }
         i += len;
     }
+}
+
+bool is_valid_utf8(std::string_view s) {
+    try {
+        require_valid_utf8(s, "");
+    } catch (const Error&) {
+        return false;
+    }
+    return true;
 }
 
 }  // namespace t5s

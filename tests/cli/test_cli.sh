@@ -178,7 +178,7 @@ expect_code "100 KB text" 1 "input 1 is [0-9]+ tokens, more than the source limi
   "$bin" generate --model "$model" --text "$(cat "$work/100k.txt")"
 python3 -c "print('x' * 1048576)" >"$work/1mb.txt"
 expect_code "1 MB input line" 1 "more than the source limit" "$bin" generate --model "$model" --input "$work/1mb.txt"
-"$bin" generate --model "$model" --text "$(python3 -c "print('word ' * 600)")" --max-source-tokens 2000 --max-new-tokens 2 --json >/dev/null \
+"$bin" generate --model "$model" --text "$(python3 -c "print('word ' * 150)")" --max-source-tokens 2000 --max-new-tokens 2 --json >/dev/null \
   && ok || bad "--max-source-tokens 2000 should accept a 600-word input"
 expect_code "input is a directory" 1 "$work: is a directory, not an input file" "$bin" generate --model "$model" --input "$work"
 : >"$work/empty.txt"
@@ -194,8 +194,11 @@ import json, sys; p = sys.argv[1]; c = json.load(open(p)); exec(sys.argv[2]); js
 PY
 }
 cfg layers12 'c["num_layers"] = 10**12'
-expect_code "num_layers 10^12" 1 "does not match config.json: num_layers is 1000000000000 but the checkpoint has 2 encoder blocks" \
+expect_code "num_layers 10^12" 1 "config.json: 'num_layers' is 1000000000000, more than the largest size T5 Studio accepts" \
   timeout 60 "$bin" info --model "$work/layers12"
+cfg layers7 'c["num_layers"] = 10**7'
+expect_code "num_layers 10^7" 1 "model.safetensors: missing tensor 'encoder.block.2.layer.0.SelfAttention.q.weight' \(config.json num_layers is 10000000 but the checkpoint has 2" \
+  timeout 60 "$bin" info --model "$work/layers7"
 cfg declayers 'c["num_decoder_layers"] = 10**7'
 expect_code "num_decoder_layers 10^7" 1 "num_decoder_layers is 10000000 but the checkpoint has" timeout 60 "$bin" info --model "$work/declayers"
 cfg dmodel 'c["d_model"] = 10**9'

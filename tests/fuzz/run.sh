@@ -2,7 +2,7 @@
 # Builds (if needed) and runs every libFuzzer target for SECONDS each, one after the other.
 #   tests/fuzz/run.sh SECONDS [TARGET...]
 # Env: T5S_FUZZ_BUILD (build folder, default build/fuzz-clang), CXX_FUZZ (default clang++-14),
-#      NICE (default 19).
+#      NICE (default 19), MAX_LEN (input size limit, default 16384), T5S_FUZZ_NO_BUILD=1 (skip the build).
 # Per target it prints the executions and crashes of this run and appends them to
 # $T5S_FUZZ_BUILD/execs.tsv (date, target, seconds, execs, crashes) so long runs add up. Crash
 # inputs land in $T5S_FUZZ_BUILD/crashes/<target>/; keep each one, once fixed, under
@@ -20,7 +20,8 @@ command -v "$cxx" >/dev/null || { echo "SKIP: $cxx not found (apt-get install cl
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$here" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-nice -n "$nice_level" cmake --build "$build" -j"${T5S_FUZZ_BUILD_JOBS:-2}" >/dev/null
+# T5S_FUZZ_NO_BUILD=1: run the binaries as they are (e.g. while another build is under way).
+[ -n "${T5S_FUZZ_NO_BUILD:-}" ] || nice -n "$nice_level" cmake --build "$build" -j"${T5S_FUZZ_BUILD_JOBS:-2}" >/dev/null
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

@@ -8,6 +8,7 @@
 
 #include "delimited_text.h"
 #include "t5s/error.h"
+#include "utf8.h"
 
 namespace t5s::detail {
 namespace {
@@ -32,19 +33,9 @@ std::string pick_column(const std::vector<std::string>& columns, const std::stri
 
 }  // namespace
 
-bool is_valid_utf8(const std::string& s) {
-    size_t i = 0;
-    while (i < s.size()) {
-        const unsigned char c = s[i];
-        int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-        if (n < 0 || (n == 1 && c < 0xC2)) return false;
-        if (i + n >= s.size() && n > 0) return false;
-        for (int k = 1; k <= n; ++k)
-            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-        i += size_t(n) + 1;
-    }
-    return true;
-}
+// The strict check of the tokenizer (this one accepted F5..F7 lead bytes, overlongs and
+// surrogates: found by tests/fuzz/fuzz_export).
+bool is_valid_utf8(const std::string& s) { return t5s::is_valid_utf8(std::string_view(s)); }
 
 std::vector<CsvRecord> parse_delimited(const std::string& text, char delim, std::string* error) {
     std::vector<CsvRecord> out;
