@@ -15,6 +15,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/generation_config.cpp
   ${T5S_ROOT}/engine/src/text_normalize.cpp
   ${T5S_ROOT}/engine/src/atomic_file.cpp
+  ${T5S_ROOT}/engine/src/file_io.cpp
   ${T5S_ROOT}/engine/src/engine_thread/dataset_reader.cpp
   ${T5S_FUZZ_HISTORY_SOURCES})
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "t5s/engine_thread.h"
+#include "t5s/process_memory.h"
 
 using namespace t5s;
 using Clock = std::chrono::steady_clock;

@@ -269,7 +269,7 @@ private:
         int64_t available = recommend_profile(cuda ? Device::Cuda : Device::Cpu).free_bytes;
         if (cuda) {
             const DeviceMemory m = query_device_memory();
-            available += m.cuda_reserved - m.cuda_allocated;  // cached by torch, free to reuse
+            available += m.cuda.reserved_bytes - m.cuda.allocated_bytes;  // cached by torch, free to reuse
         }
         check_generation_memory(net_->config(), static_cast<int64_t>(chunk.size()), static_cast<int64_t>(longest), options,
                                 static_cast<int64_t>(c10::elementSize(rt_.compute_dtype)), available, rt_.device.str());

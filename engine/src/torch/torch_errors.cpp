@@ -12,7 +12,7 @@ namespace {
 // starts with "DefaultCPUAllocator:"; that prefix is the only thing that tells it apart.
 bool is_cpu_allocator_failure(const std::exception& e) {
     const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-    return c10_error && c10_error->what_without_backtrace().rfind("DefaultCPUAllocator:", 0) == 0;
+    return c10_error && std::string(c10_error->what_without_backtrace()).rfind("DefaultCPUAllocator:", 0) == 0;
 }
 
 // The first line of an exception's message (c10 errors append a C++ stack trace), at most 200 bytes.
