@@ -9,8 +9,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$build/crashes/$target"
-seeds=("$here/corpus/$target")
+seeds=()
+[ -d "$here/corpus/$target" ] && seeds+=("$here/corpus/$target")
 [ -d "$here/regressions/$target" ] && seeds+=("$here/regressions/$target")
+# The safetensors target is seeded from the reference cases the loader tests use.
+[ "$target" = fuzz_safetensors ] && seeds+=("$here/../data/safetensors_cases")
 rc=0
 "$build/$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=25 -rss_limit_mb=4096 \
   -artifact_prefix="$build/crashes/$target/" "$work/corpus" "${seeds[@]}" >"$work/log" 2>&1 || rc=$?
