@@ -33,7 +33,9 @@ const char* kUsage =
     "  merge     --out FILE [--rows N] PART...   (sharded generate outputs, in global row order)\n"
     "  history   --history PATH [--search Q] [--runs] [--json]\n"
     "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
-    "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
+    "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n"
+    "  serve     --model DIR [--host H] [--port P] [--api-key-file F] [--max-batch N] [--max-queue N] [--replicas N]\n"
+    "            [--dtype D] [--device D] [--threads N] [--history PATH] [--drain-timeout S]   (HTTP API, see README)\n";
 
 }  // namespace
 
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
     commands["history"] = run_history;
     commands["export"] = run_export;
     commands["train"] = run_train;
+    commands["serve"] = run_serve;
     if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
         std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
         return 0;

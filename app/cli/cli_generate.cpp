@@ -80,14 +80,6 @@ FileRun file_run_from_flags(const Args& a) {
     return f;
 }
 
-nlohmann::json result_json(const GenerationResult& r) {
-    nlohmann::json cands = nlohmann::json::array();
-    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
-    nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
-    if (r.seed >= 0) j["seed"] = r.seed;
-    return j;
-}
-
 // --input FILE: global batches of options.batch_size rows; this shard's batches that are not yet in
 // --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>

@@ -11,6 +11,8 @@ namespace t5s::cli {
 void print_json(const nlohmann::json& j);
 nlohmann::json to_json(const ModelInfo& info);
 nlohmann::json profile_json(const DeviceProfile& profile);
+// One input's result as `generate --json` prints it (and `serve` answers): input, candidates, seed.
+nlohmann::json result_json(const GenerationResult& result);
 // dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
 

@@ -17,6 +17,7 @@
 #include "t5s/seed.h"
 #include "text_normalize.h"
 #include "torch/decoding.h"
+#include "torch/model_access.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -141,6 +142,7 @@ public:
     }
 
     const ModelInfo& info() const override { return info_; }
+    const T5Network& network() const { return *net_; }
     bool has_tokenizer() const override { return tokenizer_.has_value(); }
     const Tokenizer& tokenizer() const override {
         if (!tokenizer_) throw Error(ErrorCode::FileNotFound, (info_.dir / "spiece.model").string() + ": no tokenizer in the model folder");
@@ -294,6 +296,12 @@ private:
 };
 
 }  // namespace
+
+const T5Network& torch_network_of(const Model& model) {
+    const auto* torch_model = dynamic_cast<const TorchModel*>(&model);
+    if (!torch_model) throw Error(ErrorCode::Internal, "not a LibTorch model");
+    return torch_model->network();
+}
 
 std::unique_ptr<Model> Model::load(const fs::path& dir, const RuntimeOptions& options) {
     return std::make_unique<TorchModel>(dir, options);

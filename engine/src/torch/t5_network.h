@@ -56,6 +56,10 @@ struct DecoderState {
     int64_t cross_share = 1;                   // decoder rows per cross K/V row: an input's beams or
                                                // candidates share its encoder output's K/V
     at::Tensor self_bias_table;                // [1, H, capacity, capacity]
+    at::Tensor self_key_bias;                  // optional [B, 1, 1, capacity]: 0, or dtype min for the cache
+                                               // positions before a row's first token (rows that joined a
+                                               // running batch later; T5's position bias is relative, so a
+                                               // row's numbers do not depend on where it starts)
     at::Tensor spare;                          // CPU beam reorder: gather target, swapped with a cache tensor
     int64_t length = 0;                        // tokens already in the cache
     int64_t capacity = 0;
