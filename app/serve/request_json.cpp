@@ -40,7 +40,8 @@ GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* 
 const std::vector<std::string>& option_fields() {
     static const std::vector<std::string> fields = [] {
         std::vector<std::string> names;
-        for (const auto& [key, value] : nlohmann::ordered_json::parse(generation_options_to_json({})).items()) names.push_back(key);
+        const nlohmann::ordered_json all = nlohmann::ordered_json::parse(generation_options_to_json({}));
+        for (const auto& [key, value] : all.items()) names.push_back(key);
         return names;
     }();
     return fields;

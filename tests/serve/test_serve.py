@@ -42,6 +42,8 @@ def until(pred, limit, what):
 
 
 class Server:
+    count = 0
+
     def __init__(self, *flags, key=None):
         args = [BIN, "serve", "--model", MODEL, "--port", "0"] + list(flags)
         if key:
@@ -49,12 +51,22 @@ class Server:
             with open(path, "w") as f:
                 f.write(key + "\n")
             args += ["--api-key-file", path]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        Server.count += 1
+        self.err_path = os.path.join(WORK, "serve-%d.err" % Server.count)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
         line = self.proc.stdout.readline()
         check(line.startswith("{"), "serve prints its address first, got %r" % line)
         self.base = "http://" + json.loads(line)["listening"]
         self.headers = {"Authorization": "Bearer " + key} if key else {}
-        until(lambda: self.get("/ready").status_code == 200, 60, "/ready")
+        until(lambda: self.ready(), 60, "/ready")
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            sys.exit("serve exited with %s: %s" % (self.proc.returncode, open(self.err_path).read()))
+        try:
+            return self.get("/ready").status_code == 200
+        except requests.ConnectionError:
+            return False
 
     def get(self, path, **kw):
         return requests.get(self.base + path, headers=self.headers, timeout=60, **kw)
@@ -97,8 +109,9 @@ SETTINGS = [  # (request fields, the same as generate flags)
 ]
 expected = {(t, i): cli_generate(t, flags) for t in TEXTS for i, (_, flags) in enumerate(SETTINGS)}
 history = os.path.join(WORK, "history.db")
-if os.path.exists(history):
-    os.remove(history)
+for name in os.listdir(WORK):
+    if name.startswith("history.db"):
+        os.remove(os.path.join(WORK, name))
 
 # ---- main server: two replicas of one thread each (the CLI ran with --threads 1), API key ----
 main = Server("--replicas", "2", "--threads", "2", "--max-batch", "16", "--history", history, key=KEY)
@@ -154,7 +167,7 @@ if len(events) == 4:
 def bad(body, code, needle, raw=None, method="post", path="/augment"):
     url = main.base + path
     r = requests.request(method, url, data=raw if raw is not None else json.dumps(body), headers=main.headers, timeout=10)
-    check(r.status_code == code and needle in r.text, "%s %s %r -> %s %s" % (method, path, body or raw[:20], r.status_code, r.text[:200]))
+    check(r.status_code == code and needle in r.text, "%s %s %r -> %s %s" % (method, path, body if raw is None else raw[:20], r.status_code, r.text[:200]))
 
 bad(None, 400, "malformed", raw="{not json")
 bad({"text": "x", "bogus": 1}, 400, "bogus")

@@ -237,12 +237,13 @@ void Scheduler::State::finish(const std::shared_ptr<Pending>& p) {
     }
     {
         std::lock_guard<std::mutex> lock(mutex);
+        stats.running_sequences = decoder->rows();  // before on_done: a caller that waits on it sees the batch without it
         active.erase(std::remove(active.begin(), active.end(), p), active.end());
         queue.erase(std::remove(queue.begin(), queue.end(), p), queue.end());
         retries.erase(std::remove_if(retries.begin(), retries.end(), [&](const auto& r) { return r.first == p; }), retries.end());
     }
-    if (p->events.on_done) p->events.on_done(p->outcome);
     owner.jobs_.remove(p->job->id());
+    if (p->events.on_done) p->events.on_done(p->outcome);
 }
 
 void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message) {
@@ -332,14 +333,15 @@ void Scheduler::State::step_once() {
                 finish(p);
             }
         }
-        for (auto gid : report.groups_finished) complete_group(gid, decoder->take_results(gid));
         std::function<void(const StepStats&)> observer_copy;
         {
             std::lock_guard<std::mutex> lock(mutex);
             stats.steps += 1;
+            stats.running_sequences = decoder->rows();
             observer_copy = observer;
         }
         if (observer_copy && report.rows > 0) observer_copy({report.rows, report.rows, seconds_since(start)});
+        for (auto gid : report.groups_finished) complete_group(gid, decoder->take_results(gid));
     }
     std::lock_guard<std::mutex> lock(mutex);
     stats.running_sequences = decoder->rows();
