@@ -70,9 +70,26 @@ serve::ServeConfig config_from_flags(const Args& a) {
 
 }  // namespace
 
+const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
+    {"model", "DIR", "model folder"},
+    {"adapter", "DIR", "LoRA adapter (not supported yet)"},
+    {"embedder", "DIR", "sentence embedder for quality filters (not supported yet)"},
+    {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
+    {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
+    {"api-key-file", "F", "file holding the Bearer key clients must send"},
+    {"max-batch", "N", "rows (candidates, beams) per decoding step (default 64)"},
+    {"max-queue", "N", "requests waiting before 503 (default 256)"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "auto (default), cpu or cuda"},
+    {"threads", "N", "CPU threads, split between replicas (0 = physical cores)"},
+    {"replicas", "N", "model replicas on the CPU, shortest queue first (default 1)"},
+    {"devices", "LIST", "one replica per device, e.g. cpu,cuda:0"},
+    {"history", "PATH", "record every served request in this history"},
+    {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
+}};
+
 int run_serve(const Argv& argv) {
-    Args args(argv, {}, {"model", "adapter", "embedder", "host", "port", "api-key-file", "max-batch", "max-queue", "dtype", "device",
-                         "threads", "history", "drain-timeout", "replicas", "devices"});
+    Args args(argv, kServeSpec);
     const serve::ServeConfig config = config_from_flags(args);
     // Signals go to the waiting thread below only: every thread started from here inherits the mask.
     sigset_t stop_signals;
