@@ -5,7 +5,7 @@
 #   serial   2 ranks x 1 thread (Gloo on 127.0.0.1), gradients all-reduced after the backward
 #            (T5S_DDP_OVERLAP=off)
 #   overlap  2 ranks x 1 thread, 25 MiB buckets all-reduced during the backward (the default)
-# The peers alternate, ROUNDS times. Prints each one's mean step time, tokens/s and, for 2 ranks,
+# The peers alternate, ROUNDS times. Prints each one's mean step time and, for 2 ranks,
 # the time rank 0 waits for the gradient all-reduce after its backward (train_log.jsonl
 # "allreduce_s": all of it when serial, only what the backward did not hide when overlapped).
 #   tests/bench/ddp_bench.sh [STEPS=12] [GLOBAL_BATCH=8] [ROUNDS=2]
@@ -50,14 +50,13 @@ for run in runs:
     warm = s[2:]  # the first two steps include allocator and thread-pool warm-up
     dt = (warm[-1]["elapsed_s"] - s[1]["elapsed_s"]) / len(warm)
     ar = sum(x.get("allreduce_s", 0.0) for x in warm) / len(warm)
-    tok = sum(x["tokens_per_s"] for x in warm) / len(warm)
     early = warm[-1].get("allreduce_buckets_overlapped")
-    print(f"{run:10s} {dt * 1000:7.0f} ms/step {tok:7.0f} tokens/s  all-reduce wait {ar * 1000:6.0f} ms ({100 * ar / dt:4.1f}%)"
+    print(f"{run:10s} {dt * 1000:7.0f} ms/step  all-reduce wait {ar * 1000:6.0f} ms ({100 * ar / dt:4.1f}%)"
           + (f"  buckets [in backward, all] {early}" if early else ""))
-    agg[run.split("-")[0]].append((dt, ar, tok))
+    agg[run.split("-")[0]].append((dt, ar))
 print("mean over rounds:")
 for kind, v in agg.items():
-    dt = sum(x[0] for x in v) / len(v); ar = sum(x[1] for x in v) / len(v); tok = sum(x[2] for x in v) / len(v)
+    dt = sum(x[0] for x in v) / len(v); ar = sum(x[1] for x in v) / len(v)
     extra = f", all-reduce wait {ar * 1000:.0f} ms/step ({100 * ar / dt:.1f}% of the step)" if kind != "one" else ""
-    print(f"  {labels[kind]}: {dt * 1000:.0f} ms/step, {tok:.0f} tokens/s{extra}")
+    print(f"  {labels[kind]}: {dt * 1000:.0f} ms/step{extra}")
 PY

@@ -63,6 +63,13 @@ gloo)
   # bf16 keeps 8 significant bits (eps 2^-8 = 3.9e-3): each rank pads its 4 rows to its own longest,
   # so the bf16 matmuls round differently than in one batch of 8. 1e-2 is that rounding, not a bug.
   compare "$work/single-bf16" "$work/ddp-bf16" --tol 1e-2 && ok "bf16 autocast: 2 ranks within bf16 rounding (1e-2) of 1" || bad "bf16 differs"
+  # 9 rows: the second global batch has 1 row, so rank 1 has none and sends zeros.
+  head -n 9 "$work/pairs.jsonl" >"$work/pairs9.jsonl"
+  saved=("${common[@]}") && common=("${common[@]//pairs.jsonl/pairs9.jsonl}")
+  "$bin" "${common[@]}" --out "$work/single9" --steps 4 --batch-size 8 >/dev/null 2>&1 || bad "single 9-row run failed"
+  ranks 2 "$work/ddp9" --steps 4 --batch-size 4 && compare "$work/single9" "$work/ddp9" \
+    && ok "steps where rank 1 has no rows: 2 ranks == 1" || bad "a rank without rows"
+  common=("${saved[@]}")
   # 16 KiB buckets: the tiny model's gradients (~230 KiB) make many, so overlap can show.
   T5S_DDP_BUCKET_KB=16 ranks 2 "$work/ddp-buckets" --steps 10 --batch-size 4 || bad "2 ranks with 16 KiB buckets failed"
   compare "$work/single" "$work/ddp-buckets" && ok "16 KiB buckets: 2 ranks x batch 4 == 1 x batch 8" || bad "small buckets differ"

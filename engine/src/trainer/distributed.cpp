@@ -253,22 +253,23 @@ void Distributed::barrier() {
     guarded("a barrier", [&] { impl_->group->barrier()->wait(); });
 }
 
-void Distributed::expect_final_backward(const std::vector<NamedParam>& params) {
+void Distributed::prepare_reducer(const std::vector<NamedParam>& params) {
     std::vector<at::Tensor> tensors;
     for (const auto& p : params)
         if (p.tensor.requires_grad()) tensors.push_back(p.tensor);
     auto& r = impl_->reducer;
-    if (!r || r->parameter_count() != tensors.size()) {
-        const bool overlap = read_bool_from_env("T5S_DDP_OVERLAP", true);
-        r = std::make_unique<GradientReducer>(tensors, impl_->gradient_group, bucket_bytes_from_env(), overlap);
-    }
-    r->arm();
+    if (r && r->parameter_count() == tensors.size()) return;
+    const bool overlap = read_bool_from_env("T5S_DDP_OVERLAP", true);
+    r = std::make_unique<GradientReducer>(tensors, impl_->gradient_group, bucket_bytes_from_env(), overlap);
+}
+
+void Distributed::expect_final_backward(const std::vector<NamedParam>& params) {
+    prepare_reducer(params);
+    impl_->reducer->arm();
 }
 
 void Distributed::all_reduce_gradients(const std::vector<NamedParam>& params) {
-    if (!impl_->reducer) {  // no backward on this rank yet (no rows): build the buckets to send zeros
-        expect_final_backward(params);
-    }
+    prepare_reducer(params);  // a rank without rows may not have built it yet
     guarded("the gradient all-reduce", [&] { impl_->reducer->finish(); });
 }
 

@@ -69,6 +69,7 @@ private:
     explicit Distributed(DistributedEnv env);
     template <class F>
     void guarded(const char* what, F&& f);
+    void prepare_reducer(const std::vector<NamedParam>& params);
     DistributedEnv env_;
     std::string backend_ = "gloo";
     std::unique_ptr<Impl> impl_;

@@ -61,13 +61,17 @@ GradientReducer::~GradientReducer() {
     }
 }
 
-void GradientReducer::arm() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    armed_ = true;
+void GradientReducer::reset() {
     next_launch_ = 0;
     launched_early_ = 0;
     std::fill(ready_.begin(), ready_.end(), 0);
     for (Bucket& b : buckets_) b.pending = static_cast<int>(b.members.size());
+}
+
+void GradientReducer::arm() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reset();
+    armed_ = true;
 }
 
 void GradientReducer::on_gradient_ready(size_t param) {
@@ -100,6 +104,7 @@ void GradientReducer::launch_ready_in_order() {
 
 void GradientReducer::finish() {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (!armed_) reset();  // no backward this step (a rank without rows): every bucket goes out now
     armed_ = false;
     while (next_launch_ < buckets_.size()) launch(buckets_[next_launch_++]);
     lock.unlock();

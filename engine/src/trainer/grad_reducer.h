@@ -28,7 +28,8 @@ public:
     // The next backward produces this step's final gradients (the last micro-batch): reduce them as
     // they become ready. Earlier micro-batches only accumulate locally.
     void arm();
-    // Completes the all-reduce of every bucket (summed over ranks into each .grad) and disarms.
+    // Completes the all-reduce of every bucket (summed over ranks into each .grad) and disarms. Also
+    // right without arm(): a rank that had no rows this step sends zeros.
     void finish();
 
     size_t parameter_count() const { return params_.size(); }
@@ -44,6 +45,7 @@ private:
         int pending = 0;
         c10::intrusive_ptr<c10d::Work> work;
     };
+    void reset();  // with mutex_ held: nothing launched, every parameter pending
     void on_gradient_ready(size_t param);
     void launch(Bucket& b);
     void launch_ready_in_order();
