@@ -30,9 +30,12 @@ set_tests_properties(trainer_hf_load PROPERTIES FIXTURES_REQUIRED trainer_export
 set(T5S_SCALE_MODEL ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu)
 add_test(NAME scale_shard_merge COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scale/test_shard.sh $<TARGET_FILE:t5studio>
          ${T5S_SCALE_MODEL} ${CMAKE_CURRENT_BINARY_DIR}/scale_shard_work)
-foreach(mode gloo torchrun kill)
+foreach(mode gloo dropout torchrun kill)
   add_test(NAME scale_ddp_${mode} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scale/test_ddp.sh ${mode} $<TARGET_FILE:t5studio>
            ${T5S_SCALE_MODEL} ${CMAKE_CURRENT_BINARY_DIR}/scale_ddp_${mode}_work ${CMAKE_SOURCE_DIR}/.venv/bin/torchrun)
   set_tests_properties(scale_ddp_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 set_tests_properties(scale_shard_merge PROPERTIES TIMEOUT 300)
+add_test(NAME scale_stream_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scale/test_stream.sh $<TARGET_FILE:t5studio>
+         ${T5S_SCALE_MODEL} ${CMAKE_CURRENT_BINARY_DIR}/scale_stream_work)
+set_tests_properties(scale_stream_input PROPERTIES TIMEOUT 300)
