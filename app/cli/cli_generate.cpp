@@ -166,7 +166,7 @@ int run_generate(const Argv& argv) {
     Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping", "shard-from-env"},
               {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
                "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
-               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out"});
+               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out", "adapter"});
     const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
@@ -176,7 +176,7 @@ int run_generate(const Argv& argv) {
     const std::string prefix = args.get("prefix");
 
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()));
+                             with_adapter(runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {

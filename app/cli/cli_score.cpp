@@ -9,9 +9,9 @@
 namespace t5s::cli {
 
 int run_score(const Argv& argv) {
-    Args args(argv, {"json"}, {"model", "source", "target", "dtype", "device", "threads"});
+    Args args(argv, {"json"}, {"model", "source", "target", "dtype", "device", "threads", "adapter"});
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
+                             with_adapter(runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
     const Tokenizer& tok = model->tokenizer();
     const auto source = tok.encode(args.require("source"));
     const auto target = tok.encode(args.require("target"));

@@ -66,12 +66,12 @@ std::string pairs_from_history(const std::string& history_path, const std::strin
 }  // namespace
 
 int run_train(const Argv& argv) {
-    Args a(argv, {"grad-checkpointing", "resume", "no-group-by-length", "plan-only", "save-bf16"},
+    Args a(argv, {"grad-checkpointing", "resume", "no-group-by-length", "plan-only", "save-bf16", "lora", "lora-rslora", "merge"},
            {"model", "init-config", "data", "eval-data", "out", "steps", "epochs", "batch-size", "grad-accum", "lr", "optimizer",
             "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
             "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
             "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time",
-            "data-history", "history", "dist-timeout"});
+            "data-history", "history", "dist-timeout", "lora-r", "lora-alpha", "lora-dropout", "lora-targets", "adapter"});
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");
@@ -124,6 +124,9 @@ int run_train(const Argv& argv) {
     o.save_dtype_bf16 = a.has("save-bf16");
     o.max_time_s = a.get_double("max-time", 0) ;
     o.dist_timeout_s = a.get_double("dist-timeout", o.dist_timeout_s);
+    o.lora = a.has("lora"), o.lora_rslora = a.has("lora-rslora"), o.merge_adapter = a.has("merge"), o.adapter_dir = a.get("adapter");
+    o.lora_r = a.get_int("lora-r", o.lora_r), o.lora_alpha = a.get_double("lora-alpha", o.lora_alpha);
+    o.lora_dropout = a.get_double("lora-dropout", o.lora_dropout), o.lora_targets = a.get("lora-targets", o.lora_targets);
     const std::string dev = a.get("device", "auto");
     if (dev == "auto") o.device = TrainDevice::Auto;
     else if (dev == "cpu") o.device = TrainDevice::Cpu;
