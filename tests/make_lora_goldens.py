@@ -4,8 +4,10 @@
 Run from the repository root (a few seconds):  .venv/bin/python tests/make_lora_goldens.py
 
 For each adapter below it loads a tiny random base from tests/data/models in fp32, wraps it with
-``peft.get_peft_model(LoraConfig(...))``, fills lora_A AND lora_B with seeded random values (PEFT
-initialises B to zero, which would make the adapter a no-op), saves the adapter with
+``peft.get_peft_model(LoraConfig(...))`` (A: PEFT's seeded Kaiming-uniform init), fills lora_B with
+seeded random values N(0, 0.05^2) (PEFT initialises B to zero, which would make the adapter a no-op;
+much larger B makes the tiny random networks so ill-conditioned that PEFT's own fp32 and fp64 logits
+differ by more than 1e-5), saves the adapter with
 ``save_pretrained`` into tests/data/lora/<adapter>/ (PEFT's own files and tensor names) and
 RELOADS it with ``PeftModel.from_pretrained`` to compute, on the inputs of the model's parity
 golden (tests/data/goldens/<base>.json):
@@ -60,10 +62,10 @@ def make_adapter(name, base, targets, r, alpha, rslora, seed):
     torch.manual_seed(seed)
     model = get_peft_model(load_base(base), LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=targets,
                                                        use_rslora=rslora, task_type="SEQ_2_SEQ_LM"))
-    with torch.no_grad():
+    with torch.no_grad():  # A keeps PEFT's Kaiming-uniform init; B gets small random values
         for n, p in model.named_parameters():
-            if "lora_" in n:
-                p.copy_(torch.randn_like(p) * 0.3)
+            if "lora_B" in n:
+                p.copy_(torch.randn_like(p) * 0.05)
     out = os.path.join(LORA, name)
     shutil.rmtree(out, ignore_errors=True)
     model.save_pretrained(out)

@@ -29,7 +29,8 @@ void TrainingController::open_training() {
 void TrainingController::apply_training_preset(int preset) {
     auto& t = s.train;
     auto& o = t.options;
-    t.preset = std::clamp(preset, 0, 2);
+    t.preset = std::clamp(preset, 0, 3);
+    o.lora = false;
     switch (TrainPreset(t.preset)) {
         case TrainPreset::Quick:  // a few minutes: check that the data and the model fit together
             o.steps = 200;
@@ -69,6 +70,24 @@ void TrainingController::apply_training_preset(int preset) {
             o.eval_every = 500;
             o.save_every = 1000;
             o.patience = 5;
+            break;
+        case TrainPreset::Lora:  // low memory: the base frozen, a rank-8 adapter on q and v trains
+            o.steps = 0;
+            o.epochs = 3;
+            o.batch_size = 16;
+            o.grad_accum = 1;
+            o.lr = 1e-3;
+            o.optimizer = OptimizerKind::AdamW;
+            o.schedule = ScheduleKind::Linear;
+            o.warmup_steps = 100;
+            o.eval_every = 200;
+            o.save_every = 1000;
+            o.patience = 0;
+            o.lora = true;
+            o.lora_r = 8;
+            o.lora_alpha = 16;
+            o.lora_dropout = 0.05;
+            o.lora_targets = "q,v";
             break;
     }
 }
@@ -175,10 +194,21 @@ void TrainingController::delete_training_run(int64_t run_id) {
     if (t.selected_run == run_id) t.selected_run = 0;
 }
 
+std::string adapter_run_base(const StoredTrainingRun& run) {
+    try {
+        const TrainingOptions o = training_options_from_json(run.options_json);
+        return (o.lora || !o.adapter_dir.empty()) ? o.model_dir : std::string();
+    } catch (const Error&) {
+        return {};  // an unreadable record: treated as a full fine-tuning run
+    }
+}
+
 void TrainingController::use_run_model(int64_t run_id) {
     const StoredTrainingRun* run = find_run(s.train.runs, run_id);
     if (!run || run->final_dir.empty()) return;
-    model_.load_model(run->final_dir);
+    const std::string base = adapter_run_base(*run);  // a LoRA run's final folder is an adapter
+    if (!base.empty()) model_.load_model(base, run->final_dir);
+    else model_.load_model(run->final_dir);
 }
 
 void TrainingController::pause_training() {
@@ -200,7 +230,8 @@ void TrainingController::stop_training() {
 void TrainingController::use_trained_model() {
     auto& t = s.train;
     if (t.final_dir.empty() || t.job) return;
-    model_.load_model(t.final_dir);
+    if (t.options.lora || !t.options.adapter_dir.empty()) model_.load_model(t.model_dir, t.final_dir);
+    else model_.load_model(t.final_dir);
 }
 
 void TrainingController::engine_died() {

@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr const char* kPrefix = "base_model.model.";
+constexpr const char* kSuffixA = ".lora_A.weight";
+constexpr const char* kSuffixB = ".lora_B.weight";
 
 std::string shape_text(at::IntArrayRef s) {
     std::string out = "[";
@@ -92,9 +94,9 @@ LoraSettings read_lora_config(const fs::path& dir) {
         throw Error(ErrorCode::CorruptFile, file.string() + ": not valid JSON (" + e.what() + ")");
     }
     if (!cfg.is_object()) throw Error(ErrorCode::CorruptFile, file.string() + ": not a JSON object");
-    reject_unsupported(cfg, file);
     LoraSettings s;
     try {
+        reject_unsupported(cfg, file);
         s.r = cfg.at("r").get<int64_t>();
         s.alpha = cfg.value("lora_alpha", 8.0);
         s.dropout = cfg.value("lora_dropout", 0.0);
@@ -126,11 +128,12 @@ LoraAdapter load_lora_adapter(const fs::path& dir, const ModelConfig& config) {
     const auto shapes = linear_shapes(config);
     auto st = SafetensorsFile::open(file);
     for (const auto& [name, view] : st->tensors()) {
-        const bool is_a = name.size() > 15 && name.compare(name.size() - 15, 15, ".lora_A.weight") == 0;
-        const bool is_b = name.size() > 15 && name.compare(name.size() - 15, 15, ".lora_B.weight") == 0;
+        const size_t n = std::strlen(kSuffixA);  // same length as kSuffixB
+        const bool is_a = name.size() > n && name.compare(name.size() - n, n, kSuffixA) == 0;
+        const bool is_b = name.size() > n && name.compare(name.size() - n, n, kSuffixB) == 0;
         if (name.rfind(kPrefix, 0) != 0 || (!is_a && !is_b))
             throw Error(ErrorCode::Unsupported, file.string() + ": unsupported tensor " + name + " (only lora_A / lora_B weights)");
-        const std::string path = name.substr(std::strlen(kPrefix), name.size() - std::strlen(kPrefix) - 15);
+        const std::string path = name.substr(std::strlen(kPrefix), name.size() - std::strlen(kPrefix) - n);
         auto it = shapes.find(path);
         if (it == shapes.end()) throw Error(ErrorCode::CorruptFile, file.string() + ": " + name + ": no such linear layer in the base model");
         const std::vector<int64_t> want = is_a ? std::vector<int64_t>{adapter.settings.r, it->second[1]}
@@ -155,7 +158,7 @@ void save_lora_adapter(const fs::path& dir, const LoraAdapter& adapter) {
     std::vector<at::Tensor> keep;
     std::vector<TensorToWrite> out;
     for (const auto& [path, m] : adapter.modules) {
-        for (const auto& [suffix, t] : {std::pair<const char*, at::Tensor>{".lora_A.weight", m.a}, {".lora_B.weight", m.b}}) {
+        for (const auto& [suffix, t] : {std::pair<const char*, at::Tensor>{kSuffixA, m.a}, {kSuffixB, m.b}}) {
             at::Tensor c = t.detach().to(at::kCPU, at::kFloat).contiguous();
             keep.push_back(c);
             out.push_back({kPrefix + path + suffix, DType::F32, std::vector<int64_t>(c.sizes().begin(), c.sizes().end()), c.data_ptr(),

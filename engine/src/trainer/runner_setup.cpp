@@ -258,7 +258,7 @@ void Runner::plan_memory() {
         planned.lora = true;
         planned.lora_r = static_cast<int>(lora_->settings.r);
         planned.lora_targets.clear();
-        for (const auto& t : lora_->settings.targets) planned.lora_targets += (planned.lora_targets.empty() ? "" : ",") + t;
+        for (const auto& [path, m] : lora_->modules) planned.lora_targets += (planned.lora_targets.empty() ? "" : ",") + path;
     }
     MemoryEstimate m =
         estimate_training_memory(model_config_to_json(model_.config), planned, -1, device_.is_cuda() ? -1 : baseline_rss_);
