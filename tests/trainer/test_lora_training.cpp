@@ -3,6 +3,7 @@
 // for check_lora_peft.py (run by ctest after this); SIGKILL + --resume gives the same losses.
 #include "trainer/trainer_test_support.h"
 
+#include <c10/core/GradMode.h>
 #include <signal.h>
 
 #include <chrono>
@@ -86,8 +87,9 @@ TEST_CASE("LoRA with gradient checkpointing gives the same loss and adapter grad
         LoraSettings s;
         s.r = 4, s.alpha = 8, s.dropout = 0.2, s.targets = {"all-linear"};
         auto adapter = make_lora_trainable(m, init_lora_adapter(m.config, s, 3), at::kCPU);
+        at::manual_seed(5);  // the same B in both runs
         for (auto& [p, mod] : adapter->modules) {
-            at::NoGradGuard no_grad;
+            c10::NoGradGuard no_grad;
             mod.b.normal_(0.0, 0.1);  // B = 0 would hide A's gradients
         }
         m.net->set_training(true, 0.1);
