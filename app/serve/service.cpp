@@ -58,7 +58,7 @@ void Service::load() {
     const int threads = config_.threads > 0 ? config_.threads : physical_core_count();
     for (int i = 0; i < n; ++i) {
         const std::string device = config_.devices.empty() ? config_.device : config_.devices[static_cast<size_t>(i)];
-        RuntimeOptions r = cli::runtime_from_flags(device, config_.dtype, std::max(1, threads / n));
+        RuntimeOptions r = cli::with_adapter(cli::runtime_from_flags(device, config_.dtype, std::max(1, threads / n)), config_.adapter);
         auto replica = std::make_unique<Replica>();
         replica->index = i;
         replica->model = Model::load(config_.model_dir, r);

@@ -18,6 +18,7 @@ namespace t5s::serve {
 
 struct ServeConfig {
     std::string model_dir;
+    std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
     std::string host = "127.0.0.1";
     int port = 8000;
     std::string api_key;  // empty = none

@@ -233,6 +233,20 @@ check(rc == 0, "SIGTERM: exit code %s" % rc)
 check("r" in drain_answer and drain_answer["r"].status_code == 200 and
       len(drain_answer["r"].json()["results"][0]["candidates"][0]["ids"]) == 2000, "the running request finished during the drain")
 
+# ---- a LoRA adapter (PEFT format) serves what `generate --adapter` gives ----
+ADAPTER = os.path.join(os.path.dirname(os.path.dirname(MODEL)), "lora", "t5v10-qv-wo")
+lora = Server("--adapter", ADAPTER, "--threads", "1")
+for text in TEXTS[:2]:
+    alone = cli_generate(text, ["--adapter", ADAPTER, "--max-new-tokens", "12"])
+    served = lora.post({"text": text, "max_new_tokens": 12}).json()["results"][0]
+    check([c["ids"] for c in served["candidates"]] == [c["ids"] for c in alone["candidates"]] and
+          abs(served["candidates"][0]["score"] - alone["candidates"][0]["score"]) < 1e-4,
+          "--adapter: served ids and score equal generate --adapter for %r" % text)
+plain = expected[(TEXTS[0], 0)]["candidates"][0]["score"]
+with_adapter = cli_generate(TEXTS[0], ["--adapter", ADAPTER, "--max-new-tokens", "12"])["candidates"][0]["score"]
+check(abs(with_adapter - plain) > 1e-6, "the adapter changes the scores (else the check above proves nothing)")
+check(lora.stop() == 0, "adapter server: SIGTERM exit 0")
+
 # ---- a non-loopback address without a key refuses to start ----
 p = subprocess.run([BIN, "serve", "--model", MODEL, "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=30)
 check(p.returncode == 2 and "without --api-key-file" in p.stderr, "non-loopback without key: rc %s %s" % (p.returncode, p.stderr))
