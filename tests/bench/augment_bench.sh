@@ -15,7 +15,7 @@ out=$root/tests/bench/out/augment
 py=$root/.venv/bin/python
 mkdir -p "$out"
 model=$("$py" "$root/tests/bench/make_models.py" --models small | "$py" -c 'import json,sys; print(json.loads(sys.stdin.readline())["hf"])')
-cut -f1 "$root/../shared/data/tatoeba-cmn-eng/cmn-eng.tsv" | head -n "$rows" >"$out/rows.txt"
+awk -F'\t' -v n="$rows" 'NR <= n { print $1 }' "$root/../shared/data/tatoeba-cmn-eng/cmn-eng.tsv" >"$out/rows.txt"
 dtype=fp32; [ "$device" = cuda ] && dtype=bf16
 for t in $threads; do
   rm -f "$out/part.jsonl"
