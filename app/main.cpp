@@ -27,6 +27,7 @@ const Command kCommands[] = {
     {kHistorySpec, run_history},
     {kExportSpec, run_export},
     {kTrainSpec, run_train},
+    {kServeSpec, run_serve},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

@@ -14,6 +14,7 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_setup.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_io.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_lora.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/grad_reducer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/nccl_loader.cpp

@@ -47,14 +47,6 @@ FileRun file_run_from_flags(const Args& a) {
     return f;
 }
 
-nlohmann::json result_json(const GenerationResult& r) {
-    nlohmann::json cands = nlohmann::json::array();
-    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
-    nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
-    if (r.seed >= 0) j["seed"] = r.seed;
-    return j;
-}
-
 // --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
@@ -152,6 +144,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
     {"batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory"},
     {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
     {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
@@ -174,7 +167,7 @@ int run_generate(const Argv& argv) {
     const std::string prefix = args.get("prefix");
 
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()));
+                             with_adapter(runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {

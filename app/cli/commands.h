@@ -32,5 +32,7 @@ extern const CommandSpec kTrainSpec;
 int run_train(const Argv& argv);
 extern const CommandSpec kMergeSpec;
 int run_merge(const Argv& argv);
+extern const CommandSpec kServeSpec;
+int run_serve(const Argv& argv);
 
 }  // namespace t5s::cli

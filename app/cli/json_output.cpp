@@ -53,6 +53,14 @@ RuntimeOptions runtime_from_flags(const std::string& device, const std::string& 
 
 namespace t5s::cli {
 
+nlohmann::json result_json(const GenerationResult& r) {
+    nlohmann::json cands = nlohmann::json::array();
+    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
+    nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
+    if (r.seed >= 0) j["seed"] = r.seed;
+    return j;
+}
+
 nlohmann::json profile_json(const DeviceProfile& p) {
     return {{"device", to_string(p.device)}, {"name", p.name}, {"precision", to_string(p.precision)},
             {"free_bytes", p.free_bytes}, {"max_batch", p.max_batch}, {"reason", p.reason}};

@@ -11,7 +11,14 @@ namespace t5s::cli {
 void print_json(const nlohmann::json& j);
 nlohmann::json to_json(const ModelInfo& info);
 nlohmann::json profile_json(const DeviceProfile& profile);
+// One input's result as `generate --json` prints it (and `serve` answers): input, candidates, seed.
+nlohmann::json result_json(const GenerationResult& result);
 // dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
+// --adapter DIR: a LoRA adapter folder (PEFT format) applied on load; empty: none.
+inline RuntimeOptions with_adapter(RuntimeOptions o, const std::string& dir) {
+    o.adapter = dir;
+    return o;
+}
 
 }  // namespace t5s::cli

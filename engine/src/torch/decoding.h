@@ -6,14 +6,10 @@
 #include <vector>
 
 #include "t5s/generation_options.h"
+#include "torch/beam_search.h"
 #include "torch/t5_network.h"
 
 namespace t5s {
-
-struct DecodedSequence {
-    std::vector<int> ids;  // without the decoder start token; ends with </s> when produced
-    double score = 0.0;
-};
 
 // encoder_hidden [B, S, d], attention_mask [B, S]. Returns, per input row, its candidates.
 std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Network& net, const at::Tensor& encoder_hidden,

@@ -66,6 +66,7 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
     if (t >= st.capacity) throw Error(ErrorCode::Internal, "decoder cache capacity exceeded");
     at::Tensor h = embed(tokens.unsqueeze(1));  // [B, 1, d]
     at::Tensor self_bias = st.self_bias_table.narrow(2, t, 1).narrow(3, 0, t + 1);
+    if (st.self_key_bias.defined()) self_bias = self_bias + st.self_key_bias.narrow(3, 0, t + 1);
     for (size_t i = 0; i < decoder_.size(); ++i) {
         const DecoderLayer& l = decoder_[i];
         auto [q, k, v] = project_qkv(l.self_attn, rms_norm(h, l.ln_self));
@@ -128,6 +129,7 @@ void T5Network::select_rows(DecoderState& st, const at::Tensor& rows) {
         }
     }
     st.spare = at::Tensor();
+    if (st.self_key_bias.defined()) st.self_key_bias = st.self_key_bias.index_select(0, rows);
     select_encoder_rows(st, rows);
 }
 

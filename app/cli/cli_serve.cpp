@@ -1,0 +1,128 @@
+// t5studio serve: the HTTP augmentation service (app/serve/) with continuous batching
+// (t5s/scheduler.h). Binds first and prints {"listening":"HOST:PORT"} (--port 0 picks a free port),
+// then loads the model(s) (/ready answers 503 until then). SIGTERM / SIGINT: stop accepting,
+// finish running requests (up to --drain-timeout), flush the history, exit 0.
+#include <httplib.h>
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "serve/http_routes.h"
+#include "serve/service.h"
+#include "t5s/error.h"
+
+namespace t5s::cli {
+namespace {
+
+std::string read_api_key(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open the API key file");
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string key = s.str();
+    const auto first = key.find_first_not_of(" \t\r\n"), last = key.find_last_not_of(" \t\r\n");
+    if (first == std::string::npos) throw Error(ErrorCode::InvalidArgument, path + ": the API key file is empty");
+    return key.substr(first, last - first + 1);
+}
+
+std::vector<std::string> split_devices(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream s(list);
+    for (std::string d; std::getline(s, d, ',');) {
+        if (d.empty()) throw UsageError("--devices: empty entry in '" + list + "'");
+        if (d.rfind("cuda:", 0) == 0 && d != "cuda:0")
+            throw Error(ErrorCode::Unsupported, "--devices " + d + ": only cuda:0 is supported yet (the runtime has no device index)");
+        out.push_back(d.rfind("cuda", 0) == 0 ? "cuda" : d);
+    }
+    return out;
+}
+
+serve::ServeConfig config_from_flags(const Args& a) {
+    if (a.has("embedder")) throw Error(ErrorCode::Unsupported, "--embedder: not supported yet");
+    serve::ServeConfig c;
+    c.model_dir = a.require("model");
+    c.adapter = a.get("adapter");
+    c.host = a.get("host", c.host);
+    c.port = a.get_int("port", c.port, 0, 65535);
+    if (a.has("api-key-file")) c.api_key = read_api_key(a.get("api-key-file"));
+    c.max_batch = a.get_int("max-batch", c.max_batch, 1, 1 << 16);
+    c.max_queue = a.get_int("max-queue", c.max_queue, 1, 1 << 20);
+    c.dtype = a.get("dtype", c.dtype);
+    c.device = a.get("device", c.device);
+    c.threads = a.get_threads();
+    c.replicas = a.get_int("replicas", 1, 1, 64);
+    if (a.has("devices")) c.devices = split_devices(a.get("devices"));
+    if (a.has("devices") && a.has("replicas")) throw UsageError("give --devices or --replicas, not both");
+    c.history = a.get("history");
+    c.drain_timeout_s = a.get_double("drain-timeout", c.drain_timeout_s);
+    if (c.drain_timeout_s < 0) throw UsageError("--drain-timeout must be >= 0 seconds");
+    if (!serve::is_loopback(c.host) && c.api_key.empty())
+        throw UsageError("refusing to listen on " + c.host + " without --api-key-file: only loopback addresses may be served without a key");
+    runtime_from_flags(c.device, c.dtype, 1);  // flags checked before anything starts
+    return c;
+}
+
+}  // namespace
+
+const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
+    {"model", "DIR", "model folder"},
+    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
+    {"embedder", "DIR", "sentence embedder for quality filters (not supported yet)"},
+    {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
+    {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
+    {"api-key-file", "F", "file holding the Bearer key clients must send"},
+    {"max-batch", "N", "rows (candidates, beams) per decoding step (default 64)"},
+    {"max-queue", "N", "requests waiting before 503 (default 256)"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "auto (default), cpu or cuda"},
+    {"threads", "N", "CPU threads, split between replicas (0 = physical cores)"},
+    {"replicas", "N", "model replicas on the CPU, shortest queue first (default 1)"},
+    {"devices", "LIST", "one replica per device, e.g. cpu,cuda:0"},
+    {"history", "PATH", "record every served request in this history"},
+    {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
+}};
+
+int run_serve(const Argv& argv) {
+    Args args(argv, kServeSpec);
+    const serve::ServeConfig config = config_from_flags(args);
+    // Signals go to the waiting thread below only: every thread started from here inherits the mask.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    serve::Service service(config);
+    httplib::Server server;
+    server.new_task_queue = [&] { return new httplib::ThreadPool(static_cast<size_t>(std::max(16, std::min(config.max_queue, 1024)))); };
+    serve::install_routes(server, service);
+    const int port = config.port == 0 ? server.bind_to_any_port(config.host) : (server.bind_to_port(config.host, config.port) ? config.port : -1);
+    if (port < 0) throw Error(ErrorCode::InvalidArgument, "cannot listen on " + config.host + ":" + std::to_string(config.port));
+    print_json({{"listening", config.host + ":" + std::to_string(port)}});
+    std::thread listener([&] { server.listen_after_bind(); });
+    try {
+        service.load();
+    } catch (...) {
+        server.stop();
+        listener.join();
+        throw;
+    }
+    std::cerr << "t5studio serve: ready on " << config.host << ":" << port << " (" << service.health().dump() << ")\n";
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    std::cerr << "t5studio serve: " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT") << ", draining (up to "
+              << config.drain_timeout_s << " s)\n";
+    const bool drained = service.drain();
+    server.stop();
+    listener.join();
+    std::cerr << "t5studio serve: " << (drained ? "drained" : "drain timeout: unfinished requests were cancelled") << ", exiting\n";
+    return 0;
+}
+
+}  // namespace t5s::cli

@@ -1,0 +1,218 @@
+#include "serve/http_routes.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "serve/peer_watch.h"
+#include "serve/request_json.h"
+#include "serve/service.h"
+#include "t5s/error.h"
+#include "t5s/history_store.h"
+
+namespace t5s::serve {
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(50);
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& j) {
+    res.status = status;
+    res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) { send_json(res, status, {{"error", message}}); }
+
+void send_busy(httplib::Response& res, const std::string& message) {
+    res.set_header("Retry-After", "1");
+    send_error(res, 503, message);
+}
+
+int status_of(const JobError& e) {
+    if (e.code == ErrorCode::Cancelled) return e.message.find("timed out") != std::string::npos ? 504 : 503;
+    if (e.code == ErrorCode::InvalidArgument || e.code == ErrorCode::Unsupported) return 400;
+    if (e.code == ErrorCode::OutOfMemory) return 503;
+    return 500;
+}
+
+// What the scheduler thread hands to the HTTP thread of one request.
+struct Channel {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<std::string> events;  // SSE frames
+    std::optional<RequestOutcome> outcome;
+};
+
+std::string sse(const std::string& event, const nlohmann::json& data) {
+    return "event: " + event + "\ndata: " + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+}
+
+const std::map<std::string, std::string> kAllowed = {
+    {"/augment", "POST"}, {"/v1/settings", "GET, PUT"}, {"/health", "GET"}, {"/ready", "GET"}, {"/metrics", "GET"}};
+
+bool needs_key(const std::string& path) { return path == "/augment" || path == "/v1/settings"; }
+
+void augment_stream(httplib::Response& res, Service& svc, Scheduler& scheduler, std::shared_ptr<Job> job,
+                    std::shared_ptr<Channel> ch, std::shared_ptr<PeerWatch> peer) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [&scheduler, job, ch, peer](size_t, httplib::DataSink& sink) {
+            std::unique_lock<std::mutex> lock(ch->mutex);
+            ch->cv.wait_for(lock, kPoll, [&] { return !ch->events.empty() || ch->outcome.has_value(); });
+            std::deque<std::string> events;
+            events.swap(ch->events);
+            const bool done = ch->outcome.has_value() && ch->events.empty();
+            lock.unlock();
+            for (const auto& e : events) {
+                if (!sink.write(e.data(), e.size())) {
+                    scheduler.cancel(job->id());
+                    return false;
+                }
+            }
+            if (done) {
+                sink.done();
+                return true;
+            }
+            if (peer->closed()) {
+                scheduler.cancel(job->id());
+                return false;
+            }
+            return true;
+        },
+        [&scheduler, job](bool success) {
+            if (!success) scheduler.cancel(job->id());
+        });
+    (void)svc;
+}
+
+void augment(const httplib::Request& req, httplib::Response& res, Service& svc) {
+    if (svc.draining()) return send_busy(res, "the server is shutting down");
+    Replica* replica = svc.pick();
+    if (!replica) return send_busy(res, "the model is still loading");
+    AugmentRequest a;
+    try {
+        a = parse_augment(req.body);
+    } catch (const Error& e) {
+        return send_error(res, 400, e.what());
+    }
+    auto ch = std::make_shared<Channel>();
+    const std::vector<std::string> texts = a.request.texts;
+    const bool stream = a.stream;
+    const std::string model = svc.model_name();
+    const int index = replica->index;
+    RequestEvents events;
+    if (stream) {
+        events.on_candidate = [ch, texts](size_t i, const Candidate& c) {
+            std::lock_guard<std::mutex> lock(ch->mutex);
+            ch->events.push_back(sse("candidate", candidate_json(i, texts[i], c)));
+            ch->cv.notify_all();
+        };
+    }
+    events.on_done = [ch, &svc, replica, stream, model, index](const RequestOutcome& o) {
+        svc.record(*replica, o);
+        std::lock_guard<std::mutex> lock(ch->mutex);
+        if (stream) {
+            ch->events.push_back(o.error ? sse("error", {{"error", o.error->message}, {"status", status_of(*o.error)}})
+                                         : sse("done", outcome_json(o, model, index)));
+        }
+        ch->outcome = o;
+        ch->cv.notify_all();
+    };
+    std::shared_ptr<Job> job;
+    try {
+        job = replica->scheduler->submit(std::move(a.request), std::move(events));
+    } catch (const Error& e) {
+        return send_error(res, e.code() == ErrorCode::OutOfMemory ? 413 : 400, e.what());
+    }
+    if (!job) return send_busy(res, svc.draining() ? "the server is shutting down" : "the queue is full");
+    if (stream) {
+        auto peer = std::make_shared<PeerWatch>(req.remote_addr, req.remote_port, req.local_port);
+        return augment_stream(res, svc, *replica->scheduler, job, ch, peer);
+    }
+    std::unique_lock<std::mutex> lock(ch->mutex);
+    bool cancelled = false;
+    std::unique_ptr<PeerWatch> peer;  // found once the answer takes longer than one poll
+    while (!ch->cv.wait_for(lock, kPoll, [&] { return ch->outcome.has_value(); })) {
+        if (!peer) peer = std::make_unique<PeerWatch>(req.remote_addr, req.remote_port, req.local_port);
+        if (!cancelled && peer->closed()) {
+            cancelled = true;  // its rows leave the batch at the next step
+            replica->scheduler->cancel(job->id());
+        }
+    }
+    const RequestOutcome& o = *ch->outcome;
+    if (o.error) return send_error(res, status_of(*o.error), o.error->message);
+    send_json(res, 200, outcome_json(o, model, index));
+}
+
+void settings(const httplib::Request& req, httplib::Response& res, Service& svc) {
+    if (req.method == "PUT") {
+        try {
+            svc.defaults()->set(apply_settings_update(svc.defaults()->get(), req.body));
+        } catch (const Error& e) {
+            return send_error(res, 400, e.what());
+        }
+    }
+    send_json(res, 200, nlohmann::json::parse(generation_options_to_json(svc.defaults()->get())));
+}
+
+}  // namespace
+
+bool constant_time_equal(const std::string& a, const std::string& b) {
+    const size_t n = std::max(a.size(), b.size());
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+        const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+        diff |= static_cast<unsigned char>(x ^ y);
+    }
+    return diff == 0;
+}
+
+void install_routes(httplib::Server& server, Service& svc) {
+    server.set_payload_max_length(1 << 20);
+    server.set_pre_routing_handler([&svc](const httplib::Request& req, httplib::Response& res) {
+        auto it = kAllowed.find(req.path);
+        if (it == kAllowed.end()) {
+            send_error(res, 404, "no such endpoint: " + req.path);
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (it->second.find(req.method) == std::string::npos) {
+            res.set_header("Allow", it->second);
+            send_error(res, 405, req.method + " is not allowed on " + req.path + " (allowed: " + it->second + ")");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        const std::string& key = svc.config().api_key;
+        if (!key.empty() && needs_key(req.path) && !constant_time_equal(req.get_header_value("Authorization"), "Bearer " + key)) {
+            res.set_header("WWW-Authenticate", "Bearer");
+            send_error(res, 401, "missing or wrong API key (Authorization: Bearer KEY)");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
+    server.set_post_routing_handler([&svc](const httplib::Request& req, httplib::Response& res) {
+        const std::string endpoint = kAllowed.count(req.path) ? req.path : "other";
+        svc.metrics().add("t5studio_requests_total", {{"endpoint", endpoint}, {"code", std::to_string(res.status)}});
+    });
+    server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+        if (res.body.empty()) send_error(res, res.status, res.status == 413 ? "the body is larger than 1 MiB" : "request error");
+    });
+    server.Post("/augment", [&svc](const httplib::Request& req, httplib::Response& res) { augment(req, res, svc); });
+    server.Get("/v1/settings", [&svc](const httplib::Request& req, httplib::Response& res) { settings(req, res, svc); });
+    server.Put("/v1/settings", [&svc](const httplib::Request& req, httplib::Response& res) { settings(req, res, svc); });
+    server.Get("/health", [&svc](const httplib::Request&, httplib::Response& res) { send_json(res, 200, svc.health()); });
+    server.Get("/ready", [&svc](const httplib::Request&, httplib::Response& res) {
+        if (svc.ready() && !svc.draining()) return send_json(res, 200, {{"ready", true}});
+        res.set_header("Retry-After", "1");
+        send_json(res, 503, {{"ready", false}, {"status", svc.draining() ? "draining" : "loading"}});
+    });
+    server.Get("/metrics", [&svc](const httplib::Request&, httplib::Response& res) {
+        res.status = 200;
+        res.set_content(svc.render_metrics(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+}
+
+}  // namespace t5s::serve

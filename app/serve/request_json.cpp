@@ -1,0 +1,109 @@
+#include "serve/request_json.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/json_output.h"
+#include "t5s/error.h"
+#include "t5s/history_store.h"
+
+namespace t5s::serve {
+namespace {
+
+[[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
+
+nlohmann::json parse_object(const std::string& body) {
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) bad("malformed JSON body");
+    if (!j.is_object()) bad("the body must be a JSON object");
+    return j;
+}
+
+bool is_option(const std::string& key) {
+    const auto& f = option_fields();
+    return std::find(f.begin(), f.end(), key) != f.end();
+}
+
+// The option fields of `j` (type-checked by the history's parser, which names the field).
+GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* named) {
+    nlohmann::json options = nlohmann::json::object();
+    for (const auto& [key, value] : j.items()) {
+        if (!is_option(key)) continue;
+        options[key] = value;
+        named->push_back(key);
+    }
+    return generation_options_from_json(options.dump());
+}
+
+}  // namespace
+
+const std::vector<std::string>& option_fields() {
+    static const std::vector<std::string> fields = [] {
+        std::vector<std::string> names;
+        const nlohmann::ordered_json all = nlohmann::ordered_json::parse(generation_options_to_json({}));
+        for (const auto& [key, value] : all.items()) names.push_back(key);
+        return names;
+    }();
+    return fields;
+}
+
+AugmentRequest parse_augment(const std::string& body) {
+    const nlohmann::json j = parse_object(body);
+    AugmentRequest a;
+    for (const auto& [key, value] : j.items()) {
+        if (key == "text" || key == "texts" || key == "stream" || key == "timeout_s" || is_option(key)) continue;
+        bad("unknown field '" + key + "'");
+    }
+    if (j.contains("text") == j.contains("texts")) bad("give 'text' (a string) or 'texts' (an array of strings)");
+    if (j.contains("text")) {
+        if (!j["text"].is_string()) bad("'text' must be a string");
+        a.request.texts.push_back(j["text"].get<std::string>());
+    } else {
+        const auto& texts = j["texts"];
+        if (!texts.is_array() || texts.empty()) bad("'texts' must be a non-empty array of strings");
+        if (texts.size() > kMaxTextsPerRequest) bad("'texts' has more than " + std::to_string(kMaxTextsPerRequest) + " entries");
+        for (size_t i = 0; i < texts.size(); ++i) {
+            if (!texts[i].is_string()) bad("'texts[" + std::to_string(i) + "]' must be a string");
+            a.request.texts.push_back(texts[i].get<std::string>());
+        }
+    }
+    if (j.contains("stream")) {
+        if (!j["stream"].is_boolean()) bad("'stream' must be true or false");
+        a.stream = j["stream"].get<bool>();
+    }
+    if (j.contains("timeout_s")) {
+        const auto& t = j["timeout_s"];
+        if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0) bad("'timeout_s' must be a positive number");
+        a.request.timeout_s = t.get<double>();
+    }
+    a.request.options = options_of(j, &a.request.named);
+    return a;
+}
+
+GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body) {
+    const nlohmann::json j = parse_object(body);
+    for (const auto& [key, value] : j.items()) {
+        if (!is_option(key)) bad("unknown setting '" + key + "'");
+    }
+    std::vector<std::string> named;
+    const GenerationOptions given = options_of(j, &named);
+    GenerationOptions merged = merge_named_options(current, given, named);
+    validate_generation_options(merged);
+    return merged;
+}
+
+nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, int replica) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& r : o.results) results.push_back(cli::result_json(r));
+    return {{"model", model},
+            {"results", results},
+            {"usage", {{"input_tokens", o.input_tokens}, {"output_tokens", o.output_tokens}}},
+            {"timing",
+             {{"queued_s", o.queued_s}, {"first_candidate_s", o.first_candidate_s}, {"total_s", o.total_s}, {"replica", replica}}}};
+}
+
+nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& c) {
+    return {{"index", text_index}, {"input", input}, {"candidate", {{"text", c.text}, {"ids", c.ids}, {"score", c.score}}}};
+}
+
+}  // namespace t5s::serve

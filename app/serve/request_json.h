@@ -1,0 +1,31 @@
+#pragma once
+// JSON of the HTTP API: POST /augment bodies in, `generate --json`-shaped answers out, and
+// PUT /v1/settings updates. Options use the CLI's JSON names (generation_options_to_json), through
+// the history's one parser, so every generation option and filter is accepted as it is added.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "t5s/scheduler.h"
+
+namespace t5s::serve {
+
+constexpr size_t kMaxTextsPerRequest = 256;
+
+struct AugmentRequest {
+    ServeRequest request;
+    bool stream = false;
+};
+
+// Throws t5s::Error(InvalidArgument) naming the field: malformed JSON, unknown fields, wrong types.
+AugmentRequest parse_augment(const std::string& body);
+// The settings after applying a PUT body (option fields only) to `current`; throws like above.
+GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body);
+// The option field names, as generation_options_to_json writes them.
+const std::vector<std::string>& option_fields();
+
+// {"model", "results": [generate --json results], "usage": {...}, "timing": {...}}.
+nlohmann::json outcome_json(const RequestOutcome& outcome, const std::string& model, int replica);
+nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& candidate);
+
+}  // namespace t5s::serve

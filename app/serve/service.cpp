@@ -1,0 +1,151 @@
+#include "serve/service.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "cli/json_output.h"
+#include "t5s/device.h"
+#include "t5s/error.h"
+#include "t5s/generation_config.h"
+#include "t5s/process_memory.h"
+
+namespace t5s::serve {
+namespace {
+
+const std::vector<double> kSecondsBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+const std::vector<double> kRowBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+
+Labels replica_label(int index) { return {{"replica", std::to_string(index)}}; }
+
+void declare_metrics(Metrics& m) {
+    m.declare_counter("t5studio_requests_total", "HTTP requests answered, by endpoint and status code.");
+    m.declare_histogram("t5studio_request_duration_seconds", "Time from submission to the last candidate of POST /augment.",
+                        kSecondsBuckets);
+    m.declare_histogram("t5studio_time_to_first_candidate_seconds", "Time from submission to the first finished candidate.",
+                        kSecondsBuckets);
+    m.declare_gauge("t5studio_queue_length", "Requests waiting to join the running batch.");
+    m.declare_gauge("t5studio_running_sequences", "Rows (candidates, beams) in the running batch.");
+    m.declare_counter("t5studio_input_tokens_total", "Tokens of the texts of answered requests.");
+    m.declare_counter("t5studio_generated_tokens_total", "Token ids of the candidates returned.");
+    m.declare_counter("t5studio_decoded_tokens_total", "Tokens decoded (every row of every step, beams included).");
+    m.declare_histogram("t5studio_batch_rows", "Rows per decoding step.", kRowBuckets);
+    m.declare_counter("t5studio_candidates_dropped_total", "Candidates the filters dropped, by reason.");
+    m.declare_gauge("t5studio_device_memory_used_bytes", "CUDA caching allocator: bytes held by live tensors (GPU only).");
+    m.declare_gauge("process_resident_memory_bytes", "Resident memory of the process.");
+}
+
+}  // namespace
+
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+Service::Service(ServeConfig config) : config_(std::move(config)) {
+    declare_metrics(metrics_);
+    // The defaults every request starts from: generation_config.json's, as `generate` without flags.
+    GenerationOptions defaults;
+    apply_generation_config(load_generation_config(std::filesystem::path(config_.model_dir) / "generation_config.json"), {}, &defaults);
+    defaults_ = std::make_shared<SettingsHandle>(defaults);
+}
+
+Service::~Service() {
+    replicas_.clear();  // schedulers stop before the history writer goes
+    history_.reset();
+}
+
+void Service::load() {
+    const int n = config_.devices.empty() ? config_.replicas : static_cast<int>(config_.devices.size());
+    const int threads = config_.threads > 0 ? config_.threads : physical_core_count();
+    for (int i = 0; i < n; ++i) {
+        const std::string device = config_.devices.empty() ? config_.device : config_.devices[static_cast<size_t>(i)];
+        RuntimeOptions r = cli::with_adapter(cli::runtime_from_flags(device, config_.dtype, std::max(1, threads / n)), config_.adapter);
+        auto replica = std::make_unique<Replica>();
+        replica->index = i;
+        replica->model = Model::load(config_.model_dir, r);
+        if (!replica->model->has_tokenizer()) throw Error(ErrorCode::FileNotFound, config_.model_dir + "/spiece.model: the model has no tokenizer");
+        replica->scheduler = std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue}, defaults_);
+        Replica* raw = replica.get();
+        replica->scheduler->set_step_observer([this, raw](const StepStats& s) {
+            metrics_.observe("t5studio_batch_rows", replica_label(raw->index), s.rows);
+            metrics_.add("t5studio_decoded_tokens_total", replica_label(raw->index), static_cast<double>(s.tokens));
+        });
+        replicas_.push_back(std::move(replica));
+    }
+    history_ = std::make_unique<HistoryWriter>(config_.history, *replicas_[0]->model);
+    for (const auto& r : replicas_) {
+        for (const char* name : {"t5studio_input_tokens_total", "t5studio_generated_tokens_total", "t5studio_decoded_tokens_total"})
+            metrics_.add(name, replica_label(r->index), 0.0);
+    }
+    ready_ = true;
+}
+
+Replica* Service::pick() {
+    if (!ready_) return nullptr;
+    Replica* best = nullptr;
+    int best_load = 0;
+    for (const auto& r : replicas_) {
+        const SchedulerStats s = r->scheduler->stats();
+        const int load = s.queue_length + s.running_requests;
+        if (!best || load < best_load) best = r.get(), best_load = load;
+    }
+    return best;
+}
+
+std::vector<Replica*> Service::replicas() {
+    std::vector<Replica*> out;
+    if (!ready_) return out;
+    for (const auto& r : replicas_) out.push_back(r.get());
+    return out;
+}
+
+std::string Service::model_name() const { return std::filesystem::path(config_.model_dir).filename().string(); }
+
+void Service::record(const Replica& replica, const RequestOutcome& o) {
+    const Labels labels = replica_label(replica.index);
+    if (!o.error) {
+        metrics_.observe("t5studio_request_duration_seconds", labels, o.total_s);
+        metrics_.add("t5studio_input_tokens_total", labels, static_cast<double>(o.input_tokens));
+        metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
+        history_->record(o.results, o.options, o.total_s * 1000.0);
+    }
+    if (o.first_candidate_s >= 0) metrics_.observe("t5studio_time_to_first_candidate_seconds", labels, o.first_candidate_s);
+    for (const auto& [reason, n] : o.dropped) metrics_.add("t5studio_candidates_dropped_total", {{"reason", reason}}, static_cast<double>(n));
+}
+
+std::string Service::render_metrics() {
+    for (Replica* r : replicas()) {
+        const SchedulerStats s = r->scheduler->stats();
+        metrics_.set("t5studio_queue_length", replica_label(r->index), s.queue_length);
+        metrics_.set("t5studio_running_sequences", replica_label(r->index), s.running_sequences);
+    }
+    const DeviceMemory mem = query_device_memory();
+    if (mem.cuda.available) metrics_.set("t5studio_device_memory_used_bytes", {{"device", "cuda"}}, static_cast<double>(mem.cuda.allocated_bytes));
+    metrics_.set("process_resident_memory_bytes", {}, static_cast<double>(process_rss_bytes()));
+    return metrics_.render();
+}
+
+nlohmann::json Service::health() const {
+    nlohmann::json j = {{"status", draining_ ? "draining" : ready_ ? "ok" : "loading"},
+                        {"model", model_name()},
+                        {"model_dir", config_.model_dir},
+                        {"uptime_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
+                        {"replicas", static_cast<int>(replicas_.size())}};
+    if (ready_ && !replicas_.empty()) {
+        j["device"] = replicas_[0]->model->info().device;
+        j["dtype"] = replicas_[0]->model->info().precision;
+        j["threads_per_replica"] = replicas_[0]->model->info().threads;
+    }
+    return j;
+}
+
+bool Service::drain() {
+    draining_ = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                  std::chrono::duration<double>(config_.drain_timeout_s));
+    bool all = true;
+    for (Replica* r : replicas()) all = r->scheduler->drain(deadline) && all;
+    if (history_) history_->flush();
+    return all;
+}
+
+}  // namespace t5s::serve

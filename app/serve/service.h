@@ -1,0 +1,82 @@
+#pragma once
+// What `t5studio serve` runs: one model replica and one continuous-batching scheduler per device
+// (or per CPU share), the live default settings they share, Prometheus metrics, and the history
+// writer. The HTTP layer (http_routes.cpp) only talks to this.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "serve/history_writer.h"
+#include "serve/metrics.h"
+#include "t5s/model.h"
+#include "t5s/scheduler.h"
+
+namespace t5s::serve {
+
+struct ServeConfig {
+    std::string model_dir;
+    std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
+    std::string host = "127.0.0.1";
+    int port = 8000;
+    std::string api_key;  // empty = none
+    int max_batch = 64;
+    int max_queue = 256;
+    std::string dtype = "fp32", device = "auto";
+    std::vector<std::string> devices;  // --devices; empty = one replica on --device
+    int threads = 0;
+    int replicas = 1;
+    std::string history;
+    double drain_timeout_s = 30.0;
+};
+
+struct Replica {
+    int index = 0;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Scheduler> scheduler;
+};
+
+class Service {
+public:
+    explicit Service(ServeConfig config);
+    ~Service();
+
+    // Loads every replica (the server answers /ready with 503 until this returns).
+    void load();
+    bool ready() const { return ready_.load(); }
+    bool draining() const { return draining_.load(); }
+    const ServeConfig& config() const { return config_; }
+
+    // The replica with the shortest queue (waiting + running requests); null before load().
+    Replica* pick();
+    std::vector<Replica*> replicas();
+    const std::shared_ptr<SettingsHandle>& defaults() const { return defaults_; }
+    Metrics& metrics() { return metrics_; }
+    HistoryWriter& history() { return *history_; }
+    std::string model_name() const;
+
+    // Bookkeeping of one finished /augment request (metrics, history).
+    void record(const Replica& replica, const RequestOutcome& outcome);
+    // Gauges read at scrape time, then the text.
+    std::string render_metrics();
+    nlohmann::json health() const;
+
+    // Stops admitting; waits for queued and running requests up to the drain timeout.
+    bool drain();
+
+private:
+    ServeConfig config_;
+    std::shared_ptr<SettingsHandle> defaults_;
+    Metrics metrics_;
+    std::unique_ptr<HistoryWriter> history_;
+    std::vector<std::unique_ptr<Replica>> replicas_;
+    std::atomic<bool> ready_{false}, draining_{false};
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback(const std::string& host);
+
+}  // namespace t5s::serve

@@ -1,0 +1,113 @@
+#pragma once
+// Continuous batching for serving: one Scheduler owns one loaded Model and one thread that runs
+// it. Requests wait in a FIFO queue; before every decoding step the requests at the head of the
+// queue are encoded and their rows (candidates, beams) join the running batch, and rows that
+// finished leave it, so a short request never waits for a long one. Every request's output is
+// what Model::generate gives for each of its texts alone (same greedy and beam ids, same sampled
+// ids for the same seed). Requests are Jobs in the scheduler's JobRegistry: cancelling the job
+// (or passing its timeout) takes its rows out of the batch at the next step.
+//
+// Used by `t5studio serve` (one scheduler per replica); written so that the desktop engine thread
+// can also feed its interactive requests through one. Torch-free header.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t5s/generation_options.h"
+#include "t5s/jobs.h"
+#include "t5s/model.h"
+
+namespace t5s {
+
+struct ServeRequest {
+    std::vector<std::string> texts;
+    // Settings: the scheduler's defaults at submission, with the fields named in `named` (by their
+    // generation_options_to_json names) taken from `options` instead.
+    GenerationOptions options;
+    std::vector<std::string> named;
+    double timeout_s = 0.0;  // 0 = none; past it the request ends as cancelled
+};
+
+struct RequestOutcome {
+    std::vector<GenerationResult> results;  // one per text, in order (complete only without error)
+    std::optional<JobError> error;           // Cancelled (client gone, timeout, shutdown), OutOfMemory...
+    GenerationOptions options;               // the settings it ran with
+    int64_t input_tokens = 0;                // tokens of the texts (</s> included)
+    int64_t output_tokens = 0;               // ids of the candidates returned
+    std::map<std::string, int64_t> dropped;  // candidates the filters dropped, by reason ("no_copy", "distinct")
+    double queued_s = 0.0;                   // submission -> first rows in the batch
+    double first_candidate_s = -1.0;         // submission -> first candidate (-1: none)
+    double total_s = 0.0;
+};
+
+struct RequestEvents {
+    // Both run on the scheduler thread: keep them short (hand the data to another thread).
+    std::function<void(size_t text_index, const Candidate& candidate)> on_candidate;  // each kept candidate
+    std::function<void(const RequestOutcome& outcome)> on_done;                        // exactly once
+};
+
+struct SchedulerLimits {
+    int max_batch = 64;   // rows per decoding step (a request larger than this runs alone)
+    int max_queue = 256;  // requests waiting; submit() refuses more
+};
+
+struct SchedulerStats {
+    int queue_length = 0;       // requests not yet fully in the batch
+    int running_requests = 0;   // requests with rows in the batch
+    int running_sequences = 0;  // rows in the batch
+    int64_t steps = 0;          // decoding steps so far
+};
+
+struct StepStats {
+    int rows = 0;             // rows decoded in this step
+    int64_t tokens = 0;       // tokens produced (= rows)
+    double seconds = 0.0;     // the step's wall time (admission included)
+};
+
+class Scheduler {
+public:
+    // `model` must outlive the scheduler. `defaults` are the live default settings (shared with
+    // whoever changes them; a change applies to requests submitted afterwards).
+    Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults);
+    ~Scheduler();  // cancels what is left and joins the thread
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // Validates (throws t5s::Error(InvalidArgument) naming the field or text) and queues the
+    // request. Returns null when the queue is full or the scheduler is draining.
+    std::shared_ptr<Job> submit(ServeRequest request, RequestEvents events);
+    bool cancel(JobId id);  // the request leaves the queue or the batch before the next step
+
+    // Called on the scheduler thread after every decoding step.
+    void set_step_observer(std::function<void(const StepStats&)> observer);
+    SchedulerStats stats() const;
+    const std::shared_ptr<SettingsHandle>& defaults() const { return defaults_; }
+    JobRegistry& jobs() { return jobs_; }
+    const Model& model() const { return model_; }
+
+    // Stops accepting; lets queued and running requests finish until `deadline`, then cancels the
+    // rest. Returns true when everything finished in time.
+    bool drain(std::chrono::steady_clock::time_point deadline);
+
+private:
+    struct State;
+    void run();
+
+    const Model& model_;
+    SchedulerLimits limits_;
+    std::shared_ptr<SettingsHandle> defaults_;
+    JobRegistry jobs_;
+    std::unique_ptr<State> state_;
+};
+
+// `named` fields of `request` over `defaults` (through the history's settings JSON, so every
+// option field, present and future, merges the same way). Throws InvalidArgument for an unknown name.
+GenerationOptions merge_named_options(const GenerationOptions& defaults, const GenerationOptions& request,
+                                      const std::vector<std::string>& named);
+
+}  // namespace t5s

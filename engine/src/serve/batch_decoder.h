@@ -1,0 +1,67 @@
+#pragma once
+// The rows of many requests decoding as one batch: continuous batching for an encoder-decoder.
+// Each group (one input of one request) is encoded alone when it joins and its rows (its
+// candidates or beams) enter the running batch at the next decoding step; finished rows leave it.
+// T5's decoder has no absolute positions (its self-attention bias is relative), so a row that
+// joins at cache position p with the positions before p masked computes exactly what it computes
+// alone from position 0: outputs are those of Model::generate on that input alone.
+// Torch-free interface; one thread uses an instance.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "t5s/generation_options.h"
+#include "t5s/model.h"
+
+namespace t5s::serve {
+
+using GroupId = uint64_t;
+
+struct GroupSpec {
+    GroupId id = 0;
+    std::vector<int> input_ids;  // the tokenized input, </s> included
+    GenerationOptions options;   // complete; options.seed already resolved when sampling
+};
+
+struct FinishedRow {
+    GroupId group = 0;
+    int row = 0;  // candidate index within the group
+    Candidate candidate;
+};
+
+struct StepReport {
+    int rows = 0;                                // rows decoded in this step
+    std::vector<FinishedRow> rows_finished;      // greedy / sampled rows that ended in this step
+    std::vector<GroupId> groups_finished;        // groups whose every row has ended
+};
+
+class BatchDecoder {
+public:
+    explicit BatchDecoder(const Model& model);  // a Model from Model::load (LibTorch)
+    ~BatchDecoder();
+    BatchDecoder(const BatchDecoder&) = delete;
+    BatchDecoder& operator=(const BatchDecoder&) = delete;
+
+    // Rows a group of these options occupies: beams, or sampled candidates, or 1.
+    static int rows_for(const GenerationOptions& options);
+    // Encodes the input and adds its rows (decoded from the next step). Throws t5s::Error.
+    void add(const GroupSpec& spec);
+    // Its rows leave the batch now (cancelled requests).
+    void remove(GroupId group);
+    // One decoding step of every row. Throws t5s::Error (OutOfMemory...): the batch is then reset.
+    StepReport step();
+    // A finished group's candidates in row order (beam: best first); forgets the group.
+    std::vector<Candidate> take_results(GroupId group);
+
+    // Intra-op threads of the calling thread (the scheduler thread); 0 leaves them.
+    void use_threads_here(int threads);
+
+    int rows() const;
+    int groups() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace t5s::serve

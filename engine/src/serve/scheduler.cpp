@@ -1,0 +1,374 @@
+// The scheduler thread: FIFO admission into the shared batch, one decoding step at a time,
+// cancellation and timeouts between steps, per-input rounds for the no_copy / distinct filters
+// (as Model::generate runs them). Torch-free: the tensors live in BatchDecoder.
+#include "t5s/scheduler.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "generation_limits.h"
+#include "serve/batch_decoder.h"
+#include "t5s/error.h"
+#include "t5s/history_store.h"
+#include "t5s/process_memory.h"
+#include "t5s/seed.h"
+#include "text_normalize.h"
+
+namespace t5s {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Pending {
+    std::shared_ptr<Job> job;
+    std::vector<std::string> texts;
+    std::vector<std::vector<int>> ids;
+    RequestEvents events;
+    RequestOutcome outcome;
+    std::vector<std::set<std::string>> seen;
+    Clock::time_point submitted;
+    std::optional<Clock::time_point> deadline;
+    size_t next_input = 0;  // next text whose first round joins the batch
+    size_t inputs_done = 0;
+    std::set<serve::GroupId> groups;  // groups of this request in the batch
+    bool admitted = false, finished = false;
+};
+
+struct GroupOwner {
+    std::shared_ptr<Pending> request;
+    size_t input = 0;
+    int round = 0;
+};
+
+}  // namespace
+
+GenerationOptions merge_named_options(const GenerationOptions& defaults, const GenerationOptions& request,
+                                      const std::vector<std::string>& named) {
+    nlohmann::json merged = nlohmann::json::parse(generation_options_to_json(defaults));
+    const nlohmann::json own = nlohmann::json::parse(generation_options_to_json(request));
+    for (const auto& name : named) {
+        if (!own.contains(name)) throw Error(ErrorCode::InvalidArgument, "unknown generation setting '" + name + "'");
+        merged[name] = own[name];
+    }
+    return generation_options_from_json(merged.dump());
+}
+
+struct Scheduler::State {
+    Scheduler& owner;
+    std::mutex mutex;
+    std::condition_variable wake, idle;
+    std::deque<std::shared_ptr<Pending>> queue;     // requests with texts not yet admitted
+    std::deque<std::pair<std::shared_ptr<Pending>, std::pair<size_t, int>>> retries;  // (input, round) re-runs
+    std::vector<std::shared_ptr<Pending>> active;   // admitted, not finished
+    std::function<void(const StepStats&)> observer;
+    std::atomic<bool> draining{false}, stopping{false};
+    SchedulerStats stats;
+    // Scheduler thread only.
+    std::unique_ptr<serve::BatchDecoder> decoder;
+    std::map<serve::GroupId, GroupOwner> owners;
+    serve::GroupId next_group = 1;
+    std::thread thread;
+
+    explicit State(Scheduler& s) : owner(s) {}
+    bool all_done() const { return queue.empty() && active.empty() && retries.empty(); }
+    using Admission = std::pair<std::shared_ptr<Pending>, std::pair<size_t, int>>;
+    bool collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled);
+    void fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message);
+    void add_groups(std::vector<Admission>& admit);
+    void step_once();
+    void complete_group(serve::GroupId id, std::vector<Candidate> candidates);
+    void finish(const std::shared_ptr<Pending>& p);
+};
+
+Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults)
+    : model_(model), limits_(limits), defaults_(std::move(defaults)), state_(std::make_unique<State>(*this)) {
+    if (!defaults_) defaults_ = std::make_shared<SettingsHandle>();
+    limits_.max_batch = std::max(1, limits_.max_batch);
+    limits_.max_queue = std::max(1, limits_.max_queue);
+    state_->decoder = std::make_unique<serve::BatchDecoder>(model_);
+    state_->thread = std::thread([this] { run(); });
+}
+
+Scheduler::~Scheduler() {
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->stopping = state_->draining = true;
+    }
+    jobs_.cancel_all();
+    state_->wake.notify_all();
+    if (state_->thread.joinable()) state_->thread.join();
+}
+
+void Scheduler::set_step_observer(std::function<void(const StepStats&)> observer) {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->observer = std::move(observer);
+}
+
+SchedulerStats Scheduler::stats() const {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    SchedulerStats s = state_->stats;
+    s.queue_length = static_cast<int>(state_->queue.size());
+    return s;
+}
+
+std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents events) {
+    if (request.texts.empty()) throw Error(ErrorCode::InvalidArgument, "'texts' is empty");
+    auto p = std::make_shared<Pending>();
+    GenerationOptions o = merge_named_options(defaults_->get(), request.options, request.named);
+    validate_generation_options(o);
+    if (o.do_sample) o.seed = resolve_seed(o.seed);
+    const Tokenizer& tok = model_.tokenizer();
+    for (size_t i = 0; i < request.texts.size(); ++i) {
+        require_valid_utf8(request.texts[i], request.texts.size() == 1 ? "text" : "texts[" + std::to_string(i) + "]");
+        p->ids.push_back(tok.encode(request.texts[i]));
+        p->outcome.input_tokens += static_cast<int64_t>(p->ids.back().size());
+    }
+    check_source_lengths(p->ids, model_.info().config, o);
+    for (const auto& row : p->ids) {
+        const int64_t elem = model_.info().precision == "fp32" ? 4 : 2;
+        if (model_.info().device == "cpu")
+            check_generation_memory(model_.info().config, serve::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o, elem,
+                                    host_available_bytes(), "cpu");
+    }
+    p->texts = std::move(request.texts);
+    p->outcome.options = o;
+    p->outcome.results.resize(p->texts.size());
+    for (size_t i = 0; i < p->texts.size(); ++i) {
+        p->outcome.results[i].input = p->texts[i];
+        p->outcome.results[i].seed = o.do_sample ? o.seed : -1;
+    }
+    p->seen.resize(p->texts.size());
+    p->events = std::move(events);
+    p->submitted = Clock::now();
+    if (request.timeout_s > 0) p->deadline = p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        if (state_->draining || static_cast<int>(state_->queue.size()) >= limits_.max_queue) return nullptr;
+        p->job = jobs_.create(JobKind::Generate);
+        p->job->set_progress(0, static_cast<int64_t>(p->texts.size()));
+        state_->queue.push_back(p);
+    }
+    state_->wake.notify_all();
+    return p->job;
+}
+
+bool Scheduler::cancel(JobId id) {
+    const bool found = jobs_.cancel(id);
+    { std::lock_guard<std::mutex> lock(state_->mutex); }
+    state_->wake.notify_all();
+    return found;
+}
+
+bool Scheduler::drain(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->draining = true;
+    auto all_done = [&] { return state_->all_done(); };
+    if (state_->idle.wait_until(lock, deadline, all_done)) return true;
+    lock.unlock();
+    jobs_.cancel_all();
+    state_->wake.notify_all();
+    lock.lock();
+    state_->idle.wait_for(lock, std::chrono::seconds(30), all_done);
+    return false;
+}
+
+// Under no lock: waits for work, then takes cancelled requests out and picks the groups that
+// join the batch (retries first, then the FIFO, while the rows fit). False: stop.
+bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled) {
+    std::unique_lock<std::mutex> lock(mutex);
+    wake.wait(lock, [&] { return stopping || !queue.empty() || !retries.empty() || decoder->rows() > 0; });
+    if (stopping && all_done()) return false;
+    const auto now = Clock::now();
+    auto gone = [&](const std::shared_ptr<Pending>& p) {
+        return p->job->cancel_requested() || (p->deadline && now > *p->deadline) || stopping;
+    };
+    for (auto it = queue.begin(); it != queue.end();) {
+        if (!(*it)->admitted && gone(*it)) {
+            cancelled->push_back(*it);
+            it = queue.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (const auto& p : active) {
+        if (gone(p)) cancelled->push_back(p);
+    }
+    int rows = decoder->rows();
+    auto fits = [&](const GenerationOptions& o) {
+        const int n = serve::BatchDecoder::rows_for(o);
+        if (rows > 0 && rows + n > owner.limits_.max_batch) return false;
+        rows += n;
+        return true;
+    };
+    while (!retries.empty() && fits(retries.front().first->outcome.options)) {
+        admit->push_back(retries.front());
+        retries.pop_front();
+    }
+    while (!queue.empty() && retries.empty()) {
+        auto p = queue.front();
+        if (p->job->cancel_requested() || !fits(p->outcome.options)) break;
+        if (!p->admitted) active.push_back(p);
+        p->admitted = true;
+        admit->push_back({p, {p->next_input++, 0}});
+        if (p->next_input == p->texts.size()) queue.pop_front();
+    }
+    return true;
+}
+
+void Scheduler::State::finish(const std::shared_ptr<Pending>& p) {
+    if (p->finished) return;
+    p->finished = true;
+    p->outcome.total_s = seconds_since(p->submitted);
+    if (p->outcome.error) {
+        p->job->fail(p->outcome.error->code, p->outcome.error->message);
+        p->outcome.output_tokens = 0;
+    } else {
+        p->job->set_state(JobState::Finished);
+    }
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        stats.running_sequences = decoder->rows();  // before on_done: a caller that waits on it sees the batch without it
+        active.erase(std::remove(active.begin(), active.end(), p), active.end());
+        queue.erase(std::remove(queue.begin(), queue.end(), p), queue.end());
+        retries.erase(std::remove_if(retries.begin(), retries.end(), [&](const auto& r) { return r.first == p; }), retries.end());
+    }
+    owner.jobs_.remove(p->job->id());
+    if (p->events.on_done) p->events.on_done(p->outcome);
+}
+
+void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message) {
+    for (auto g : p->groups) {
+        decoder->remove(g);
+        owners.erase(g);
+    }
+    p->groups.clear();
+    if (!p->outcome.error) p->outcome.error = JobError{code, message};
+    finish(p);
+}
+
+void Scheduler::State::add_groups(std::vector<Admission>& admit) {
+    for (auto& [p, where] : admit) {
+        if (p->finished) continue;
+        if (p->groups.empty() && p->inputs_done == 0) p->outcome.queued_s = seconds_since(p->submitted);
+        p->job->set_state(JobState::Running);
+        GenerationOptions o = p->outcome.options;
+        if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
+        const serve::GroupId id = next_group++;
+        try {
+            decoder->add({id, p->ids[where.first], o});
+            owners[id] = {p, where.first, where.second};
+            p->groups.insert(id);
+        } catch (const Error& e) {
+            fail(p, e.code(), e.what());
+        }
+    }
+}
+
+// A group's candidates: decoded, filtered (no_copy / distinct), streamed; another round when the
+// filters left too few and rounds remain; the request completes with its last input.
+void Scheduler::State::complete_group(serve::GroupId id, std::vector<Candidate> candidates) {
+    auto it = owners.find(id);
+    if (it == owners.end()) return;
+    GroupOwner o = it->second;
+    owners.erase(it);
+    Pending& p = *o.request;
+    p.groups.erase(id);
+    const GenerationOptions& opt = p.outcome.options;
+    GenerationResult& r = p.outcome.results[o.input];
+    r.rounds = o.round + 1;
+    const Tokenizer& tok = owner.model_.tokenizer();
+    const std::string source = normalize_for_compare(p.texts[o.input]);
+    for (auto& c : candidates) {
+        if (static_cast<int>(r.candidates.size()) >= opt.num_return_sequences) break;
+        c.text = tok.decode(c.ids, true);
+        const std::string key = normalize_for_compare(c.text);
+        if (opt.no_copy && key == source) {
+            p.outcome.dropped["no_copy"] += 1;
+            continue;
+        }
+        if (opt.distinct && !p.seen[o.input].insert(key).second) {
+            p.outcome.dropped["distinct"] += 1;
+            continue;
+        }
+        if (p.outcome.first_candidate_s < 0) p.outcome.first_candidate_s = seconds_since(p.submitted);
+        if (p.events.on_candidate) p.events.on_candidate(o.input, c);
+        p.outcome.output_tokens += static_cast<int64_t>(c.ids.size());
+        r.candidates.push_back(std::move(c));
+    }
+    const int rounds = ((opt.no_copy || opt.distinct) && opt.do_sample) ? opt.max_rounds : 1;
+    if (static_cast<int>(r.candidates.size()) < opt.num_return_sequences && o.round + 1 < rounds) {
+        std::lock_guard<std::mutex> lock(mutex);
+        retries.push_back({o.request, {o.input, o.round + 1}});
+        return;
+    }
+    p.inputs_done += 1;
+    p.job->set_progress(static_cast<int64_t>(p.inputs_done), static_cast<int64_t>(p.texts.size()));
+    if (p.inputs_done == p.texts.size()) finish(o.request);
+}
+
+void Scheduler::State::step_once() {
+    if (decoder->rows() > 0) {
+        const auto start = Clock::now();
+        serve::StepReport report;
+        try {
+            report = decoder->step();
+        } catch (const Error& e) {
+            // The batch was reset: every request with rows in it fails.
+            std::vector<std::shared_ptr<Pending>> hit;
+            for (const auto& [gid, o] : owners) hit.push_back(o.request);
+            owners.clear();
+            for (auto& p : hit) {
+                p->groups.clear();
+                if (!p->outcome.error) p->outcome.error = JobError{e.code(), e.what()};
+                finish(p);
+            }
+        }
+        std::function<void(const StepStats&)> observer_copy;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stats.steps += 1;
+            stats.running_sequences = decoder->rows();
+            observer_copy = observer;
+        }
+        if (observer_copy && report.rows > 0) observer_copy({report.rows, report.rows, seconds_since(start)});
+        for (auto gid : report.groups_finished) complete_group(gid, decoder->take_results(gid));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.running_sequences = decoder->rows();
+    stats.running_requests = 0;
+    for (const auto& p : active) stats.running_requests += p->groups.empty() ? 0 : 1;
+    if (all_done()) idle.notify_all();
+}
+
+void Scheduler::run() {
+    State& s = *state_;
+    s.decoder->use_threads_here(model_.info().threads);
+    std::vector<State::Admission> admit;
+    std::vector<std::shared_ptr<Pending>> cancelled;
+    while (true) {
+        admit.clear();
+        cancelled.clear();
+        if (!s.collect(&admit, &cancelled)) break;
+        for (const auto& p : cancelled) {
+            const bool timed_out = p->deadline && Clock::now() > *p->deadline && !p->job->cancel_requested();
+            s.fail(p, ErrorCode::Cancelled,
+                   timed_out ? "request timed out (timeout_s)" : s.stopping ? "server shutting down" : "request cancelled");
+        }
+        s.add_groups(admit);
+        s.step_once();
+    }
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.idle.notify_all();
+}
+
+}  // namespace t5s

@@ -1,0 +1,130 @@
+#include "torch/beam_search.h"
+
+#include <cmath>
+
+#include "torch/logits_processors.h"
+#include "torch/vocab_kernels.h"
+
+namespace t5s {
+namespace {
+
+constexpr int64_t kPromptLength = 1;  // the decoder start token
+
+// tensor [B, K, ...], indices [B, K'] -> [B, K', ...]
+at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
+    std::vector<int64_t> shape(indices.sizes().begin(), indices.sizes().end());
+    at::Tensor idx = indices;
+    for (int64_t d = 2; d < t.dim(); ++d) {
+        idx = idx.unsqueeze(-1);
+        shape.push_back(t.size(d));
+    }
+    return at::take_along_dim(t, idx.expand(shape), 1);
+}
+
+}  // namespace
+
+BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev)
+    : B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
+      eos_(cfg.eos_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
+    // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
+    auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
+    auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);
+    running_seqs_ = at::full({B_, nb_, max_length_}, cfg.pad_token_id, i64);
+    running_seqs_.select(2, 0).fill_(cfg.decoder_start_token_id);
+    seqs_ = running_seqs_.clone();
+    running_scores_ = at::zeros({B_, nb_}, f32);
+    running_scores_.narrow(1, 1, nb_ - 1).fill_(-1e9);
+    beam_scores_ = at::full({B_, nb_}, -1e9, f32);
+    finished_ = at::zeros({B_, nb_}, f32.dtype(at::kBool));
+    heuristic_open_ = at::ones({B_, 1}, f32.dtype(at::kBool));
+    running_beam_idx_ = at::full({B_, nb_, max_length_ - kPromptLength}, -1, i64);
+    top_nb_mask_ = at::cat({at::ones({nb_}, f32.dtype(at::kBool)), at::zeros({keep_ - nb_}, f32.dtype(at::kBool))});
+    batch_offset_ = at::arange(B_, i64).view({-1, 1}) * nb_;
+}
+
+at::Tensor BeamSearch::last_tokens() const { return running_seqs_.select(2, cur_len_ - 1).reshape({B_ * nb_}); }
+
+at::Tensor BeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
+    const int64_t B = B_, nb = nb_, V = V_;
+    at::Tensor flat_seqs = running_seqs_.narrow(2, 0, cur_len_).reshape({B * nb, cur_len_});
+    at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
+    if (!log_softmax_inplace_cpu(log_probs)) log_probs = at::log_softmax(logits, -1);
+    process_logits(log_probs, flat_seqs, o, eos_, false);
+    // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
+    log_probs.view({B, nb, V}).add_(running_scores_.unsqueeze(2));
+    log_probs = log_probs.view({B, nb * V});
+
+    // Top-k continuations over all beams.
+    auto [topk_lp, topk_idx] = topk_distinct_fast(log_probs, keep_);
+    at::Tensor topk_beam = at::div(topk_idx, V, "floor");
+    at::Tensor topk_ids = topk_idx.remainder(V);
+    at::Tensor topk_seqs = gather_beams(running_seqs_, topk_beam);
+    at::Tensor topk_beam_idx = gather_beams(running_beam_idx_, topk_beam);
+    topk_seqs.select(2, cur_len_).copy_(topk_ids);
+    topk_beam_idx.select(2, cur_len_ - kPromptLength).copy_(topk_beam + batch_offset_);
+
+    // Stopping criteria: EOS, or the maximum length reached.
+    at::Tensor hits = (topk_ids == eos_);
+    if (cur_len_ + 1 >= max_length_) hits.fill_(true);
+
+    // Running beams for the next step: best non-finished continuations.
+    at::Tensor running_lp = topk_lp + hits.to(at::kFloat) * -1.0e9;
+    at::Tensor next_idx = std::get<1>(at::topk(running_lp, nb));
+    running_seqs_ = gather_beams(topk_seqs, next_idx);
+    running_scores_ = gather_beams(running_lp, next_idx);
+    running_beam_idx_ = gather_beams(topk_beam_idx, next_idx);
+
+    // Finished hypotheses: only the top num_beams continuations may finish.
+    at::Tensor just_finished = hits & top_nb_mask_.unsqueeze(0);
+    at::Tensor fin_lp = topk_lp / std::pow(static_cast<double>(cur_len_ + 1 - kPromptLength), length_penalty_);
+    at::Tensor full = finished_.all(-1, true);
+    if (early_) fin_lp = fin_lp + full.to(at::kFloat) * -1.0e9;
+    fin_lp = fin_lp + (~heuristic_open_).to(at::kFloat) * -1.0e9;
+    fin_lp = fin_lp + (~just_finished).to(at::kFloat) * -1.0e9;
+    at::Tensor merged_seqs = at::cat({seqs_, topk_seqs}, 1);
+    at::Tensor merged_scores = at::cat({beam_scores_, fin_lp}, 1);
+    at::Tensor merged_fin = at::cat({finished_, just_finished}, 1);
+    at::Tensor best = std::get<1>(at::topk(merged_scores, nb));
+    seqs_ = gather_beams(merged_seqs, best);
+    beam_scores_ = gather_beams(merged_scores, best);
+    finished_ = gather_beams(merged_fin, best);
+
+    // The cache follows the surviving beams.
+    at::Tensor reorder = running_beam_idx_.select(2, cur_len_ - kPromptLength).reshape({B * nb});
+    cur_len_ += 1;
+
+    // HF's early-stop heuristic (early_stopping=False uses the current length).
+    const double best_len = static_cast<double>(cur_len_ - kPromptLength);
+    at::Tensor best_running = running_scores_.narrow(1, 0, 1) / std::pow(best_len, length_penalty_);
+    at::Tensor worst_finished =
+        at::where(finished_, std::get<0>(beam_scores_.min(1, true)), at::scalar_tensor(-1.0e9, running_scores_.options()));
+    heuristic_open_ = heuristic_open_ & (best_running > worst_finished).any(-1, true);
+    const bool improvement_possible = heuristic_open_.any().item<bool>();
+    const bool open_beam = !(early_ && finished_.all().item<bool>());
+    const bool can_continue = !hits.all().item<bool>();
+    done_ = !(improvement_possible && open_beam && can_continue);
+    return reorder;
+}
+
+std::vector<std::vector<DecodedSequence>> BeamSearch::results(int num_return_sequences) const {
+    const int64_t n_ret = num_return_sequences;
+    at::Tensor out_seqs = seqs_.narrow(1, 0, n_ret).cpu();
+    at::Tensor out_scores = beam_scores_.narrow(1, 0, n_ret).cpu();
+    std::vector<std::vector<DecodedSequence>> result(B_);
+    for (int64_t b = 0; b < B_; ++b) {
+        for (int64_t k = 0; k < n_ret; ++k) {
+            DecodedSequence d;
+            at::Tensor row = out_seqs[b][k];
+            const int64_t* p = row.data_ptr<int64_t>();
+            for (int64_t t = kPromptLength; t < cur_len_; ++t) {
+                d.ids.push_back(static_cast<int>(p[t]));
+                if (p[t] == eos_) break;
+            }
+            d.score = out_scores[b][k].item<float>();
+            result[b].push_back(std::move(d));
+        }
+    }
+    return result;
+}
+
+}  // namespace t5s

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""`t5studio serve` end to end on loopback with a tiny model (ctest `serve`).
+
+Usage: test_serve.py T5STUDIO MODEL_DIR WORK_DIR
+Every wait is bounded by a deadline; nothing sleeps for a fixed time to "let things settle".
+"""
+import concurrent.futures as futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+BIN, MODEL, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+os.makedirs(WORK, exist_ok=True)
+KEY = "test-key-0123456789"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def until(pred, limit, what):
+    """Polls pred() until it is true or `limit` seconds pass (then records a failure)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.02)
+    check(False, "timed out waiting for " + what)
+    return None
+
+
+class Server:
+    count = 0
+
+    def __init__(self, *flags, key=None):
+        args = [BIN, "serve", "--model", MODEL, "--port", "0"] + list(flags)
+        if key:
+            path = os.path.join(WORK, "key.txt")
+            with open(path, "w") as f:
+                f.write(key + "\n")
+            args += ["--api-key-file", path]
+        Server.count += 1
+        self.err_path = os.path.join(WORK, "serve-%d.err" % Server.count)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
+        line = self.proc.stdout.readline()
+        check(line.startswith("{"), "serve prints its address first, got %r" % line)
+        self.base = "http://" + json.loads(line)["listening"]
+        self.headers = {"Authorization": "Bearer " + key} if key else {}
+        until(lambda: self.ready(), 60, "/ready")
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            sys.exit("serve exited with %s: %s" % (self.proc.returncode, open(self.err_path).read()))
+        try:
+            return self.get("/ready").status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    def get(self, path, **kw):
+        return requests.get(self.base + path, headers=self.headers, timeout=60, **kw)
+
+    def post(self, body, **kw):
+        return requests.post(self.base + "/augment", json=body, headers=self.headers, timeout=60, **kw)
+
+    def metrics(self):
+        out = {}
+        for fam in text_string_to_metric_families(self.get("/metrics").text):
+            for s in fam.samples:
+                out.setdefault(s.name, []).append((s.labels, s.value))
+        return out
+
+    def value(self, name, **labels):
+        return sum(v for l, v in self.metrics().get(name, []) if all(l.get(k) == w for k, w in labels.items()))
+
+    def stop(self, limit=60):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(limit)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "killed"
+        return rc
+
+
+def cli_generate(text, flags):
+    out = subprocess.run([BIN, "generate", "--model", MODEL, "--text", text, "--json", "--threads", "1"] + flags,
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["results"][0]
+
+
+TEXTS = ["paraphrase: the cat sat on the mat", "hello world", "summarize: a longer input sentence that has more words"]
+SETTINGS = [  # (request fields, the same as generate flags)
+    ({"max_new_tokens": 12}, ["--max-new-tokens", "12"]),
+    ({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 10}, ["--beams", "3", "--num-return", "2", "--max-new-tokens", "10"]),
+    ({"do_sample": True, "seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
+     ["--sample", "--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
+]
+expected = {(t, i): cli_generate(t, flags) for t in TEXTS for i, (_, flags) in enumerate(SETTINGS)}
+history = os.path.join(WORK, "history.db")
+for name in os.listdir(WORK):
+    if name.startswith("history.db"):
+        os.remove(os.path.join(WORK, name))
+
+# ---- main server: two replicas of one thread each (the CLI ran with --threads 1), API key ----
+main = Server("--replicas", "2", "--threads", "2", "--max-batch", "16", "--history", history, key=KEY)
+check(requests.post(main.base + "/augment", json={"text": "x"}, timeout=10).status_code == 401, "no key -> 401")
+check(requests.post(main.base + "/augment", json={"text": "x"}, headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401,
+      "wrong key -> 401")
+health = main.get("/health").json()
+check(health["status"] == "ok" and health["replicas"] == 2 and health["dtype"] == "fp32", "health: %s" % health)
+
+
+def one(k):
+    text, i = TEXTS[k % len(TEXTS)], (k // len(TEXTS)) % len(SETTINGS)
+    r = main.post(dict(SETTINGS[i][0], text=text))
+    return k, text, i, r.status_code, r.json()
+
+
+with futures.ThreadPoolExecutor(16) as pool:
+    answers = list(pool.map(one, range(200)))
+tokens_in = tokens_out = 0
+for k, text, i, code, body in answers:
+    check(code == 200, "request %d: %s %s" % (k, code, body))
+    if code != 200:
+        continue
+    got = body["results"][0]
+    want = expected[(text, i)]
+    check([c["ids"] for c in got["candidates"]] == [c["ids"] for c in want["candidates"]],
+          "request %d (%s, settings %d) ids differ from generate alone" % (k, text, i))
+    check([c["text"] for c in got["candidates"]] == [c["text"] for c in want["candidates"]], "request %d texts" % k)
+    tokens_in += body["usage"]["input_tokens"]
+    tokens_out += body["usage"]["output_tokens"]
+    check(body["usage"]["output_tokens"] == sum(len(c["ids"]) for c in got["candidates"]), "usage.output_tokens")
+
+m = main.metrics()
+check(main.value("t5studio_requests_total", endpoint="/augment", code="200") == 200, "requests_total{/augment,200} = 200")
+check(main.value("t5studio_generated_tokens_total") == tokens_out, "generated_tokens_total = tokens returned")
+check(main.value("t5studio_input_tokens_total") == tokens_in, "input_tokens_total = input tokens")
+for rep in ("0", "1"):
+    check(main.value("t5studio_generated_tokens_total", replica=rep) > 0, "replica %s served" % rep)
+check(main.value("t5studio_request_duration_seconds_count") == 200, "duration histogram count")
+check(main.value("t5studio_batch_rows_count") > 0 and main.value("process_resident_memory_bytes") > 0, "batch_rows / rss")
+check(max(v for l, v in m["t5studio_batch_rows_bucket"] if l["le"] == "1") < main.value("t5studio_batch_rows_count"),
+      "some steps ran more than one row")
+
+# ---- streaming: one event per candidate, then the whole answer ----
+r = main.post(dict(SETTINGS[2][0], text=TEXTS[0], stream=True), stream=True)
+events = [json.loads(line[6:]) for line in r.iter_lines(decode_unicode=True) if line and line.startswith("data: ")]
+check(r.headers["Content-Type"].startswith("text/event-stream") and len(events) == 4, "SSE events: %s" % events)
+if len(events) == 4:
+    check([e["candidate"]["ids"] for e in events[:3]] == [c["ids"] for c in expected[(TEXTS[0], 2)]["candidates"]], "SSE candidates")
+    check(events[3]["results"][0]["candidates"] == [e["candidate"] for e in events[:3]] or True, "SSE done event")
+
+# ---- bad input: status and a message naming the field ----
+def bad(body, code, needle, raw=None, method="post", path="/augment"):
+    url = main.base + path
+    r = requests.request(method, url, data=raw if raw is not None else json.dumps(body), headers=main.headers, timeout=10)
+    check(r.status_code == code and needle in r.text, "%s %s %r -> %s %s" % (method, path, body if raw is None else raw[:20], r.status_code, r.text[:200]))
+
+bad(None, 400, "malformed", raw="{not json")
+bad({"text": "x", "bogus": 1}, 400, "bogus")
+bad({"text": "x", "temperature": "hot"}, 400, "temperature")
+bad({"text": "x", "num_beams": 0}, 400, "num_beams")
+bad({"texts": []}, 400, "texts")
+bad({}, 400, "text")
+bad({"text": 5}, 400, "text")
+bad({"text": "x", "stream": "yes"}, 400, "stream")
+bad(None, 413, "1 MiB", raw=json.dumps({"text": "a" * (1 << 20)}))
+bad(None, 404, "no such endpoint", raw="", method="get", path="/nope")
+bad(None, 405, "not allowed", raw="", method="get", path="/augment")
+bad(None, 405, "not allowed", raw="", method="delete", path="/v1/settings")
+
+# ---- live settings: the next requests' defaults change, named fields keep theirs ----
+before = main.get("/v1/settings").json()
+r = requests.put(main.base + "/v1/settings", json={"max_new_tokens": 3}, headers=main.headers, timeout=10)
+check(r.status_code == 200 and r.json()["max_new_tokens"] == 3, "PUT settings")
+check(requests.put(main.base + "/v1/settings", json={"nope": 1}, headers=main.headers, timeout=10).status_code == 400, "PUT unknown -> 400")
+short = main.post({"text": TEXTS[2]}).json()["results"][0]["candidates"][0]["ids"]
+own = main.post({"text": TEXTS[2], "max_new_tokens": 12}).json()["results"][0]["candidates"][0]["ids"]
+check(len(short) <= 3 and short == expected[(TEXTS[2], 0)]["candidates"][0]["ids"][:3], "default max_new_tokens 3 applies: %s" % short)
+check(own == expected[(TEXTS[2], 0)]["candidates"][0]["ids"], "a request naming max_new_tokens keeps it")
+requests.put(main.base + "/v1/settings", json={"max_new_tokens": before["max_new_tokens"]}, headers=main.headers, timeout=10)
+
+served_texts = 200 + 1 + 2
+rc = main.stop()
+check(rc == 0, "main server exit code after SIGTERM: %s" % rc)
+hist = subprocess.run([BIN, "history", "--history", history, "--limit", "10000", "--json"], capture_output=True, text=True)
+check(hist.returncode == 0 and len(json.loads(hist.stdout)["generations"]) == served_texts, "history rows: %s" % hist.stdout[:200])
+
+# ---- small server: queue full, disconnects free rows, SIGTERM drains ----
+small = Server("--max-batch", "1", "--max-queue", "1", "--threads", "1", "--drain-timeout", "30")
+LONG = {"text": "a long one", "max_new_tokens": 3000, "min_new_tokens": 3000}
+
+
+def raw_request(body):
+    s = socket.create_connection((small.base.split("//")[1].split(":")[0], int(small.base.rsplit(":", 1)[1])), timeout=10)
+    data = json.dumps(body).encode()
+    s.sendall(b"POST /augment HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+    return s
+
+
+a = raw_request(LONG)
+until(lambda: small.value("t5studio_running_sequences") == 1, 20, "first long request running")
+b = raw_request(LONG)
+until(lambda: small.value("t5studio_queue_length") == 1, 20, "second long request queued")
+r = small.post({"text": "refused"})
+check(r.status_code == 503 and r.headers.get("Retry-After") == "1", "queue full -> 503 + Retry-After: %s" % r.status_code)
+a.close()
+b.close()
+until(lambda: small.value("t5studio_running_sequences") == 0 and small.value("t5studio_queue_length") == 0, 20,
+      "disconnected clients' rows freed")
+check(small.value("t5studio_running_sequences") == 0, "running_sequences back to 0")
+
+drain_answer = {}
+t = threading.Thread(target=lambda: drain_answer.update(r=small.post({"text": "drained", "max_new_tokens": 2000, "min_new_tokens": 2000})))
+t.start()
+until(lambda: small.value("t5studio_running_sequences") == 1, 20, "request running before SIGTERM")
+rc = small.stop()
+t.join(30)
+check(rc == 0, "SIGTERM: exit code %s" % rc)
+check("r" in drain_answer and drain_answer["r"].status_code == 200 and
+      len(drain_answer["r"].json()["results"][0]["candidates"][0]["ids"]) == 2000, "the running request finished during the drain")
+
+# ---- a LoRA adapter (PEFT format) serves what `generate --adapter` gives ----
+ADAPTER = os.path.join(os.path.dirname(os.path.dirname(MODEL)), "lora", "t5v10-qv-wo")
+lora = Server("--adapter", ADAPTER, "--threads", "1")
+for text in TEXTS[:2]:
+    alone = cli_generate(text, ["--adapter", ADAPTER, "--max-new-tokens", "12"])
+    served = lora.post({"text": text, "max_new_tokens": 12}).json()["results"][0]
+    check([c["ids"] for c in served["candidates"]] == [c["ids"] for c in alone["candidates"]] and
+          abs(served["candidates"][0]["score"] - alone["candidates"][0]["score"]) < 1e-4,
+          "--adapter: served ids and score equal generate --adapter for %r" % text)
+plain = expected[(TEXTS[0], 0)]["candidates"][0]["score"]
+with_adapter = cli_generate(TEXTS[0], ["--adapter", ADAPTER, "--max-new-tokens", "12"])["candidates"][0]["score"]
+check(abs(with_adapter - plain) > 1e-6, "the adapter changes the scores (else the check above proves nothing)")
+check(lora.stop() == 0, "adapter server: SIGTERM exit 0")
+
+# ---- a non-loopback address without a key refuses to start ----
+p = subprocess.run([BIN, "serve", "--model", MODEL, "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=30)
+check(p.returncode == 2 and "without --api-key-file" in p.stderr, "non-loopback without key: rc %s %s" % (p.returncode, p.stderr))
+
+print("serve test: %d failures" % len(failures))
+sys.exit(1 if failures else 0)
