@@ -1,8 +1,8 @@
 // t5studio generate: candidates for each input with every generation control. Inputs from
-// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text"; streamed,
-// cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each batch finishes; --shard I/N (or
-// --shard-from-env) takes a share of the file's batches (the rule is in shard.h), --out FILE
-// appends there and resumes a killed run.
+// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text"; read as a
+// stream, cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each
+// batch finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule
+// is in shard.h), --out FILE appends there and resumes a killed run.
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -122,7 +122,7 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
     {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below"},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
-    {"input", "FILE", "inputs, one per line (or JSONL with \"text\"); one JSONL line per input, per batch"},
+    {"input", "FILE", "inputs, one per line (or JSONL with \"text\"), streamed; one JSONL line per input, per batch"},
     {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
     {"min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)"},
     {"max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error"},

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compare two training runs: per-step losses of their train_log.jsonl and the tensors of their
-final/model.safetensors, each within an absolute tolerance. Standard library only.
+final/model.safetensors (a LoRA run's final/adapter_model.safetensors), each within an absolute tolerance. Standard library only.
 
 usage: compare_runs.py RUN_A RUN_B [--tol 1e-5] [--from-step N]
 Prints the largest differences; exits 1 when a difference exceeds the tolerance or a step or tensor
@@ -46,7 +46,8 @@ def main():
         print(f"steps differ: {sorted(la)} vs {sorted(lb)}")
         return 1
     loss_diff = max(abs(la[s] - lb[s]) for s in la)
-    ta, tb = tensors(a / "final" / "model.safetensors"), tensors(b / "final" / "model.safetensors")
+    weights = "model.safetensors" if (a / "final" / "model.safetensors").exists() else "adapter_model.safetensors"  # LoRA
+    ta, tb = tensors(a / "final" / weights), tensors(b / "final" / weights)
     if sorted(ta) != sorted(tb):
         print("tensor names differ")
         return 1

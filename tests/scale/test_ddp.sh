@@ -70,6 +70,10 @@ gloo)
   ranks 2 "$work/ddp9" --steps 4 --batch-size 4 && compare "$work/single9" "$work/ddp9" \
     && ok "steps where rank 1 has no rows: 2 ranks == 1" || bad "a rank without rows"
   common=("${saved[@]}")
+  # LoRA: only the adapters (requires_grad) are bucketed and all-reduced; the frozen base is not.
+  "$bin" "${common[@]}" --out "$work/single-lora" --steps 10 --batch-size 8 --lora --lora-dropout 0 >/dev/null 2>&1 || bad "single LoRA run failed"
+  ranks 2 "$work/ddp-lora" --steps 10 --batch-size 4 --lora --lora-dropout 0 && compare "$work/single-lora" "$work/ddp-lora" \
+    && ok "LoRA: 2 ranks x batch 4 == 1 x batch 8 (losses, adapter weights within 1e-5)" || bad "LoRA over 2 ranks differs"
   # 16 KiB buckets: the tiny model's gradients (~230 KiB) make many, so overlap can show.
   T5S_DDP_BUCKET_KB=16 ranks 2 "$work/ddp-buckets" --steps 10 --batch-size 4 || bad "2 ranks with 16 KiB buckets failed"
   compare "$work/single" "$work/ddp-buckets" && ok "16 KiB buckets: 2 ranks x batch 4 == 1 x batch 8" || bad "small buckets differ"

@@ -9,6 +9,7 @@
 #include "env.h"
 #include "t5s/error.h"
 #include "t5s/install_paths.h"
+#include "torch/cuda_backend.h"
 #include "torch/runtime.h"
 #include "trainer/nccl_module_abi.h"
 
@@ -53,9 +54,11 @@ bool use_nccl_for_gradients(bool cuda_run) {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
                                                    int device_index, std::chrono::milliseconds timeout) {
-    if (!cuda_available(true))
+    if (!cuda_available(true)) {
+        const std::string why = cuda_backend_message();
         throw Error(ErrorCode::InvalidArgument, "NCCL needs a usable CUDA GPU on rank " + std::to_string(rank) + " (LOCAL_RANK " +
-                                                    std::to_string(device_index) + ")");
+                                                    std::to_string(device_index) + ")" + (why.empty() ? "" : ": " + why));
+    }
     const T5sNcclCreateBackend create = open_module();
     T5sNcclRequest request{store.get(), rank, world_size, device_index, static_cast<int64_t>(timeout.count())};
     char error[512] = {0};
