@@ -33,6 +33,7 @@ const char* kUsage =
     "  merge     --out FILE [--rows N] PART...   (sharded generate outputs, in global row order)\n"
     "  history   --history PATH [--search Q] [--runs] [--json]\n"
     "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
+    "  embed     --embedder DIR --text T [--text T ...] [--prefix P] [--json]   (sentence embeddings)\n"
     "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
 
 }  // namespace
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     commands["history"] = run_history;
     commands["export"] = run_export;
     commands["train"] = run_train;
+    commands["embed"] = run_embed;
     if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
         std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
         return 0;

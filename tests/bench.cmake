@@ -24,3 +24,7 @@ target_compile_options(t5s_int8_bench PRIVATE ${TORCH_CXX_FLAGS})
 # (tests/bench/quality_bench.py). Torch-free.
 add_executable(t5s_quality_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/quality_bench.cpp")
 target_link_libraries(t5s_quality_bench PRIVATE t5s_core)
+
+# Embedder cost next to generation (tests/bench/embed_bench.sh).
+add_executable(t5s_embed_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/embed_bench.cpp")
+target_link_libraries(t5s_embed_bench PRIVATE t5s_engine)
