@@ -1,17 +1,16 @@
 // t5s::Embedder against sentence-transformers goldens (tests/make_embedder_goldens.py): token ids,
 // embeddings within 1e-4, padded batches equal to rows alone, other precisions, bad folders.
 #include <catch2/catch.hpp>
-
+#include <chrono>
 #include <cmath>
 #include <fstream>
-#include <chrono>
 #include <functional>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "skip.h"
 #include "t5s/embedder.h"
 #include "t5s/engine_thread.h"
-#include "skip.h"
 #include "t5s/error.h"
 #include "t5s/sts.h"
 #include "test_support.h"
@@ -29,7 +28,9 @@ const json& goldens() {
     return j;
 }
 
-std::vector<std::string> sentences() { return goldens()["sentences"].get<std::vector<std::string>>(); }
+std::vector<std::string> sentences() {
+    return goldens()["sentences"].get<std::vector<std::string>>();
+}
 
 t5s::RuntimeOptions cpu(t5s::Precision p = t5s::Precision::Fp32) {
     t5s::RuntimeOptions o;
@@ -53,9 +54,7 @@ double max_abs_diff(const std::vector<std::vector<float>>& a, const std::vector<
 struct BrokenCopy {
     TempDir tmp{"embedder"};
     fs::path dir;
-    explicit BrokenCopy(const std::string& model) : dir(tmp / model) {
-        fs::copy(kDir / model, dir, fs::copy_options::recursive);
-    }
+    explicit BrokenCopy(const std::string& model) : dir(tmp / model) { fs::copy(kDir / model, dir, fs::copy_options::recursive); }
     void edit_json(const fs::path& rel, const std::function<void(json&)>& change) const {
         json j = json::parse(std::ifstream(dir / rel));
         change(j);
@@ -214,8 +213,10 @@ TEST_CASE("sts correlations match scipy", "[embedder][sts]") {
 
 TEST_CASE("sts pairs: bad lines are named", "[embedder][sts]") {
     TempDir tmp("sts");
-    std::ofstream(tmp / "bad.jsonl") << R"({"sentence1": "a", "sentence2": "b", "label": 1})" "\n"
-                                     << R"({"sentence1": "a", "label": 1})" "\n";
+    std::ofstream(tmp / "bad.jsonl") << R"({"sentence1": "a", "sentence2": "b", "label": 1})"
+                                        "\n"
+                                     << R"({"sentence1": "a", "label": 1})"
+                                        "\n";
     try {
         t5s::read_sts_pairs(tmp / "bad.jsonl");
         FAIL("no error");
@@ -266,7 +267,8 @@ TEST_CASE("engine thread loads and unloads an embedder", "[embedder][engine_thre
     config.telemetry_hz = 0;
     t5s::EngineThread engine(config);
     std::string failure;
-    const auto loaded = wait_event<t5s::EmbedderLoaded>(engine, engine.submit(t5s::LoadEmbedder{kDir / "xlmr_mean_norm", cpu()}), &failure);
+    const auto loaded =
+        wait_event<t5s::EmbedderLoaded>(engine, engine.submit(t5s::LoadEmbedder{kDir / "xlmr_mean_norm", cpu()}), &failure);
     REQUIRE(loaded);
     CHECK(loaded->info.dim == 32);
     CHECK(loaded->info.architecture == "xlm-roberta");

@@ -45,6 +45,8 @@ public:
     // Model panel.
     void load_model() { model_.load_model(); }  // from model.path_input
     void browse(const std::string& dir) { model_.browse(dir); }
+    void load_embedder() { model_.load_embedder(); }  // from model.embedder_input
+    void unload_embedder() { model_.unload_embedder(); }
     // Workspace.
     void generate() { ws_.generate(); }
     void cancel_generation() { ws_.cancel_generation(); }

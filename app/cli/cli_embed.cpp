@@ -33,7 +33,8 @@ int run_embed(const Argv& argv) {
     EmbedOptions options;
     options.prefix = args.get("prefix");
     options.batch_size = args.get_int("batch-size", options.batch_size, 1, 4096);
-    auto embedder = Embedder::load(dir, runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
+    auto embedder =
+        Embedder::load(dir, runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     const auto rows = embedder->embed(texts, options);
     if (args.has("json")) {
         print_json({{"dim", embedder->info().dim}, {"embeddings", rows}, {"embedder", to_json(embedder->info())}});

@@ -42,8 +42,8 @@ const std::vector<std::string> kSources = {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::map<std::string, std::string> a = {{"inputs", "8"},  {"batch", "4"},  {"num-return", "8"}, {"new-tokens", "32"},
-                                            {"rounds", "5"},  {"threads", "2"}, {"dtype", "fp32"}};
+    std::map<std::string, std::string> a = {{"inputs", "8"}, {"batch", "4"},   {"num-return", "8"}, {"new-tokens", "32"},
+                                            {"rounds", "5"}, {"threads", "2"}, {"dtype", "fp32"}};
     for (int i = 1; i + 1 < argc; i += 2) a[std::string(argv[i]).substr(2)] = argv[i + 1];
     if (!a.count("model") || !a.count("embedder")) {
         std::cerr << "usage: t5s_embed_bench --model DIR --embedder DIR [--inputs N] [--rounds R] [--threads T]\n";
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     g.seed = 7;
 
     std::vector<double> gen_s, embed_s;
-    size_t texts_embedded = 0, candidate_chars = 0;
+    size_t texts_embedded = 0, tokens_embedded = 0;
     const int rounds = std::stoi(a["rounds"]);
     for (int r = -1; r < rounds; ++r) {  // round -1 warms up both
         double t0 = now_s();
@@ -76,10 +76,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> texts;
         for (const auto& res : results) {
             texts.push_back(res.input);
-            for (const auto& c : res.candidates) {
-                texts.push_back(c.text);
-                candidate_chars += c.text.size();
-            }
+            for (const auto& c : res.candidates) texts.push_back(c.text);
         }
         t0 = now_s();
         const auto rows = embedder->embed(texts);
@@ -94,6 +91,8 @@ int main(int argc, char** argv) {
         gen_s.push_back(gen);
         embed_s.push_back(emb);
         texts_embedded = texts.size();
+        tokens_embedded = 0;
+        for (const auto& ids : embedder->token_ids(texts)) tokens_embedded += ids.size();
         if (checksum != checksum) return 3;  // NaN: never silently
     }
     const double g_med = median(gen_s), e_med = median(embed_s);
@@ -103,6 +102,7 @@ int main(int argc, char** argv) {
                           {"num_return", g.num_return_sequences},
                           {"new_tokens", g.max_new_tokens},
                           {"texts_embedded_per_round", texts_embedded},
+                          {"tokens_embedded_per_round", tokens_embedded},
                           {"embedder", {{"dim", embedder->info().dim}, {"max_seq_length", embedder->info().max_seq_length}}},
                           {"generate_s", gen_s},
                           {"embed_s", embed_s},

@@ -64,9 +64,12 @@ EncoderConfig read_encoder_config(const fs::path& file, std::vector<std::string>
     EncoderConfig c;
     c.file = file;
     const std::string type = string_field(j, "model_type", file, "");
-    if (type == "bert") c.architecture = "bert";
-    else if (type == "xlm-roberta") c.architecture = "xlm-roberta";
-    else unsupported("model_type '" + type + "' (supported: bert, xlm-roberta)", file);
+    if (type == "bert")
+        c.architecture = "bert";
+    else if (type == "xlm-roberta")
+        c.architecture = "xlm-roberta";
+    else
+        unsupported("model_type '" + type + "' (supported: bert, xlm-roberta)", file);
     const std::string act = string_field(j, "hidden_act", file, "gelu");
     if (act != "gelu") unsupported("hidden_act '" + act + "' (supported: gelu)", file);
     const std::string pos = string_field(j, "position_embedding_type", file, "absolute");
@@ -99,10 +102,12 @@ std::string read_pooling(const fs::path& file, int hidden_size, std::vector<std:
     std::vector<std::string> modes;
     if (j.contains("pooling_mode")) {
         const json& m = j["pooling_mode"];
-        if (m.is_string()) modes.push_back(m.get<std::string>());
+        if (m.is_string())
+            modes.push_back(m.get<std::string>());
         else if (m.is_array())
             for (const auto& x : m) modes.push_back(x.is_string() ? x.get<std::string>() : x.dump());
-        else corrupt(file, "field 'pooling_mode' must be a string or a list");
+        else
+            corrupt(file, "field 'pooling_mode' must be a string or a list");
     } else {
         static const std::pair<const char*, const char*> kFlags[] = {
             {"pooling_mode_cls_token", "cls"},
@@ -140,8 +145,10 @@ DenseConfig read_dense(const fs::path& dir, int in_dim, std::vector<std::string>
     d.out_features = int_field(j, "out_features", file);
     d.bias = bool_field(j, "bias", file, true);
     const std::string act = string_field(j, "activation_function", file, "torch.nn.modules.activation.Tanh");
-    if (act == "torch.nn.modules.activation.Tanh") d.tanh = true;
-    else if (act != "torch.nn.modules.linear.Identity") unsupported("Dense activation_function '" + act + "' (supported: Tanh, Identity)", file);
+    if (act == "torch.nn.modules.activation.Tanh")
+        d.tanh = true;
+    else if (act != "torch.nn.modules.linear.Identity")
+        unsupported("Dense activation_function '" + act + "' (supported: Tanh, Identity)", file);
     if (d.in_features != in_dim) {
         corrupt(file, "in_features " + std::to_string(d.in_features) + " but the module before gives " + std::to_string(in_dim));
     }
@@ -222,8 +229,8 @@ namespace t5s {
 
 double cosine_similarity(const std::vector<float>& a, const std::vector<float>& b) {
     if (a.size() != b.size()) {
-        throw Error(ErrorCode::InvalidArgument, "cosine_similarity: embeddings of sizes " + std::to_string(a.size()) +
-                                                    " and " + std::to_string(b.size()));
+        throw Error(ErrorCode::InvalidArgument,
+                    "cosine_similarity: embeddings of sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size()));
     }
     double dot = 0, na = 0, nb = 0;
     for (size_t i = 0; i < a.size(); ++i) {

@@ -26,9 +26,11 @@ std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file) {
         }
         if (!j.is_object()) throw Error(ErrorCode::CorruptFile, where + ": not a JSON object");
         for (const char* key : {"sentence1", "sentence2"}) {
-            if (!j.contains(key) || !j[key].is_string()) throw Error(ErrorCode::CorruptFile, where + ": '" + key + "' must be a string");
+            if (!j.contains(key) || !j[key].is_string())
+                throw Error(ErrorCode::CorruptFile, where + ": '" + key + "' must be a string");
         }
-        if (!j.contains("label") || !j["label"].is_number()) throw Error(ErrorCode::CorruptFile, where + ": 'label' must be a number");
+        if (!j.contains("label") || !j["label"].is_number())
+            throw Error(ErrorCode::CorruptFile, where + ": 'label' must be a number");
         pairs.push_back({j["sentence1"].get<std::string>(), j["sentence2"].get<std::string>(), j["label"].get<double>()});
     }
     if (pairs.size() < 2) throw Error(ErrorCode::CorruptFile, file.string() + ": needs at least 2 labelled pairs");
@@ -36,7 +38,8 @@ std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file) {
 }
 
 double pearson_correlation(const std::vector<double>& x, const std::vector<double>& y) {
-    if (x.size() != y.size() || x.size() < 2) throw Error(ErrorCode::InvalidArgument, "correlation needs two equal-length series of 2+ values");
+    if (x.size() != y.size() || x.size() < 2)
+        throw Error(ErrorCode::InvalidArgument, "correlation needs two equal-length series of 2+ values");
     const double n = static_cast<double>(x.size());
     const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
     double sxy = 0, sxx = 0, syy = 0;
@@ -78,7 +81,8 @@ StsCorrelation sts_correlation(const std::vector<StsPair>& pairs, const std::vec
     return {pearson_correlation(scores, labels), spearman_correlation(scores, labels), pairs.size()};
 }
 
-std::vector<double> embedder_similarities(const Embedder& embedder, const std::vector<StsPair>& pairs, const EmbedOptions& options) {
+std::vector<double> embedder_similarities(const Embedder& embedder, const std::vector<StsPair>& pairs,
+                                          const EmbedOptions& options) {
     std::vector<std::string> texts;
     texts.reserve(pairs.size() * 2);
     for (const auto& p : pairs) {

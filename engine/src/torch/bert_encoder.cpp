@@ -107,7 +107,8 @@ at::Tensor BertEncoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     at::Tensor x = at::embedding(word_, ids) + at::embedding(position_, pos) + token_type_[0];
     x = at::layer_norm(x, {config_.hidden_size}, emb_ln_w_, emb_ln_b_, config_.layer_norm_eps);
     // Additive mask [B, 1, 1, S]: 0 on tokens, the dtype's lowest value on padding (as transformers).
-    at::Tensor attn_bias = (1.0 - mask.to(at::kFloat)).mul_(std::numeric_limits<float>::lowest()).view({ids.size(0), 1, 1, ids.size(1)});
+    at::Tensor attn_bias =
+        (1.0 - mask.to(at::kFloat)).mul_(std::numeric_limits<float>::lowest()).view({ids.size(0), 1, 1, ids.size(1)});
     for (const Layer& l : layers_) x = layer_forward(l, x, attn_bias);
     return x;
 }

@@ -1,7 +1,6 @@
 // t5s::Embedder on LibTorch: a sentence-transformers folder (encoder, pooling, Dense, Normalize).
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
-
 #include <malloc.h>
 
 #include <algorithm>
@@ -113,7 +112,8 @@ public:
 
     std::vector<std::vector<int>> token_ids(const std::vector<std::string>& texts, const EmbedOptions& options) const override {
         std::vector<std::vector<int>> ids(texts.size());
-        for (size_t i = 0; i < texts.size(); ++i) ids[i] = tokenizer_->encode(prepare(options.prefix + texts[i]), info_.max_seq_length);
+        for (size_t i = 0; i < texts.size(); ++i)
+            ids[i] = tokenizer_->encode(prepare(options.prefix + texts[i]), info_.max_seq_length);
         return ids;
     }
 
