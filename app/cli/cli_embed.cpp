@@ -11,6 +11,8 @@
 
 namespace t5s::cli {
 
+namespace {
+
 nlohmann::json to_json(const EmbedderInfo& info) {
     return {{"dir", info.dir.string()},
             {"architecture", info.architecture},
@@ -25,8 +27,21 @@ nlohmann::json to_json(const EmbedderInfo& info) {
             {"files", info.files}};
 }
 
+}  // namespace
+
+const CommandSpec kEmbedSpec = {"embed", "sentence embeddings from a sentence-transformers folder, as SentenceTransformer.encode", {
+    {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)"},
+    {"text", "T", "a text to embed", kRepeatable},
+    {"prefix", "P", "prepended to every text, e.g. \"query: \" for multilingual-e5"},
+    {"batch-size", "B", "texts encoded together, padded (default 32)"},
+    {"dtype", "D", "fp32 (default), bf16, int8; fp16 on CUDA"},
+    {"device", "D", "cpu (default), cuda or auto"},
+    {"threads", "N", "intra-op threads (0 = physical cores)"},
+    {"json", "", "print {\"dim\": D, \"embeddings\": [[...]], \"embedder\": {...}} on stdout"},
+}};
+
 int run_embed(const Argv& argv) {
-    Args args(argv, {"json"}, {"embedder", "text", "prefix", "batch-size", "dtype", "device", "threads"});
+    Args args(argv, kEmbedSpec);
     const std::string dir = args.require("embedder");
     const auto& texts = args.all("text");
     if (texts.empty()) throw UsageError("give at least one --text");

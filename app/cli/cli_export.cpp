@@ -47,9 +47,21 @@ private:
 
 }  // namespace
 
+const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
+    {"history", "PATH", "history database to read"},
+    {"format", "F", "jsonl, csv or tsv"},
+    {"out", "FILE", "file to write; an existing one is refused unless --force"},
+    {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
+    {"dedupe", "", "skip repeated (source, target) pairs"},
+    {"include-originals", "", "also one row per generation whose target is its input, before its candidates"},
+    {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
+    {"model", "M", "only generations made with model M (its path or content hash)"},
+    {"force", "", "overwrite --out if it exists"},
+    {"json", "", "also print a JSON summary on stdout"},
+}};
+
 int run_export(const Argv& argv) {
-    const Args args(argv, {"accepted-only", "dedupe", "include-originals", "force", "json"},
-                    {"history", "format", "out", "search", "model"});
+    const Args args(argv, kExportSpec);
     ExportOptions options;
     const std::string format = args.require("format");
     if (format != "jsonl" && format != "csv" && format != "tsv")

@@ -1,6 +1,7 @@
 #include "controllers/training_controller.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "controllers/model_controller.h"
 
@@ -26,51 +27,44 @@ void TrainingController::open_training() {
     }
 }
 
+namespace {
+
+// The settings a preset fills in; everything else on the Training panel stays as the user set it.
+struct PresetSettings {
+    int steps, epochs, batch_size, grad_accum;
+    double lr;
+    ScheduleKind schedule;
+    int warmup_steps, eval_every, save_every, patience;
+};
+
+// Indexed by TrainPreset.
+const PresetSettings kPresets[] = {
+    // Quick: a few minutes, to check that the data and the model fit together.
+    {200, 1, 8, 1, 1e-3, ScheduleKind::Constant, 0, 50, 0, 0},
+    // Balanced: three passes over the data.
+    {0, 3, 16, 1, 5e-4, ScheduleKind::Linear, 100, 200, 1000, 0},
+    // Thorough: a long run with early stopping on the eval loss.
+    {0, 10, 16, 2, 3e-4, ScheduleKind::Cosine, 500, 500, 1000, 5},
+};
+
+}  // namespace
+
 void TrainingController::apply_training_preset(int preset) {
     auto& t = s.train;
     auto& o = t.options;
-    t.preset = std::clamp(preset, 0, 2);
-    switch (TrainPreset(t.preset)) {
-        case TrainPreset::Quick:  // a few minutes: check that the data and the model fit together
-            o.steps = 200;
-            o.epochs = 1;
-            o.batch_size = 8;
-            o.grad_accum = 1;
-            o.lr = 1e-3;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Constant;
-            o.warmup_steps = 0;
-            o.eval_every = 50;
-            o.save_every = 0;
-            o.patience = 0;
-            break;
-        case TrainPreset::Balanced:  // three passes over the data
-            o.steps = 0;
-            o.epochs = 3;
-            o.batch_size = 16;
-            o.grad_accum = 1;
-            o.lr = 5e-4;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Linear;
-            o.warmup_steps = 100;
-            o.eval_every = 200;
-            o.save_every = 1000;
-            o.patience = 0;
-            break;
-        case TrainPreset::Thorough:  // long run with early stopping on the eval loss
-            o.steps = 0;
-            o.epochs = 10;
-            o.batch_size = 16;
-            o.grad_accum = 2;
-            o.lr = 3e-4;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Cosine;
-            o.warmup_steps = 500;
-            o.eval_every = 500;
-            o.save_every = 1000;
-            o.patience = 5;
-            break;
-    }
+    t.preset = std::clamp(preset, 0, int(std::size(kPresets)) - 1);
+    const PresetSettings& p = kPresets[t.preset];
+    o.steps = p.steps;
+    o.epochs = p.epochs;
+    o.batch_size = p.batch_size;
+    o.grad_accum = p.grad_accum;
+    o.lr = p.lr;
+    o.optimizer = OptimizerKind::AdamW;
+    o.schedule = p.schedule;
+    o.warmup_steps = p.warmup_steps;
+    o.eval_every = p.eval_every;
+    o.save_every = p.save_every;
+    o.patience = p.patience;
 }
 
 void TrainingController::start_training() {
