@@ -47,6 +47,8 @@ public:
     void browse(const std::string& dir) { model_.browse(dir); }
     void load_embedder() { model_.load_embedder(); }  // from model.embedder_input
     void unload_embedder() { model_.unload_embedder(); }
+    void add_adapter() { model_.add_adapter(); }
+    void use_adapter(const std::string& dir) { model_.use_adapter(dir); }
     // Workspace.
     void generate() { ws_.generate(); }
     void cancel_generation() { ws_.cancel_generation(); }

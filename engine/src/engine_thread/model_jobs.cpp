@@ -41,6 +41,7 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
                        embedder.reset();
                        emit(EmbedderUnloaded{job.id()});
                    },
+                   [&](const SetAdapter& c) { set_adapter(job, c); },
                    [&](const Generate& c) { generate(job, c, task.submitted); },
                    [&](const BatchAugment&) { end = run_batch(task); },
                    [&](const StartTraining& c) { run_training(job, *task.trainer, c); },
@@ -70,6 +71,13 @@ void EngineImpl::load_embedder(Job& job, const LoadEmbedder& cmd) {
     if (!loaded) throw Error(ErrorCode::Internal, "embedder factory returned nothing for " + cmd.dir.string());
     embedder = std::move(loaded);
     emit(EmbedderLoaded{id, embedder->info(), ms_since(t0)});
+}
+
+void EngineImpl::set_adapter(Job& job, const SetAdapter& cmd) {
+    emit(JobStarted{job.id(), "adapter"});
+    if (!model) throw Error(ErrorCode::InvalidArgument, "no model loaded: open a model folder first");
+    model->set_adapter(cmd.dir);
+    emit(AdapterSet{job.id(), cmd.dir, model->info().adapter_parameter_count});
 }
 
 namespace {

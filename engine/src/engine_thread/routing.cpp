@@ -18,6 +18,7 @@ Route route(const LoadModel&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const UnloadModel&) { return {JobKind::UnloadModel, LaneId::Model}; }
 Route route(const LoadEmbedder&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const UnloadEmbedder&) { return {JobKind::UnloadModel, LaneId::Model}; }
+Route route(const SetAdapter&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const Generate&) { return {JobKind::Generate, LaneId::Model}; }
 Route route(const BatchAugment&) { return {JobKind::Batch, LaneId::Model}; }
 Route route(const StartTraining&) { return {JobKind::Train, LaneId::Model}; }
