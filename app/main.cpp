@@ -28,6 +28,7 @@ const Command kCommands[] = {
     {kExportSpec, run_export},
     {kTrainSpec, run_train},
     {kServeSpec, run_serve},
+    {kEmbedSpec, run_embed},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

@@ -25,6 +25,10 @@ target_compile_options(t5s_int8_bench PRIVATE ${TORCH_CXX_FLAGS})
 add_executable(t5s_quality_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/quality_bench.cpp")
 target_link_libraries(t5s_quality_bench PRIVATE t5s_core)
 
+# Embedder cost next to generation (tests/bench/embed_bench.sh).
+add_executable(t5s_embed_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/embed_bench.cpp")
+target_link_libraries(t5s_embed_bench PRIVATE t5s_engine)
+
 # LoRA vs full fine-tuning: peak RSS and step time per mode (tests/bench/lora_bench.sh).
 add_executable(t5s_lora_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/lora_bench.cpp")
 target_link_libraries(t5s_lora_bench PRIVATE t5s_engine t5s_trainer t5s_torch_cpu)

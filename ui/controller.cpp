@@ -28,13 +28,14 @@ bool holds_any(const Event& event) {
 
 // The last event of a job: its owner is forgotten after it.
 bool last_event_of_job(const Event& e) {
-    return holds_any<ModelLoaded, GenerationDone, JobFailed, JobFinished, DatasetLoaded, HistoryLoaded, DecisionRecorded,
-                     ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet>(e);
+    return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, DatasetLoaded,
+                     HistoryLoaded, DecisionRecorded, ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet>(e);
 }
 
 // Events that end what the status bar shows as running.
 bool ends_status_job(const Event& e) {
-    return holds_any<ModelLoaded, GenerationDone, JobFailed, JobFinished, ExportDone, FileExists, AdapterSet>(e);
+    return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, ExportDone,
+                     FileExists, AdapterSet>(e);
 }
 
 }  // namespace
@@ -69,6 +70,7 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
         ctx_.log(true, "engine stopped: " + message);
     } else {
         s_.model.info.reset();
+        s_.model.embedder.reset();
         ctx_.log(false, "engine restarted; open the model again");
     }
 }

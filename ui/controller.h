@@ -45,6 +45,8 @@ public:
     // Model panel.
     void load_model() { model_.load_model(); }  // from model.path_input
     void browse(const std::string& dir) { model_.browse(dir); }
+    void load_embedder() { model_.load_embedder(); }  // from model.embedder_input
+    void unload_embedder() { model_.unload_embedder(); }
     void add_adapter() { model_.add_adapter(); }
     void use_adapter(const std::string& dir) { model_.use_adapter(dir); }
     // Workspace.

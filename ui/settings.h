@@ -18,6 +18,8 @@ struct AppSettings {
     std::vector<std::string> recent_models;
     std::map<std::string, std::string> task_prefix;  // per model path
     std::string last_model;
+    std::vector<std::string> recent_embedders;
+    std::string last_embedder;  // filled into the embedder field, not loaded at start
     int device = 0, precision = 0;
     GenerationOptions options;
     bool random_seed = true;

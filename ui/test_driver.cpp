@@ -63,8 +63,9 @@ void TestDriver::next() {
 }
 
 bool TestDriver::idle(const UiState& s) const {
-    return s.ws.job == 0 && s.model.load_job == 0 && s.batch.dataset_job == 0 && s.batch.phase != BatchPhase::Running &&
-           s.history.job == 0 && s.exp.job == 0 && s.train.job == 0 && s.ws.pending_decisions == 0 && filler_done_;
+    return s.ws.job == 0 && s.model.load_job == 0 && s.model.embedder_job == 0 && s.batch.dataset_job == 0 &&
+           s.batch.phase != BatchPhase::Running && s.history.job == 0 && s.exp.job == 0 && s.train.job == 0 &&
+           s.ws.pending_decisions == 0 && filler_done_;
 }
 
 void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
@@ -96,8 +97,12 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         for (size_t p; (p = text.find("\\n")) != std::string::npos;) text.replace(p, 2, "\n");
         io.AddInputCharactersUTF8(text.c_str());
         next();
-    } else if (st.op == "wait_idle" || st.op == "wait_model") {
+    } else if (st.op == "wait_idle" || st.op == "wait_model" || st.op == "wait_embedder") {
         step_wait(st, ctl);
+    } else if (st.op == "load_embedder") {
+        s.model.embedder_input = st.arg;
+        ctl.load_embedder();
+        next();
     } else if (st.op == "screenshot") {
         step_screenshot(st);
     } else if (st.op == "expect_candidates") {
@@ -139,14 +144,19 @@ void TestDriver::step_wait(const ScriptStep& st, Controller& ctl) {
         phase_ = 1;
         counter_ = 0;
     }
-    const bool ok = st.op == "wait_idle" ? idle(s) : bool(s.model.info);
+    const bool embedder = st.op == "wait_embedder";
+    const bool ok = st.op == "wait_idle" ? idle(s) : embedder ? bool(s.model.embedder) : bool(s.model.info);
     counter_ = ok ? counter_ + 1 : 0;
     if (counter_ >= 3)
         next();  // stable for 3 frames
     else if (now_s() > deadline_)
-        fail(st.op == "wait_model" ? "no model loaded: " + s.model.error : "still busy");
+        fail(st.op == "wait_model" ? "no model loaded: " + s.model.error
+             : embedder            ? "no embedding model loaded: " + s.model.embedder_error
+                                   : "still busy");
     else if (st.op == "wait_model" && !s.model.error.empty() && s.model.load_job == 0)
         fail("model load failed: " + s.model.error);
+    else if (embedder && !s.model.embedder_error.empty() && s.model.embedder_job == 0)
+        fail("embedding model load failed: " + s.model.embedder_error);
 }
 
 void TestDriver::step_screenshot(const ScriptStep& st) {

@@ -43,6 +43,13 @@ struct ModelVm {
     std::string browser_error;
     JobId browser_job = 0;
     std::map<std::string, std::string> task_prefix;  // model path -> prefix (persisted)
+    // Embedding model (similarity scores): its own slot, loaded with the same device / precision.
+    std::string embedder_input;
+    std::vector<std::string> recent_embedders;  // most recent first (persisted)
+    JobId embedder_job = 0;                     // load or unload in flight
+    std::optional<EmbedderInfo> embedder;
+    double embedder_load_ms = 0.0;
+    std::string embedder_error;
     // LoRA adapters listed per base folder; one (or none) applied at the next request, no reload.
     std::map<std::string, std::vector<std::string>> adapters;  // base path -> adapter folders
     std::string adapter_input;               // the "add adapter" path field

@@ -34,5 +34,7 @@ extern const CommandSpec kMergeSpec;
 int run_merge(const Argv& argv);
 extern const CommandSpec kServeSpec;
 int run_serve(const Argv& argv);
+extern const CommandSpec kEmbedSpec;
+int run_embed(const Argv& argv);
 
 }  // namespace t5s::cli

@@ -42,6 +42,23 @@ lora="$data/lora/t5v10-qv-wo"
 "$bin" generate --model "$model" --adapter "$lora" --text "Tom is a good boy." --max-new-tokens 12 --json >"$work/gen_lora.json" && ok || bad "generate --adapter failed"
 [ "$(python3 -c "import json; g=json.load(open('$data/goldens/lora.json'))['adapters']['t5v10-qv-wo']['greedy'][0]; d=json.load(open('$work/gen_lora.json')); print(d['results'][0]['candidates'][0]['ids'] == g)")" = True ] && ok || bad "generate --adapter ids differ from peft"
 
+# --- embed: sentence-transformers folders ------------------------------------------------------
+emb="$data/embedder/bert_wordpiece_cls_dense_norm"
+"$bin" embed --embedder "$emb" --text "Hello, world! How are you today?" --text "x" --json >"$work/emb.json" && ok || bad "embed failed"
+[ "$(python3 - "$work/emb.json" "$data/embedder/goldens.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1])); gold = json.load(open(sys.argv[2]))
+want = gold["models"]["bert_wordpiece_cls_dense_norm"]["embeddings"]
+rows = [want[gold["sentences"].index(t)] for t in ("Hello, world! How are you today?", "x")]
+print(got["dim"] == 12 and max(abs(a - b) for g, w in zip(got["embeddings"], rows) for a, b in zip(g, w)) < 1e-4)
+PY
+)" = True ] && ok || bad "embed values: $(head -c 300 "$work/emb.json")"
+cp -r "$data/embedder/bert_xlmr_mean" "$work/mpnet"
+python3 -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model_type']='mpnet'; json.dump(c, open(p,'w'))" "$work/mpnet/config.json"
+expect_fail "embed unsupported architecture" "unsupported: model_type 'mpnet'.*mpnet/config.json" "$bin" embed --embedder "$work/mpnet" --text hi
+expect_fail "embed missing folder" "nowhere: embedder folder not found" "$bin" embed --embedder "$work/nowhere" --text hi
+expect_fail "embed without text" "at least one --text" "$bin" embed --embedder "$emb"
+
 # --- generate ------------------------------------------------------------------------------
 golden="$data/goldens/t5v10-tied-relu.json"
 "$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 12 --json >"$work/greedy.json" && ok || bad "generate failed"

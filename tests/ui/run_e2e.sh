@@ -7,6 +7,7 @@ set -euo pipefail
 app=$1; src=$2; model=$3; out=$4
 rm -rf "$out"; mkdir -p "$out/config" "$out/screenshots"
 rows="$src/rows20.txt"
+embedder="$src/../data/embedder/xlmr_mean_norm"
 export_file="$out/export.jsonl"
 script="$out/e2e.script"
 extra=()
@@ -16,6 +17,9 @@ extra=()
   echo "frames 3"
   echo "wait_model 300"
   echo "screenshot model Model"
+  echo "load_embedder $embedder"          # the Model panel's embedding-model slot
+  echo "wait_embedder 120"
+  echo "screenshot model_embedder Model"
   echo "key ctrl+b"
   echo "type $rows"
   echo "key enter"

@@ -9,6 +9,18 @@ const char* kDevices[] = {"auto", "cpu", "cuda"};
 const char* kPrecisions[] = {"fp32", "bf16", "fp16", "int8"};
 }  // namespace
 
+RuntimeOptions ModelController::runtime() const {
+    const auto& m = s.model;
+    RuntimeOptions r;
+    r.device = m.device == 2 ? Device::Cuda : m.device == 1 ? Device::Cpu : Device::Auto;
+    r.precision = m.precision == 1   ? Precision::Bf16
+                  : m.precision == 2 ? Precision::Fp16
+                  : m.precision == 3 ? Precision::Int8
+                                     : Precision::Fp32;
+    r.threads = m.threads;
+    return r;
+}
+
 void ModelController::load_model() { load_model(s.model.path_input, std::string()); }
 
 void ModelController::load_model(const std::string& dir, const std::string& adapter) {
@@ -20,12 +32,7 @@ void ModelController::load_model(const std::string& dir, const std::string& adap
     }
     LoadModel cmd;
     cmd.dir = m.path_input;
-    cmd.runtime.device = m.device == 2 ? Device::Cuda : m.device == 1 ? Device::Cpu : Device::Auto;
-    cmd.runtime.precision = m.precision == 1   ? Precision::Bf16
-                            : m.precision == 2 ? Precision::Fp16
-                            : m.precision == 3 ? Precision::Int8
-                                               : Precision::Fp32;
-    cmd.runtime.threads = m.threads;
+    cmd.runtime = runtime();
     cmd.runtime.adapter = adapter;
     m.error.clear();
     m.load_job = submit(std::move(cmd));
@@ -57,6 +64,48 @@ void ModelController::use_adapter(const std::string& dir) {
     m.adapter_error.clear();
     m.adapter_job = submit(SetAdapter{dir});
     if (m.adapter_job) s.job_kind[m.adapter_job] = dir.empty() ? "removing adapter" : "applying adapter";
+}
+
+void ModelController::load_embedder() {
+    auto& m = s.model;
+    if (m.embedder_input.empty()) {
+        m.embedder_error = "type a sentence-transformers folder first (modules.json, 1_Pooling, ...)";
+        return;
+    }
+    m.embedder_error.clear();
+    m.embedder_job = submit(LoadEmbedder{m.embedder_input, runtime()});
+    if (m.embedder_job) {
+        s.job_kind[m.embedder_job] = "loading embedding model";
+        ctx.log(false, "loading embedding model " + m.embedder_input);
+    }
+}
+
+void ModelController::unload_embedder() {
+    auto& m = s.model;
+    m.embedder_error.clear();
+    m.embedder_job = submit(UnloadEmbedder{});
+}
+
+void ModelController::embedder_event(const Event& event) {
+    auto& m = s.model;
+    if (auto* e = std::get_if<EmbedderLoaded>(&event)) {
+        if (e->job != m.embedder_job) return;
+        m.embedder_job = 0;
+        m.embedder = e->info;
+        m.embedder_load_ms = e->load_ms;
+        const std::string p = e->info.dir.string();
+        auto& r = m.recent_embedders;
+        r.erase(std::remove(r.begin(), r.end(), p), r.end());
+        r.insert(r.begin(), p);
+        if (r.size() > 10) r.resize(10);
+        ctx.note(p);
+        ctx.log(false, "embedding model loaded: " + p + " (" + e->info.architecture + ", " + e->info.pooling + ", dim " +
+                           std::to_string(e->info.dim) + ")");
+    } else if (auto* u = std::get_if<EmbedderUnloaded>(&event)) {
+        if (u->job == m.embedder_job) m.embedder_job = 0;
+        m.embedder.reset();
+        ctx.log(false, "embedding model unloaded");
+    }
 }
 
 void ModelController::browse(const std::string& dir) {
@@ -94,6 +143,8 @@ void ModelController::apply(const Event& event) {
         ctx.log(false, "model loaded: " + p + " (" + e->info.variant + ", " + e->info.precision + ", " + e->info.device + ")");
     } else if (std::holds_alternative<ModelUnloaded>(event)) {
         m.info.reset();
+    } else if (std::holds_alternative<EmbedderLoaded>(event) || std::holds_alternative<EmbedderUnloaded>(event)) {
+        embedder_event(event);
     } else if (auto* d = std::get_if<DirectoryListing>(&event)) {
         if (d->job != m.browser_job) return;
         m.browser_job = 0;
@@ -110,6 +161,9 @@ void ModelController::failed(const JobFailed& e) {
     if (e.job == s.model.load_job) {
         s.model.load_job = 0;
         s.model.error = msg;
+    } else if (e.job == s.model.embedder_job) {
+        s.model.embedder_job = 0;
+        s.model.embedder_error = msg;
     } else if (e.job == s.model.adapter_job) {
         s.model.adapter_job = 0;
         s.model.adapter_error = msg;
@@ -127,6 +181,7 @@ void ModelController::remember_adapter(const std::string& base, const std::strin
 
 void ModelController::engine_died() {
     s.model.load_job = 0;
+    s.model.embedder_job = 0;
     s.model.adapter_job = 0;
 }
 

@@ -12,6 +12,8 @@ public:
     void load_model(const std::string& dir);  // "use this model" of the training panel
     void load_model(const std::string& dir, const std::string& adapter);  // base + LoRA adapter (a LoRA run's "use")
     void browse(const std::string& dir);
+    void load_embedder();  // from model.embedder_input, with the model's device / precision / threads
+    void unload_embedder();
     void add_adapter();                         // from model.adapter_input: listed for the base and applied
     void use_adapter(const std::string& dir);   // "" = none; the next request uses it
 
@@ -20,6 +22,8 @@ public:
     void engine_died() override;
 
 private:
+    RuntimeOptions runtime() const;
+    void embedder_event(const Event& event);
     void remember_adapter(const std::string& base, const std::string& adapter);
 };
 

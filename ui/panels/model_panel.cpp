@@ -1,5 +1,6 @@
 // Model panel: path field, recent list, drag-and-drop (handled by the window), a small folder
 // browser (listing runs on the engine's io lane), device / precision, model info.
+#include <cstdio>
 #include <filesystem>
 
 #include <imgui.h>
@@ -62,6 +63,46 @@ void draw_info(const ModelVm& m) {
         std::snprintf(ms, sizeof ms, "%.0f ms", m.load_ms);
         row("load time", ms);
         ImGui::EndTable();
+    }
+}
+
+// The embedding model behind the similarity score: path, load / unload, recent, one info line.
+void draw_embedder(Controller& ctl) {
+    auto& m = ctl.state().model;
+    if (!ImGui::CollapsingHeader("Embedding model", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    const bool busy = m.embedder_job != 0;
+    ImGui::SetNextItemWidth(-140);
+    if (ImGui::InputTextWithHint("##embedder", "sentence-transformers folder (modules.json)", &m.embedder_input,
+                                 ImGuiInputTextFlags_EnterReturnsTrue) && !busy)
+        ctl.load_embedder();
+    ImGui::SameLine();
+    if (busy) ImGui::BeginDisabled();
+    if (ImGui::Button(busy ? "Loading##emb" : "Load##emb")) ctl.load_embedder();
+    ImGui::SameLine();
+    if (!m.embedder) ImGui::BeginDisabled();
+    if (ImGui::Button("Unload##emb")) ctl.unload_embedder();
+    if (!m.embedder) ImGui::EndDisabled();
+    if (busy) ImGui::EndDisabled();
+    help_marker("A sentence-transformers model (BERT or XLM-R encoder; mean, CLS or max pooling; Dense and Normalize)\n"
+                "scores how well each candidate keeps its source's meaning (cosine similarity).\n"
+                "It runs on the device and precision chosen above.");
+    if (!m.embedder_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.embedder_error.c_str());
+    if (m.embedder) {
+        const auto& e = *m.embedder;
+        char line[256];
+        std::snprintf(line, sizeof line, "%s, %s pooling%s%s, dim %d, max %d tokens, %s on %s, %.0f ms", e.architecture.c_str(),
+                      e.pooling.c_str(), e.dense_layers ? " + Dense" : "", e.normalize ? " + Normalize" : "", e.dim,
+                      e.max_seq_length, e.precision.c_str(), e.device.c_str(), m.embedder_load_ms);
+        ImGui::TextWrapped("%s", line);
+    } else {
+        ImGui::TextDisabled("No embedding model: similarity scores are off.");
+    }
+    for (const auto& r : m.recent_embedders) {
+        const bool current = m.embedder && m.embedder->dir.string() == r;
+        if (ImGui::Selectable((r + "##emb_recent").c_str(), current, ImGuiSelectableFlags_AllowDoubleClick)) {
+            m.embedder_input = r;
+            if (ImGui::IsMouseDoubleClicked(0) && !busy) ctl.load_embedder();
+        }
     }
 }
 
@@ -146,6 +187,8 @@ void draw_model_panel(PanelContext& ctx) {
     draw_adapters(ctl);
     ImGui::Separator();
     draw_info(m);
+    ImGui::Separator();
+    draw_embedder(ctl);
     ImGui::End();
 }
 

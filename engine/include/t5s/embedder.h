@@ -42,6 +42,10 @@ public:
     // One row of info().dim floats per text, as SentenceTransformer.encode returns them.
     virtual std::vector<std::vector<float>> embed(const std::vector<std::string>& texts,
                                                   const EmbedOptions& options = {}) const = 0;
+    // The token ids embed() feeds the encoder for each text (prefix added, lower-cased when
+    // sentence_bert_config.json says so, start/end tokens included, cut at max_seq_length).
+    virtual std::vector<std::vector<int>> token_ids(const std::vector<std::string>& texts,
+                                                    const EmbedOptions& options = {}) const = 0;
 };
 
 // Cosine similarity of two embeddings of the same size, in [-1, 1] (0 when either is all zeros).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "t5s/device.h"
+#include "t5s/embedder.h"
 #include "t5s/error.h"
 #include "t5s/generation_options.h"
 #include "t5s/history_store.h"
@@ -48,6 +49,10 @@ struct DirEntry {
 // ---------------------------------------------------------------- commands
 struct LoadModel { std::filesystem::path dir; RuntimeOptions runtime; };
 struct UnloadModel {};
+// The sentence-embedding model behind the similarity score (t5s/embedder.h), on the model lane
+// beside the T5 model: one at a time, replaced by the next LoadEmbedder.
+struct LoadEmbedder { std::filesystem::path dir; RuntimeOptions runtime; };
+struct UnloadEmbedder {};
 struct Generate {
     std::vector<std::string> texts;  // sources as the user wrote them
     GenerationOptions options;
@@ -107,7 +112,7 @@ struct StartTraining {
 struct SetAdapter { std::filesystem::path dir; };
 struct QueryTrainingRuns { int limit = 50; };          // newest first, with their curves
 struct DeleteTrainingRun { int64_t run_id = 0; };      // the record only; checkpoints stay on disk
-using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
+using Command = std::variant<LoadModel, UnloadModel, LoadEmbedder, UnloadEmbedder, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
                              ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
                              DeleteTrainingRun, SetAdapter>;
@@ -121,6 +126,8 @@ struct ModelLoaded {
     DeviceProfile recommended;  // measured hardware-aware defaults (device, precision, free memory)
 };
 struct ModelUnloaded { JobId job = 0; };
+struct EmbedderLoaded { JobId job = 0; EmbedderInfo info; double load_ms = 0.0; };
+struct EmbedderUnloaded { JobId job = 0; };
 struct GenerationStep { JobId job = 0; int step = 0; int active_rows = 0; int64_t tokens = 0; };
 struct GenerationDone {
     JobId job = 0;
@@ -164,7 +171,7 @@ struct TrainingRunsLoaded { JobId job = 0; std::vector<StoredTrainingRun> runs; 
 struct EngineDied { std::string message; };
 struct AdapterSet { JobId job = 0; std::filesystem::path dir; int64_t parameters = 0; };  // dir empty: none
 
-using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationStep, GenerationDone, JobFailed,
+using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, EmbedderLoaded, EmbedderUnloaded, GenerationStep, GenerationDone, JobFailed,
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
                            DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
@@ -172,10 +179,12 @@ using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationSte
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;
+using EmbedderFactory = std::function<std::unique_ptr<Embedder>(const std::filesystem::path&, const RuntimeOptions&)>;
 
 struct EngineConfig {
     std::filesystem::path history_db;  // "" = no history (queries fail with a message)
     ModelFactory model_factory;        // empty = Model::load
+    EmbedderFactory embedder_factory;  // empty = Embedder::load
     CudaMemoryProbe cuda_probe;        // empty = the engine's own (torch allocator + cudaMemGetInfo)
     double telemetry_hz = 4.0;         // 0 = no sampler thread
 };

@@ -4,6 +4,7 @@
 
 #include "file_io.h"
 #include "t5s/error.h"
+#include "t5s/tokenizer.h"
 #include "unicode_space.h"
 
 namespace t5s::embed_detail {
@@ -78,6 +79,17 @@ std::vector<TextChunk> split_special_tokens(std::string_view text, const std::ve
     }
     if (plain_start < text.size()) chunks.push_back({text.substr(plain_start)});
     return chunks;
+}
+
+std::vector<int> encode_around_specials(std::string_view text, const std::vector<SpecialToken>& specials,
+                                        const std::function<void(std::string_view, std::vector<int>&)>& encode_chunk) {
+    require_valid_utf8(text, "input text");
+    std::vector<int> ids;
+    for (const TextChunk& chunk : split_special_tokens(text, specials)) {
+        if (chunk.special_id >= 0) ids.push_back(chunk.special_id);
+        else encode_chunk(chunk.text, ids);
+    }
+    return ids;
 }
 
 }  // namespace t5s::embed_detail

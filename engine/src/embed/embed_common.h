@@ -2,6 +2,7 @@
 // Pieces shared by the WordPiece and XLM-R tokenizers: tokenizer_config.json fields and the split
 // of input text around special tokens written in it (transformers' added-tokens trie).
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,5 +33,11 @@ struct TextChunk {
 
 // Splits at the earliest, longest special token, like transformers' Trie.split.
 std::vector<TextChunk> split_special_tokens(std::string_view text, const std::vector<SpecialToken>& specials);
+
+// What both tokenizers' encode_plain do around their own algorithm: validate the UTF-8, emit the
+// ids of special tokens written in the text, and pass each plain chunk to `encode_chunk`, which
+// appends its ids.
+std::vector<int> encode_around_specials(std::string_view text, const std::vector<SpecialToken>& specials,
+                                        const std::function<void(std::string_view, std::vector<int>&)>& encode_chunk);
 
 }  // namespace t5s::embed_detail

@@ -199,14 +199,8 @@ void WordPieceTokenizer::wordpiece(const std::u32string& word, std::vector<int>&
 }
 
 std::vector<int> WordPieceTokenizer::encode_plain(std::string_view text) const {
-    require_valid_utf8(text, "input text");
-    std::vector<int> ids;
-    for (const TextChunk& chunk : split_special_tokens(text, specials_)) {
-        if (chunk.special_id >= 0) {
-            ids.push_back(chunk.special_id);
-            continue;
-        }
-        for (const std::u32string& word : basic_tokenize(chunk.text)) {
+    return encode_around_specials(text, specials_, [&](std::string_view chunk, std::vector<int>& ids) {
+        for (const std::u32string& word : basic_tokenize(chunk)) {
             if (never_split_.count(word)) {
                 const int id = lookup(u32_to_utf8(word));
                 ids.push_back(id < 0 ? unk_id_ : id);
@@ -214,8 +208,7 @@ std::vector<int> WordPieceTokenizer::encode_plain(std::string_view text) const {
                 wordpiece(word, ids);
             }
         }
-    }
-    return ids;
+    });
 }
 
 }  // namespace

@@ -36,18 +36,11 @@ public:
     }
 
     std::vector<int> encode_plain(std::string_view text) const override {
-        require_valid_utf8(text, "input text");
-        std::vector<int> ids;
-        for (const TextChunk& chunk : split_special_tokens(text, specials_)) {
-            if (chunk.special_id >= 0) {
-                ids.push_back(chunk.special_id);
-                continue;
-            }
+        return encode_around_specials(text, specials_, [&](std::string_view chunk, std::vector<int>& ids) {
             std::vector<int> sp_ids;
-            sp_.Encode(chunk.text, &sp_ids);
+            sp_.Encode(chunk, &sp_ids);
             for (int id : sp_ids) ids.push_back(id == sp_.unk_id() ? kUnk : id + kFairseqOffset);
-        }
-        return ids;
+        });
     }
 
     std::string token(int id) const override {

@@ -73,6 +73,7 @@ struct EngineImpl {
 
     // Model lane only.
     std::unique_ptr<Model> model;
+    std::shared_ptr<const Embedder> embedder;  // shared: a scorer may hold it while a new one loads
     std::string model_hash;
     std::unique_ptr<HistoryStore> model_history;
     // Io lane only.
@@ -108,6 +109,7 @@ struct EngineImpl {
 
     // model_jobs.cpp helpers
     void load_model(Job& job, const LoadModel& cmd);
+    void load_embedder(Job& job, const LoadEmbedder& cmd);
     void set_adapter(Job& job, const SetAdapter& cmd);
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
     JobEnd run_batch(LaneTask& task);

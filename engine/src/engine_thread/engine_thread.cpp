@@ -204,6 +204,10 @@ EngineThread::EngineThread(EngineConfig config) : impl_(std::make_unique<Impl>()
         impl_->config.model_factory = [](const std::filesystem::path& dir, const RuntimeOptions& o) {
             return Model::load(dir, o);
         };
+    if (!impl_->config.embedder_factory)
+        impl_->config.embedder_factory = [](const std::filesystem::path& dir, const RuntimeOptions& o) {
+            return Embedder::load(dir, o);
+        };
     impl_->started = detail::Clock::now();
     impl_->start_lanes();
     if (impl_->config.telemetry_hz > 0) impl_->sampler = std::thread([this] { impl_->sampler_loop(); });
@@ -255,6 +259,7 @@ void EngineThread::restart() {
     }
     for (auto& t : lost) impl_->fail(*t.job, ErrorCode::Cancelled, "engine restarted before this job ran");
     impl_->model.reset();
+    impl_->embedder.reset();
     impl_->model_history.reset();
     impl_->io_history.reset();
     impl_->jobs.clear();

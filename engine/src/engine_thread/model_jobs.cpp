@@ -36,6 +36,11 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
                        model.reset();
                        emit(ModelUnloaded{job.id()});
                    },
+                   [&](const LoadEmbedder& c) { load_embedder(job, c); },
+                   [&](const UnloadEmbedder&) {
+                       embedder.reset();
+                       emit(EmbedderUnloaded{job.id()});
+                   },
                    [&](const SetAdapter& c) { set_adapter(job, c); },
                    [&](const Generate& c) { generate(job, c, task.submitted); },
                    [&](const BatchAugment&) { end = run_batch(task); },
@@ -55,6 +60,17 @@ void EngineImpl::load_model(Job& job, const LoadModel& cmd) {
     if (!model) throw Error(ErrorCode::Internal, "model factory returned nothing for " + cmd.dir.string());
     model_hash = model->info().content_hash;  // same fingerprint the CLI records
     emit(ModelLoaded{id, model->info(), ms_since(t0), recommend_profile(cmd.runtime.device)});
+}
+
+void EngineImpl::load_embedder(Job& job, const LoadEmbedder& cmd) {
+    const JobId id = job.id();
+    emit(JobStarted{id, "load_embedder"});
+    const auto t0 = Clock::now();
+    embedder.reset();  // free the old one first
+    std::unique_ptr<Embedder> loaded = config.embedder_factory(cmd.dir, cmd.runtime);
+    if (!loaded) throw Error(ErrorCode::Internal, "embedder factory returned nothing for " + cmd.dir.string());
+    embedder = std::move(loaded);
+    emit(EmbedderLoaded{id, embedder->info(), ms_since(t0)});
 }
 
 void EngineImpl::set_adapter(Job& job, const SetAdapter& cmd) {
