@@ -29,10 +29,14 @@ const char* kUsage =
     "            [--sample --temperature X --top-k K --top-p P --seed S] [--repetition-penalty R]\n"
     "            [--no-repeat-ngram N] [--min-new-tokens N] [--dtype fp32|bf16|fp16|int8] [--device auto|cpu|cuda]\n"
     "            [--batch-size B] [--distinct] [--no-copy] [--threads N] [--history PATH] [--json]\n"
+    "            [--embedder DIR] [--min-similarity X] [--max-similarity X] [--min-change X] [--max-change X]\n"
+    "            [--min-back-score X] [--near-duplicate X] [--rank auto|similarity|back_score|fluency|none] [--keep-dropped]\n"
     "            [--shard I/N | --shard-from-env [--shards N]] [--out FILE]   (with --input)\n"
     "  merge     --out FILE [--rows N] PART...   (sharded generate outputs, in global row order)\n"
     "  history   --history PATH [--search Q] [--runs] [--json]\n"
-    "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]\n"
+    "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe [exact|near]]\n"
+    "            [--near-threshold J] [--with-scores] [--min-similarity X] [--min-change X] [--max-change X] ...\n"
+    "  sts       (--model DIR [--prefix P] | --embedder DIR | --baseline chrf) --data FILE [--limit N] [--json]\n"
     "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
 
 }  // namespace
@@ -44,6 +48,7 @@ int main(int argc, char** argv) {
     commands["history"] = run_history;
     commands["export"] = run_export;
     commands["train"] = run_train;
+    commands["sts"] = run_sts;
     if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
         std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
         return 0;

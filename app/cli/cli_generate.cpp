@@ -15,8 +15,10 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/quality_flags.h"
 #include "cli/generate_recorder.h"
 #include "cli/shard.h"
+#include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/seed.h"
@@ -80,18 +82,24 @@ FileRun file_run_from_flags(const Args& a) {
     return f;
 }
 
-nlohmann::json result_json(const GenerationResult& r) {
+nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
     nlohmann::json cands = nlohmann::json::array();
-    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
+    for (const auto& c : r.candidates) {
+        nlohmann::json j = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
+        add_candidate_scores(c, &j);
+        cands.push_back(std::move(j));
+    }
     nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
     if (r.seed >= 0) j["seed"] = r.seed;
+    add_result_scores(r, keep_dropped, &j);
     return j;
 }
 
 // --input FILE: global batches of options.batch_size rows; this shard's batches that are not yet in
 // --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
-int generate_file(const std::vector<std::string>& texts, const GenerationOptions& options, const FileRun& f, RunBatch&& run_batch) {
+int generate_file(const std::vector<std::string>& texts, const GenerationOptions& options, const FileRun& f, bool keep_dropped,
+                  RunBatch&& run_batch) {
     const int64_t total = static_cast<int64_t>(texts.size());
     const int64_t batch_size = options.batch_size;
     const std::set<int64_t> done = f.out.empty() ? std::set<int64_t>{} : rows_already_written(f.out, f.shard, batch_size, total);
@@ -108,7 +116,7 @@ int generate_file(const std::vector<std::string>& texts, const GenerationOptions
         std::string lines;
         int64_t row = first;
         for (const auto& r : run_batch(batch, batch_options)) {
-            nlohmann::json j = result_json(r);
+            nlohmann::json j = result_json(r, keep_dropped);
             j["index"] = row++;
             j["total_rows"] = total;
             lines += j.dump() + "\n";
@@ -158,25 +166,26 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     o.no_copy = a.has("no-copy");
     o.max_rounds = a.get_int("max-rounds", o.max_rounds);
     if (a.get("batch-size") != "auto") o.batch_size = a.get_int("batch-size", o.batch_size);
+    o.task_prefix = a.get("prefix");
+    apply_quality_flags(a, &o);
     validate_generation_options(o);
     return o;
 }
 
 int run_generate(const Argv& argv) {
-    Args args(argv, {"json", "sample", "distinct", "no-copy", "early-stopping", "shard-from-env"},
-              {"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
+    Args args(argv, with_quality_switches({"json", "sample", "distinct", "no-copy", "early-stopping", "shard-from-env"}),
+              with_quality_flags({"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
                "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
-               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out"});
+               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out"}));
     const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
     std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
-    const std::string prefix = args.get("prefix");
-
-    auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()));
+    const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
+    const auto embedder = embedder_from_flags(args, runtime);
+    auto model = Model::load(args.require("model"), runtime);
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {
@@ -185,21 +194,19 @@ int run_generate(const Argv& argv) {
     }
 
     auto run_batch = [&](const std::vector<std::string>& batch, const GenerationOptions& batch_options) {
-        std::vector<std::string> inputs;
-        for (const auto& t : batch) inputs.push_back(prefix + t);
         const auto start = std::chrono::steady_clock::now();
-        auto results = model->generate(inputs, batch_options);
+        auto results = generate_scored(*model, embedder.get(), batch, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        for (size_t i = 0; i < results.size(); ++i) results[i].input = batch[i];
         recorder.record(results, batch_options, ms);
         return results;
     };
 
-    if (args.has("input")) return generate_file(texts, options, file_run, run_batch);
+    const bool keep_dropped = args.has("keep-dropped");
+    if (args.has("input")) return generate_file(texts, options, file_run, keep_dropped, run_batch);
     auto results = run_batch(texts, options);
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
-        for (const auto& r : results) all.push_back(result_json(r));
+        for (const auto& r : results) all.push_back(result_json(r, keep_dropped));
         print_json({{"results", all}});
     } else {
         for (const auto& r : results) {

@@ -16,5 +16,6 @@ int run_history(const Argv& argv);
 int run_export(const Argv& argv);
 int run_train(const Argv& argv);
 int run_merge(const Argv& argv);
+int run_sts(const Argv& argv);
 
 }  // namespace t5s::cli
