@@ -102,16 +102,20 @@ TEST_CASE("selection ranks, drops near duplicates of better ones and stops at th
     std::vector<Candidate> pool = {scored("The cat sleeps on the sofa.", -2.0, 0.5), scored("The cat sleeps on the sofa!", -1.0, 0.5),
                                    scored("A dog runs in the park.", -1.5, 0.9), scored("unchanged", -0.5, 0.05),
                                    scored("Birds sing at dawn.", -3.0, 0.8)};
-    const CandidateSelection s = select_candidates(pool, o, "back_score", 2);
-    REQUIRE(s.kept.size() == 2);
+    const CandidateSelection s = select_candidates(pool, o, "back_score", 3);
+    REQUIRE(s.kept.size() == 3);
     CHECK(s.kept[0].text == "The cat sleeps on the sofa!");  // best back_score
     CHECK(s.kept[1].text == "A dog runs in the park.");
+    CHECK(s.kept[2].text == "Birds sing at dawn.");  // after the near duplicate
     REQUIRE(s.dropped.size() == 2);
     CHECK(s.dropped[0].reason == "change<0.1");
     CHECK(s.dropped[1].candidate.text == "The cat sleeps on the sofa.");
     CHECK(s.dropped[1].reason == "near_duplicate>0.7");
     CHECK(chrf("The cat sleeps on the sofa.", "The cat sleeps on the sofa!") > 0.7);
-    // "Birds sing at dawn." is surplus: neither kept nor dropped.
+    // With a count of 2 the walk stops before the near duplicate: it is surplus, neither kept nor dropped.
+    const CandidateSelection two = select_candidates(pool, o, "back_score", 2);
+    CHECK(two.kept.size() == 2);
+    CHECK(two.dropped.size() == 1);
     const CandidateSelection none = select_candidates(pool, GenerationOptions{}, "", 5);
     REQUIRE(none.kept.size() == 5);
     CHECK(none.kept[0].text == pool[0].text);  // no rank: decoding order
