@@ -1,9 +1,6 @@
 // t5studio: with no subcommand opens the desktop app (when built with the GUI), otherwise runs
 // the headless command-line front end. Errors: one line on stderr, exit code != 0.
-#include <cstdio>
-#include <cstring>
 #include <iostream>
-#include <map>
 #include <new>
 #include <string>
 
@@ -18,62 +15,75 @@ int t5s_run_gui(int argc, char** argv);  // ui/app_main.cpp
 
 namespace {
 
-const char* kUsage =
-    "usage: t5studio [SUBCOMMAND] [flags]\n"
-    "  (no subcommand)   open the desktop app\n"
-    "  --version | version   print the version\n"
-    "  info      --model DIR [--json]\n"
-    "  tokenize  --model DIR --text T [--text T ...] [--json]\n"
-    "  score     --model DIR --source S --target T [--json]\n"
-    "  generate  --model DIR (--text T ... | --input FILE) [--max-new-tokens N] [--beams K] [--num-return N]\n"
-    "            [--sample --temperature X --top-k K --top-p P --seed S] [--repetition-penalty R]\n"
-    "            [--no-repeat-ngram N] [--min-new-tokens N] [--dtype fp32|bf16|fp16|int8] [--device auto|cpu|cuda]\n"
-    "            [--batch-size B] [--distinct] [--no-copy] [--threads N] [--history PATH] [--json]\n"
-    "            [--embedder DIR] [--min-similarity X] [--max-similarity X] [--min-change X] [--max-change X]\n"
-    "            [--min-back-score X] [--near-duplicate X] [--rank auto|similarity|back_score|fluency|none] [--keep-dropped]\n"
-    "            [--shard I/N | --shard-from-env [--shards N]] [--out FILE]   (with --input)\n"
-    "  merge     --out FILE [--rows N] PART...   (sharded generate outputs, in global row order)\n"
-    "  history   --history PATH [--search Q] [--runs] [--json]\n"
-    "  export    --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe [exact|near]]\n"
-    "            [--near-threshold J] [--with-scores] [--min-similarity X] [--min-change X] [--max-change X] ...\n"
-    "  sts       (--model DIR [--prefix P] | --embedder DIR | --baseline chrf) --data FILE [--limit N] [--json]\n"
-    "  train     --model DIR | --init-config FILE --data FILE --out DIR [--history PATH] [...]  (see README)\n";
+using namespace t5s::cli;
 
-}  // namespace
+// In the order `t5studio --help` lists them.
+const Command kCommands[] = {
+    {kInfoSpec, run_info},
+    {kTokenizeSpec, run_tokenize},
+    {kScoreSpec, run_score},
+    {kGenerateSpec, run_generate},
+    {kMergeSpec, run_merge},
+    {kHistorySpec, run_history},
+    {kExportSpec, run_export},
+    {kTrainSpec, run_train},
+    {kStsSpec, run_sts},
+};
 
-int main(int argc, char** argv) {
-    using namespace t5s::cli;
-    std::map<std::string, int (*)(const Argv&)> commands = {
-        {"info", run_info}, {"tokenize", run_tokenize}, {"score", run_score}, {"generate", run_generate}, {"merge", run_merge}};
-    commands["history"] = run_history;
-    commands["export"] = run_export;
-    commands["train"] = run_train;
-    commands["sts"] = run_sts;
-    if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
-        std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
+const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};
+const CommandSpec kVersionSpec{"version", "print the version of t5studio and of LibTorch (also --version)", {}};
+
+const char* kFooter =
+    "With no subcommand t5studio opens the desktop app.\n"
+    "`t5studio SUBCOMMAND --help` (or `t5studio help SUBCOMMAND`) lists a subcommand's flags.\n"
+    "Exit codes: 0 done, 1 bad input or file, 2 usage error, 3 internal error, 4 out of memory.";
+
+std::string usage() {
+    std::vector<const CommandSpec*> specs;
+    for (const Command& c : kCommands) specs.push_back(&c.spec);
+    specs.push_back(&kHelpSpec);
+    specs.push_back(&kVersionSpec);
+    return program_help(specs, kFooter);
+}
+
+const Command* find_command(const std::string& name) {
+    for (const Command& c : kCommands)
+        if (c.spec.name == name) return &c;
+    return nullptr;
+}
+
+int unknown_subcommand(const std::string& name) {
+    std::vector<std::string> names = {kHelpSpec.name, kVersionSpec.name};
+    for (const Command& c : kCommands) names.push_back(c.spec.name);
+    const std::string near = nearest_name(name, names);
+    std::cerr << "t5studio: unknown subcommand '" << name << "'" << (near.empty() ? "" : "; did you mean '" + near + "'?")
+              << " (t5studio --help lists them)\n";
+    return 2;
+}
+
+// `t5studio help [SUBCOMMAND]`
+int help(int argc, char** argv) {
+    if (argc == 2) {
+        std::cout << usage();
         return 0;
     }
-    if (argc < 2 || argv[1][0] == '-') {
-        if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
-            std::cout << kUsage;
-            return 0;
-        }
-#ifdef T5S_WITH_GUI
-        return t5s_run_gui(argc, argv);
-#else
-        std::cerr << "t5studio: built without the GUI (T5S_BUILD_GUI=OFF); give a subcommand\n" << kUsage;
-        return 2;
-#endif
-    }
-    const std::string name = argv[1];
-    auto it = commands.find(name);
-    if (it == commands.end()) {
-        std::cerr << "t5studio: unknown subcommand '" << name << "' (t5studio --help lists them)\n";
+    if (argc > 3) {
+        std::cerr << "t5studio help: give one subcommand, e.g. t5studio help generate\n";
         return 2;
     }
-    Argv rest(argv + 2, argv + argc);
+    const Command* command = find_command(argv[2]);
+    if (!command) return unknown_subcommand(argv[2]);
+    std::cout << command_help(command->spec);
+    return 0;
+}
+
+int run_command(const Command& command, const Argv& argv) {
+    const std::string& name = command.spec.name;
     try {
-        return it->second(rest);
+        return command.run(argv);
+    } catch (const HelpRequested& h) {
+        std::cout << h.what();
+        return 0;
     } catch (const UsageError& e) {
         std::cerr << "t5studio " << name << ": " << e.what() << "\n";
         return 2;
@@ -89,4 +99,27 @@ int main(int argc, char** argv) {
         std::cerr << "t5studio " << name << ": internal error: " << what.substr(0, what.find('\n')) << "\n";
         return 3;
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string first = argc >= 2 ? argv[1] : "";
+    if (first == "--version" || first == "version") {
+        std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
+        return 0;
+    }
+    if (first == "--help" || first == "-h") return help(2, argv);
+    if (first == "help") return help(argc, argv);
+    if (argc < 2 || first[0] == '-') {
+#ifdef T5S_WITH_GUI
+        return t5s_run_gui(argc, argv);
+#else
+        std::cerr << "t5studio: built without the GUI (T5S_BUILD_GUI=OFF); give a subcommand\n" << usage();
+        return 2;
+#endif
+    }
+    const Command* command = find_command(first);
+    if (!command) return unknown_subcommand(first);
+    return run_command(*command, Argv(argv + 2, argv + argc));
 }

@@ -1,36 +1,142 @@
 #include "cli/args.h"
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 
 #include "t5s/model.h"
 
 namespace t5s::cli {
+namespace {
 
-Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& switches, const std::set<std::string>& valued) {
+const Flag* find_flag(const CommandSpec& spec, const std::string& name) {
+    for (const Flag& f : spec.flags)
+        if (f.kind != FlagKind::Positional && f.name == name) return &f;
+    return nullptr;
+}
+
+bool is_switch(const Flag& f) { return f.kind != FlagKind::Positional && f.value_name.empty(); }
+
+// The CLI11 app of one subcommand: one option per row of its table, every value kept as text (the
+// accessors convert and range-check it, naming the flag), every occurrence kept (TakeAll).
+std::unique_ptr<CLI::App> make_app(const CommandSpec& spec, std::map<const CLI::Option*, const Flag*>* flag_of) {
+    auto app = std::make_unique<CLI::App>(spec.summary, "t5studio " + spec.name);
+    app->allow_extras();  // unknown arguments come back in remaining(), reported with the nearest flag
+    app->get_formatter()->column_width(30);
+    for (const Flag& f : spec.flags) {
+        const std::string help = f.help + (f.kind == FlagKind::Repeatable ? " (repeatable)" : "");
+        CLI::Option* o = nullptr;
+        if (f.kind == FlagKind::Positional) o = app->add_option(f.name, help)->expected(0, -1)->allow_extra_args();
+        else if (is_switch(f)) o = app->add_flag("--" + f.name, help);
+        else o = app->add_option("--" + f.name, help);
+        if (!f.value_name.empty()) o->type_name(f.value_name);
+        o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        if (flag_of) (*flag_of)[o] = &f;
+    }
+    return app;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string unknown_flag_message(const std::string& arg, const CommandSpec& spec) {
+    const std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    std::vector<std::string> names;
+    for (const Flag& f : spec.flags)
+        if (f.kind != FlagKind::Positional) names.push_back(f.name);
+    const std::string near = nearest_name(name, names);
+    if (!near.empty()) return "unknown flag --" + name + "; did you mean --" + near + "?";
+    return "unknown flag --" + name + " (t5studio " + spec.name + " --help lists the flags)";
+}
+
+}  // namespace
+
+std::string nearest_name(const std::string& typed, const std::vector<std::string>& names) {
+    std::vector<std::string> words;  // --num-beams: "beams" alone may be the flag meant
+    for (size_t start = 0, dash; start < typed.size(); start = dash + 1) {
+        dash = std::min(typed.find('-', start), typed.size());
+        if (dash - start >= 3 && dash - start < typed.size()) words.push_back(typed.substr(start, dash - start));
+    }
+    std::string best;
+    size_t best_cost = SIZE_MAX;
+    for (const std::string& name : names) {
+        size_t cost = edit_distance(typed, name);
+        for (const std::string& w : words) cost = std::min(cost, 1 + edit_distance(w, name));
+        if (cost < best_cost) best_cost = cost, best = name;
+    }
+    return best_cost <= std::max<size_t>(2, typed.size() / 3) ? best : "";
+}
+
+std::string command_help(const CommandSpec& spec) { return make_app(spec, nullptr)->help(); }
+
+std::string program_help(const std::vector<const CommandSpec*>& commands, const std::string& footer) {
+    CLI::App app("T5 Studio: paraphrase with T5-family models and fine-tune them.", "t5studio");
+    app.get_formatter()->column_width(16);
+    app.add_flag("--version", "print the version of t5studio and of LibTorch");
+    for (const CommandSpec* c : commands) app.add_subcommand(c->name, c->summary);
+    app.footer(footer);
+    return app.help();
+}
+
+Args::Args(const std::vector<std::string>& argv, const CommandSpec& spec) {
+    // `--name=value` goes to CLI11 as `--name value`: CLI11 takes the argument after a valued flag
+    // whatever it looks like (`--seed -1`, `--text=`, `--text -x`), as this CLI always has.
+    std::vector<std::string> args;
+    std::string missing_value;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& arg = argv[i];
-        if (arg.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + arg + "'");
-        std::string name = arg.substr(2), value;
-        bool inline_value = false;
-        if (auto eq = name.find('='); eq != std::string::npos) {
-            value = name.substr(eq + 1);
-            name = name.substr(0, eq);
-            inline_value = true;
-        }
-        if (switches.count(name)) {
-            if (inline_value) throw UsageError("--" + name + " takes no value");
-            values_[name].push_back("1");
-        } else if (valued.count(name)) {
-            if (!inline_value) {
-                if (i + 1 >= argv.size()) throw UsageError("--" + name + " needs a value");
-                value = argv[++i];
-            }
-            values_[name].push_back(value);
+        if (arg == "--") throw UsageError("unknown flag --");
+        const size_t eq = arg.find('=');
+        const Flag* f = arg.rfind("--", 0) == 0 ? find_flag(spec, arg.substr(2, eq == std::string::npos ? eq : eq - 2)) : nullptr;
+        if (!f || (is_switch(*f) && eq == std::string::npos)) {
+            args.push_back(arg);  // unknown ones come back from CLI11 in remaining()
+        } else if (is_switch(*f)) {
+            throw UsageError("--" + f->name + " takes no value");
+        } else if (eq != std::string::npos || i + 1 < argv.size()) {
+            args.push_back("--" + f->name);
+            args.push_back(eq != std::string::npos ? arg.substr(eq + 1) : argv[++i]);
         } else {
-            throw UsageError("unknown flag --" + name);
+            missing_value = f->name;  // reported after any unknown flag before it
         }
+    }
+    std::map<const CLI::Option*, const Flag*> flag_of;
+    const auto app = make_app(spec, &flag_of);
+    std::reverse(args.begin(), args.end());  // CLI11 reads a vector from its end
+    try {
+        app->parse(args);
+    } catch (const CLI::CallForHelp&) {
+        throw HelpRequested(app->help());
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+    const std::vector<std::string> extra = app->remaining();
+    if (!extra.empty() && extra.front().rfind("--", 0) == 0) throw UsageError(unknown_flag_message(extra.front(), spec));
+    if (!extra.empty()) throw UsageError("unexpected argument '" + extra.front() + "'");
+    if (!missing_value.empty()) throw UsageError("--" + missing_value + " needs a value");
+
+    std::map<const CLI::Option*, size_t> used;  // occurrences of each option read so far
+    for (const CLI::Option* o : app->parse_order()) {
+        const auto it = flag_of.find(o);
+        if (it == flag_of.end()) continue;
+        const Flag& f = *it->second;
+        const std::string value = is_switch(f) ? "1" : o->results().at(used[o]++);
+        values_[f.name].push_back(value);
+        order_.emplace_back(f.name, value);
     }
 }
 

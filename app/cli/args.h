@@ -1,12 +1,15 @@
 #pragma once
-// Minimal flag parser for the t5studio subcommands: `--name value`, `--name=value`, repeatable
-// flags, and boolean switches. Unknown flags are errors (the CLI is a contract).
+// The subcommands' flags. Each subcommand declares its flags once, in a table (a CommandSpec: one
+// Flag per line); CLI11 parses the command line against it and writes `--help` from it, and the
+// command reads the values back by name through Args. `--name value` and `--name=value` both work, a
+// value may start with '-' (`--seed -1`), a flag given twice keeps its last value (all() returns
+// every one). Unknown flags are usage errors naming the nearest known flag (the CLI is a contract).
 #include <climits>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t5s::cli {
@@ -15,10 +18,47 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// `--help` / `-h` among a subcommand's arguments: what() is the help text, for main() to print
+// on stdout with exit code 0.
+struct HelpRequested : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class FlagKind {
+    Single,      // one value (given twice: the last one counts)
+    Repeatable,  // every value counts: all()
+    Positional,  // bare arguments, in order: all(name)
+};
+constexpr FlagKind kRepeatable = FlagKind::Repeatable;
+constexpr FlagKind kPositional = FlagKind::Positional;
+
+// One row of a flag table: {"beams", "K", "beam search with K beams (1 = greedy)"}.
+struct Flag {
+    std::string name;        // without the leading "--"
+    std::string value_name;  // shown in --help ("DIR", "N"); "" = a switch, which takes no value
+    std::string help;        // one line for --help
+    FlagKind kind = FlagKind::Single;
+};
+
+struct CommandSpec {
+    std::string name;     // the subcommand
+    std::string summary;  // one line for `t5studio --help`
+    std::vector<Flag> flags;
+};
+
+// `t5studio SUB --help`: usage line, summary, one line per flag.
+std::string command_help(const CommandSpec& spec);
+// `t5studio --help`: the subcommands with their summaries, and `footer` below them.
+std::string program_help(const std::vector<const CommandSpec*>& commands, const std::string& footer);
+// The name closest to `typed` by edits (or by one of its dash-separated words: num-beams -> beams);
+// "" when none is close enough to be what was meant.
+std::string nearest_name(const std::string& typed, const std::vector<std::string>& names);
+
 class Args {
 public:
-    // `switches` take no value; `valued` take one. Anything else is a UsageError.
-    Args(const std::vector<std::string>& argv, const std::set<std::string>& switches, const std::set<std::string>& valued);
+    // Throws UsageError for an unknown flag, a missing value or a value given to a switch, and
+    // HelpRequested for --help / -h.
+    Args(const std::vector<std::string>& argv, const CommandSpec& spec);
 
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string get(const std::string& name, const std::string& fallback = "") const;
@@ -29,11 +69,15 @@ public:
     int get_int(const std::string& name, int fallback, int min = INT_MIN, int max = INT_MAX) const;
     int64_t get_int64(const std::string& name, int64_t fallback, int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
     double get_double(const std::string& name, double fallback) const;  // finite numbers only
-    // --threads N: 0 (= physical cores) up to t5s::kMaxThreads (--threads 100000 crashed, issue #16).
+    // --threads N: 0 (= physical cores) up to t5s::kMaxThreads (larger counts crashed thread pools).
     int get_threads() const;
+    // Every flag given, in command-line order, with its value ("1" for a switch): for commands whose
+    // flags are steps applied in order (history decisions).
+    const std::vector<std::pair<std::string, std::string>>& in_order() const { return order_; }
 
 private:
     std::map<std::string, std::vector<std::string>> values_;
+    std::vector<std::pair<std::string, std::string>> order_;
 };
 
 }  // namespace t5s::cli

@@ -78,10 +78,28 @@ void apply_score_flags(const Args& args, ExportOptions* options) {
 
 }  // namespace
 
+const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
+    {"history", "PATH", "history database to read"},
+    {"format", "F", "jsonl, csv or tsv"},
+    {"out", "FILE", "file to write; an existing one is refused unless --force"},
+    {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
+    {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
+    {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
+    {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
+    {"min-similarity", "X", "only candidates with similarity >= X"},
+    {"max-similarity", "X", "only candidates with similarity <= X"},
+    {"min-change", "X", "only candidates with change >= X"},
+    {"max-change", "X", "only candidates with change <= X"},
+    {"min-back-score", "X", "only candidates with back_score >= X"},
+    {"include-originals", "", "also one row per generation whose target is its input, before its candidates"},
+    {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
+    {"model", "M", "only generations made with model M (its path or content hash)"},
+    {"force", "", "overwrite --out if it exists"},
+    {"json", "", "also print a JSON summary on stdout"},
+}};
+
 int run_export(const Argv& argv) {
-    const Args args(with_dedupe_mode(argv), {"accepted-only", "include-originals", "force", "json", "with-scores"},
-                    {"history", "format", "out", "search", "model", "dedupe", "near-threshold", "min-similarity", "max-similarity",
-                     "min-change", "max-change", "min-back-score"});
+    const Args args(with_dedupe_mode(argv), kExportSpec);
     ExportOptions options;
     const std::string format = args.require("format");
     if (format != "jsonl" && format != "csv" && format != "tsv")

@@ -172,11 +172,51 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     return o;
 }
 
+const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
+    {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below"},
+    {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
+    {"input", "FILE", "inputs, one per line (or JSONL with \"text\"); one JSONL line per input, per batch"},
+    {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
+    {"min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)"},
+    {"max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error"},
+    {"beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)"},
+    {"num-return", "N", "candidates per input (default 1; at most --beams unless sampling)"},
+    {"length-penalty", "X", "beam scores are divided by length^X (default 1.0)"},
+    {"early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
+    {"sample", "", "sample tokens instead of taking the most likely"},
+    {"temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)"},
+    {"top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)"},
+    {"top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)"},
+    {"repetition-penalty", "R", "CTRL penalty on tokens already generated (default 1.0 = off)"},
+    {"no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default 0 = off)"},
+    {"seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
+    {"distinct", "", "drop duplicate candidates (whitespace and width normalised)"},
+    {"no-copy", "", "drop candidates identical to the input (same normalisation)"},
+    {"max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)"},
+    {"prefix", "TEXT", "prepended to every input before encoding (e.g. \"paraphrase: \")"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory"},
+    {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
+    {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
+    {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
+    {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
+    {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
+    {"json", "", "with --text: print {\"results\": [...]} on stdout"},
+    {"embedder", "DIR", "sentence-embedding model for the similarity score (not in this build yet)"},
+    {"min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]"},
+    {"max-similarity", "X", "drop candidates whose similarity is above X (near copies)"},
+    {"min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]"},
+    {"max-change", "X", "drop candidates whose change is above X, in [0, 1]"},
+    {"min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X"},
+    {"near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]"},
+    {"rank", "R", "auto (default: similarity with --embedder, else back_score), similarity, back_score, fluency, none"},
+    {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
+}};
+
 int run_generate(const Argv& argv) {
-    Args args(argv, with_quality_switches({"json", "sample", "distinct", "no-copy", "early-stopping", "shard-from-env"}),
-              with_quality_flags({"model", "text", "input", "max-new-tokens", "min-new-tokens", "beams", "num-return", "length-penalty", "temperature",
-               "top-k", "top-p", "repetition-penalty", "no-repeat-ngram", "seed", "dtype", "device", "batch-size", "threads",
-               "max-rounds", "history", "prefix", "max-source-tokens", "shard", "shards", "out"}));
+    Args args(argv, kGenerateSpec);
     const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cli/args.h"
@@ -25,22 +26,11 @@ struct Action {
     std::string value;
 };
 
-// Args keeps values per flag; decisions need their command-line order, so walk argv again
-// (Args has already validated it).
-std::vector<Action> actions_in_order(const Argv& argv) {
+// Decisions are applied in command-line order.
+std::vector<Action> actions_in_order(const Args& args) {
     std::vector<Action> out;
-    for (size_t i = 0; i < argv.size(); ++i) {
-        std::string name = argv[i].substr(2), value;
-        bool inline_value = false;
-        if (auto eq = name.find('='); eq != std::string::npos) {
-            value = name.substr(eq + 1);
-            name = name.substr(0, eq);
-            inline_value = true;
-        }
-        const bool valued = name != "json" && name != "accepted-only";
-        if (valued && !inline_value) value = argv[++i];
-        if (kActionFlags.count(name)) out.push_back({name, value});
-    }
+    for (const auto& [flag, value] : args.in_order())
+        if (kActionFlags.count(flag)) out.push_back({flag, value});
     return out;
 }
 
@@ -211,15 +201,31 @@ int run_runs(HistoryStore& store, bool json) {
 
 }  // namespace
 
+const CommandSpec kHistorySpec = {"history", "list or search the history database; record decisions from scripts", {
+    {"history", "PATH", "history database (made by the app or generate --history)"},
+    {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
+    {"model", "M", "only generations made with model M (its path or content hash)"},
+    {"accepted-only", "", "only generations with an accepted or edited candidate"},
+    {"limit", "N", "generations per page, 1..10000 (default 20), newest first"},
+    {"after", "ID", "the page after generation ID (the next_after_id of the previous page)"},
+    {"runs", "", "list the recorded training runs with their curves instead"},
+    {"accept", "G:I", "accept candidate I of generation G", kRepeatable},
+    {"reject", "G:I", "reject candidate I of generation G", kRepeatable},
+    {"edit", "G:I=TEXT", "replace candidate I of generation G by TEXT (marks it edited)", kRepeatable},
+    {"undo", "G", "undo the last decision on generation G", kRepeatable},
+    {"redo", "G", "redo the last undone decision on generation G", kRepeatable},
+    {"delete", "G", "delete generation G", kRepeatable},
+    {"json", "", "print JSON on stdout"},
+}};
+
 int run_history(const Argv& argv) {
-    const Args args(argv, {"json", "accepted-only", "runs"},
-                    {"history", "search", "model", "limit", "after", "accept", "reject", "edit", "undo", "redo", "delete"});
+    const Args args(argv, kHistorySpec);
     HistoryStoreOptions options;
     options.create_if_missing = false;
     HistoryStore store(args.require("history"), options);
     const bool json = args.has("json");
     if (args.has("runs")) return run_runs(store, json);
-    const auto actions = actions_in_order(argv);
+    const auto actions = actions_in_order(args);
     if (!actions.empty()) {
         for (const char* f : {"search", "model", "limit", "after", "accepted-only"})
             if (args.has(f)) throw UsageError(std::string("--") + f + " lists generations; it cannot be combined with decisions");

@@ -7,8 +7,17 @@
 
 namespace t5s::cli {
 
+const CommandSpec kInfoSpec = {"info", "describe a model folder: architecture, parameters, dtype, files, recommended settings", {
+    {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)"},
+    {"dtype", "D", "precision to load it in: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "cpu (default), cuda or auto"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"measure-batch", "", "measure the largest safe batch for 64-token inputs and outputs (runs a few generations)"},
+    {"json", "", "print one JSON document on stdout"},
+}};
+
 int run_info(const Argv& argv) {
-    Args args(argv, {"json", "measure-batch"}, {"model", "dtype", "device", "threads"});
+    Args args(argv, kInfoSpec);
     auto model = Model::load(args.require("model"),
                              runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     nlohmann::json j = to_json(model->info());

@@ -68,18 +68,15 @@ std::string ranges_text(const std::vector<int64_t>& rows, size_t limit = 20) {
 
 }  // namespace
 
+const CommandSpec kMergeSpec = {"merge", "merge the JSONL parts of a sharded generate --input run in global row order (atomic)", {
+    {"out", "FILE", "the merged file; nothing is written when rows are missing or duplicated"},
+    {"rows", "N", "expect at least N rows (0..N-1) in all; the total_rows the parts state count too"},
+    {"parts", "PART", "part files written by generate --input --shard (each in ascending row order)", kPositional},
+}};
+
 int run_merge(const Argv& argv) {
-    Argv flags;
-    std::vector<std::string> parts;
-    for (size_t i = 0; i < argv.size(); ++i) {
-        if (argv[i].rfind("--", 0) == 0) {
-            flags.push_back(argv[i]);
-            if (argv[i].find('=') == std::string::npos && i + 1 < argv.size()) flags.push_back(argv[++i]);
-        } else {
-            parts.push_back(argv[i]);
-        }
-    }
-    Args a(flags, {}, {"out", "rows"});
+    const Args a(argv, kMergeSpec);
+    const std::vector<std::string>& parts = a.all("parts");
     const std::string out_path = a.require("out");
     if (parts.empty()) throw UsageError("give the part files: t5studio merge --out FILE PART...");
     int64_t expected_rows = a.get_int64("rows", -1);

@@ -8,8 +8,18 @@
 
 namespace t5s::cli {
 
+const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given a source (as transformers with labels)", {
+    {"model", "DIR", "model folder"},
+    {"source", "S", "the input text"},
+    {"target", "T", "the output text to score"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "cpu (default), cuda or auto"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"json", "", "print {\"loss\", \"target_ids\", \"argmax\"} on stdout"},
+}};
+
 int run_score(const Argv& argv) {
-    Args args(argv, {"json"}, {"model", "source", "target", "dtype", "device", "threads"});
+    Args args(argv, kScoreSpec);
     auto model = Model::load(args.require("model"),
                              runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
     const Tokenizer& tok = model->tokenizer();

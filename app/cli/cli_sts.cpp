@@ -107,8 +107,23 @@ std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
 
 }  // namespace
 
+const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
+    {"data", "FILE", "JSONL pairs: \"sentence1\", \"sentence2\", numeric \"label\""},
+    {"model", "DIR", "score by the T5 model's symmetric back_score"},
+    {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
+    {"embedder", "DIR", "score by sentence-embedding cosine similarity (not in this build yet)"},
+    {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
+    {"limit", "N", "only the first N pairs (default: all)"},
+    {"scores", "FILE", "also write each pair with its score (JSONL)"},
+    {"batch-size", "B", "pairs scored together (default 32)"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"json", "", "print {\"data\", \"scorer\", \"pairs\", \"spearman\", \"pearson\"}"},
+}};
+
 int run_sts(const Argv& argv) {
-    const Args args(argv, {"json"}, {"model", "prefix", "embedder", "baseline", "data", "limit", "scores", "batch-size", "dtype", "device", "threads"});
+    const Args args(argv, kStsSpec);
     const int scorers = int(args.has("model")) + int(args.has("embedder")) + int(args.has("baseline"));
     if (scorers != 1) throw UsageError("give one scorer: --model DIR, --embedder DIR or --baseline chrf");
     if (args.has("baseline") && args.get("baseline") != "chrf") throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");

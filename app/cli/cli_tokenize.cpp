@@ -10,8 +10,15 @@
 
 namespace t5s::cli {
 
+const CommandSpec kTokenizeSpec = {"tokenize", "token ids and pieces of texts by the model's SentencePiece tokenizer", {
+    {"model", "DIR", "model folder; only spiece.model is needed (config.json, when present, must fit its vocabulary)"},
+    {"text", "T", "a text to tokenize", kRepeatable},
+    {"no-eos", "", "leave out the final </s>"},
+    {"json", "", "print {\"ids\": [[...]], \"tokens\": [[...]]} on stdout"},
+}};
+
 int run_tokenize(const Argv& argv) {
-    Args args(argv, {"json", "no-eos"}, {"model", "text"});
+    Args args(argv, kTokenizeSpec);
     const std::filesystem::path dir = args.require("model");
     if (args.all("text").empty()) throw UsageError("give at least one --text");
     std::error_code ec;

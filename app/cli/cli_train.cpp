@@ -65,13 +65,57 @@ std::string pairs_from_history(const std::string& history_path, const std::strin
 
 }  // namespace
 
+const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs", {
+    {"model", "DIR", "model folder to fine-tune (or --init-config)"},
+    {"init-config", "FILE", "config.json of a new model trained from scratch, with a vocabulary trained on the data"},
+    {"vocab-size", "N", "with --init-config: SentencePiece pieces (default 8000; the model adds 100 sentinels)"},
+    {"data", "FILE", "training pairs: JSONL (source/target, input/output, text/target) or CSV/TSV with a header"},
+    {"extra-data", "FILE", "more training pairs, same formats", kRepeatable},
+    {"data-history", "PATH", "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"},
+    {"eval-data", "FILE", "validation pairs (default: split --eval-split off the training data)"},
+    {"eval-split", "X", "fraction held out for evaluation without --eval-data (default 0.05; 0 = no eval)"},
+    {"max-eval-pairs", "N", "evaluate at most N pairs (default 500; 0 = all)"},
+    {"source-field", "NAME", "JSONL key / CSV column of the source (default: source, input or text)"},
+    {"target-field", "NAME", "JSONL key / CSV column of the target (default: target or output)"},
+    {"source-prefix", "TEXT", "prepended to every source (e.g. \"paraphrase: \")"},
+    {"on-bad-row", "P", "skip (default: report file:line and go on) or fail"},
+    {"out", "DIR", "output folder: checkpoint-N/, final/, train_log.jsonl"},
+    {"steps", "N", "optimizer steps (>= 1; or --epochs)"},
+    {"epochs", "X", "passes over the data (default 1)"},
+    {"batch-size", "N", "pairs per micro-batch, per rank (default 8)"},
+    {"grad-accum", "N", "micro-batches per optimizer step (default 1)"},
+    {"lr", "X", "peak learning rate (> 0; default 5e-4 for AdamW, relative steps for Adafactor)"},
+    {"optimizer", "O", "adamw (default) or adafactor"},
+    {"schedule", "S", "learning-rate schedule: linear (default), cosine or constant"},
+    {"warmup", "N", "steps of linear warmup from 0 to --lr (default 0)"},
+    {"weight-decay", "X", "decoupled weight decay (default 0)"},
+    {"max-grad-norm", "X", "clip the gradients' global L2 norm (default 1.0; 0 = off)"},
+    {"dropout", "X", "dropout rate in [0, 1) (default: config.json's dropout_rate)"},
+    {"precision", "P", "fp32 (default), bf16 or fp16 (autocast; fp16 on CUDA only)"},
+    {"grad-checkpointing", "", "recompute each block in the backward pass (less memory, slower)"},
+    {"max-source-len", "N", "source tokens kept, with </s> (default 128; longer is truncated)"},
+    {"max-target-len", "N", "target tokens kept, with </s> (default 128)"},
+    {"no-group-by-length", "", "batch pairs in random order, not by similar length"},
+    {"seed", "S", "seed of data order, initialisation and dropout (default 42)"},
+    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"eval-every", "N", "steps between evaluations (default 0: at each checkpoint and at the end)"},
+    {"samples", "N", "validation inputs generated and shown at each evaluation (default 3)"},
+    {"patience", "N", "stop after N evaluations without improvement (default 0 = off)"},
+    {"save-every", "N", "steps between checkpoints (default 0: only at the end)"},
+    {"keep-last", "N", "checkpoints kept besides the best by eval loss (default 2)"},
+    {"save-bf16", "", "store the final model in bf16 (half the size)"},
+    {"resume", "", "continue from the newest checkpoint in --out"},
+    {"max-time", "SECONDS", "stop with a checkpoint after this much wall time (default 0 = no limit)"},
+    {"log", "FILE", "JSONL log, one line per logged step (default OUT/train_log.jsonl)"},
+    {"log-every", "N", "steps between log lines and progress lines (default 1)"},
+    {"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"},
+    {"dist-timeout", "SECONDS", "data-parallel runs: fail, naming the lost rank, after waiting this long (default 120)"},
+    {"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"},
+}};
+
 int run_train(const Argv& argv) {
-    Args a(argv, {"grad-checkpointing", "resume", "no-group-by-length", "plan-only", "save-bf16"},
-           {"model", "init-config", "data", "eval-data", "out", "steps", "epochs", "batch-size", "grad-accum", "lr", "optimizer",
-            "schedule", "warmup", "weight-decay", "max-grad-norm", "dropout", "precision", "max-source-len", "max-target-len",
-            "eval-every", "save-every", "seed", "on-bad-row", "log", "source-field", "target-field", "source-prefix", "eval-split",
-            "keep-last", "patience", "vocab-size", "threads", "device", "samples", "log-every", "max-eval-pairs", "extra-data", "max-time",
-            "data-history", "history", "dist-timeout"});
+    Args a(argv, kTrainSpec);
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");

@@ -15,18 +15,6 @@ nlohmann::json optional_number(const std::optional<double>& v) { return v ? nloh
 
 }  // namespace
 
-std::set<std::string> with_quality_switches(std::set<std::string> switches) {
-    switches.insert("keep-dropped");
-    return switches;
-}
-
-std::set<std::string> with_quality_flags(std::set<std::string> valued) {
-    for (const auto& [flag, field] : kBoundFlags) valued.insert(flag);
-    valued.insert("rank");
-    valued.insert("embedder");
-    return valued;
-}
-
 void apply_quality_flags(const Args& args, GenerationOptions* options) {
     for (const auto& [flag, field] : kBoundFlags) {
         if (args.has(flag)) options->*field = args.get_double(flag, 0.0);

@@ -1,9 +1,8 @@
 #pragma once
-// The quality flags `generate` and `export` share (scores, filters, ranking, embedder) and the
-// JSON fields they print.
+// The quality flags of `generate` (scores, filters, ranking, embedder; declared in its flag table)
+// and the JSON fields they print.
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 
 #include "cli/args.h"
@@ -11,10 +10,6 @@
 #include "t5s/generation_options.h"
 
 namespace t5s::cli {
-
-// Flag names to add to a subcommand's Args sets.
-std::set<std::string> with_quality_switches(std::set<std::string> switches);  // + --keep-dropped
-std::set<std::string> with_quality_flags(std::set<std::string> valued);       // + --embedder, bounds, --near-duplicate, --rank
 
 // --min-similarity, --max-similarity, --min-change, --max-change, --min-back-score, --near-duplicate, --rank.
 void apply_quality_flags(const Args& args, GenerationOptions* options);

@@ -233,6 +233,69 @@ printf '{"eos_token_id": 999999}\n' >"$work/gencfg/generation_config.json"
 expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos_token_id' 999999 is outside the vocabulary" \
   "$bin" info --model "$work/gencfg"
 
+# --- help, suggestions, flag syntax (CLI11) --------------------------------------------------------
+# Every subcommand answers --help with exit 0, listing each flag of the contract with a description.
+declare -A contract_flags=(
+  [info]="model dtype device threads measure-batch json"
+  [tokenize]="model text no-eos json"
+  [score]="model source target dtype device threads json"
+  [generate]="model text input max-new-tokens min-new-tokens beams num-return length-penalty temperature top-k top-p
+    repetition-penalty no-repeat-ngram seed dtype device batch-size threads max-rounds history prefix max-source-tokens shard
+    shards out json sample distinct no-copy early-stopping shard-from-env"
+  [merge]="out rows"
+  [history]="history search model accepted-only limit after runs accept reject edit undo redo delete json"
+  [export]="history format out accepted-only dedupe include-originals search model force json"
+  [train]="model init-config data eval-data out steps epochs batch-size grad-accum lr optimizer schedule warmup weight-decay
+    max-grad-norm dropout precision max-source-len max-target-len eval-every save-every seed on-bad-row log source-field
+    target-field source-prefix eval-split keep-last patience vocab-size threads device samples log-every max-eval-pairs
+    extra-data max-time data-history history dist-timeout grad-checkpointing resume no-group-by-length plan-only save-bf16"
+)
+"$bin" --help >"$work/help_top.txt" 2>&1 && ok || bad "--help failed"
+"$bin" help >"$work/help_cmd.txt" 2>&1 && ok || bad "help failed"
+cmp -s "$work/help_top.txt" "$work/help_cmd.txt" && ok || bad "help and --help differ"
+for sub in "${!contract_flags[@]}"; do
+  grep -qE "^  $sub +[a-z]" "$work/help_top.txt" && ok || bad "--help does not list '$sub' with its summary"
+  "$bin" $sub --help >"$work/help_$sub.txt" 2>"$work/help.err"; rc=$?
+  [ $rc -eq 0 ] && [ ! -s "$work/help.err" ] && ok || bad "$sub --help: exit $rc, stderr '$(cat "$work/help.err")'"
+  grep -q "t5studio $sub" "$work/help_$sub.txt" && ok || bad "$sub --help lacks its usage line"
+  for flag in ${contract_flags[$sub]}; do
+    grep -qE -- "^ +--$flag( [^ ]+)? {2,}[^ ]" "$work/help_$sub.txt" || bad "$sub --help: --$flag missing or without a description"
+  done
+  ok
+  ! grep -qE -- "^ +--[a-z0-9-]+( [^ ]+)? *$" "$work/help_$sub.txt" && ok || bad "$sub --help: a flag without a description"
+  "$bin" help $sub >"$work/help_cmd_$sub.txt" && cmp -s "$work/help_$sub.txt" "$work/help_cmd_$sub.txt" \
+    && ok || bad "help $sub differs from $sub --help"
+done
+grep -qE "^ +parts PART" "$work/help_merge.txt" && ok || bad "merge --help does not show the PART arguments"
+"$bin" generate --model "$model" --text hi -h >"$work/help_h.txt" && cmp -s "$work/help_h.txt" "$work/help_generate.txt" \
+  && ok || bad "generate -h differs from --help"
+expect_code "help of an unknown subcommand" 2 "unknown subcommand 'frobnicate'" "$bin" help frobnicate
+expect_code "unknown flag suggestion" 2 "^t5studio generate: unknown flag --num-beam; did you mean --beams\?$" \
+  "$bin" generate --model "$model" --text hi --num-beam 4
+expect_code "unknown flag suggestion (=value)" 2 "unknown flag --max-new-token; did you mean --max-new-tokens\?" \
+  "$bin" generate --model "$model" --text hi --max-new-token=4
+expect_code "unknown flag without a near one" 2 "unknown flag --frobnicate \(t5studio generate --help lists the flags\)" \
+  "$bin" generate --model "$model" --text hi --frobnicate
+expect_code "unknown subcommand suggestion" 2 "unknown subcommand 'genrate'; did you mean 'generate'\?" "$bin" genrate --text hi
+expect_code "switch given a value" 2 "--json takes no value" "$bin" info --model "$model" --json=1
+expect_code "flag without its value" 2 "--model needs a value" "$bin" info --model
+expect_code "stray argument" 2 "unexpected argument 'extra'" "$bin" info --model "$model" extra
+# --name=value and --name value alike; a value may start with '-' (negative numbers, texts).
+"$bin" generate --model="$model" --text=-hi --max-new-tokens=3 --json >"$work/eq.json" && ok || bad "--name=value failed"
+"$bin" generate --model "$model" --text -hi --max-new-tokens 3 --json >"$work/sp.json" && ok || bad "--name value failed"
+cmp -s "$work/eq.json" "$work/sp.json" && ok || bad "--name=value and --name value differ"
+[ "$(json "$work/eq.json" "d['results'][0]['input']")" = "-hi" ] && ok || bad "--text=-hi: input is not '-hi'"
+"$bin" generate --model "$model" --text hi --sample --seed -1 --max-new-tokens 2 --json >/dev/null && ok || bad "--seed -1 rejected"
+"$bin" generate --model "$model" --text hi --beams 2 --length-penalty -0.5 --max-new-tokens 2 --json >/dev/null \
+  && ok || bad "--length-penalty -0.5 rejected"
+# Repeatable flags keep every value, in order; a single-valued flag given twice keeps the last.
+"$bin" tokenize --model "$data/t5-spiece" --text a --text=b --text c --json >"$work/rep.json" && ok || bad "repeated --text failed"
+[ "$(json "$work/rep.json" "len(d['ids'])")" = 3 ] && ok || bad "repeated --text: expected 3 rows"
+# (greedy on this input stops by itself after 4 tokens, so 2 tokens means the second flag counted)
+"$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 50 --max-new-tokens 2 --json >"$work/last.json" \
+  && ok || bad "repeated flag failed"
+[ "$(json "$work/last.json" "len(d['results'][0]['candidates'][0]['ids'])")" = 2 ] && ok || bad "repeated --max-new-tokens: the last must win"
+
 # --- version: one place (project(VERSION) in CMakeLists.txt), printed by --version and `version` --
 want_version=$(sed -n 's/^project(t5studio VERSION \([0-9.]*\).*/\1/p' "$data/../../CMakeLists.txt")
 for flag in --version version; do
