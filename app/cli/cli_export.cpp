@@ -46,11 +46,11 @@ private:
     struct sigaction old_term_ {};
 };
 
-// --dedupe takes an optional mode: bare (= exact), "exact" or "near".
+// --dedupe takes an optional mode: bare (= exact), "exact" or "near" (checked in apply_score_flags).
 Argv with_dedupe_mode(Argv argv) {
     for (size_t i = 0; i < argv.size(); ++i) {
         if (argv[i] != "--dedupe") continue;
-        const bool mode_follows = i + 1 < argv.size() && (argv[i + 1] == "exact" || argv[i + 1] == "near");
+        const bool mode_follows = i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0;  // export has no bare arguments
         argv[i] = "--dedupe=" + (mode_follows ? argv[i + 1] : std::string("exact"));
         if (mode_follows) argv.erase(argv.begin() + static_cast<long>(i) + 1);
     }

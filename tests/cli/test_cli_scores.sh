@@ -127,7 +127,7 @@ assert "near_duplicates_skipped" in near and near["rows_written"] + near["near_d
 PY
 expect_code "near threshold out of range" 2 "--near-threshold must be in \(0, 1\]" \
   "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe near --near-threshold 1.5
-expect_code "dedupe mode" 2 "unexpected argument 'fuzzy'" "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe fuzzy
+expect_code "dedupe mode" 2 "--dedupe must be exact or near, got 'fuzzy'" "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe fuzzy
 
 echo "cli_scores: $pass passed, $fail failed"
 [ $fail -eq 0 ]
