@@ -193,7 +193,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"distinct", "", "drop duplicate candidates (whitespace and width normalised)"},
     {"no-copy", "", "drop candidates identical to the input (same normalisation)"},
     {"max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)"},
-    {"prefix", "TEXT", "prepended to every input before encoding (e.g. \"paraphrase: \")"},
+    {"prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
