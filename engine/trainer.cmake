@@ -14,7 +14,10 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_setup.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_io.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_lora.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/grad_reducer.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/nccl_loader.cpp
 )
 target_include_directories(t5s_trainer PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(t5s_trainer PUBLIC t5s_engine PRIVATE t5s_torch_cpu)
@@ -37,3 +40,4 @@ if(NOT T5S_GLOO_INCLUDE_DIR STREQUAL "/usr/include")  # -I/usr/include would bre
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/distributed.cpp PROPERTIES INCLUDE_DIRECTORIES "${T5S_GLOO_INCLUDE_DIR}")
 endif()
 target_precompile_headers(t5s_trainer PRIVATE <ATen/ATen.h>)
+include(${CMAKE_CURRENT_LIST_DIR}/nccl.cmake)

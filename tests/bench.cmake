@@ -24,3 +24,9 @@ target_compile_options(t5s_int8_bench PRIVATE ${TORCH_CXX_FLAGS})
 # (tests/bench/quality_bench.py). Torch-free.
 add_executable(t5s_quality_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/quality_bench.cpp")
 target_link_libraries(t5s_quality_bench PRIVATE t5s_core)
+
+# LoRA vs full fine-tuning: peak RSS and step time per mode (tests/bench/lora_bench.sh).
+add_executable(t5s_lora_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/lora_bench.cpp")
+target_link_libraries(t5s_lora_bench PRIVATE t5s_engine t5s_trainer t5s_torch_cpu)
+target_include_directories(t5s_lora_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
+target_compile_options(t5s_lora_bench PRIVATE ${TORCH_CXX_FLAGS})

@@ -6,9 +6,12 @@
 #   ui_e2e             the real app under Xvfb in test mode: a 20-row file through the keyboard loop,
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
-  add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp)
+  add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
-  add_test(NAME ui_logic COMMAND test_ui_logic)
+  target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
+  # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
+  t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")
 endif()
 
 # fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).

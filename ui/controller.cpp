@@ -29,12 +29,12 @@ bool holds_any(const Event& event) {
 // The last event of a job: its owner is forgotten after it.
 bool last_event_of_job(const Event& e) {
     return holds_any<ModelLoaded, GenerationDone, JobFailed, JobFinished, DatasetLoaded, HistoryLoaded, DecisionRecorded,
-                     ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded>(e);
+                     ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet>(e);
 }
 
 // Events that end what the status bar shows as running.
 bool ends_status_job(const Event& e) {
-    return holds_any<ModelLoaded, GenerationDone, JobFailed, JobFinished, ExportDone, FileExists>(e);
+    return holds_any<ModelLoaded, GenerationDone, JobFailed, JobFinished, ExportDone, FileExists, AdapterSet>(e);
 }
 
 }  // namespace

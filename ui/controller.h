@@ -45,6 +45,8 @@ public:
     // Model panel.
     void load_model() { model_.load_model(); }  // from model.path_input
     void browse(const std::string& dir) { model_.browse(dir); }
+    void add_adapter() { model_.add_adapter(); }
+    void use_adapter(const std::string& dir) { model_.use_adapter(dir); }
     // Workspace.
     void generate() { ws_.generate(); }
     void cancel_generation() { ws_.cancel_generation(); }

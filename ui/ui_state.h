@@ -43,6 +43,12 @@ struct ModelVm {
     std::string browser_error;
     JobId browser_job = 0;
     std::map<std::string, std::string> task_prefix;  // model path -> prefix (persisted)
+    // LoRA adapters listed per base folder; one (or none) applied at the next request, no reload.
+    std::map<std::string, std::vector<std::string>> adapters;  // base path -> adapter folders
+    std::string adapter_input;               // the "add adapter" path field
+    std::string active_adapter;              // "" = none
+    JobId adapter_job = 0;
+    std::string adapter_error;
 };
 
 struct WorkspaceVm {
@@ -128,7 +134,7 @@ struct MonitorVm {
 };
 
 enum class TrainPhase { Idle, Running, Paused, Done, Failed };
-enum class TrainPreset { Quick = 0, Balanced = 1, Thorough = 2 };
+enum class TrainPreset { Quick = 0, Balanced = 1, Thorough = 2, Lora = 3 };
 
 // Training panel: inputs (the preset fills options; "Advanced" edits them), then the live run.
 struct TrainingVm {

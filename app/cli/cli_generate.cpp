@@ -1,6 +1,6 @@
 // t5studio generate: candidates for each input with every generation control. Inputs from
-// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text") -> one
-// JSONL line per input with its global "index", flushed as each batch finishes; --shard I/N (or
+// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text"; streamed,
+// cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each batch finishes; --shard I/N (or
 // --shard-from-env) takes a share of the file's batches (the rule is in shard.h), --out FILE
 // appends there and resumes a killed run.
 #include <chrono>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "cli/args.h"
@@ -17,6 +17,7 @@
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
 #include "cli/generate_recorder.h"
+#include "cli/input_rows.h"
 #include "cli/shard.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
@@ -25,40 +26,6 @@
 
 namespace t5s::cli {
 namespace {
-
-std::vector<std::string> read_inputs(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file");
-    std::vector<std::string> texts;
-    std::string line;
-    int line_no = 0;
-    const bool jsonl = path.size() >= 6 && path.substr(path.size() - 6) == ".jsonl";
-    while (std::getline(in, line)) {
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
-        if (jsonl || line[line.find_first_not_of(" \t")] == '{') {
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(line);
-            } catch (const nlohmann::json::exception& e) {
-                throw Error(ErrorCode::InvalidArgument, where + ": malformed JSON line (" + std::string(e.what()) + ")");
-            }
-            if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
-                throw Error(ErrorCode::InvalidArgument, where + ": JSONL row needs a string field \"text\"");
-            }
-            texts.push_back(j["text"].get<std::string>());
-        } else {
-            texts.push_back(line);
-        }
-        require_valid_utf8(texts.back(), where);
-    }
-    if (texts.empty()) throw Error(ErrorCode::InvalidArgument, path + ": no inputs (the file is empty or has only blank lines)");
-    return texts;
-}
 
 struct FileRun {
     Shard shard;
@@ -95,22 +62,19 @@ nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
     return j;
 }
 
-// --input FILE: global batches of options.batch_size rows; this shard's batches that are not yet in
-// --out; one JSONL line per row (with its global "index"), written whole per batch.
+// --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
+// that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
-int generate_file(const std::vector<std::string>& texts, const GenerationOptions& options, const FileRun& f, bool keep_dropped,
-                  RunBatch&& run_batch) {
-    const int64_t total = static_cast<int64_t>(texts.size());
+int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, bool keep_dropped, RunBatch&& run_batch) {
+    const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
-    const std::set<int64_t> done = f.out.empty() ? std::set<int64_t>{} : rows_already_written(f.out, f.shard, batch_size, total);
+    const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
     std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
     // One seed per run: every batch derives its own from it and its first row's global index.
     const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
-    for (int64_t b = 0; b * batch_size < total; ++b) {
-        const int64_t first = b * batch_size, end = std::min(total, first + batch_size);
-        if (!f.shard.owns_batch(b) || done.count(first)) continue;
-        std::vector<std::string> batch(texts.begin() + first, texts.begin() + end);
+    auto wanted = [&](int64_t b) { return f.shard.owns_batch(b) && !done.has(b); };
+    input.for_each_batch(batch_size, wanted, [&](int64_t first, const std::vector<std::string>& batch) {
         GenerationOptions batch_options = options;
         if (options.do_sample) batch_options.seed = derive_seed(base_seed, first);
         std::string lines;
@@ -123,11 +87,11 @@ int generate_file(const std::vector<std::string>& texts, const GenerationOptions
         }
         if (out) out->append(lines);
         else std::cout << lines << std::flush;  // a killed run keeps what it printed
-        written += end - first;
-    }
+        written += static_cast<int64_t>(batch.size());
+    });
     if (out) {
         const nlohmann::json summary = {{"out", f.out}, {"shard", f.shard.index}, {"shards", f.shard.count}, {"rows_written", written},
-                                        {"rows_resumed", static_cast<int64_t>(done.size())}, {"total_rows", total}};
+                                        {"rows_resumed", done.rows}, {"total_rows", total}};
         std::cout << summary.dump() << "\n";
     }
     return 0;
@@ -197,6 +161,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
     {"batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory"},
     {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
     {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
@@ -221,11 +186,13 @@ int run_generate(const Argv& argv) {
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
-    std::vector<std::string> texts = args.has("input") ? read_inputs(args.get("input")) : args.all("text");
+    std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
+    if (args.has("input")) input.emplace(args.get("input"));
+    const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
     const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
     const auto embedder = embedder_from_flags(args, runtime);
-    auto model = Model::load(args.require("model"), runtime);
+    auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {
@@ -242,7 +209,7 @@ int run_generate(const Argv& argv) {
     };
 
     const bool keep_dropped = args.has("keep-dropped");
-    if (args.has("input")) return generate_file(texts, options, file_run, keep_dropped, run_batch);
+    if (input) return generate_file(*input, options, file_run, keep_dropped, run_batch);
     auto results = run_batch(texts, options);
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();

@@ -15,13 +15,14 @@ const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given 
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "cpu (default), cuda or auto"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
     {"json", "", "print {\"loss\", \"target_ids\", \"argmax\"} on stdout"},
 }};
 
 int run_score(const Argv& argv) {
     Args args(argv, kScoreSpec);
     auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
+                             with_adapter(runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
     const Tokenizer& tok = model->tokenizer();
     const auto source = tok.encode(args.require("source"));
     const auto target = tok.encode(args.require("target"));

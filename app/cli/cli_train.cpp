@@ -112,6 +112,14 @@ const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from s
     {"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"},
     {"dist-timeout", "SECONDS", "data-parallel runs: fail, naming the lost rank, after waiting this long (default 120)"},
     {"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"},
+    {"lora", "", "train a LoRA adapter (PEFT format) on the frozen --model; checkpoints are adapters"},
+    {"lora-r", "N", "LoRA rank (default 8)"},
+    {"lora-alpha", "X", "LoRA alpha; the update is scaled by alpha / r (default 16)"},
+    {"lora-dropout", "X", "dropout on the LoRA input, in [0, 1) (default 0.05)"},
+    {"lora-targets", "LIST", "layers: q,k,v,o,wi,wi_0,wi_1,wo or all-linear (default q,v)"},
+    {"lora-rslora", "", "rank-stabilised scaling alpha / sqrt(r)"},
+    {"adapter", "DIR", "continue training this LoRA adapter (its config decides r, alpha, targets)"},
+    {"merge", "", "with LoRA: also write OUT/merged, the adapter folded into a full HF checkpoint"},
 }};
 
 int run_train(const Argv& argv) {
@@ -168,6 +176,9 @@ int run_train(const Argv& argv) {
     o.save_dtype_bf16 = a.has("save-bf16");
     o.max_time_s = a.get_double("max-time", 0) ;
     o.dist_timeout_s = a.get_double("dist-timeout", o.dist_timeout_s);
+    o.lora = a.has("lora"), o.lora_rslora = a.has("lora-rslora"), o.merge_adapter = a.has("merge"), o.adapter_dir = a.get("adapter");
+    o.lora_r = a.get_int("lora-r", o.lora_r), o.lora_alpha = a.get_double("lora-alpha", o.lora_alpha);
+    o.lora_dropout = a.get_double("lora-dropout", o.lora_dropout), o.lora_targets = a.get("lora-targets", o.lora_targets);
     const std::string dev = a.get("device", "auto");
     if (dev == "auto") o.device = TrainDevice::Auto;
     else if (dev == "cpu") o.device = TrainDevice::Cpu;

@@ -13,5 +13,10 @@ nlohmann::json to_json(const ModelInfo& info);
 nlohmann::json profile_json(const DeviceProfile& profile);
 // dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
+// --adapter DIR: a LoRA adapter folder (PEFT format) applied on load; empty: none.
+inline RuntimeOptions with_adapter(RuntimeOptions o, const std::string& dir) {
+    o.adapter = dir;
+    return o;
+}
 
 }  // namespace t5s::cli

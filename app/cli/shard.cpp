@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.h"
@@ -68,21 +67,19 @@ Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int 
         "--shard-from-env: neither SLURM_ARRAY_TASK_ID (Slurm array) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set");
 }
 
-std::set<int64_t> rows_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows) {
-    std::set<int64_t> done;
+namespace {
+
+// Reads an --out file line by line: each whole line with its global row index. A last line without
+// its newline (a write cut by a kill) is reported as cut = true and not passed on.
+template <class OnLine>
+bool for_each_output_line(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows, OnLine&& on_line) {
     std::ifstream in(out_path, std::ios::binary);
-    if (!in) return done;
-    std::map<int64_t, std::vector<std::pair<int64_t, std::string>>> by_batch;  // batch -> (row, line)
     std::string line;
-    int line_no = 0;
-    bool dropped = false;
+    int64_t line_no = 0;
     while (std::getline(in, line)) {
         ++line_no;
+        if (in.eof()) return true;  // no final newline
         const std::string where = out_path + ":" + std::to_string(line_no);
-        if (in.eof()) {  // no final newline: a write cut by a kill
-            dropped = true;
-            break;
-        }
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer())
             throw Error(ErrorCode::InvalidArgument,
@@ -92,22 +89,40 @@ std::set<int64_t> rows_already_written(const std::string& out_path, const Shard&
             throw Error(ErrorCode::InvalidArgument, where + ": row " + std::to_string(row) + " is not one shard " +
                                                         std::to_string(shard.index) + "/" + std::to_string(shard.count) +
                                                         " of this input writes with --batch-size " + std::to_string(batch_size));
-        by_batch[row / batch_size].push_back({row, line});
+        on_line(row, line);
     }
-    std::string kept;
-    for (auto& [batch, rows] : by_batch) {
-        const int64_t expected = std::min(batch_size, total_rows - batch * batch_size);
-        if (static_cast<int64_t>(rows.size()) != expected) {
+    return false;
+}
+
+}  // namespace
+
+WrittenBatches batches_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows) {
+    WrittenBatches w;
+    if (!std::ifstream(out_path, std::ios::binary)) return w;
+    const int64_t batches = (total_rows + batch_size - 1) / batch_size;
+    std::vector<uint32_t> lines(static_cast<size_t>(batches), 0);
+    bool dropped = for_each_output_line(out_path, shard, batch_size, total_rows,
+                                        [&](int64_t row, const std::string&) { lines[static_cast<size_t>(row / batch_size)] += 1; });
+    w.complete.assign(static_cast<size_t>(batches), false);
+    for (int64_t b = 0; b < batches; ++b) {
+        const int64_t expected = std::min(batch_size, total_rows - b * batch_size);
+        if (lines[static_cast<size_t>(b)] == 0) continue;
+        if (static_cast<int64_t>(lines[static_cast<size_t>(b)]) != expected) {
             dropped = true;
             continue;
         }
-        for (auto& [row, text] : rows) {
-            done.insert(row);
-            kept += text + "\n";
-        }
+        w.complete[static_cast<size_t>(b)] = true;
+        w.rows += expected;
     }
-    if (dropped) write_file_atomic(out_path, kept);
-    return done;
+    if (!dropped) return w;
+    AtomicFile kept(out_path, true, "output file");
+    for_each_output_line(out_path, shard, batch_size, total_rows, [&](int64_t row, const std::string& line) {
+        if (!w.has(row / batch_size)) return;
+        kept.write(line);
+        kept.write("\n");
+    });
+    kept.commit();
+    return w;
 }
 
 AppendFile::AppendFile(const std::string& path) : path_(path) {

@@ -10,8 +10,8 @@
 // lines of the unsharded run, for every N.
 #include <cstdint>
 #include <functional>
-#include <set>
 #include <string>
+#include <vector>
 
 namespace t5s::cli {
 
@@ -29,14 +29,20 @@ Shard parse_shard(const std::string& text);
 // Throws UsageError naming the variable that is missing or out of range.
 Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int shards);
 
-// An --out file of a previous run of the same shard: the global indices of rows already written.
-// Lines of a batch that is not complete (a run killed mid-write) are dropped from the file (rewritten
-// atomically), so the batch is generated again. Throws t5s::Error naming the file and line when a
-// line is not one this shard writes.
-std::set<int64_t> rows_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows);
+// The global batches an --out file of a previous run of the same shard holds complete.
+struct WrittenBatches {
+    std::vector<bool> complete;  // by global batch index
+    int64_t rows = 0;            // rows in those batches
+    bool has(int64_t batch) const { return batch < static_cast<int64_t>(complete.size()) && complete[static_cast<size_t>(batch)]; }
+};
+
+// Reads the file as a stream (its size does not matter). Lines of a batch that is not complete (a
+// run killed mid-write) are dropped from the file (rewritten atomically), so the batch is generated
+// again. Throws t5s::Error naming the file and line when a line is not one this shard writes.
+WrittenBatches batches_already_written(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows);
 
 // Appends `text` to the file and fsyncs it: a batch's lines land whole or (killed mid-write) are
-// repaired by rows_already_written on the next run.
+// repaired by batches_already_written on the next run.
 class AppendFile {
 public:
     explicit AppendFile(const std::string& path);

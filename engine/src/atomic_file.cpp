@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@ namespace t5s {
 namespace {
 
 constexpr size_t kBufferSize = 1 << 20;
+constexpr time_t kAbandonedAfterSeconds = 60;
 
 std::string dir_of(const std::string& path) {
     auto slash = path.find_last_of('/');
@@ -36,6 +40,28 @@ std::string errno_text(int err) {
     return std::strerror(err);
 }
 
+// Temp files of earlier writers of the same target that were killed before they could remove them
+// (kill -9, power loss). A live writer holds an exclusive flock on its temp file, so a temp file
+// whose lock can be taken has no owner any more and is removed; a concurrent writer's is left alone.
+// Only files untouched for a while: a writer that has just created its file may not hold the lock yet.
+void remove_abandoned_temp_files(const std::string& dir, const std::string& base) {
+    const std::string prefix = "." + base + ".tmp-";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::string path = dir + "/" + name;
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) continue;
+        struct stat st {};
+        const bool settled = ::fstat(fd, &st) == 0 && st.st_mtime + kAbandonedAfterSeconds < ::time(nullptr);
+        if (settled && ::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(path.c_str());
+        ::close(fd);
+    }
+    ::closedir(d);
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what)
@@ -50,6 +76,7 @@ AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what
         if (!overwrite_)
             throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " already exists (use --force / overwrite to replace it)");
     }
+    remove_abandoned_temp_files(dir, base_of(path));
     std::string tmpl = dir + "/." + base_of(path) + ".tmp-XXXXXX";
     fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
     if (fd_ < 0) {
@@ -57,6 +84,7 @@ AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what
         throw Error(ErrorCode::InvalidArgument, what_ + " " + path + ": cannot create a file in " + dir + ": " + errno_text(err));
     }
     temp_ = tmpl;
+    ::flock(fd_, LOCK_EX | LOCK_NB);  // "in use" for remove_abandoned_temp_files; released when fd_ closes
     ::fchmod(fd_, 0644);
     buffer_.reserve(kBufferSize);
 }

@@ -35,6 +35,12 @@ expect_fail() {
 
 "$bin" score --model "$model" --source "Tom is a good boy." --target "猫が好きです。" --json >"$work/score.json" && ok || bad "score failed"
 [ "$(json "$work/score.json" "d['loss'] > 0 and len(d['target_ids']) == len(d['argmax'])")" = True ] && ok || bad "score fields"
+# --adapter DIR (a PEFT LoRA adapter folder): applied on load; greedy ids as peft + transformers give them.
+lora="$data/lora/t5v10-qv-wo"
+"$bin" score --model "$model" --adapter "$lora" --source "Tom is a good boy." --target "猫が好きです。" --json >"$work/score_lora.json" && ok || bad "score --adapter failed"
+[ "$(python3 -c "import json; a=json.load(open('$work/score.json')); b=json.load(open('$work/score_lora.json')); print(abs(a['loss'] - b['loss']) > 1e-3)")" = True ] && ok || bad "score --adapter changed nothing"
+"$bin" generate --model "$model" --adapter "$lora" --text "Tom is a good boy." --max-new-tokens 12 --json >"$work/gen_lora.json" && ok || bad "generate --adapter failed"
+[ "$(python3 -c "import json; g=json.load(open('$data/goldens/lora.json'))['adapters']['t5v10-qv-wo']['greedy'][0]; d=json.load(open('$work/gen_lora.json')); print(d['results'][0]['candidates'][0]['ids'] == g)")" = True ] && ok || bad "generate --adapter ids differ from peft"
 
 # --- generate ------------------------------------------------------------------------------
 golden="$data/goldens/t5v10-tied-relu.json"
@@ -157,6 +163,8 @@ fi
 expect_fail "fp16 on cpu" "fp16 runs on CUDA only" "$bin" generate --model "$model" --text hi --device cpu --dtype fp16
 expect_fail "unknown flag" "unknown flag --bogus" "$bin" generate --model "$model" --text hi --bogus
 expect_fail "unknown subcommand" "unknown subcommand" "$bin" frobnicate
+expect_fail "adapter without adapter_config.json" "$work: no adapter_config.json in the adapter folder" "$bin" score --model "$model" --adapter "$work" --source a --target b
+expect_fail "adapter for another base" "lora_A.weight has shape \[4, 24\] but the base model needs \[4, 32\]" "$bin" generate --model "$model" --adapter "$data/lora/flan-qv-wo" --text hi
 
 # --- issue #16: hardening (each class of the black-box sweep; exact exit codes) ------------------
 # expect_code NAME CODE PATTERN CMD...: exit CODE, one stderr line matching PATTERN.

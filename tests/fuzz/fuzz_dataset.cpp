@@ -27,11 +27,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     static const char* kExt[] = {".jsonl", ".csv", ".tsv", ".txt"};
-    static const std::string dir = [] {
-        const auto d = std::filesystem::temp_directory_path() / ("t5s_fuzz_dataset_" + std::to_string(::getpid()));
-        std::filesystem::create_directories(d);
-        return d.string();
-    }();
+    // One scratch folder per fuzzing process, removed when it exits.
+    static const struct ScratchDir {
+        std::string path;
+        ScratchDir() {
+            const auto d = std::filesystem::temp_directory_path() / ("t5s_fuzz_dataset_" + std::to_string(::getpid()));
+            std::filesystem::create_directories(d);
+            path = d.string();
+        }
+        ~ScratchDir() {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+        }
+    } scratch;
+    const std::string& dir = scratch.path;
     const std::string path = dir + "/rows" + kExt[mode - 2];
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     try {

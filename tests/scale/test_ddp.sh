@@ -3,6 +3,11 @@
 # Usage: test_ddp.sh MODE T5STUDIO MODEL_DIR WORK_DIR [TORCHRUN]
 #   gloo      2 ranks x batch 4 == 1 rank x batch 8 (10 steps, dropout 0): losses and final weights
 #             within 1e-5; also with gradient accumulation, and with bf16 autocast (1e-2: bf16 rounding)
+#             the gradient buckets go out during the backward (overlap), and deferring them all to
+#             after it (T5S_DDP_OVERLAP=off) gives bit-identical results; NCCL asked for on the CPU
+#             fails with one line
+#   dropout   2 ranks with dropout 0.1: two runs are identical (per-rank seeds from seed, rank, step)
+#             and a resume from step 5 repeats the uninterrupted run's losses and weights
 #   torchrun  the same launched by `torchrun --standalone --nproc-per-node 2 --no-python` (exit 77 =
 #             skipped when the venv has no torchrun)
 #   kill      kill -9 rank 1 mid-run: rank 0 exits non-zero within 60 s naming rank 1; --resume with
@@ -58,9 +63,42 @@ gloo)
   # bf16 keeps 8 significant bits (eps 2^-8 = 3.9e-3): each rank pads its 4 rows to its own longest,
   # so the bf16 matmuls round differently than in one batch of 8. 1e-2 is that rounding, not a bug.
   compare "$work/single-bf16" "$work/ddp-bf16" --tol 1e-2 && ok "bf16 autocast: 2 ranks within bf16 rounding (1e-2) of 1" || bad "bf16 differs"
+  # 9 rows: the second global batch has 1 row, so rank 1 has none and sends zeros.
+  head -n 9 "$work/pairs.jsonl" >"$work/pairs9.jsonl"
+  saved=("${common[@]}") && common=("${common[@]//pairs.jsonl/pairs9.jsonl}")
+  "$bin" "${common[@]}" --out "$work/single9" --steps 4 --batch-size 8 >/dev/null 2>&1 || bad "single 9-row run failed"
+  ranks 2 "$work/ddp9" --steps 4 --batch-size 4 && compare "$work/single9" "$work/ddp9" \
+    && ok "steps where rank 1 has no rows: 2 ranks == 1" || bad "a rank without rows"
+  common=("${saved[@]}")
+  # 16 KiB buckets: the tiny model's gradients (~230 KiB) make many, so overlap can show.
+  T5S_DDP_BUCKET_KB=16 ranks 2 "$work/ddp-buckets" --steps 10 --batch-size 4 || bad "2 ranks with 16 KiB buckets failed"
+  compare "$work/single" "$work/ddp-buckets" && ok "16 KiB buckets: 2 ranks x batch 4 == 1 x batch 8" || bad "small buckets differ"
+  overlapped=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["allreduce_buckets_overlapped"])' \
+    "$work/ddp-buckets/train_log.jsonl" 2>&1)
+  python3 -c 'import sys; e, n = eval(sys.argv[1]); sys.exit(not (n > 4 and 0 < e <= n))' "$overlapped" \
+    && ok "gradient buckets [launched during the backward, all]: $overlapped" || bad "no overlap: $overlapped"
+  T5S_DDP_BUCKET_KB=16 T5S_DDP_OVERLAP=off ranks 2 "$work/ddp-serial" --steps 10 --batch-size 4 || bad "2 ranks without overlap failed"
+  compare "$work/ddp-buckets" "$work/ddp-serial" --tol 0 && ok "overlapped all-reduce == all-reduce after the backward, bit for bit" \
+    || bad "overlap changes the result"
+  out=$(T5S_DIST_BACKEND=nccl RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) "$bin" "${common[@]}" \
+    --out "$work/nccl-cpu" --steps 1 2>&1); rc=$?
+  [ $rc = 1 ] && [[ "$out" == *"T5S_DIST_BACKEND=nccl needs --device cuda"* ]] && ok "NCCL on a CPU run: exit 1, one line" \
+    || bad "NCCL on the CPU: rc=$rc $out"
   # A bad launch: one line naming what is missing.
   out=$(RANK=0 WORLD_SIZE=2 "$bin" "${common[@]}" --out "$work/bad" --steps 1 2>&1); rc=$?
   [ $rc = 1 ] && [[ "$out" == *"needs MASTER_ADDR and MASTER_PORT"* ]] && ok "missing MASTER_ADDR named" || bad "bad launch: rc=$rc $out"
+  ;;
+dropout)
+  ranks 2 "$work/a" --steps 10 --batch-size 4 --dropout 0.1 --save-every 5 --keep-last 5 || bad "2 ranks with dropout failed"
+  ranks 2 "$work/b" --steps 10 --batch-size 4 --dropout 0.1 --save-every 5 --keep-last 5 || bad "second run failed"
+  compare "$work/a" "$work/b" --tol 0 && ok "dropout 0.1: two 2-rank runs are identical" || bad "dropout runs differ"
+  ranks 2 "$work/nodrop" --steps 10 --batch-size 4 || bad "2 ranks without dropout failed"
+  compare "$work/a" "$work/nodrop" --tol 0 >/dev/null 2>&1 && bad "dropout 0.1 changed nothing" || ok "dropout 0.1 changes the run"
+  cp -r "$work/a" "$work/resumed" && rm -rf "$work/resumed/checkpoint-10" "$work/resumed/final"
+  ranks 2 "$work/resumed" --steps 10 --batch-size 4 --dropout 0.1 --save-every 5 --keep-last 5 --resume \
+    && grep -q "resumed from .*checkpoint-5" "$work/resumed.rank0.err" && ok "resumed at step 5" || bad "dropout resume failed"
+  compare "$work/a" "$work/resumed" && ok "dropout 0.1: resumed at step 5 == uninterrupted (losses, weights within 1e-5)" \
+    || bad "resume draws other dropout masks"
   ;;
 torchrun)
   if [ -z "$torchrun" ] || [ ! -x "$torchrun" ]; then echo "SKIP: no torchrun in the venv ($torchrun)"; exit 77; fi

@@ -19,51 +19,11 @@
 #include "trainer/core.h"
 #include "torch/weight_loader.h"
 
-extern char** environ;
-
 using namespace t5s;
 using namespace t5s::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-pid_t spawn_cli(const std::vector<std::string>& args, const fs::path& log) {
-    std::vector<std::string> all{T5S_CLI_BIN};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, T5S_CLI_BIN, &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    REQUIRE(rc == 0);
-    return pid;
-}
-
-int wait_exit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::map<int64_t, double> step_losses(const fs::path& log) {
-    std::map<int64_t, double> out;
-    std::ifstream in(log);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto j = nlohmann::json::parse(line);
-        if (j.contains("loss")) {
-            const int64_t step = j["step"];
-            REQUIRE(out.count(step) == 0);  // each step logged once
-            out[step] = j["loss"];
-        }
-    }
-    return out;
-}
 
 // Every visible checkpoint is complete: all files present, weights and state parse, config loads.
 void require_complete_checkpoints(const fs::path& out) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "t5s/engine_thread.h"
 #include "t5s/jobs.h"
@@ -80,10 +81,22 @@ struct Collector {
     }
 };
 
+// Directories made by temp_dir(), removed when the test program exits (a failed check leaves the
+// test case early, so a scope guard per case would not do).
+struct TempDirs {
+    std::vector<std::filesystem::path> made;
+    ~TempDirs() {
+        std::error_code ec;
+        for (const auto& d : made) std::filesystem::remove_all(d, ec);
+    }
+};
+
 std::filesystem::path temp_dir(const std::string& name) {
+    static TempDirs dirs;
     auto d = std::filesystem::temp_directory_path() / ("t5s_et_" + name + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
+    dirs.made.push_back(d);
     return d;
 }
 

@@ -9,8 +9,11 @@ const char* kDevices[] = {"auto", "cpu", "cuda"};
 const char* kPrecisions[] = {"fp32", "bf16", "fp16", "int8"};
 }  // namespace
 
-void ModelController::load_model() {
+void ModelController::load_model() { load_model(s.model.path_input, std::string()); }
+
+void ModelController::load_model(const std::string& dir, const std::string& adapter) {
     auto& m = s.model;
+    m.path_input = dir;
     if (m.path_input.empty()) {
         m.error = "type or drop a model folder first";
         return;
@@ -23,6 +26,7 @@ void ModelController::load_model() {
                             : m.precision == 3 ? Precision::Int8
                                                : Precision::Fp32;
     cmd.runtime.threads = m.threads;
+    cmd.runtime.adapter = adapter;
     m.error.clear();
     m.load_job = submit(std::move(cmd));
     if (m.load_job) {
@@ -32,9 +36,27 @@ void ModelController::load_model() {
     }
 }
 
-void ModelController::load_model(const std::string& dir) {
-    s.model.path_input = dir;
-    load_model();
+void ModelController::load_model(const std::string& dir) { load_model(dir, std::string()); }
+
+void ModelController::add_adapter() {
+    auto& m = s.model;
+    if (!m.info) {
+        m.adapter_error = "load a base model first";
+        return;
+    }
+    if (m.adapter_input.empty()) {
+        m.adapter_error = "type an adapter folder (adapter_config.json, adapter_model.safetensors)";
+        return;
+    }
+    use_adapter(m.adapter_input);
+}
+
+void ModelController::use_adapter(const std::string& dir) {
+    auto& m = s.model;
+    if (!m.info || m.adapter_job) return;
+    m.adapter_error.clear();
+    m.adapter_job = submit(SetAdapter{dir});
+    if (m.adapter_job) s.job_kind[m.adapter_job] = dir.empty() ? "removing adapter" : "applying adapter";
 }
 
 void ModelController::browse(const std::string& dir) {
@@ -44,7 +66,14 @@ void ModelController::browse(const std::string& dir) {
 
 void ModelController::apply(const Event& event) {
     auto& m = s.model;
-    if (auto* e = std::get_if<ModelLoaded>(&event)) {
+    if (auto* a = std::get_if<AdapterSet>(&event)) {
+        if (a->job != m.adapter_job) return;
+        m.adapter_job = 0;
+        m.active_adapter = a->dir.string();
+        if (m.info) remember_adapter(m.info->dir.string(), m.active_adapter);
+        ctx.log(false, m.active_adapter.empty() ? std::string("adapter removed")
+                                                : "adapter " + m.active_adapter + " (" + std::to_string(a->parameters) + " parameters)");
+    } else if (auto* e = std::get_if<ModelLoaded>(&event)) {
         if (e->job != m.load_job) return;
         m.load_job = 0;
         m.info = e->info;
@@ -53,6 +82,8 @@ void ModelController::apply(const Event& event) {
                                                       : std::string(to_string(e->recommended.precision)) + " on " +
                                                             e->recommended.name + " — " + e->recommended.reason;
         m.error.clear();
+        m.active_adapter = e->info.adapter.string();
+        remember_adapter(e->info.dir.string(), m.active_adapter);
         const std::string p = e->info.dir.string();
         auto& r = m.recent;
         r.erase(std::remove(r.begin(), r.end(), p), r.end());
@@ -79,14 +110,24 @@ void ModelController::failed(const JobFailed& e) {
     if (e.job == s.model.load_job) {
         s.model.load_job = 0;
         s.model.error = msg;
+    } else if (e.job == s.model.adapter_job) {
+        s.model.adapter_job = 0;
+        s.model.adapter_error = msg;
     } else if (e.job == s.model.browser_job) {
         s.model.browser_job = 0;
         s.model.browser_error = msg;
     }
 }
 
+void ModelController::remember_adapter(const std::string& base, const std::string& adapter) {
+    if (adapter.empty()) return;
+    auto& list = s.model.adapters[base];
+    if (std::find(list.begin(), list.end(), adapter) == list.end()) list.push_back(adapter);
+}
+
 void ModelController::engine_died() {
     s.model.load_job = 0;
+    s.model.adapter_job = 0;
 }
 
 }  // namespace t5s::ui

@@ -1,6 +1,7 @@
 #include "controllers/training_controller.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "controllers/model_controller.h"
 
@@ -26,51 +27,49 @@ void TrainingController::open_training() {
     }
 }
 
+namespace {
+
+// The settings a preset fills in; everything else on the Training panel stays as the user set it.
+struct PresetSettings {
+    int steps, epochs, batch_size, grad_accum;
+    double lr;
+    ScheduleKind schedule;
+    int warmup_steps, eval_every, save_every, patience;
+    bool lora;  // a rank-8 LoRA adapter on q and v (alpha 16, dropout 0.05) on the frozen base
+};
+
+// Indexed by TrainPreset.
+const PresetSettings kPresets[] = {
+    // Quick: a few minutes, to check that the data and the model fit together.
+    {200, 1, 8, 1, 1e-3, ScheduleKind::Constant, 0, 50, 0, 0, false},
+    // Balanced: three passes over the data.
+    {0, 3, 16, 1, 5e-4, ScheduleKind::Linear, 100, 200, 1000, 0, false},
+    // Thorough: a long run with early stopping on the eval loss.
+    {0, 10, 16, 2, 3e-4, ScheduleKind::Cosine, 500, 500, 1000, 5, false},
+    // LoRA (low memory): the base frozen, only a small adapter trains (higher lr, as PEFT recipes use).
+    {0, 3, 16, 1, 1e-3, ScheduleKind::Linear, 100, 200, 1000, 0, true},
+};
+
+}  // namespace
+
 void TrainingController::apply_training_preset(int preset) {
     auto& t = s.train;
     auto& o = t.options;
-    t.preset = std::clamp(preset, 0, 2);
-    switch (TrainPreset(t.preset)) {
-        case TrainPreset::Quick:  // a few minutes: check that the data and the model fit together
-            o.steps = 200;
-            o.epochs = 1;
-            o.batch_size = 8;
-            o.grad_accum = 1;
-            o.lr = 1e-3;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Constant;
-            o.warmup_steps = 0;
-            o.eval_every = 50;
-            o.save_every = 0;
-            o.patience = 0;
-            break;
-        case TrainPreset::Balanced:  // three passes over the data
-            o.steps = 0;
-            o.epochs = 3;
-            o.batch_size = 16;
-            o.grad_accum = 1;
-            o.lr = 5e-4;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Linear;
-            o.warmup_steps = 100;
-            o.eval_every = 200;
-            o.save_every = 1000;
-            o.patience = 0;
-            break;
-        case TrainPreset::Thorough:  // long run with early stopping on the eval loss
-            o.steps = 0;
-            o.epochs = 10;
-            o.batch_size = 16;
-            o.grad_accum = 2;
-            o.lr = 3e-4;
-            o.optimizer = OptimizerKind::AdamW;
-            o.schedule = ScheduleKind::Cosine;
-            o.warmup_steps = 500;
-            o.eval_every = 500;
-            o.save_every = 1000;
-            o.patience = 5;
-            break;
-    }
+    t.preset = std::clamp(preset, 0, int(std::size(kPresets)) - 1);
+    const PresetSettings& p = kPresets[t.preset];
+    o.steps = p.steps;
+    o.epochs = p.epochs;
+    o.batch_size = p.batch_size;
+    o.grad_accum = p.grad_accum;
+    o.lr = p.lr;
+    o.optimizer = OptimizerKind::AdamW;
+    o.schedule = p.schedule;
+    o.warmup_steps = p.warmup_steps;
+    o.eval_every = p.eval_every;
+    o.save_every = p.save_every;
+    o.patience = p.patience;
+    o.lora = p.lora;
+    if (p.lora) o.lora_r = 8, o.lora_alpha = 16, o.lora_dropout = 0.05, o.lora_targets = "q,v";
 }
 
 void TrainingController::start_training() {
@@ -175,10 +174,21 @@ void TrainingController::delete_training_run(int64_t run_id) {
     if (t.selected_run == run_id) t.selected_run = 0;
 }
 
+std::string adapter_run_base(const StoredTrainingRun& run) {
+    try {
+        const TrainingOptions o = training_options_from_json(run.options_json);
+        return (o.lora || !o.adapter_dir.empty()) ? o.model_dir : std::string();
+    } catch (const Error&) {
+        return {};  // an unreadable record: treated as a full fine-tuning run
+    }
+}
+
 void TrainingController::use_run_model(int64_t run_id) {
     const StoredTrainingRun* run = find_run(s.train.runs, run_id);
     if (!run || run->final_dir.empty()) return;
-    model_.load_model(run->final_dir);
+    const std::string base = adapter_run_base(*run);  // a LoRA run's final folder is an adapter
+    if (!base.empty()) model_.load_model(base, run->final_dir);
+    else model_.load_model(run->final_dir);
 }
 
 void TrainingController::pause_training() {
@@ -200,7 +210,8 @@ void TrainingController::stop_training() {
 void TrainingController::use_trained_model() {
     auto& t = s.train;
     if (t.final_dir.empty() || t.job) return;
-    model_.load_model(t.final_dir);
+    if (t.options.lora || !t.options.adapter_dir.empty()) model_.load_model(t.model_dir, t.final_dir);
+    else model_.load_model(t.final_dir);
 }
 
 void TrainingController::engine_died() {

@@ -7,6 +7,9 @@ namespace t5s::ui {
 
 class ModelController;
 
+// The base model folder of a LoRA run (its final folder is an adapter), "" for a full fine-tuning run.
+std::string adapter_run_base(const StoredTrainingRun& run);
+
 class TrainingController : public PanelController {
 public:
     TrainingController(ControllerContext& context, ModelController& model) : PanelController(context), model_(model) {}

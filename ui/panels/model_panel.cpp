@@ -65,6 +65,29 @@ void draw_info(const ModelVm& m) {
     }
 }
 
+// LoRA adapters of the loaded base: "none" plus every folder added for it; a click applies one at the
+// next request without reloading the base.
+void draw_adapters(Controller& ctl) {
+    auto& m = ctl.state().model;
+    if (!m.info || !ImGui::CollapsingHeader("Adapters (LoRA)", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    const bool busy = m.adapter_job != 0;
+    if (busy) ImGui::BeginDisabled();
+    if (ImGui::RadioButton("none (base model)", m.active_adapter.empty()) && !m.active_adapter.empty()) ctl.use_adapter("");
+    for (const auto& a : m.adapters[m.info->dir.string()]) {
+        if (ImGui::RadioButton(a.c_str(), m.active_adapter == a) && m.active_adapter != a) ctl.use_adapter(a);
+    }
+    ImGui::SetNextItemWidth(-70);
+    if (ImGui::InputTextWithHint("##adapter", "adapter folder (adapter_config.json, adapter_model.safetensors)", &m.adapter_input,
+                                 ImGuiInputTextFlags_EnterReturnsTrue))
+        ctl.add_adapter();
+    ImGui::SameLine();
+    if (ImGui::Button("Add")) ctl.add_adapter();
+    if (busy) ImGui::EndDisabled();
+    help_marker("PEFT LoRA adapters made for this base (t5studio train --lora, or peft's save_pretrained).\n"
+                "Switching applies at the next request; the base stays loaded.");
+    if (!m.adapter_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.adapter_error.c_str());
+}
+
 }  // namespace
 
 void draw_model_panel(PanelContext& ctx) {
@@ -120,6 +143,7 @@ void draw_model_panel(PanelContext& ctx) {
         }
         draw_browser(ctl);
     }
+    draw_adapters(ctl);
     ImGui::Separator();
     draw_info(m);
     ImGui::End();

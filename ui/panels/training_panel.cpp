@@ -130,7 +130,12 @@ void draw_past_runs(Controller& ctl) {
             if (ImGui::Selectable(format_time(r.started_at_ms).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
                 t.selected_run = selected ? 0 : r.id;
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::filesystem::path(r.model).filename().string().c_str());
+            const std::string& oj = r.options_json;  // as training_options_to_json writes it (no spaces)
+            const bool adapter_run = oj.find("\"lora\":true") != std::string::npos ||
+                                     (oj.find("\"adapter_dir\":\"") != std::string::npos &&
+                                      oj.find("\"adapter_dir\":\"\"") == std::string::npos);
+            const std::string name = std::filesystem::path(r.model).filename().string();
+            ImGui::TextUnformatted(adapter_run ? (name + " + LoRA").c_str() : name.c_str());
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n-> %s", r.model.c_str(), r.data.c_str(), r.out_dir.c_str());
             ImGui::TableNextColumn();
             const bool interrupted = ctl.run_interrupted(r);
@@ -205,7 +210,7 @@ void draw_training_panel(PanelContext& ctx) {
     ImGui::SetNextItemWidth(-120);
     ImGui::InputTextWithHint("output folder", "checkpoints and the final model", &t.out_dir);
     ImGui::SetNextItemWidth(160);
-    if (ImGui::Combo("preset", &t.preset, "Quick\0Balanced\0Thorough\0")) ctl.apply_training_preset(t.preset);
+    if (ImGui::Combo("preset", &t.preset, "Quick\0Balanced\0Thorough\0LoRA (low memory)\0")) ctl.apply_training_preset(t.preset);
     ImGui::SameLine();
     const auto& o = t.options;
     if (o.steps > 0)

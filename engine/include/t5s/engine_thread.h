@@ -2,7 +2,7 @@
 // The only door into the engine for interactive front ends. Commands go in as values through
 // submit(), which never blocks; events come out as values through drain_events(), which swaps a
 // vector under a lock. Work runs on two lanes:
-//   model lane: LoadModel, Generate, BatchAugment, StartTraining (torch work, one at a time);
+//   model lane: LoadModel, SetAdapter, Generate, BatchAugment, StartTraining (torch work, one at a time);
 //   io lane:    datasets, history queries/decisions, export, directory listings, file writes
 //               (each lane that touches SQLite opens its own connection).
 // Cancel, PauseJob and UpdateSettings act immediately on the running job (atomics / SettingsHandle).
@@ -101,12 +101,16 @@ struct StartTraining {
                                      // OUT/history-pairs.jsonl; with a data_file too they are extra data)
     int64_t history_run_id = 0;      // > 0: continue this recorded run instead of starting a new one
 };
+// Switches the loaded model's LoRA adapter (a PEFT adapter folder; empty dir: none) without
+// reloading the base; model lane, so the next Generate uses it. Answers AdapterSet or JobFailed (a
+// bad folder leaves the current adapter on).
+struct SetAdapter { std::filesystem::path dir; };
 struct QueryTrainingRuns { int limit = 50; };          // newest first, with their curves
 struct DeleteTrainingRun { int64_t run_id = 0; };      // the record only; checkpoints stay on disk
 using Command = std::variant<LoadModel, UnloadModel, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
                              ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
-                             DeleteTrainingRun>;
+                             DeleteTrainingRun, SetAdapter>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -158,12 +162,13 @@ struct TrainingUpdate { JobId job = 0; TrainingEvent event; };
 struct TrainingRunRecorded { JobId job = 0; int64_t run_id = 0; };  // the history row of a StartTraining job
 struct TrainingRunsLoaded { JobId job = 0; std::vector<StoredTrainingRun> runs; };
 struct EngineDied { std::string message; };
+struct AdapterSet { JobId job = 0; std::filesystem::path dir; int64_t parameters = 0; };  // dir empty: none
 
 using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, GenerationStep, GenerationDone, JobFailed,
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
                            DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
-                           TrainingRunsLoaded, EngineDied>;
+                           TrainingRunsLoaded, EngineDied, AdapterSet>;
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;

@@ -28,6 +28,7 @@ struct RuntimeOptions {
     Device device = Device::Auto;        // Auto: CUDA if available, else CPU
     Precision precision = Precision::Fp32;
     int threads = 0;                     // intra-op threads; 0 = number of physical cores
+    std::filesystem::path adapter;       // LoRA adapter folder (PEFT format) applied at load; empty: none
 };
 
 struct ModelInfo {
@@ -46,6 +47,8 @@ struct ModelInfo {
     int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model
     std::vector<std::string> files;      // files read
     std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex
+    std::filesystem::path adapter;       // the LoRA adapter applied now; empty: none
+    int64_t adapter_parameter_count = 0;
 };
 
 // A dense float32 array (row-major) for tests and tools.
@@ -86,6 +89,11 @@ public:
     // Texts in, candidates out (tokenize, batch, generate, decode, no_copy/distinct filtering).
     virtual std::vector<GenerationResult> generate(const std::vector<std::string>& texts, const GenerationOptions& options,
                                                    GenerationControl* control = nullptr) const = 0;
+
+    // Switches the LoRA adapter (a PEFT adapter folder; empty path: none) without reloading the
+    // base. Validated completely before anything changes (a bad folder leaves the current one on);
+    // requests already running finish with the adapter they started with, the next one uses the new.
+    virtual void set_adapter(const std::filesystem::path& dir);
 };
 
 // Physical cores of this machine (the default thread count).

@@ -138,6 +138,16 @@ struct TrainingOptions {
     bool save_dtype_bf16 = false;        // store the final model in bf16 (half the size)
     double dist_timeout_s = 120;         // data-parallel runs: a collective that waits longer fails,
                                          // naming the lost rank (never a hang)
+    // LoRA (PEFT format): the base stays frozen (no gradients, no optimizer state); only the
+    // adapter trains, in fp32. Checkpoints and out/final are adapter folders.
+    bool lora = false;
+    int lora_r = 8;
+    double lora_alpha = 16;
+    double lora_dropout = 0.05;
+    std::string lora_targets = "q,v";    // comma-separated q,k,v,o,wi,wi_0,wi_1,wo or "all-linear"
+    bool lora_rslora = false;            // scale alpha / sqrt(r) instead of alpha / r
+    std::string adapter_dir;             // continue this adapter (its config decides r, alpha, targets); implies lora
+    bool merge_adapter = false;          // also write out/merged: the adapter folded into a full HF checkpoint
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
@@ -153,6 +163,7 @@ TrainingOptions training_options_from_json(const std::string& json);
 
 struct MemoryEstimate {
     int64_t parameters = 0;
+    int64_t trainable_parameters = 0;          // LoRA: the adapter's; else all parameters
     int64_t weight_bytes = 0;
     int64_t gradient_bytes = 0;
     int64_t optimizer_bytes = 0;

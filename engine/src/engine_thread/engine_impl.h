@@ -108,6 +108,7 @@ struct EngineImpl {
 
     // model_jobs.cpp helpers
     void load_model(Job& job, const LoadModel& cmd);
+    void set_adapter(Job& job, const SetAdapter& cmd);
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
     JobEnd run_batch(LaneTask& task);
     void run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd);

@@ -36,6 +36,7 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
                        model.reset();
                        emit(ModelUnloaded{job.id()});
                    },
+                   [&](const SetAdapter& c) { set_adapter(job, c); },
                    [&](const Generate& c) { generate(job, c, task.submitted); },
                    [&](const BatchAugment&) { end = run_batch(task); },
                    [&](const StartTraining& c) { run_training(job, *task.trainer, c); },
@@ -54,6 +55,13 @@ void EngineImpl::load_model(Job& job, const LoadModel& cmd) {
     if (!model) throw Error(ErrorCode::Internal, "model factory returned nothing for " + cmd.dir.string());
     model_hash = model->info().content_hash;  // same fingerprint the CLI records
     emit(ModelLoaded{id, model->info(), ms_since(t0), recommend_profile(cmd.runtime.device)});
+}
+
+void EngineImpl::set_adapter(Job& job, const SetAdapter& cmd) {
+    emit(JobStarted{job.id(), "adapter"});
+    if (!model) throw Error(ErrorCode::InvalidArgument, "no model loaded: open a model folder first");
+    model->set_adapter(cmd.dir);
+    emit(AdapterSet{job.id(), cmd.dir, model->info().adapter_parameter_count});
 }
 
 namespace {

@@ -16,6 +16,7 @@ struct Route {
 // clang-format off
 Route route(const LoadModel&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const UnloadModel&) { return {JobKind::UnloadModel, LaneId::Model}; }
+Route route(const SetAdapter&) { return {JobKind::LoadModel, LaneId::Model}; }
 Route route(const Generate&) { return {JobKind::Generate, LaneId::Model}; }
 Route route(const BatchAugment&) { return {JobKind::Batch, LaneId::Model}; }
 Route route(const StartTraining&) { return {JobKind::Train, LaneId::Model}; }

@@ -66,8 +66,18 @@ bool int8_needs_reduced_range() {
     return reduce;
 }
 
-// The one place that picks the kernel: the form decides.
 at::Tensor Linear::operator()(const at::Tensor& x) const {
+    at::Tensor y = product(x);
+    if (!lora_.a.defined()) return y;
+    at::Tensor h = x.to(lora_.a.scalar_type());
+    if (lora_dropout_on_ && lora_.dropout > 0) h = at::dropout(h, lora_.dropout, true);
+    at::Tensor delta = at::linear(at::linear(h, lora_.a), lora_.b) * lora_.scale;
+    if (delta.scalar_type() == y.scalar_type()) return y + delta;
+    return (y.to(delta.scalar_type()) + delta).to(y.scalar_type());
+}
+
+// The one place that picks the kernel: the form decides.
+at::Tensor Linear::product(const at::Tensor& x) const {
     return std::visit(
         Overload{
             [&](const Plain& f) { return at::linear(x, f.weight); },

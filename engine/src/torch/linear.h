@@ -13,8 +13,9 @@
 // The form is chosen once, at conversion; operator() only dispatches on it. The conversions and
 // the dispatch, the kernel name and the byte count of each form all live in linear.cpp.
 //
-// Low-rank adapters (LoRA) will add an optional `y += s * B(A x)` term here, applied after the
-// form's product, so every form gets it without touching the network code.
+// A low-rank adapter (LoRA) adds `y += scale * B(A dropout(x))` after the form's product, so every
+// form gets it without touching the network code; the base weight is never changed. A layer fused
+// from several (q|k|v) carries the parts' terms as one: A stacked, B block-diagonal.
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
@@ -51,6 +52,13 @@ public:
         at::Tensor q;      // int8 [out, in]
         at::Tensor scale;  // [out, 1] in the compute dtype
     };
+    // The adapter term. `a` [r, in] and `b` [out, r] in their own dtype (fp32 as PEFT keeps them);
+    // the input is cast to it and the sum cast back to the output's dtype, as PEFT does.
+    struct Lora {
+        at::Tensor a, b;
+        double scale = 1.0;
+        double dropout = 0.0;  // active only while the owning network trains
+    };
     using Form = std::variant<std::monostate, Plain, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows>;
 
     Linear() = default;
@@ -68,6 +76,12 @@ public:
     std::string kernel_name() const;
     const Form& form() const { return form_; }
 
+    // Attaches (or, with an empty term, removes) the adapter term; the form is untouched.
+    void set_lora(Lora term) { lora_ = std::move(term); }
+    const Lora& lora() const { return lora_; }
+    bool has_lora() const { return lora_.a.defined(); }
+    void set_lora_dropout_active(bool on) { lora_dropout_on_ = on; }
+
     // Inference-only conversions of a Plain layer (no-ops otherwise). quantize_int8 picks the
     // int8 kernel for the weight's device and this CPU; `also_wide` keeps a second oneDNN form
     // where FBGEMM is used (worth it for the head only). pack_for_cpu packs CPU fp32/bf16
@@ -76,7 +90,10 @@ public:
     void pack_for_cpu();
 
 private:
+    at::Tensor product(const at::Tensor& x) const;  // the form's x W^T
     Form form_;
+    Lora lora_;
+    bool lora_dropout_on_ = false;
 };
 
 // True on CPUs without VNNI, where the FBGEMM / oneDNN int8 forms quantise activations to 7 bits

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <shared_mutex>
 
 #include "generation_limits.h"
 #include "t5s/candidate_scores.h"
@@ -16,6 +17,7 @@
 #include "t5s/seed.h"
 #include "torch/back_score.h"
 #include "torch/decoding.h"
+#include "torch/lora.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -137,6 +139,23 @@ public:
         info_.weight_bytes = net_->weight_bytes();
         info_.matmul_kernel = net_->matmul_kernel();
         info_.content_hash = fingerprint_files(info_.files);
+        if (!options.adapter.empty()) set_adapter(options.adapter);
+    }
+
+    void set_adapter(const fs::path& dir) override {
+        std::shared_ptr<LoraAdapter> next;
+        if (!dir.empty()) {
+            next = std::make_shared<LoraAdapter>(load_lora_adapter(dir, net_->config()));
+            for (auto& [path, m] : next->modules) m.a = m.a.to(rt_.device), m.b = m.b.to(rt_.device);
+        }
+        std::unique_lock<std::shared_mutex> lock(adapter_mutex_);
+        guarded([&] {
+            net_->set_adapter(next.get());
+            return 0;
+        });
+        adapter_ = next;
+        info_.adapter = dir;
+        info_.adapter_parameter_count = next ? next->parameter_count() : 0;
     }
 
     const ModelInfo& info() const override { return info_; }
@@ -148,6 +167,7 @@ public:
 
     FloatArray encoder_hidden(const IdBatch& input_ids) const override {
         c10::InferenceMode guard;
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
         return guarded([&] { return to_float_array(net_->encode(ids, mask)); });
@@ -155,6 +175,7 @@ public:
 
     FloatArray logits(const IdBatch& input_ids, const IdBatch& decoder_input_ids) const override {
         c10::InferenceMode guard;
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         check_ids(decoder_input_ids);
         auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
@@ -164,6 +185,7 @@ public:
 
     ScoreResult score(const IdBatch& input_ids, const IdBatch& labels) const override {
         c10::InferenceMode guard;
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         check_ids(labels);
         auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
@@ -186,6 +208,7 @@ public:
     std::vector<std::vector<Candidate>> generate_ids(const IdBatch& input_ids, const GenerationOptions& options,
                                                      GenerationControl* control) const override {
         validate_generation_options(options);
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         for (const auto& row : input_ids) {
             if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
@@ -220,6 +243,7 @@ public:
 
     std::vector<double> mean_log_probs(const IdBatch& input_ids, const IdBatch& labels) const override {
         c10::InferenceMode guard;
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         check_ids(labels);
         if (input_ids.size() != labels.size()) throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
@@ -260,9 +284,13 @@ private:
     ModelInfo info_;
     std::optional<Tokenizer> tokenizer_;
     std::unique_ptr<T5Network> net_;
+    std::shared_ptr<LoraAdapter> adapter_;  // what net_'s LoRA terms reference
+    mutable std::shared_mutex adapter_mutex_;  // requests share it; set_adapter takes it alone
 };
 
 }  // namespace
+
+void Model::set_adapter(const fs::path&) { throw Error(ErrorCode::Unsupported, "this model does not take LoRA adapters"); }
 
 std::unique_ptr<Model> Model::load(const fs::path& dir, const RuntimeOptions& options) {
     return std::make_unique<TorchModel>(dir, options);

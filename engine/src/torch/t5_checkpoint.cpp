@@ -13,12 +13,15 @@
 namespace t5s {
 namespace {
 
-// The tensors autograd must see as inputs of a block: its plain linear weights, then its norms.
+// The tensors autograd must see as inputs of a block: its plain linear weights and LoRA terms,
+// then its norms.
 template <class Layer>
 std::vector<at::Tensor> linear_weights(const Layer& l) {
     std::vector<at::Tensor> out;
-    for (const Linear* x : linear_layers(l))
+    for (const Linear* x : linear_layers(l)) {
         if (x->weight().defined()) out.push_back(x->weight());
+        if (x->has_lora()) out.push_back(x->lora().a), out.push_back(x->lora().b);
+    }
     return out;
 }
 
@@ -77,7 +80,7 @@ struct BlockCheckpoint : torch::autograd::Function<BlockCheckpoint> {
         ctx->saved_data["ac_cuda"] = ac.cuda;
         ctx->saved_data["ac_cpu_dtype"] = static_cast<int64_t>(ac.cpu_dtype);
         ctx->saved_data["ac_cuda_dtype"] = static_cast<int64_t>(ac.cuda_dtype);
-        if (net->training_ && net->dropout_ > 0) {  // replay the same dropout masks in backward
+        if (net->training_ && (net->dropout_ > 0 || net->lora_dropout_ > 0)) {  // replay the same dropout masks in backward
             at::Generator gen = default_generator(net->device_);
             std::lock_guard<std::mutex> lock(gen.mutex());
             ctx->saved_data["rng"] = gen.get_state();

@@ -63,6 +63,7 @@ struct DecoderState {
 };
 
 enum class Precision;
+struct LoraAdapter;
 
 class T5Network {
 public:
@@ -89,7 +90,12 @@ public:
     std::string matmul_kernel() const;
 
     // Training knobs.
-    void set_training(bool training, double dropout_rate) { training_ = training, dropout_ = dropout_rate; }
+    void set_training(bool training, double dropout_rate);  // also switches the LoRA dropout (t5_lora.cpp)
+    // Applies `adapter` (nullptr: none) through the linear layers' LoRA terms; the base weights are
+    // untouched, so switching costs no reload. Unfused layers share the adapter's tensors (training
+    // updates them in place); fused ones (q|k|v, k|v) get stacked copies. The adapter's tensors must
+    // be on the network's device.
+    void set_adapter(const LoraAdapter* adapter);
     // Recompute each encoder/decoder block in backward instead of keeping its activations (only
     // the block inputs are saved). Active when training with grad mode on; dropout masks and autocast
     // state are replayed, so loss and gradients equal the non-checkpointed ones.
@@ -164,6 +170,7 @@ private:
     at::Device device_{at::kCPU};
     bool training_ = false;
     double dropout_ = 0.0;
+    double lora_dropout_ = 0.0;
     bool checkpointing_ = false;
     bool fused_ = false;
 };

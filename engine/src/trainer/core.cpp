@@ -47,6 +47,20 @@ TrainableModel load_trainable(const fs::path& dir, at::Device device) {
     return finish(std::move(config), std::move(params));
 }
 
+std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device) {
+    for (auto& [name, t] : m.params) t.requires_grad_(false);
+    auto shared = std::make_shared<LoraAdapter>(std::move(adapter));
+    m.named.clear();
+    for (auto& [path, mod] : shared->modules) {
+        mod.a = mod.a.to(device, at::kFloat).contiguous().requires_grad_(true);
+        mod.b = mod.b.to(device, at::kFloat).contiguous().requires_grad_(true);
+        m.named.push_back({"base_model.model." + path + ".lora_A.weight", mod.a, true});
+        m.named.push_back({"base_model.model." + path + ".lora_B.weight", mod.b, true});
+    }
+    m.net->set_adapter(shared.get());
+    return shared;
+}
+
 TrainableModel init_trainable(const ModelConfig& c, uint64_t seed, at::Device device) {
     at::Generator gen = at::detail::createCPUGenerator(seed);
     const double factor = 1.0;

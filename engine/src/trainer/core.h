@@ -11,6 +11,7 @@
 
 #include "t5s/model_config.h"
 #include "t5s/trainer.h"
+#include "torch/lora.h"
 #include "torch/t5_network.h"
 #include "trainer/data_internal.h"
 #include "trainer/optim.h"
@@ -28,6 +29,10 @@ struct TrainableModel {
 TrainableModel load_trainable(const std::filesystem::path& dir, at::Device device);
 // From scratch: T5's _init_weights (initializer_factor 1.0) with a seeded generator.
 TrainableModel init_trainable(const ModelConfig& config, uint64_t seed, at::Device device);
+
+// LoRA: freezes the base (no gradients) and makes the adapter's A/B tensors, moved to `device`, the
+// only trainable parameters (PEFT's tensor names, with decay); the network applies the adapter.
+std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device);
 
 struct Batch {
     at::Tensor input_ids, attention_mask, labels;  // [B,S] long, [B,S] long, [B,T] long (-100 pad)

@@ -1,24 +1,32 @@
-// c10d process group for data-parallel training: TCPStore rendezvous at MASTER_ADDR:MASTER_PORT,
-// ProcessGroupGloo collectives with a timeout, and a heartbeat per rank in the store so that a
-// failed collective can name the rank that was lost.
+// c10d process groups for data-parallel training: TCPStore rendezvous at MASTER_ADDR:MASTER_PORT,
+// ProcessGroupGloo collectives with a timeout (the small ones: token counts, stop flags, the loss,
+// barriers), the gradients through NCCL on CUDA (trainer/nccl_loader.h) or Gloo, and a heartbeat per
+// rank in the store so that a failed collective can name the rank that was lost.
 #define USE_C10D_GLOO 1
 #include "trainer/distributed.h"
 
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <condition_variable>
 #include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "env.h"
 #include "t5s/error.h"
+#include "t5s/seed.h"
+#include "torch/runtime.h"
+#include "trainer/grad_reducer.h"
+#include "trainer/nccl_loader.h"
 
 namespace t5s {
 namespace {
 
-constexpr int64_t kBucketBytes = 25 << 20;  // DDP's default bucket size
+constexpr int64_t kBucketKiB = 25 << 10;  // DDP's default bucket size, 25 MiB
 constexpr auto kHeartbeatPeriod = std::chrono::milliseconds(250);
 
 int parse_int_var(const char* name, const char* value, int min) {
@@ -38,6 +46,22 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
     if (master_addr == "127.0.0.1" || master_addr == "localhost")
         return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
     return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+// T5S_DDP_BUCKET_KB: the gradient bucket size (tests use small ones to get many buckets from a tiny
+// model). A value that is not a positive integer is reported once and the default is used.
+int64_t bucket_bytes_from_env() {
+    const std::string text = read_string_from_env("T5S_DDP_BUCKET_KB");
+    if (text.empty()) return kBucketKiB << 10;
+    try {
+        size_t used = 0;
+        const long long kib = std::stoll(text, &used);
+        if (used == text.size() && kib > 0 && kib <= (int64_t{1} << 30)) return static_cast<int64_t>(kib) << 10;
+    } catch (const std::exception&) {
+    }
+    std::fprintf(stderr, "t5studio: T5S_DDP_BUCKET_KB=%s is not a positive integer (KiB); using %lld\n", text.c_str(),
+                 static_cast<long long>(kBucketKiB));
+    return kBucketKiB << 10;
 }
 
 std::string heartbeat_key(int rank) {
@@ -87,6 +111,8 @@ int training_rank_from_environment() {
 struct Distributed::Impl {
     c10::intrusive_ptr<c10d::TCPStore> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+    c10::intrusive_ptr<c10d::Backend> gradient_group;  // NCCL on CUDA, else `group`
+    std::unique_ptr<GradientReducer> reducer;
     // Heartbeat: its own store connection, so a collective in flight never waits behind it.
     c10::intrusive_ptr<c10d::TCPStore> heartbeat_store;
     std::thread heartbeat;
@@ -140,8 +166,10 @@ Distributed::~Distributed() {
 std::unique_ptr<Distributed> Distributed::from_environment(Device device, double timeout_s) {
     auto env = read_distributed_env([](const char* name) { return std::getenv(name); });
     if (!env) return nullptr;
-    (void)device;  // CUDA ranks also all-reduce through Gloo (host-staged); see README
+    const bool cuda_run = device == Device::Cuda || (device == Device::Auto && cuda_available(false));
+    const bool nccl = use_nccl_for_gradients(cuda_run);  // a CPU run asking for NCCL fails here, before any rendezvous
     std::unique_ptr<Distributed> d(new Distributed(*env));
+    d->backend_ = nccl ? "nccl" : "gloo";
     Impl& m = *d->impl_;
     m.timeout_s = timeout_s;
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
@@ -161,10 +189,15 @@ std::unique_ptr<Distributed> Distributed::from_environment(Device device, double
         auto options = c10d::ProcessGroupGloo::Options::create(timeout);
         options->devices.push_back(gloo_device(env->master_addr));
         m.group = c10::make_intrusive<c10d::ProcessGroupGloo>(m.store, env->rank, env->world_size, options);
+        m.gradient_group = m.group;
     } catch (const std::exception& e) {
         throw Error(ErrorCode::Internal, "rank " + std::to_string(env->rank) + " of " + std::to_string(env->world_size) +
                                              ": cannot join the process group at " + where + " (" + env->launcher +
                                              " variables): " + std::string(e.what()).substr(0, 300));
+    }
+    if (nccl) {  // its own key space in the store, next to Gloo's
+        auto prefixed = c10::make_intrusive<c10d::PrefixStore>("nccl", m.store);
+        m.gradient_group = make_nccl_backend(prefixed, env->rank, env->world_size, env->local_rank, timeout);
     }
     m.heartbeat = std::thread([&m, rank = env->rank] {
         for (uint64_t beat = 1;; ++beat) {
@@ -220,39 +253,39 @@ void Distributed::barrier() {
     guarded("a barrier", [&] { impl_->group->barrier()->wait(); });
 }
 
+void Distributed::prepare_reducer(const std::vector<NamedParam>& params) {
+    std::vector<at::Tensor> tensors;
+    for (const auto& p : params)
+        if (p.tensor.requires_grad()) tensors.push_back(p.tensor);
+    auto& r = impl_->reducer;
+    if (r && r->parameter_count() == tensors.size()) return;
+    const bool overlap = read_bool_from_env("T5S_DDP_OVERLAP", true);
+    r = std::make_unique<GradientReducer>(tensors, impl_->gradient_group, bucket_bytes_from_env(), overlap);
+}
+
+void Distributed::expect_final_backward(const std::vector<NamedParam>& params) {
+    prepare_reducer(params);
+    impl_->reducer->arm();
+}
+
 void Distributed::all_reduce_gradients(const std::vector<NamedParam>& params) {
-    c10::NoGradGuard no_grad;
-    // Buckets of consecutive parameters, flattened into one tensor each; all launched, then awaited.
-    std::vector<std::vector<at::Tensor>> buckets(1);
-    int64_t bytes = 0;
-    for (const auto& p : params) {
-        at::Tensor& g = p.tensor.mutable_grad();
-        if (!g.defined()) g = at::zeros_like(p.tensor);  // this rank had no rows that touch it
-        if (bytes > 0 && bytes + g.nbytes() > static_cast<size_t>(kBucketBytes)) {
-            buckets.emplace_back();
-            bytes = 0;
-        }
-        buckets.back().push_back(g);
-        bytes += static_cast<int64_t>(g.nbytes());
-    }
-    std::vector<at::Tensor> flat;
-    std::vector<c10::intrusive_ptr<c10d::Work>> works;
-    guarded("the gradient all-reduce", [&] {
-        for (auto& b : buckets) {
-            std::vector<at::Tensor> views;
-            for (auto& g : b) views.push_back(g.reshape({-1}));
-            flat.push_back(at::cat(views));
-            std::vector<at::Tensor> one{flat.back()};
-            works.push_back(impl_->group->allreduce(one));
-        }
-        for (auto& w : works) w->wait();
-    });
-    for (size_t i = 0; i < buckets.size(); ++i) {
-        int64_t offset = 0;
-        for (auto& g : buckets[i]) {
-            g.copy_(flat[i].narrow(0, offset, g.numel()).view_as(g));
-            offset += g.numel();
-        }
+    prepare_reducer(params);  // a rank without rows may not have built it yet
+    guarded("the gradient all-reduce", [&] { impl_->reducer->finish(); });
+}
+
+std::vector<int> Distributed::gradient_buckets_overlapped() const {
+    const auto& r = impl_->reducer;
+    if (!r) return {0, 0};
+    return {r->launched_during_backward(), static_cast<int>(r->bucket_count())};
+}
+
+void Distributed::seed_step_generators(int64_t seed, int64_t step, at::Device device) const {
+    const auto s = static_cast<uint64_t>(derive_seed(derive_seed(seed, env_.rank), step));
+    for (at::Generator gen : {at::detail::getDefaultCPUGenerator(),
+                              device.is_cuda() ? at::globalContext().defaultGenerator(device) : at::Generator()}) {
+        if (!gen.defined()) continue;
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_current_seed(s);
     }
 }
 

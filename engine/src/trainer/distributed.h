@@ -41,19 +41,37 @@ public:
     int world_size() const { return env_.world_size; }
     int local_rank() const { return env_.local_rank; }
 
+    // "nccl" (CUDA runs; T5S_DIST_BACKEND) or "gloo": the gradients' backend. The small collectives
+    // (counts, flags, the loss, barriers) always go through Gloo on host memory.
+    const std::string& gradient_backend() const { return backend_; }
+
     void all_reduce_sum(int64_t* values, int n);
     void all_reduce_sum(double* values, int n);
     void barrier();
-    // Sums every parameter's gradient across ranks (missing gradients count as zeros), in buckets
-    // of about 25 MiB that are all in flight at once.
+    // Call right before the backward of a step's last micro-batch: the trainable parameters'
+    // gradients (requires_grad) are then all-reduced in ~25 MiB buckets while that backward runs
+    // (trainer/grad_reducer.h; T5S_DDP_OVERLAP=off defers it all to all_reduce_gradients).
+    void expect_final_backward(const std::vector<NamedParam>& params);
+    // Completes the sum of every trainable parameter's gradient across ranks (a gradient this rank
+    // did not produce counts as zeros) and waits for it.
     void all_reduce_gradients(const std::vector<NamedParam>& params);
+    // Of the last step's gradient buckets: {launched during the backward, all}.
+    std::vector<int> gradient_buckets_overlapped() const;
+    // Dropout across ranks: each rank's default generators (CPU, and `device` when CUDA) are seeded
+    // at every step from (seed, rank, step) (t5s/seed.h), so ranks draw independent masks and a
+    // resume, at any world size, draws the masks of the uninterrupted run. A single process with
+    // the global batch draws other masks (one stream over the padded global batch): the same
+    // distribution, not the same bits.
+    void seed_step_generators(int64_t seed, int64_t step, at::Device device) const;
 
 private:
     struct Impl;
     explicit Distributed(DistributedEnv env);
     template <class F>
     void guarded(const char* what, F&& f);
+    void prepare_reducer(const std::vector<NamedParam>& params);
     DistributedEnv env_;
+    std::string backend_ = "gloo";
     std::unique_ptr<Impl> impl_;
 };
 

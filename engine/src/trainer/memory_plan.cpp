@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "t5s/error.h"
+#include "t5s/lora.h"
 #include "t5s/model_config.h"
 #include "t5s/trainer.h"
 #include "trainer/memory.h"
@@ -59,10 +60,13 @@ MemoryEstimate estimate_training_memory(const std::string& config_json_text, con
     const bool cuda = o.device == TrainDevice::Cuda;
     e.device = cuda ? "cuda:0" : "cpu";
     e.parameters = count_parameters(c);
-    e.weight_bytes = e.parameters * 4;  // master weights stay fp32 (autocast)
-    e.gradient_bytes = e.parameters * 4;
-    if (o.optimizer == OptimizerKind::AdamW) {
-        e.optimizer_bytes = e.parameters * 8;
+    const bool lora = o.lora || !o.adapter_dir.empty();
+    // LoRA: the frozen base has neither gradients nor optimizer state; the adapter has both.
+    e.trainable_parameters = lora ? lora_trainable_parameters(c, o.lora_r, parse_lora_targets(o.lora_targets, c)) : e.parameters;
+    e.weight_bytes = (e.parameters + (lora ? e.trainable_parameters : 0)) * 4;  // master weights stay fp32 (autocast)
+    e.gradient_bytes = e.trainable_parameters * 4;
+    if (o.optimizer == OptimizerKind::AdamW || lora) {
+        e.optimizer_bytes = e.trainable_parameters * 8;  // Adafactor on an adapter: at most AdamW's two moments
     } else {
         // Factored second moments: rows + cols per matrix (~ (r + c) / (r * c) of the parameters).
         const int64_t d = c.d_model;
@@ -104,7 +108,9 @@ MemoryEstimate estimate_training_memory(const std::string& config_json_text, con
 
 std::string MemoryEstimate::to_text() const {
     std::ostringstream o;
-    o << "memory plan (" << device << "): " << parameters << " parameters; weights " << gib(weight_bytes) << ", gradients "
+    o << "memory plan (" << device << "): " << parameters << " parameters";
+    if (trainable_parameters != parameters) o << " (trainable " << trainable_parameters << ")";
+    o << "; weights " << gib(weight_bytes) << ", gradients "
       << gib(gradient_bytes) << ", optimizer " << gib(optimizer_bytes) << ", activations " << gib(activation_bytes)
       << " (without checkpointing " << gib(activation_bytes_no_ckpt) << ", with " << gib(activation_bytes_ckpt) << "); peak ~"
       << gib(total_bytes);

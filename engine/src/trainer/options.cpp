@@ -68,6 +68,12 @@ void validate_training_options(const TrainingOptions& o) {
     if (!(o.dist_timeout_s > 0)) bad("--dist-timeout must be > 0 seconds");
     if (o.precision == Precision::Int8) bad("--precision int8 is for inference; train in fp32, bf16 or fp16");
     if (o.precision == TrainPrecision::Fp16 && o.device == TrainDevice::Cpu) bad("--precision fp16 needs CUDA; use bf16 on the CPU");
+    const bool lora = o.lora || !o.adapter_dir.empty();
+    if (lora && o.model_dir.empty()) bad("--lora needs --model DIR (the frozen base)");
+    if (lora && o.lora_r < 1) bad("--lora-r must be >= 1");
+    if (lora && !(o.lora_alpha > 0)) bad("--lora-alpha must be > 0");
+    if (lora && (o.lora_dropout < 0 || o.lora_dropout >= 1)) bad("--lora-dropout must be in [0, 1)");
+    if (o.merge_adapter && !lora) bad("--merge needs --lora or --adapter");
 }
 
 }  // namespace t5s

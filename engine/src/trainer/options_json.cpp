@@ -24,7 +24,8 @@ TrainDevice parse_train_device(const std::string& s) {
     X(weight_decay) X(adam_beta1) X(adam_beta2) X(adam_eps) X(max_grad_norm) X(dropout)                         \
     X(gradient_checkpointing) X(threads) X(max_source_len) X(max_target_len) X(group_by_length) X(seed)         \
     X(eval_every) X(save_every) X(keep_last) X(patience) X(sample_count) X(sample_max_new_tokens) X(resume)      \
-    X(max_time_s) X(auto_reduce_batch_on_oom) X(log_file) X(log_every) X(save_dtype_bf16) X(dist_timeout_s)
+    X(max_time_s) X(auto_reduce_batch_on_oom) X(log_file) X(log_every) X(save_dtype_bf16) X(dist_timeout_s)   \
+    X(lora) X(lora_r) X(lora_alpha) X(lora_dropout) X(lora_targets) X(lora_rslora) X(adapter_dir) X(merge_adapter)
 
 }  // namespace
 

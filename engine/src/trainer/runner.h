@@ -30,6 +30,8 @@
 
 namespace t5s {
 
+struct LoraAdapter;
+
 // Everything a checkpoint needs besides the weights and optimizer tensors.
 struct RunState {
     int64_t step = 0;            // optimizer steps done
@@ -110,6 +112,12 @@ private:
     TrainingResult finish(StopReason reason, TrainingResult result);
     std::vector<std::vector<int64_t>>& epoch_batches();
 
+    // runner_lora.cpp: LoRA runs train an adapter on a frozen base
+    bool lora_run() const { return o_.lora || !o_.adapter_dir.empty(); }
+    void setup_lora();
+    void write_weights(const std::filesystem::path& dir, bool bf16);  // full model or adapter folder
+    void write_merged();                                              // out/merged (--merge)
+
     // runner_io.cpp
     double evaluate(std::vector<SampleGeneration>* samples);
     void save_checkpoint(const std::string& reason);
@@ -130,6 +138,7 @@ private:
     TokenizerFiles tokenizer_files_;
     std::unique_ptr<Tokenizer> tok_;
     TrainableModel model_;
+    std::shared_ptr<LoraAdapter> lora_;  // LoRA runs: the trained adapter (model_.named holds its tensors)
     std::unique_ptr<Optimizer> opt_;
     double base_lr_ = 5e-4;
     double dropout_ = 0;

@@ -84,7 +84,7 @@ void Runner::save_checkpoint(const std::string& reason) {
     std::error_code ec;
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp);
-    write_hf_model(tmp, model_.config, model_.params, tokenizer_files_, false);
+    write_weights(tmp, false);
     std::map<std::string, at::Tensor> state;
     opt_->state_tensors(state);
     {
@@ -146,8 +146,9 @@ void Runner::write_final() {
     std::error_code ec;
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp);
-    write_hf_model(tmp, model_.config, model_.params, tokenizer_files_, o_.save_dtype_bf16);
+    write_weights(tmp, o_.save_dtype_bf16);
     publish_dir(tmp, out_ / "final");
+    if (lora_ && o_.merge_adapter) write_merged();
 }
 
 }  // namespace t5s

@@ -9,6 +9,7 @@
 
 #include "file_io.h"
 #include "t5s/error.h"
+#include "torch/lora.h"
 #include "torch/runtime.h"
 #include "trainer/runner.h"
 
@@ -158,7 +159,9 @@ void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
     tok_ = std::make_unique<Tokenizer>(Tokenizer::load(spiece_));
     tokenizer_files_ = read_tokenizer_files(spiece_, tokenizer_src_);
 
-    if (!resume_from_.empty()) {
+    if (lora_run()) {
+        model_ = load_trainable(o_.model_dir, device_);  // the frozen base; the adapter comes in setup_lora
+    } else if (!resume_from_.empty()) {
         model_ = load_trainable(resume_from_, device_);
     } else if (!o_.model_dir.empty()) {
         model_ = load_trainable(o_.model_dir, device_);
@@ -170,6 +173,7 @@ void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
     if (tok_->vocab_size() > model_.config.vocab_size)
         throw Error(ErrorCode::CorruptFile, spiece_.string() + ": tokenizer has more ids than the model's vocab_size");
     dropout_ = o_.dropout >= 0 ? o_.dropout : model_.config.dropout_rate;
+    if (lora_run()) setup_lora();
     model_.net->set_training(true, dropout_);
     model_.net->set_gradient_checkpointing(o_.gradient_checkpointing);
 }
@@ -250,6 +254,12 @@ void Runner::plan_memory() {
     }
     planned.max_source_len = static_cast<int>(std::min<int64_t>(o_.max_source_len, longest_source));
     planned.max_target_len = static_cast<int>(std::min<int64_t>(o_.max_target_len, longest_target));
+    if (lora_) {  // the adapter's own settings (a continued adapter may differ from the flags)
+        planned.lora = true;
+        planned.lora_r = static_cast<int>(lora_->settings.r);
+        planned.lora_targets.clear();
+        for (const auto& [path, m] : lora_->modules) planned.lora_targets += (planned.lora_targets.empty() ? "" : ",") + path;
+    }
     MemoryEstimate m =
         estimate_training_memory(model_config_to_json(model_.config), planned, -1, device_.is_cuda() ? -1 : baseline_rss_);
     estimated_peak_ = m.total_bytes;

@@ -86,6 +86,7 @@ bool Runner::backward_all(const std::vector<Batch>& batches, int64_t global_targ
                 static_cast<double>(b.target_tokens) / static_cast<double>(std::max<int64_t>(1, global_target_tokens));
             step_loss += loss.item<double>() * w;
             at::Tensor scaled = loss * (w * (fp16 ? st_.loss_scale : 1.0));
+            if (dist_ && &b == &batches.back()) dist_->expect_final_backward(model_.named);  // all-reduce overlaps it
             scaled.backward();
         }
     } catch (const std::exception& e) {
@@ -115,6 +116,7 @@ void Runner::recover_from_oom(const std::vector<MicroBatch>& micro) {
 }
 
 StepOutcome Runner::train_step() {
+    if (dist_) dist_->seed_step_generators(o_.seed, st_.step, device_);  // per-rank dropout masks
     const std::vector<MicroBatch> micro = next_micro_batches();
     int64_t counts[2] = {0, 0};  // target tokens, source + target tokens (this rank)
     std::vector<Batch> batches;
@@ -204,6 +206,8 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
     if (dist_) {
         line["world_size"] = dist_->world_size();
         line["allreduce_s"] = window.allreduce_s;  // rank 0's time in the gradient all-reduce since the last line
+        line["gradient_backend"] = dist_->gradient_backend();
+        line["allreduce_buckets_overlapped"] = dist_->gradient_buckets_overlapped();  // [during the backward, all]
     }
     log_line(line);
     emit(e);

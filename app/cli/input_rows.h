@@ -1,0 +1,37 @@
+#pragma once
+// The rows of a `generate --input` file, read lazily: a 10 M-row file is never held in memory.
+// A row is a non-blank line: plain text, or (a .jsonl file, or a line starting with '{') a JSON
+// object with a string "text". Rows are numbered 0, 1, ... in file order: the global index.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace t5s::cli {
+
+class InputRows {
+public:
+    // Reads the file once, in constant memory: counts its rows and checks every one (JSON, "text",
+    // UTF-8), so that a bad row is reported before any model is loaded. Throws t5s::Error naming
+    // file and line (or the file: missing, a directory, no rows).
+    explicit InputRows(std::string path);
+
+    int64_t size() const { return rows_; }
+
+    // Reads the file again from the start and calls visit(first_row, texts) for every global batch
+    // b (rows [b*batch_size, (b+1)*batch_size)) for which wanted(b) is true; other batches are
+    // skipped without being kept. Memory: one batch.
+    void for_each_batch(int64_t batch_size, const std::function<bool(int64_t)>& wanted,
+                        const std::function<void(int64_t, const std::vector<std::string>&)>& visit) const;
+
+private:
+    // Calls row(index, text) for every row whose parse(index) is true (the others are only counted);
+    // returns the number of rows.
+    int64_t scan(const std::function<bool(int64_t)>& parse, const std::function<void(int64_t, std::string&&)>& row) const;
+
+    std::string path_;
+    bool jsonl_ = false;
+    int64_t rows_ = 0;
+};
+
+}  // namespace t5s::cli

@@ -1,0 +1,54 @@
+// AtomicFile cleans up after writers that were killed mid-write, and never after a live one.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "atomic_file.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void make_old_file(const fs::path& path) {
+    std::ofstream(path) << "partial";
+    const timespec two_minutes_ago[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, path.c_str(), two_minutes_ago, 0) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("atomic file: temp files of killed writers are removed, a live writer's are not", "[atomic_file]") {
+    const fs::path dir = fs::temp_directory_path() / ("t5s_atomic_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path abandoned = dir / ".out.jsonl.tmp-AAAAAA";  // its writer died: nobody holds the lock
+    const fs::path live = dir / ".out.jsonl.tmp-BBBBBB";       // a writer still at work holds the lock
+    const fs::path recent = dir / ".out.jsonl.tmp-CCCCCC";     // just created: its writer may not lock it yet
+    const fs::path other = dir / ".other.jsonl.tmp-DDDDDD";    // another target's
+    make_old_file(abandoned);
+    make_old_file(live);
+    make_old_file(other);
+    std::ofstream(recent) << "partial";
+    const int live_fd = ::open(live.c_str(), O_RDONLY);
+    REQUIRE(live_fd >= 0);
+    REQUIRE(::flock(live_fd, LOCK_EX | LOCK_NB) == 0);
+
+    t5s::AtomicFile file((dir / "out.jsonl").string(), true);
+    file.write("{}\n");
+    file.commit();
+
+    CHECK_FALSE(fs::exists(abandoned));
+    CHECK(fs::exists(live));
+    CHECK(fs::exists(recent));
+    CHECK(fs::exists(other));
+    CHECK(fs::file_size(dir / "out.jsonl") == 3);
+    ::close(live_fd);
+    fs::remove_all(dir);
+}
