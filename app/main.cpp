@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {kTrainSpec, run_train},
     {kServeSpec, run_serve},
     {kEmbedSpec, run_embed},
+    {kStsSpec, run_sts},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

@@ -1,6 +1,7 @@
 // `t5studio export`: stream the history into a training set.
-//   t5studio export --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe]
-//                   [--include-originals] [--search Q] [--model M] [--force] [--json]
+//   t5studio export --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe [exact|near]]
+//                   [--near-threshold J] [--with-scores] [--min-similarity X] [--max-similarity X] [--min-change X]
+//                   [--max-change X] [--min-back-score X] [--include-originals] [--search Q] [--model M] [--force] [--json]
 // One summary line on stderr; with --json also a JSON summary on stdout. Ctrl-C cancels cleanly
 // (no partial file, temp file removed).
 #include <atomic>
@@ -45,6 +46,36 @@ private:
     struct sigaction old_term_ {};
 };
 
+// --dedupe takes an optional mode: bare (= exact), "exact" or "near" (checked in apply_score_flags).
+Argv with_dedupe_mode(Argv argv) {
+    for (size_t i = 0; i < argv.size(); ++i) {
+        if (argv[i] != "--dedupe") continue;
+        const bool mode_follows = i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0;  // export has no bare arguments
+        argv[i] = "--dedupe=" + (mode_follows ? argv[i + 1] : std::string("exact"));
+        if (mode_follows) argv.erase(argv.begin() + static_cast<long>(i) + 1);
+    }
+    return argv;
+}
+
+void apply_score_flags(const Args& args, ExportOptions* options) {
+    const std::pair<const char*, std::optional<double> ExportOptions::*> bounds[] = {
+        {"min-similarity", &ExportOptions::min_similarity}, {"max-similarity", &ExportOptions::max_similarity},
+        {"min-change", &ExportOptions::min_change},         {"max-change", &ExportOptions::max_change},
+        {"min-back-score", &ExportOptions::min_back_score}};
+    for (const auto& [flag, field] : bounds) {
+        if (args.has(flag)) options->*field = args.get_double(flag, 0.0);
+    }
+    options->with_scores = args.has("with-scores");
+    const std::string dedupe = args.get("dedupe");
+    if (!dedupe.empty() && dedupe != "exact" && dedupe != "near") throw UsageError("--dedupe must be exact or near, got '" + dedupe + "'");
+    if (args.has("near-threshold") && dedupe != "near") throw UsageError("--near-threshold goes with --dedupe near");
+    if (dedupe == "near") {
+        const double threshold = args.get_double("near-threshold", 0.9);
+        if (!(threshold > 0.0 && threshold <= 1.0)) throw UsageError("--near-threshold must be in (0, 1], got " + args.get("near-threshold"));
+        options->near_dedupe = threshold;
+    }
+}
+
 }  // namespace
 
 const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
@@ -52,7 +83,14 @@ const CommandSpec kExportSpec = {"export", "write the history's candidates as a 
     {"format", "F", "jsonl, csv or tsv"},
     {"out", "FILE", "file to write; an existing one is refused unless --force"},
     {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
-    {"dedupe", "", "skip repeated (source, target) pairs"},
+    {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
+    {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
+    {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
+    {"min-similarity", "X", "only candidates with similarity >= X"},
+    {"max-similarity", "X", "only candidates with similarity <= X"},
+    {"min-change", "X", "only candidates with change >= X"},
+    {"max-change", "X", "only candidates with change <= X"},
+    {"min-back-score", "X", "only candidates with back_score >= X"},
     {"include-originals", "", "also one row per generation whose target is its input, before its candidates"},
     {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
     {"model", "M", "only generations made with model M (its path or content hash)"},
@@ -61,7 +99,7 @@ const CommandSpec kExportSpec = {"export", "write the history's candidates as a 
 }};
 
 int run_export(const Argv& argv) {
-    const Args args(argv, kExportSpec);
+    const Args args(with_dedupe_mode(argv), kExportSpec);
     ExportOptions options;
     const std::string format = args.require("format");
     if (format != "jsonl" && format != "csv" && format != "tsv")
@@ -70,7 +108,8 @@ int run_export(const Argv& argv) {
     options.filter.accepted_only = args.has("accepted-only");
     options.filter.text = args.get("search");
     options.filter.model = args.get("model");
-    options.dedupe = args.has("dedupe");
+    options.dedupe = args.get("dedupe") == "exact";
+    apply_score_flags(args, &options);
     options.include_originals = args.has("include-originals");
     options.overwrite = args.has("force");
     const std::string out = args.require("out");
@@ -84,6 +123,7 @@ int run_export(const Argv& argv) {
     std::cerr << "t5studio export: wrote " << r.rows_written << " rows from " << r.generations << " generations to "
               << r.path << " (" << r.bytes_written << " bytes";
     if (options.dedupe) std::cerr << ", " << r.duplicates_skipped << " duplicates skipped";
+    if (options.near_dedupe) std::cerr << ", " << r.near_duplicates_skipped << " near duplicates skipped";
     std::cerr << ")\n";
     if (args.has("json")) {
         nlohmann::ordered_json j = {{"path", r.path},
@@ -91,6 +131,7 @@ int run_export(const Argv& argv) {
                                     {"rows_written", r.rows_written},
                                     {"generations", r.generations},
                                     {"duplicates_skipped", r.duplicates_skipped},
+                                    {"near_duplicates_skipped", r.near_duplicates_skipped},
                                     {"bytes_written", r.bytes_written}};
         std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }

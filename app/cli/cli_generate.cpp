@@ -15,9 +15,11 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/quality_flags.h"
 #include "cli/generate_recorder.h"
 #include "cli/input_rows.h"
 #include "cli/shard.h"
+#include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/seed.h"
@@ -50,7 +52,7 @@ FileRun file_run_from_flags(const Args& a) {
 // --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
-int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, RunBatch&& run_batch) {
+int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, bool keep_dropped, RunBatch&& run_batch) {
     const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
@@ -65,7 +67,7 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
         std::string lines;
         int64_t row = first;
         for (const auto& r : run_batch(batch, batch_options)) {
-            nlohmann::json j = result_json(r);
+            nlohmann::json j = result_json(r, keep_dropped);
             j["index"] = row++;
             j["total_rows"] = total;
             lines += j.dump() + "\n";
@@ -115,6 +117,8 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     o.no_copy = a.has("no-copy");
     o.max_rounds = a.get_int("max-rounds", o.max_rounds);
     if (a.get("batch-size") != "auto") o.batch_size = a.get_int("batch-size", o.batch_size);
+    o.task_prefix = a.get("prefix");
+    apply_quality_flags(a, &o);
     validate_generation_options(o);
     return o;
 }
@@ -140,7 +144,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"distinct", "", "drop duplicate candidates (whitespace and width normalised)"},
     {"no-copy", "", "drop candidates identical to the input (same normalisation)"},
     {"max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)"},
-    {"prefix", "TEXT", "prepended to every input before encoding (e.g. \"paraphrase: \")"},
+    {"prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
@@ -152,6 +156,15 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
     {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
+    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score"},
+    {"min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]"},
+    {"max-similarity", "X", "drop candidates whose similarity is above X (near copies)"},
+    {"min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]"},
+    {"max-change", "X", "drop candidates whose change is above X, in [0, 1]"},
+    {"min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X"},
+    {"near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]"},
+    {"rank", "R", "auto (default: similarity with --embedder, else back_score), similarity, back_score, fluency, none"},
+    {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
 }};
 
 int run_generate(const Argv& argv) {
@@ -164,10 +177,9 @@ int run_generate(const Argv& argv) {
     if (args.has("input")) input.emplace(args.get("input"));
     const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
-    const std::string prefix = args.get("prefix");
-
-    auto model = Model::load(args.require("model"),
-                             with_adapter(runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
+    const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
+    const auto embedder = embedder_from_flags(args, runtime);
+    auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {
@@ -176,21 +188,19 @@ int run_generate(const Argv& argv) {
     }
 
     auto run_batch = [&](const std::vector<std::string>& batch, const GenerationOptions& batch_options) {
-        std::vector<std::string> inputs;
-        for (const auto& t : batch) inputs.push_back(prefix + t);
         const auto start = std::chrono::steady_clock::now();
-        auto results = model->generate(inputs, batch_options);
+        auto results = generate_scored(*model, embedder.get(), batch, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        for (size_t i = 0; i < results.size(); ++i) results[i].input = batch[i];
         recorder.record(results, batch_options, ms);
         return results;
     };
 
-    if (input) return generate_file(*input, options, file_run, run_batch);
+    const bool keep_dropped = args.has("keep-dropped");
+    if (input) return generate_file(*input, options, file_run, keep_dropped, run_batch);
     auto results = run_batch(texts, options);
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
-        for (const auto& r : results) all.push_back(result_json(r));
+        for (const auto& r : results) all.push_back(result_json(r, keep_dropped));
         print_json({{"results", all}});
     } else {
         for (const auto& r : results) {

@@ -36,5 +36,7 @@ extern const CommandSpec kServeSpec;
 int run_serve(const Argv& argv);
 extern const CommandSpec kEmbedSpec;
 int run_embed(const Argv& argv);
+extern const CommandSpec kStsSpec;
+int run_sts(const Argv& argv);
 
 }  // namespace t5s::cli

@@ -19,11 +19,8 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
     if (!impl_) return;
     std::vector<GenerationRecord> records;
     for (const auto& r : results) {
-        GenerationRecord rec;
-        rec.input = r.input;
-        for (const auto& c : r.candidates) rec.candidates.push_back({c.text, c.score});
+        GenerationRecord rec = generation_record_of(r);
         rec.settings_json = generation_options_to_json(options);
-        rec.seed = r.seed;
         rec.model_path = impl_->info.dir.string();
         rec.model_hash = impl_->info.content_hash;
         rec.precision = impl_->info.precision;

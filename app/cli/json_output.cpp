@@ -1,5 +1,7 @@
 #include "cli/json_output.h"
 
+#include "cli/quality_flags.h"
+
 #include <iostream>
 
 #include "t5s/device.h"
@@ -53,11 +55,16 @@ RuntimeOptions runtime_from_flags(const std::string& device, const std::string& 
 
 namespace t5s::cli {
 
-nlohmann::json result_json(const GenerationResult& r) {
+nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
     nlohmann::json cands = nlohmann::json::array();
-    for (const auto& c : r.candidates) cands.push_back({{"text", c.text}, {"ids", c.ids}, {"score", c.score}});
+    for (const auto& c : r.candidates) {
+        nlohmann::json j = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
+        add_candidate_scores(c, &j);
+        cands.push_back(std::move(j));
+    }
     nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
     if (r.seed >= 0) j["seed"] = r.seed;
+    add_result_scores(r, keep_dropped, &j);
     return j;
 }
 

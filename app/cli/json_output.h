@@ -11,8 +11,9 @@ namespace t5s::cli {
 void print_json(const nlohmann::json& j);
 nlohmann::json to_json(const ModelInfo& info);
 nlohmann::json profile_json(const DeviceProfile& profile);
-// One input's result as `generate --json` prints it (and `serve` answers): input, candidates, seed.
-nlohmann::json result_json(const GenerationResult& result);
+// One input's result as `generate --json` prints it (and `serve` answers): input, candidates with
+// their scores, seed, diversity; with keep_dropped also the dropped candidates and their reasons.
+nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = false);
 // dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
 // --adapter DIR: a LoRA adapter folder (PEFT format) applied on load; empty: none.

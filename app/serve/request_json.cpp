@@ -1,6 +1,7 @@
 #include "serve/request_json.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 
 #include "cli/json_output.h"
@@ -24,11 +25,22 @@ bool is_option(const std::string& key) {
     return std::find(f.begin(), f.end(), key) != f.end();
 }
 
+// Quality filters and ranking that the scheduler does not compute yet: refused with a 400 rather
+// than accepted and silently not applied.
+bool is_unserved_quality_option(const std::string& key, const nlohmann::json& value) {
+    static const char* const kFields[] = {"min_similarity", "max_similarity", "min_change", "max_change",
+                                          "min_back_score", "near_duplicate", "rank"};
+    if (value.is_null()) return false;
+    if (key == "rank" && value == "none") return false;
+    return std::find(std::begin(kFields), std::end(kFields), key) != std::end(kFields);
+}
+
 // The option fields of `j` (type-checked by the history's parser, which names the field).
 GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* named) {
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : j.items()) {
         if (!is_option(key)) continue;
+        if (is_unserved_quality_option(key, value)) bad(key + ": quality filters and ranking are not applied by the server yet");
         options[key] = value;
         named->push_back(key);
     }

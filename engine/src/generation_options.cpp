@@ -2,10 +2,36 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string>
 
 #include "t5s/error.h"
 
 namespace t5s {
+namespace {
+
+template <class Bad>
+void validate_quality_filters(const GenerationOptions& o, const Bad& bad) {
+    static const char* const kRanks[] = {"auto", "similarity", "back_score", "fluency", "none"};
+    if (std::find(std::begin(kRanks), std::end(kRanks), o.rank) == std::end(kRanks))
+        bad("rank must be auto, similarity, back_score, fluency or none (got '" + o.rank + "')");
+    auto in_range = [&](const std::optional<double>& v, const char* name, double lo, double hi, bool lo_open, const char* range) {
+        if (v && (!std::isfinite(*v) || *v > hi || *v < lo || (lo_open && *v == lo)))
+            bad(std::string(name) + " must be in " + range + " (got " + std::to_string(*v) + ")");
+    };
+    in_range(o.min_similarity, "min_similarity", -1.0, 1.0, false, "[-1, 1]");
+    in_range(o.max_similarity, "max_similarity", -1.0, 1.0, false, "[-1, 1]");
+    in_range(o.min_change, "min_change", 0.0, 1.0, false, "[0, 1]");
+    in_range(o.max_change, "max_change", 0.0, 1.0, false, "[0, 1]");
+    in_range(o.near_duplicate, "near_duplicate", 0.0, 1.0, true, "(0, 1]");
+    if (o.min_back_score && (!std::isfinite(*o.min_back_score) || *o.min_back_score > 0.0))
+        bad("min_back_score must be a finite log-probability <= 0 (got " + std::to_string(*o.min_back_score) + ")");
+    if (o.min_similarity && o.max_similarity && *o.min_similarity > *o.max_similarity)
+        bad("min_similarity must be <= max_similarity");
+    if (o.min_change && o.max_change && *o.min_change > *o.max_change) bad("min_change must be <= max_change");
+}
+
+}  // namespace
 
 void validate_generation_options(const GenerationOptions& o) {
     auto bad = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "invalid generation setting: " + what); };
@@ -28,6 +54,7 @@ void validate_generation_options(const GenerationOptions& o) {
     if (o.batch_size < 1) bad("batch_size must be >= 1");
     if (o.max_rounds < 1) bad("max_rounds must be >= 1");
     if (o.max_source_tokens < 0) bad("max_source_tokens must be >= 0 (0 = the model's limit)");
+    validate_quality_filters(o, bad);
 }
 
 GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live) {
@@ -38,6 +65,14 @@ GenerationOptions merge_step_settings(GenerationOptions running, const Generatio
     running.no_repeat_ngram_size = live.no_repeat_ngram_size;
     running.length_penalty = live.length_penalty;
     running.min_new_tokens = std::min(live.min_new_tokens, running.max_new_tokens);
+    // Filters and ranking apply after decoding: the values live at that moment count.
+    running.rank = live.rank;
+    running.min_similarity = live.min_similarity;
+    running.max_similarity = live.max_similarity;
+    running.min_change = live.min_change;
+    running.max_change = live.max_change;
+    running.min_back_score = live.min_back_score;
+    running.near_duplicate = live.near_duplicate;
     return running;
 }
 

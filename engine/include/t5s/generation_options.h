@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ struct GenerationOptions {
     int max_rounds = 4;               // with no_copy/distinct and sampling: re-generate up to this many rounds
     int batch_size = 8;               // inputs encoded and decoded together
     int max_source_tokens = 0;        // longest input in tokens (0 = the model's n_positions, else 512); longer is an error
+    // Quality scores, filters and ranking (t5s/candidate_scores.h). An empty filter is off.
+    std::string task_prefix;          // prepended to every input, and to each candidate for its back_score
+    std::string rank = "none";        // auto | similarity | back_score | fluency | none (auto: similarity with an
+                                      // embedder, else back_score). Default none: the decoding order, so that
+                                      // existing outputs (HF's beam order) and the server's stay as they were
+    std::optional<double> min_similarity;  // drop a candidate whose cosine similarity to its source is lower ([-1, 1])
+    std::optional<double> max_similarity;  // ... higher: near copies ([-1, 1])
+    std::optional<double> min_change;      // drop a candidate whose change (1 - chrF) is lower ([0, 1])
+    std::optional<double> max_change;      // ... higher ([0, 1])
+    std::optional<double> min_back_score;  // drop a candidate whose back_score (mean log-prob, <= 0) is lower
+    std::optional<double> near_duplicate;  // drop a candidate whose chrF with a better-ranked one is above this ((0, 1])
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
@@ -79,6 +91,18 @@ struct Candidate {
     std::string text;
     std::vector<int> ids;   // without the decoder start token; ends with </s> when produced
     double score = 0.0;     // beam: HF sequence score; greedy/sampling: sum of token log-probs
+    // Quality scores (empty when not computed, e.g. similarity without an embedder):
+    std::optional<double> fluency;     // mean log-prob per generated token, as the decoding scored them
+    std::optional<double> back_score;  // mean log-prob per token of the source given task_prefix + candidate
+    std::optional<double> change;      // 1 - chrF(candidate, source)
+    std::optional<double> similarity;  // cosine of the sentence embeddings of source and candidate
+};
+
+// A candidate a filter removed, with why: e.g. "similarity<0.8", "change>0.9", "near_duplicate>0.7",
+// "copy" (no_copy), "duplicate" (distinct).
+struct DroppedCandidate {
+    Candidate candidate;
+    std::string reason;
 };
 
 struct GenerationResult {
@@ -86,6 +110,8 @@ struct GenerationResult {
     std::vector<Candidate> candidates;
     int64_t seed = -1;          // the seed actually used (sampling), so a result can be reproduced
     int rounds = 1;             // generation rounds needed to find enough distinct candidates
+    std::optional<double> diversity;        // mean pairwise 1 - chrF among the candidates (empty for < 2)
+    std::vector<DroppedCandidate> dropped;  // in the order they were dropped
 };
 
 }  // namespace t5s

@@ -40,14 +40,27 @@ std::string generation_options_to_json(const GenerationOptions& options);
 GenerationOptions generation_options_from_json(const std::string& json);
 
 // ---- what the caller records ------------------------------------------------------------------------
+// The quality scores of a candidate (see t5s::Candidate); empty = not computed.
+struct CandidateScores {
+    std::optional<double> similarity, back_score, change, fluency;
+};
+
 struct CandidateRecord {
     std::string text;    // the candidate as generated
     double score = 0.0;  // the generator's score (see t5s::Candidate::score)
+    CandidateScores scores;
+};
+
+// A candidate a filter dropped (t5s::DroppedCandidate), kept with its reason.
+struct DroppedRecord {
+    CandidateRecord candidate;
+    std::string reason;  // e.g. "similarity<0.8", "near_duplicate>0.7", "copy", "duplicate"
 };
 
 struct GenerationRecord {
     std::string input;                       // the source text as fed to the model (without task prefix)
     std::vector<CandidateRecord> candidates; // rank = index in this vector (0 = best)
+    std::vector<DroppedRecord> dropped;      // filtered out, in the order they were dropped
     std::string settings_json = "{}";        // generation_options_to_json(options) of this request
     int64_t seed = -1;                       // the seed actually used (-1 = unknown / not sampled)
     std::string model_path;                  // model folder as opened
@@ -60,6 +73,10 @@ struct GenerationRecord {
     int64_t created_at_ms = 0;               // unix time in ms (UTC); 0 = now
 };
 
+// input, candidates (with their scores), dropped candidates and seed of a generation result; the
+// caller adds settings, model and timing fields.
+GenerationRecord generation_record_of(const GenerationResult& result);
+
 // ---- what the store returns ---------------------------------------------------------------------------
 enum class CandidateState { None, Accepted, Rejected, Edited };  // Edited = accepted with edited text
 const char* to_string(CandidateState state);                      // "none" | "accepted" | "rejected" | "edited"
@@ -70,6 +87,7 @@ struct StoredCandidate {
     double score = 0.0;
     CandidateState state = CandidateState::None;
     std::string final_text;                   // edited text if Edited, else `text`
+    CandidateScores scores;
 };
 
 struct StoredGeneration {
@@ -77,6 +95,7 @@ struct StoredGeneration {
     int64_t created_at_ms = 0;
     std::string input;
     std::vector<StoredCandidate> candidates;  // by index
+    std::vector<DroppedRecord> dropped;       // filtered-out candidates with their reasons (loaded with the candidates)
     std::string settings_json;
     int64_t seed = -1;
     std::string model_path;
@@ -148,6 +167,13 @@ struct ExportOptions {
                                      // dataset of texts holds the source too), written before its
                                      // candidates; only for generations with >= 1 selected candidate
     bool overwrite = false;          // replace an existing file; false: Error(InvalidArgument) if it exists
+    bool with_scores = false;        // add the columns similarity, back_score, change, fluency (null / empty where
+                                     // not computed, and for originals)
+    // Only candidates whose scores are inside these bounds; a bound on a score a candidate lacks leaves it out.
+    std::optional<double> min_similarity, max_similarity, min_change, max_change, min_back_score;
+    // Skip a row whose target is a near duplicate (MinHash over character 5-gram shingles, estimated
+    // Jaccard >= this threshold, in (0, 1]) of an earlier written row's target; beside `dedupe`.
+    std::optional<double> near_dedupe;
 };
 
 struct ExportProgress {
@@ -160,6 +186,7 @@ struct ExportResult {
     std::string path;
     int64_t rows_written = 0;        // data rows (header not counted)
     int64_t duplicates_skipped = 0;
+    int64_t near_duplicates_skipped = 0;
     int64_t generations = 0;         // generations with >= 1 row written
     int64_t bytes_written = 0;
 };
@@ -223,7 +250,7 @@ struct HistoryStoreOptions {
 
 class HistoryStore {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     // Opens (creating if missing), checks (see HistoryStoreOptions::foreground_check_max_bytes) and
     // migrates to kSchemaVersion. ":memory:" gives a private in-memory store. Never deletes or

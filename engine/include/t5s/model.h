@@ -80,6 +80,9 @@ public:
     virtual FloatArray logits(const IdBatch& input_ids, const IdBatch& decoder_input_ids) const = 0;  // [B, T, V]
     // labels: target ids per row (padded with -100 internally); decoder inputs are labels shifted right.
     virtual ScoreResult score(const IdBatch& input_ids, const IdBatch& labels) const = 0;
+    // Per row: the mean log-probability of its labels (teacher-forced), i.e. minus score()'s loss for
+    // that row alone. The base version scores row by row; the LibTorch model runs one batched pass.
+    virtual std::vector<double> mean_log_probs(const IdBatch& input_ids, const IdBatch& labels) const;
 
     virtual std::vector<std::vector<Candidate>> generate_ids(const IdBatch& input_ids, const GenerationOptions& options,
                                                              GenerationControl* control = nullptr) const = 0;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace t5s {
@@ -79,6 +80,23 @@ struct NearDuplicate {
 // Scans texts in order, keeping the first of every group of near duplicates; returns the dropped
 // ones in increasing index order. Deterministic for fixed options.
 std::vector<NearDuplicate> find_near_duplicates(const std::vector<std::string>& texts, const NearDuplicateOptions& options = {});
+
+// The same scan, one text at a time (export streams its rows through one): add() returns the
+// match when the text is a near duplicate of an earlier kept one (then it is not kept), else empty.
+// Memory: one signature (4 * num_permutations bytes) per kept text.
+class NearDuplicateIndex {
+public:
+    explicit NearDuplicateIndex(const NearDuplicateOptions& options = {});  // throws InvalidArgument on bad options
+    std::optional<NearDuplicate> add(std::string_view text);
+
+private:
+    double threshold_;
+    MinHasher hasher_;
+    int rows_ = 1;
+    size_t added_ = 0;
+    std::vector<std::unordered_map<uint64_t, std::vector<size_t>>> buckets_;
+    std::unordered_map<size_t, std::vector<uint32_t>> kept_signatures_;
+};
 
 // The rows-per-band choice find_near_duplicates makes when rows_per_band is 0.
 int choose_rows_per_band(int num_permutations, double threshold);

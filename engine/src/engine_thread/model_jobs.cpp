@@ -84,9 +84,7 @@ namespace {
 
 GenerationRecord make_record(const GenerationResult& r, const GenerationOptions& o, const ModelInfo& info,
                              const std::string& hash, double total_ms, std::string origin) {
-    GenerationRecord rec;
-    rec.input = r.input;
-    for (const auto& c : r.candidates) rec.candidates.push_back({c.text, c.score});
+    GenerationRecord rec = generation_record_of(r);
     rec.settings_json = generation_options_to_json(o);
     rec.seed = o.do_sample ? o.seed : -1;
     rec.model_path = info.dir.string();
@@ -125,10 +123,8 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
         }
     };
 
-    std::vector<std::string> inputs;
-    inputs.reserve(cmd.texts.size());
-    for (const auto& t : cmd.texts) inputs.push_back(cmd.task_prefix + t);
-    auto results = model->generate(inputs, options, &control);
+    options.task_prefix = cmd.task_prefix;  // the engine prepends it (and scores back_score with it)
+    auto results = model->generate(cmd.texts, options, &control);
     if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "generation cancelled");
     for (size_t i = 0; i < results.size() && i < cmd.texts.size(); ++i) results[i].input = cmd.texts[i];
 
@@ -196,7 +192,8 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         if (rows.empty()) break;
         validate_generation_options(options);
         std::vector<std::string> inputs;
-        for (size_t r : rows) inputs.push_back(req.task_prefix + req.rows[r]);
+        for (size_t r : rows) inputs.push_back(req.rows[r]);
+        options.task_prefix = req.task_prefix;  // the engine prepends it (and scores back_score with it)
         const auto tb = Clock::now();
         std::vector<GenerationResult> results = model->generate(inputs, options, &control);
         if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");

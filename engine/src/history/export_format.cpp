@@ -9,6 +9,13 @@ namespace {
 
 const char* const kColumns[] = {"source", "target", "kind", "state", "score", "rank",
                                 "generation_id", "model", "model_hash", "created_at"};
+const char* const kScoreColumns[] = {"similarity", "back_score", "change", "fluency"};
+
+std::optional<double> score_at(const CandidateScores* scores, int k) {
+    if (!scores) return std::nullopt;
+    const std::optional<double>* values[] = {&scores->similarity, &scores->back_score, &scores->change, &scores->fluency};
+    return *values[k];
+}
 
 void append_csv_field(std::string_view field, std::string& out) {
     if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -55,7 +62,7 @@ std::string iso8601_utc(int64_t unix_ms) {
 
 std::string format_number(double value) { return nlohmann::json(value).dump(); }
 
-std::string export_header(ExportFormat format) {
+std::string export_header(ExportFormat format, bool with_scores) {
     if (format == ExportFormat::Jsonl) return {};
     const char sep = format == ExportFormat::Csv ? ',' : '\t';
     std::string out;
@@ -63,11 +70,15 @@ std::string export_header(ExportFormat format) {
         if (i) out.push_back(sep);
         out += kColumns[i];
     }
+    for (size_t i = 0; with_scores && i < 4; ++i) {
+        out.push_back(sep);
+        out += kScoreColumns[i];
+    }
     out += format == ExportFormat::Csv ? "\r\n" : "\n";
     return out;
 }
 
-void append_export_row(ExportFormat format, const ExportRow& row, std::string& out) {
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores) {
     const std::string kind = row.original ? "original" : "candidate";
     const std::string state = row.original ? "" : to_string(row.state);
     const std::string created = iso8601_utc(row.created_at_ms);
@@ -83,6 +94,10 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
         j["model"] = row.model;
         j["model_hash"] = row.model_hash;
         j["created_at"] = created;
+        for (int k = 0; with_scores && k < 4; ++k) {
+            const auto v = score_at(row.original ? nullptr : row.scores, k);
+            j[kScoreColumns[k]] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+        }
         out += j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
         out.push_back('\n');
         return;
@@ -90,10 +105,16 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
     const std::string score = row.original ? "" : format_number(row.score);
     const std::string rank = row.original ? "" : std::to_string(row.rank);
     const std::string gen = std::to_string(row.generation_id);
-    const std::string_view fields[] = {row.source, row.target, kind, state, score, rank,
-                                       gen, row.model, row.model_hash, created};
+    std::string score_texts[4];
+    for (int k = 0; with_scores && k < 4; ++k) {
+        const auto v = score_at(row.original ? nullptr : row.scores, k);
+        if (v) score_texts[k] = format_number(*v);
+    }
+    const std::string_view fields[] = {row.source, row.target, kind, state, score, rank, gen, row.model, row.model_hash, created,
+                                       score_texts[0], score_texts[1], score_texts[2], score_texts[3]};
     const bool csv = format == ExportFormat::Csv;
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i) {
+    const size_t count = with_scores ? 14 : 10;
+    for (size_t i = 0; i < count; ++i) {
         if (i) out.push_back(csv ? ',' : '\t');
         if (csv)
             append_csv_field(fields[i], out);

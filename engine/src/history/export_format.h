@@ -20,12 +20,14 @@ struct ExportRow {
     std::string_view model;
     std::string_view model_hash;
     int64_t created_at_ms = 0;
+    const CandidateScores* scores = nullptr;  // with_scores: the candidate's (null/empty for originals)
 };
 
 std::string iso8601_utc(int64_t unix_ms);           // 2024-05-01T12:00:00.250Z
 std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
 
-std::string export_header(ExportFormat format);     // "" for JSONL
-void append_export_row(ExportFormat format, const ExportRow& row, std::string& out);
+// with_scores adds the columns similarity, back_score, change, fluency after created_at.
+std::string export_header(ExportFormat format, bool with_scores = false);  // "" for JSONL
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores = false);
 
 }  // namespace t5s::history

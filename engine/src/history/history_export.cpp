@@ -1,15 +1,18 @@
 // HistoryStore::export_to: streams the matching candidates of a consistent snapshot to a file
 // written atomically; a damaged file or a cancel leaves no file behind.
+#include <memory>
 #include <string_view>
 #include <unordered_set>
 
 #include "atomic_file.h"
+#include "history/candidate_scores_store.h"
 #include "history/codes.h"
 #include "history/export_format.h"
 #include "history/query_filter.h"
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/quality.h"
 
 namespace t5s {
 
@@ -51,7 +54,12 @@ class RowWriter {
 public:
     RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path) : file_(file), options_(options) {
         result_.path = path;
-        out_ = history::export_header(options.format);
+        if (options.near_dedupe) {
+            NearDuplicateOptions near;
+            near.threshold = *options.near_dedupe;
+            near_index_ = std::make_unique<NearDuplicateIndex>(near);
+        }
+        out_ = history::export_header(options.format, options.with_scores);
         file_.write(out_);
     }
 
@@ -62,8 +70,12 @@ public:
             ++result_.duplicates_skipped;
             return;
         }
+        if (near_index_ && near_index_->add(row.target)) {
+            ++result_.near_duplicates_skipped;
+            return;
+        }
         out_.clear();
-        history::append_export_row(options_.format, row, out_);
+        history::append_export_row(options_.format, row, out_, options_.with_scores);
         file_.write(out_);
         ++result_.rows_written;
         if (!generation_counted_) {
@@ -79,12 +91,28 @@ private:
     const ExportOptions& options_;
     ExportResult result_;
     std::unordered_set<PairKey, PairKeyHash> seen_;
+    std::unique_ptr<NearDuplicateIndex> near_index_;
     std::string out_;
     bool generation_counted_ = false;
 };
 
 constexpr const char* kExportColumns =
-    "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text";
+    "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
+    "c.similarity, c.back_score, c.change, c.fluency";
+
+// SQL conditions on the candidate scores (numbers formatted here, never user text).
+std::string score_conditions(const ExportOptions& o) {
+    std::string sql;
+    auto add = [&](const std::optional<double>& bound, const char* column, const char* op) {
+        if (bound) sql += std::string(" AND c.") + column + " " + op + " " + history::format_number(*bound);
+    };
+    add(o.min_similarity, "similarity", ">=");
+    add(o.max_similarity, "similarity", "<=");
+    add(o.min_change, "change", ">=");
+    add(o.max_change, "change", "<=");
+    add(o.min_back_score, "back_score", ">=");
+    return sql;
+}
 
 // One candidate row of kExportColumns (and its "original" row first when it starts a generation).
 void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions& options, RowWriter& writer) {
@@ -112,6 +140,8 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     row.target = state == CandidateState::Edited ? std::string_view(edited) : std::string_view(text);
     row.state = state;
     row.score = rows.real(7);
+    const CandidateScores scores = history::read_scores(rows, 10);
+    row.scores = &scores;
     row.rank = static_cast<int>(rows.int64(5));
     writer.emit(row);
 }
@@ -124,7 +154,10 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
     AtomicFile file(path, options.overwrite, "export file");  // refuses an existing file before any work
     require_undamaged(/*wait=*/true);
     history::Where w = history::build_where(options.filter);
-    const std::string cand_filter = options.filter.accepted_only ? " AND c.state IN (1, 3)" : "";
+    if (options.near_dedupe && !(*options.near_dedupe > 0.0 && *options.near_dedupe <= 1.0))
+        throw Error(ErrorCode::InvalidArgument, "export: near-duplicate threshold must be in (0, 1], got " +
+                                                    std::to_string(*options.near_dedupe));
+    const std::string cand_filter = (options.filter.accepted_only ? " AND c.state IN (1, 3)" : "") + score_conditions(options);
     const std::string from = " FROM generations g JOIN candidates c ON c.generation_id = g.id" +
                              (w.sql.empty() ? std::string(" WHERE 1") : w.sql) + cand_filter;
 

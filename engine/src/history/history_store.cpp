@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 
+#include "history/candidate_scores_store.h"
 #include "history/codes.h"
 #include "history/decisions.h"
 #include "history/open_check.h"
@@ -128,8 +129,10 @@ struct HistoryStore::Impl {
         for (size_t i = 0; i < r.candidates.size(); ++i) {
             cand.reset();
             cand.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.candidates[i].text).bind(4, r.candidates[i].score);
+            history::bind_scores(cand, 5, r.candidates[i].scores);
             cand.run();
         }
+        history::insert_dropped(db, id, r.dropped);
         return id;
     }
 
@@ -137,7 +140,8 @@ struct HistoryStore::Impl {
         "INSERT INTO generations (created_at, input, settings_json, seed, model_path, model_hash, precision, device, "
         "total_ms, timings_json, origin) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     static constexpr const char* kInsertCandidate =
-        "INSERT INTO candidates (generation_id, rank, text, score) VALUES (?1, ?2, ?3, ?4)";
+        "INSERT INTO candidates (generation_id, rank, text, score, similarity, back_score, change, fluency) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
     int candidate_count(GenerationId id) {
         Stmt s(db, "SELECT (SELECT count(*) FROM candidates WHERE generation_id = ?1), "
@@ -218,12 +222,15 @@ struct HistoryStore::Impl {
             c.score = s.real(2);
             c.state = state_from_int(s.int64(3));
             c.final_text = c.state == CandidateState::Edited ? s.text(4) : c.text;
+            c.scores = history::read_scores(s, 5);
             g.candidates.push_back(std::move(c));
         }
+        g.dropped = history::load_dropped(db, g.id);
     }
 
     static constexpr const char* kSelectCandidates =
-        "SELECT rank, text, score, state, edited_text FROM candidates WHERE generation_id = ?1 ORDER BY rank";
+        "SELECT rank, text, score, state, edited_text, similarity, back_score, change, fluency FROM candidates "
+        "WHERE generation_id = ?1 ORDER BY rank";
 };
 
 HistoryStore::HistoryStore(const std::string& path, HistoryStoreOptions options)

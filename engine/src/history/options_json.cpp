@@ -1,6 +1,8 @@
 // GenerationOptions <-> JSON for the history's settings_json column. Every field by its C++ name.
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -12,14 +14,28 @@ namespace t5s {
 #define T5S_OPTION_FIELDS(X)                                                                         \
     X(max_new_tokens) X(min_new_tokens) X(num_beams) X(length_penalty) X(early_stopping)             \
     X(num_return_sequences) X(do_sample) X(temperature) X(top_k) X(top_p) X(repetition_penalty)      \
-    X(no_repeat_ngram_size) X(seed) X(no_copy) X(distinct) X(max_rounds) X(batch_size)
+    X(no_repeat_ngram_size) X(seed) X(no_copy) X(distinct) X(max_rounds) X(batch_size) X(max_source_tokens)   \
+    X(task_prefix) X(rank) X(min_similarity) X(max_similarity) X(min_change) X(max_change) X(min_back_score) \
+    X(near_duplicate)
+
+namespace {
+
+template <class T>
+nlohmann::ordered_json option_value(const T& v) {
+    return v;
+}
+nlohmann::ordered_json option_value(const std::optional<double>& v) {  // an empty filter is null (off)
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
 
 std::string generation_options_to_json(const GenerationOptions& options) {
     nlohmann::ordered_json j;
-#define T5S_WRITE(name) j[#name] = options.name;
+#define T5S_WRITE(name) j[#name] = option_value(options.name);
     T5S_OPTION_FIELDS(T5S_WRITE)
 #undef T5S_WRITE
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 namespace {
@@ -31,7 +47,14 @@ void read_option(const nlohmann::json& v, const char* name, T* out) {
     auto bad = [&](const char* expected) {
         throw Error(ErrorCode::InvalidArgument, std::string("generation settings: '") + name + "' must be " + expected);
     };
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+        double d = 0.0;
+        read_option(v, name, &d);
+        *out = d;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) bad("a string");
+        *out = v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
         if (!v.is_boolean()) bad("true or false");
         *out = v.get<bool>();
     } else if constexpr (std::is_integral_v<T>) {

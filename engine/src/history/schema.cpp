@@ -88,7 +88,28 @@ CREATE TABLE training_points (
 ) WITHOUT ROWID;
 )sql";
 
-const char* const kMigrations[] = {kV1, kV2, kV3};  // kMigrations[v] takes version v to v + 1
+// v4: quality scores of every candidate (NULL where not computed, e.g. rows written before v4) and
+// the candidates the quality filters dropped, with their reason.
+const char* kV4 = R"sql(
+ALTER TABLE candidates ADD COLUMN similarity REAL;
+ALTER TABLE candidates ADD COLUMN back_score REAL;
+ALTER TABLE candidates ADD COLUMN change REAL;
+ALTER TABLE candidates ADD COLUMN fluency REAL;
+CREATE TABLE dropped_candidates (
+  generation_id INTEGER NOT NULL REFERENCES generations(id) ON DELETE CASCADE,
+  position      INTEGER NOT NULL,
+  text          TEXT    NOT NULL,
+  score         REAL    NOT NULL,
+  reason        TEXT    NOT NULL,
+  similarity    REAL,
+  back_score    REAL,
+  change        REAL,
+  fluency       REAL,
+  PRIMARY KEY (generation_id, position)
+) WITHOUT ROWID;
+)sql";
+
+const char* const kMigrations[] = {kV1, kV2, kV3, kV4};  // kMigrations[v] takes version v to v + 1
 constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
 }  // namespace

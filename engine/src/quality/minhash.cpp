@@ -114,44 +114,45 @@ int choose_rows_per_band(int num_permutations, double threshold) {
     return best;
 }
 
-std::vector<NearDuplicate> find_near_duplicates(const std::vector<std::string>& texts, const NearDuplicateOptions& options) {
+NearDuplicateIndex::NearDuplicateIndex(const NearDuplicateOptions& options)
+    : threshold_(options.threshold), hasher_(options.minhash) {
     require(options.threshold > 0.0 && options.threshold <= 1.0,
             "near-duplicate threshold must be in (0, 1], got " + std::to_string(options.threshold));
-    const MinHasher hasher(options.minhash);
     const int k = options.minhash.num_permutations;
-    const int rows = options.rows_per_band == 0 ? choose_rows_per_band(k, options.threshold) : options.rows_per_band;
-    require(rows >= 1 && k % rows == 0,
-            "near-duplicate rows_per_band must divide num_permutations (" + std::to_string(k) + "), got " + std::to_string(rows));
-    const size_t bands = static_cast<size_t>(k / rows);
+    rows_ = options.rows_per_band == 0 ? choose_rows_per_band(k, options.threshold) : options.rows_per_band;
+    require(rows_ >= 1 && k % rows_ == 0,
+            "near-duplicate rows_per_band must divide num_permutations (" + std::to_string(k) + "), got " + std::to_string(rows_));
+    buckets_.resize(static_cast<size_t>(k / rows_));
+}
 
-    // Only kept texts enter the buckets: a duplicate is reported against the first text of its group.
-    std::vector<std::unordered_map<uint64_t, std::vector<size_t>>> buckets(bands);
-    std::unordered_map<size_t, std::vector<uint32_t>> kept_signatures;
-    std::vector<NearDuplicate> dropped;
+std::optional<NearDuplicate> NearDuplicateIndex::add(std::string_view text) {
+    const size_t index = added_++;
+    std::vector<uint32_t> sig = hasher_.signature(text);
+    const size_t bands = buckets_.size(), rows = static_cast<size_t>(rows_);
+    std::vector<uint64_t> keys(bands);
     std::vector<size_t> candidates;
-    for (size_t index = 0; index < texts.size(); ++index) {
-        std::vector<uint32_t> sig = hasher.signature(texts[index]);
-        std::vector<uint64_t> keys(bands);
-        candidates.clear();
-        for (size_t b = 0; b < bands; ++b) {
-            keys[b] = band_key(sig, b * rows, rows);
-            auto it = buckets[b].find(keys[b]);
-            if (it != buckets[b].end()) candidates.insert(candidates.end(), it->second.begin(), it->second.end());
-        }
-        std::sort(candidates.begin(), candidates.end());
-        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        bool duplicate = false;
-        for (size_t other : candidates) {
-            const double estimate = estimate_jaccard(sig, kept_signatures.at(other));
-            if (estimate >= options.threshold) {
-                dropped.push_back({index, other, estimate});
-                duplicate = true;
-                break;
-            }
-        }
-        if (duplicate) continue;
-        for (size_t b = 0; b < bands; ++b) buckets[b][keys[b]].push_back(index);
-        kept_signatures.emplace(index, std::move(sig));
+    for (size_t b = 0; b < bands; ++b) {
+        keys[b] = band_key(sig, b * rows, rows);
+        auto it = buckets_[b].find(keys[b]);
+        if (it != buckets_[b].end()) candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (size_t other : candidates) {
+        const double estimate = estimate_jaccard(sig, kept_signatures_.at(other));
+        if (estimate >= threshold_) return NearDuplicate{index, other, estimate};
+    }
+    // Only kept texts enter the buckets: a duplicate is reported against the first text of its group.
+    for (size_t b = 0; b < bands; ++b) buckets_[b][keys[b]].push_back(index);
+    kept_signatures_.emplace(index, std::move(sig));
+    return std::nullopt;
+}
+
+std::vector<NearDuplicate> find_near_duplicates(const std::vector<std::string>& texts, const NearDuplicateOptions& options) {
+    NearDuplicateIndex index(options);
+    std::vector<NearDuplicate> dropped;
+    for (const auto& text : texts) {
+        if (auto d = index.add(text)) dropped.push_back(*d);
     }
     return dropped;
 }

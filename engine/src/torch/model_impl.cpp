@@ -7,16 +7,15 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
-#include <random>
-#include <set>
 #include <shared_mutex>
 
 #include "generation_limits.h"
+#include "t5s/candidate_scores.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
 #include "t5s/seed.h"
-#include "text_normalize.h"
+#include "torch/back_score.h"
 #include "torch/decoding.h"
 #include "torch/lora.h"
 #include "torch/model_access.h"
@@ -241,47 +240,18 @@ public:
 
     std::vector<GenerationResult> generate(const std::vector<std::string>& texts, const GenerationOptions& options,
                                            GenerationControl* control) const override {
-        validate_generation_options(options);
-        const Tokenizer& tok = tokenizer();
-        IdBatch ids;
-        for (const auto& t : texts) ids.push_back(tok.encode(t));
-        std::vector<GenerationResult> results(texts.size());
-        for (size_t i = 0; i < texts.size(); ++i) results[i].input = texts[i];
+        return generate_scored(*this, nullptr, texts, options, control);
+    }
 
-        GenerationOptions o = options;
-        if (o.do_sample) o.seed = resolve_seed(o.seed);
-        const bool filtering = o.no_copy || o.distinct;
-        // Without sampling, re-running gives the same candidates: one round only.
-        const int rounds = (filtering && o.do_sample) ? o.max_rounds : 1;
-        std::vector<std::set<std::string>> seen(texts.size());
-        std::vector<size_t> pending(texts.size());
-        for (size_t i = 0; i < texts.size(); ++i) pending[i] = i;
-        for (int round = 0; round < rounds && !pending.empty(); ++round) {
-            GenerationOptions ro = o;
-            if (round > 0) ro.seed = o.seed + round;  // deterministic: same seed -> same rounds
-            IdBatch batch;
-            for (size_t i : pending) batch.push_back(ids[i]);
-            auto cands = generate_ids(batch, ro, control);
-            std::vector<size_t> still;
-            for (size_t k = 0; k < pending.size(); ++k) {
-                const size_t i = pending[k];
-                GenerationResult& r = results[i];
-                r.seed = o.do_sample ? o.seed : -1;
-                r.rounds = round + 1;
-                const std::string source = normalize_for_compare(texts[i]);
-                for (auto& c : cands[k]) {
-                    if (static_cast<int>(r.candidates.size()) >= o.num_return_sequences) break;
-                    c.text = tok.decode(c.ids, true);
-                    const std::string key = normalize_for_compare(c.text);
-                    if (o.no_copy && key == source) continue;
-                    if (o.distinct && !seen[i].insert(key).second) continue;
-                    r.candidates.push_back(std::move(c));
-                }
-                if (static_cast<int>(r.candidates.size()) < o.num_return_sequences) still.push_back(i);
-            }
-            pending = std::move(still);
-        }
-        return results;
+    std::vector<double> mean_log_probs(const IdBatch& input_ids, const IdBatch& labels) const override {
+        c10::InferenceMode guard;
+        std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
+        check_ids(input_ids);
+        check_ids(labels);
+        if (input_ids.size() != labels.size()) throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
+        auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
+        auto [lab, lab_mask] = pad_batch(labels, -100, rt_.device);
+        return guarded([&] { return per_row_mean_log_probs(*net_, ids, mask, lab); });
     }
 
 private:

@@ -1,0 +1,166 @@
+// t5studio sts (--model DIR [--prefix P] | --embedder DIR | --baseline chrf) --data FILE [--limit N] [--scores FILE] [--json]:
+// how well a scorer ranks labelled sentence pairs (JSTS's format: JSONL rows with "sentence1",
+// "sentence2" and a numeric "label"), as Spearman and Pearson correlation of its scores with the labels.
+// Scorers: the T5 model's symmetric back_score (mean log-prob per token of each sentence given the
+// other, both directions averaged), an embedder's cosine similarity, or the character-overlap
+// baseline (chrF, both directions averaged). --scores FILE writes each pair with its score (JSONL), to
+// choose filter thresholds from.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/quality_flags.h"
+#include "atomic_file.h"
+#include "t5s/candidate_scores.h"
+#include "t5s/error.h"
+#include "t5s/quality.h"
+
+namespace t5s::cli {
+namespace {
+
+struct LabelledPairs {
+    std::vector<std::string> first, second;
+    std::vector<double> labels;
+};
+
+LabelledPairs read_pairs(const std::string& path, int64_t limit) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open the data file");
+    LabelledPairs p;
+    std::string line;
+    for (int line_no = 1; std::getline(in, line) && (limit <= 0 || static_cast<int64_t>(p.labels.size()) < limit); ++line_no) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        const std::string where = path + ":" + std::to_string(line_no);
+        const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object()) throw Error(ErrorCode::InvalidArgument, where + ": not a JSON object");
+        for (const char* field : {"sentence1", "sentence2"}) {
+            if (!j.contains(field) || !j[field].is_string())
+                throw Error(ErrorCode::InvalidArgument, where + ": needs a string field \"" + field + "\"");
+        }
+        if (!j.contains("label") || !j["label"].is_number())
+            throw Error(ErrorCode::InvalidArgument, where + ": needs a numeric field \"label\"");
+        p.first.push_back(j["sentence1"].get<std::string>());
+        p.second.push_back(j["sentence2"].get<std::string>());
+        require_valid_utf8(p.first.back(), where + " sentence1");
+        require_valid_utf8(p.second.back(), where + " sentence2");
+        p.labels.push_back(j["label"].get<double>());
+    }
+    if (p.labels.size() < 2) throw Error(ErrorCode::InvalidArgument, path + ": needs at least 2 labelled pairs");
+    return p;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+    const double n = static_cast<double>(x.size());
+    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::nan("");
+}
+
+// Ranks 1..n, ties sharing their average rank (as scipy.stats.spearmanr).
+std::vector<double> average_ranks(const std::vector<double>& v) {
+    std::vector<size_t> order(v.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    std::vector<double> ranks(v.size());
+    for (size_t i = 0; i < order.size();) {
+        size_t j = i;
+        while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+        for (size_t k = i; k <= j; ++k) ranks[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
+        i = j + 1;
+    }
+    return ranks;
+}
+
+// Symmetric back_score: both directions in one batched pass each way.
+std::vector<double> back_score_of_pairs(const Model& model, const LabelledPairs& p, const std::string& prefix, int batch_size) {
+    std::vector<std::string> given(p.second), scored(p.first);
+    given.insert(given.end(), p.first.begin(), p.first.end());
+    scored.insert(scored.end(), p.second.begin(), p.second.end());
+    const std::vector<double> both = back_scores(model, given, scored, prefix, batch_size);
+    std::vector<double> out(p.labels.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = (both[i] + both[i + out.size()]) / 2.0;
+    return out;
+}
+
+std::vector<double> similarity_of_pairs(const Embedder& embedder, const LabelledPairs& p) {
+    const auto a = embedder.embed(p.first), b = embedder.embed(p.second);
+    std::vector<double> out;
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(cosine_similarity(a[i], b[i]));
+    return out;
+}
+
+std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
+    std::vector<double> out;
+    for (size_t i = 0; i < p.labels.size(); ++i) out.push_back((chrf(p.first[i], p.second[i]) + chrf(p.second[i], p.first[i])) / 2.0);
+    return out;
+}
+
+}  // namespace
+
+const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
+    {"data", "FILE", "JSONL pairs: \"sentence1\", \"sentence2\", numeric \"label\""},
+    {"model", "DIR", "score by the T5 model's symmetric back_score"},
+    {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
+    {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)"},
+    {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
+    {"limit", "N", "only the first N pairs (default: all)"},
+    {"scores", "FILE", "also write each pair with its score (JSONL)"},
+    {"batch-size", "B", "pairs scored together (default 32)"},
+    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
+    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
+    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    {"json", "", "print {\"data\", \"scorer\", \"pairs\", \"spearman\", \"pearson\"}"},
+}};
+
+int run_sts(const Argv& argv) {
+    const Args args(argv, kStsSpec);
+    const int scorers = int(args.has("model")) + int(args.has("embedder")) + int(args.has("baseline"));
+    if (scorers != 1) throw UsageError("give one scorer: --model DIR, --embedder DIR or --baseline chrf");
+    if (args.has("baseline") && args.get("baseline") != "chrf") throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");
+    if (args.has("prefix") && !args.has("model")) throw UsageError("--prefix goes with --model");
+    const std::string data = args.require("data");
+    const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0));
+    const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
+
+    std::string scorer;
+    std::vector<double> scores;
+    if (args.has("model")) {
+        scorer = "back_score";
+        auto model = Model::load(args.get("model"), runtime);
+        scores = back_score_of_pairs(*model, pairs, args.get("prefix"), args.get_int("batch-size", 32, 1, 4096));
+    } else if (args.has("embedder")) {
+        scorer = "similarity";
+        scores = similarity_of_pairs(*embedder_from_flags(args, runtime), pairs);
+    } else {
+        scorer = "chrf";
+        scores = chrf_of_pairs(pairs);
+    }
+    if (args.has("scores")) {
+        std::string lines;
+        for (size_t i = 0; i < scores.size(); ++i) {
+            const nlohmann::json row = {{"sentence1", pairs.first[i]}, {"sentence2", pairs.second[i]}, {"label", pairs.labels[i]}, {scorer, scores[i]}};
+            lines += row.dump() + "\n";
+        }
+        write_file_atomic(args.get("scores"), lines);
+    }
+    const double spearman = pearson(average_ranks(scores), average_ranks(pairs.labels));
+    const double pearson_r = pearson(scores, pairs.labels);
+    if (args.has("json")) {
+        print_json({{"data", data}, {"scorer", scorer}, {"pairs", pairs.labels.size()}, {"spearman", spearman}, {"pearson", pearson_r}});
+    } else {
+        std::cout << scorer << " on " << pairs.labels.size() << " pairs: spearman " << spearman << ", pearson " << pearson_r << "\n";
+    }
+    return 0;
+}
+
+}  // namespace t5s::cli

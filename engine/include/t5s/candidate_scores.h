@@ -1,0 +1,36 @@
+#pragma once
+// Quality-aware generation: every candidate gets its scores (fluency, back_score, change and, with a
+// sentence embedder, similarity), the filters of GenerationOptions drop the ones outside their
+// bounds (kept in GenerationResult::dropped with the reason), and the rest are ranked.
+//
+// Ranking (GenerationOptions::rank): "auto" ranks by similarity when an embedder is given, else by
+// back_score; "similarity" / "back_score" / "fluency" sort by that score, best first; "none" keeps
+// the decoding order (beam order, or sampling order). Filters apply first, so the ranking is among
+// the candidates inside the change / similarity / back_score window; then near_duplicate walks the
+// ranked list and drops a candidate whose chrF with an already kept, better-ranked one is above it.
+// With sampling, rounds are re-generated (up to max_rounds) until num_return_sequences candidates
+// pass; without sampling a second round would repeat the first, so there is one.
+#include <string>
+#include <vector>
+
+#include "t5s/embedder.h"
+#include "t5s/generation_options.h"
+#include "t5s/model.h"
+
+namespace t5s {
+
+// texts: sources without the task prefix (options.task_prefix is prepended to each). embedder may be
+// null: similarity stays empty and a similarity filter or rank is an InvalidArgument error.
+std::vector<GenerationResult> generate_scored(const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
+                                              const GenerationOptions& options, GenerationControl* control = nullptr);
+
+// back_score of each (candidate, source) pair: the mean log-probability per token of the source
+// given task_prefix + candidate, teacher-forced, in one batched pass (chunks of batch_size rows).
+// An empty candidate or source gets -infinity.
+std::vector<double> back_scores(const Model& model, const std::vector<std::string>& candidates,
+                                const std::vector<std::string>& sources, const std::string& task_prefix, int batch_size = 64);
+
+// The ranking key GenerationOptions::rank selects ("" for none): "similarity" or "back_score" for auto.
+std::string effective_rank(const std::string& rank, bool has_embedder);
+
+}  // namespace t5s

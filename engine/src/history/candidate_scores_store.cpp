@@ -1,0 +1,55 @@
+#include "history/candidate_scores_store.h"
+
+namespace t5s {
+
+GenerationRecord generation_record_of(const GenerationResult& result) {
+    GenerationRecord rec;
+    rec.input = result.input;
+    auto record_of = [](const Candidate& c) {
+        return CandidateRecord{c.text, c.score, CandidateScores{c.similarity, c.back_score, c.change, c.fluency}};
+    };
+    for (const auto& c : result.candidates) rec.candidates.push_back(record_of(c));
+    for (const auto& d : result.dropped) rec.dropped.push_back({record_of(d.candidate), d.reason});
+    rec.seed = result.seed;
+    return rec;
+}
+
+namespace history {
+
+void bind_scores(Stmt& stmt, int first, const CandidateScores& scores) {
+    const std::optional<double>* values[] = {&scores.similarity, &scores.back_score, &scores.change, &scores.fluency};
+    for (int k = 0; k < 4; ++k) {
+        if (*values[k]) stmt.bind(first + k, **values[k]);
+        else stmt.bind_null(first + k);
+    }
+}
+
+CandidateScores read_scores(const Stmt& stmt, int first) {
+    auto at = [&](int k) { return stmt.is_null(first + k) ? std::optional<double>() : std::optional<double>(stmt.real(first + k)); };
+    return CandidateScores{at(0), at(1), at(2), at(3)};
+}
+
+void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& dropped) {
+    if (dropped.empty()) return;
+    Stmt ins(db, "INSERT INTO dropped_candidates (generation_id, position, text, score, reason, similarity, back_score, change, "
+                 "fluency) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    for (size_t i = 0; i < dropped.size(); ++i) {
+        ins.reset();
+        const DroppedRecord& d = dropped[i];
+        ins.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, d.candidate.text).bind(4, d.candidate.score).bind(5, d.reason);
+        bind_scores(ins, 6, d.candidate.scores);
+        ins.run();
+    }
+}
+
+std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
+    Stmt s(db, "SELECT text, score, reason, similarity, back_score, change, fluency FROM dropped_candidates "
+               "WHERE generation_id = ?1 ORDER BY position");
+    s.bind(1, id);
+    std::vector<DroppedRecord> out;
+    while (s.step()) out.push_back({CandidateRecord{s.text(0), s.real(1), read_scores(s, 3)}, s.text(2)});
+    return out;
+}
+
+}  // namespace history
+}  // namespace t5s

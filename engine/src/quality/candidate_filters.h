@@ -1,0 +1,35 @@
+#pragma once
+// The filter, ranking and near-duplicate steps of quality-aware generation (t5s/candidate_scores.h),
+// on candidates whose scores are already computed. Torch-free.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "t5s/generation_options.h"
+
+namespace t5s {
+
+// Why the active score bounds of `o` drop `c` ("similarity<0.8", "change>0.9", "back_score<-2.5"),
+// or "" when it passes them all.
+std::string filter_reason(const Candidate& c, const GenerationOptions& o);
+
+// Stable sort, best first, by "similarity", "back_score" or "fluency"; "" keeps the order. A
+// candidate without that score goes last.
+void rank_candidates(std::vector<Candidate>* candidates, const std::string& key);
+
+struct CandidateSelection {
+    std::vector<Candidate> kept;                // at most `count`, best first
+    std::vector<DroppedCandidate> dropped;      // by a score bound or as a near duplicate
+};
+
+// Filters `pool` with the bounds of `o`, ranks the rest by `rank_key`, then walks them keeping up to
+// `count`, dropping one whose chrF with an already kept one is above o.near_duplicate. Candidates
+// beyond `count` that were not dropped are neither kept nor dropped (surplus of extra rounds).
+CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, const std::string& rank_key,
+                                     size_t count);
+
+// Mean log-prob per generated token recovered from the decoding's score: beam scores are
+// sum / length^length_penalty, greedy and sampling scores are the sum.
+double fluency_of(const Candidate& c, const GenerationOptions& o);
+
+}  // namespace t5s
