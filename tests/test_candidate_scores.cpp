@@ -37,6 +37,11 @@ public:
         }
         return out;
     }
+    std::vector<std::vector<int>> token_ids(const std::vector<std::string>& texts, const EmbedOptions&) const override {
+        std::vector<std::vector<int>> out;
+        for (const auto& t : texts) out.emplace_back(t.begin(), t.end());
+        return out;
+    }
 
 private:
     EmbedderInfo info_;

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -19,6 +18,7 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"
+#include "t5s/sts.h"
 
 namespace t5s::cli {
 namespace {
@@ -52,33 +52,6 @@ LabelledPairs read_pairs(const std::string& path, int64_t limit) {
     }
     if (p.labels.size() < 2) throw Error(ErrorCode::InvalidArgument, path + ": needs at least 2 labelled pairs");
     return p;
-}
-
-double pearson(const std::vector<double>& x, const std::vector<double>& y) {
-    const double n = static_cast<double>(x.size());
-    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
-    double sxy = 0, sxx = 0, syy = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        sxy += (x[i] - mx) * (y[i] - my);
-        sxx += (x[i] - mx) * (x[i] - mx);
-        syy += (y[i] - my) * (y[i] - my);
-    }
-    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::nan("");
-}
-
-// Ranks 1..n, ties sharing their average rank (as scipy.stats.spearmanr).
-std::vector<double> average_ranks(const std::vector<double>& v) {
-    std::vector<size_t> order(v.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-    std::vector<double> ranks(v.size());
-    for (size_t i = 0; i < order.size();) {
-        size_t j = i;
-        while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
-        for (size_t k = i; k <= j; ++k) ranks[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
-        i = j + 1;
-    }
-    return ranks;
 }
 
 // Symmetric back_score: both directions in one batched pass each way.
@@ -153,8 +126,8 @@ int run_sts(const Argv& argv) {
         }
         write_file_atomic(args.get("scores"), lines);
     }
-    const double spearman = pearson(average_ranks(scores), average_ranks(pairs.labels));
-    const double pearson_r = pearson(scores, pairs.labels);
+    const double spearman = spearman_correlation(scores, pairs.labels);
+    const double pearson_r = pearson_correlation(scores, pairs.labels);
     if (args.has("json")) {
         print_json({{"data", data}, {"scorer", scorer}, {"pairs", pairs.labels.size()}, {"spearman", spearman}, {"pearson", pearson_r}});
     } else {

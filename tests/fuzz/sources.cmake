@@ -17,5 +17,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/atomic_file.cpp
   ${T5S_ROOT}/engine/src/file_io.cpp
   ${T5S_ROOT}/engine/src/engine_thread/dataset_reader.cpp
+  ${T5S_ROOT}/engine/src/quality/minhash.cpp
+  ${T5S_ROOT}/engine/src/quality/chrf.cpp
   ${T5S_FUZZ_HISTORY_SOURCES})
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)
