@@ -15,8 +15,8 @@ set_tests_properties(test_history PROPERTIES TIMEOUT 300 LABELS history)
 # and a full disk on a tiny tmpfs (skipped, with the reason, where mounting needs root).
 add_test(NAME history_crash_loops COMMAND test_history "[crash]")
 set_tests_properties(history_crash_loops PROPERTIES TIMEOUT 300 LABELS history ENVIRONMENT "T5S_CRASH_ITERATIONS=40")
-add_test(NAME history_full_disk COMMAND test_history "[full_disk]")
-set_tests_properties(history_full_disk PROPERTIES TIMEOUT 120 LABELS history SKIP_REGULAR_EXPRESSION "SKIPPED:")
+t5s_add_skippable_test(history_full_disk $<TARGET_FILE:test_history> "[full_disk]")
+set_tests_properties(history_full_disk PROPERTIES TIMEOUT 120 LABELS history)
 
 # Benchmark (not a test): build/tests/history_bench [ROWS] [DB_DIR]
 add_executable(history_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/history_bench.cpp")

@@ -16,8 +16,8 @@ if(TARGET t5s_engine_thread)
                                        ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp)
   target_link_libraries(test_engine_full_disk PRIVATE t5s_engine_thread t5s_catch_main)
   target_include_directories(test_engine_full_disk PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
-  add_test(NAME engine_full_disk COMMAND test_engine_full_disk)
-  set_tests_properties(engine_full_disk PROPERTIES TIMEOUT 120 LABELS soak SKIP_REGULAR_EXPRESSION "SKIPPED:")
+  t5s_add_skippable_test(engine_full_disk $<TARGET_FILE:test_engine_full_disk>)
+  set_tests_properties(engine_full_disk PROPERTIES TIMEOUT 120 LABELS soak)
 endif()
 
 # SIGKILL during checkpoint writes, 3 times (tests/soak/crash_loops.sh runs 30): the newest checkpoint

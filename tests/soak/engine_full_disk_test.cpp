@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../skip.h"
 #include <chrono>
 #include <thread>
 
@@ -48,10 +50,7 @@ JobEnd wait_end(EngineThread& engine, JobId job) {
 
 TEST_CASE("engine thread on a full disk: JobFailed with the reason, engine alive, nothing lost", "[engine_thread][full_disk]") {
     t5s::test::TinyTmpfs disk(6 << 20);
-    if (!disk.mounted()) {
-        WARN("SKIPPED: " << disk.why());
-        return;
-    }
+    if (!disk.mounted()) T5S_SKIP(disk.why());
     const std::string filler = disk.file("filler.bin");
     {
         FILE* f = std::fopen(filler.c_str(), "wb");
