@@ -74,12 +74,7 @@ TEST_CASE("PEFT adapters: logits, greedy and beam ids match peft + transformers"
             for (size_t i = 0; i < inputs.size(); ++i)
                 CHECK(model->generate_ids({inputs[i]}, greedy)[0][0].ids == g["greedy"][i].get<std::vector<int>>());
             for (const auto& b : g["beam"]) {
-                GenerationOptions o;
-                o.num_beams = b["config"]["num_beams"];
-                o.num_return_sequences = b["config"]["num_return_sequences"];
-                o.max_new_tokens = b["config"]["max_new_tokens"];
-                o.length_penalty = b["config"]["length_penalty"];
-                o.early_stopping = b["config"]["early_stopping"];
+                const GenerationOptions o = beam_options_of(b["config"]);
                 for (size_t i = 0; i < inputs.size(); ++i) {
                     auto cands = model->generate_ids({inputs[i]}, o)[0];
                     const auto& want = b["per_input"][i];

@@ -82,12 +82,7 @@ TEST_CASE("greedy, beam and penalised decoding match transformers", "[parity][ge
             for (size_t i = 0; i < inputs.size(); ++i) CHECK(std::abs(all[i][0].score - g["greedy_scores"][i].get<double>()) <= 1e-4);
 
             for (const auto& b : g["beam"]) {
-                GenerationOptions o;
-                o.num_beams = b["config"]["num_beams"];
-                o.num_return_sequences = b["config"]["num_return_sequences"];
-                o.max_new_tokens = b["config"]["max_new_tokens"];
-                o.length_penalty = b["config"]["length_penalty"];
-                o.early_stopping = b["config"]["early_stopping"];
+                const GenerationOptions o = beam_options_of(b["config"]);
                 for (size_t i = 0; i < inputs.size(); ++i) {
                     auto cands = model->generate_ids({inputs[i]}, o)[0];
                     const auto& want = b["per_input"][i];

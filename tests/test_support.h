@@ -49,6 +49,17 @@ private:
 
 inline IdBatch ids_of(const nlohmann::json& j) { return j.get<IdBatch>(); }
 
+// The beam settings of a golden's "config" (what make_goldens.py passed to HF generate()).
+inline GenerationOptions beam_options_of(const nlohmann::json& config) {
+    GenerationOptions o;
+    o.num_beams = config["num_beams"];
+    o.num_return_sequences = config["num_return_sequences"];
+    o.max_new_tokens = config["max_new_tokens"];
+    o.length_penalty = config["length_penalty"];
+    o.early_stopping = config["early_stopping"];
+    return o;
+}
+
 // Rows of a padded batch, cut at their attention-mask length.
 inline IdBatch unpad(const nlohmann::json& ids, const nlohmann::json& mask) {
     IdBatch out;
