@@ -7,7 +7,7 @@ add_executable(test_history
   "${T5S_HISTORY_APP_DIR}/cli/args.cpp"
   "${T5S_HISTORY_APP_DIR}/cli/cli_history.cpp"
   "${T5S_HISTORY_APP_DIR}/cli/cli_export.cpp")
-target_include_directories(test_history PRIVATE "${T5S_HISTORY_APP_DIR}")
+target_include_directories(test_history PRIVATE "${T5S_HISTORY_APP_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}/../engine/src")
 target_link_libraries(test_history PRIVATE t5s_history Catch2::Catch2 SQLite::SQLite3 CLI11::CLI11)
 add_test(NAME test_history COMMAND test_history "~[full_disk]~[crash]")
 set_tests_properties(test_history PROPERTIES TIMEOUT 300 LABELS history)

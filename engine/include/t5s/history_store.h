@@ -157,8 +157,9 @@ const char* to_string(ExportFormat format);
 //   source, target, kind ("candidate" | "original"), state, score, rank, generation_id, model, model_hash,
 //   created_at (ISO 8601 UTC)
 // JSONL: one UTF-8 JSON object per line (non-ASCII not escaped), score/rank null for originals.
-// CSV: RFC 4180 (CRLF line ends, fields with , " CR LF quoted, " doubled). TSV: LF line ends,
-//   backslash, tab, newline, CR escaped as \\ \t \n \r; no quoting.
+// CSV: RFC 4180 (CRLF line ends, fields with , " CR LF quoted, " doubled). TSV: LF line ends, the
+//   same quoting with tab as the separator (fields with TAB " CR LF quoted), so the dataset reader,
+//   pandas and Python's csv module read every exported field back unchanged.
 struct ExportOptions {
     ExportFormat format = ExportFormat::Jsonl;
     HistoryFilter filter;            // which generations/candidates (accepted_only: Accepted or Edited only)

@@ -17,8 +17,12 @@ std::optional<double> score_at(const CandidateScores* scores, int k) {
     return *values[k];
 }
 
-void append_csv_field(std::string_view field, std::string& out) {
-    if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+// RFC 4180 quoting for both CSV and TSV (only the separator differs): a field holding the
+// separator, a quote or a line break is quoted, quotes doubled. This is what the dataset reader
+// (delimited_text.h), pandas and Python's csv module read back, so an exported file trains as is.
+void append_delimited_field(std::string_view field, char separator, std::string& out) {
+    const char specials[] = {separator, '"', '\r', '\n', '\0'};
+    if (field.find_first_of(specials) == std::string_view::npos) {
         out.append(field.data(), field.size());
         return;
     }
@@ -28,18 +32,6 @@ void append_csv_field(std::string_view field, std::string& out) {
         out.push_back(c);
     }
     out.push_back('"');
-}
-
-void append_tsv_field(std::string_view field, std::string& out) {
-    for (char c : field) {
-        switch (c) {
-            case '\\': out += "\\\\"; break;
-            case '\t': out += "\\t"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            default: out.push_back(c);
-        }
-    }
 }
 
 }  // namespace
@@ -116,10 +108,7 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
     const size_t count = with_scores ? 14 : 10;
     for (size_t i = 0; i < count; ++i) {
         if (i) out.push_back(csv ? ',' : '\t');
-        if (csv)
-            append_csv_field(fields[i], out);
-        else
-            append_tsv_field(fields[i], out);
+        append_delimited_field(fields[i], csv ? ',' : '\t', out);
     }
     out += csv ? "\r\n" : "\n";
 }

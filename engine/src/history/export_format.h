@@ -1,5 +1,5 @@
 #pragma once
-// Formats export rows as JSONL, CSV (RFC 4180) or TSV (backslash escapes). See history_store.h
+// Formats export rows as JSONL, CSV (RFC 4180) or TSV (RFC 4180 quoting with tabs). See history_store.h
 // for the column list.
 #include <cstdint>
 #include <optional>
