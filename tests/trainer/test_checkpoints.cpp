@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "t5s/model.h"
@@ -292,4 +293,36 @@ TEST_CASE("stop, pause/resume from the event callback; early stopping keeps the 
         auto st = load_json(fs::path(r.best_checkpoint) / "trainer_state.json");
         CHECK(st["best_checkpoint"] == fs::path(r.best_checkpoint).filename().string());
     }
+}
+
+TEST_CASE("folders a killed writer left are cleaned; a set-aside published copy comes back", "[trainer][checkpoint]") {
+    TempDir dir("abandoned");
+    const fs::path out = dir / "run";
+    fs::create_directories(out);
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    REQUIRE(child > 0);
+    REQUIRE(::waitpid(child, nullptr, 0) == child);  // a pid no live process has
+    const std::string dead = std::to_string(child), live = std::to_string(::getpid());
+    auto make = [&](const std::string& name) {
+        fs::create_directories(out / name);
+        std::ofstream(out / name / "model.safetensors") << name;
+    };
+    make(".tmp-checkpoint-4-" + dead);
+    make(".tmp-final-" + dead);
+    make(".old-checkpoint-2-" + dead);  // killed between moving checkpoint-2 aside and publishing its replacement
+    make("checkpoint-3");
+    make(".old-checkpoint-3-" + dead);  // the replacement was published: the old copy is garbage
+    make(".tmp-checkpoint-5-" + live);  // a live writer's: untouched
+    std::ofstream(out / (".spiece-tmp-" + dead + ".model")) << "x";
+
+    CHECK(recover_abandoned_dirs(out) == 5);
+    std::set<std::string> left;
+    for (const auto& e : fs::directory_iterator(out)) left.insert(e.path().filename().string());
+    CHECK(left == std::set<std::string> {"checkpoint-2", "checkpoint-3", ".tmp-checkpoint-5-" + live});
+    std::ifstream restored(out / "checkpoint-2" / "model.safetensors");
+    std::string content;
+    restored >> content;
+    CHECK(content == ".old-checkpoint-2-" + dead);
+    CHECK(recover_abandoned_dirs(out) == 0);
 }

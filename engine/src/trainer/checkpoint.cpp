@@ -1,6 +1,8 @@
 #include "trainer/checkpoint.h"
 
 #include <fcntl.h>
+#include <cerrno>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -151,6 +153,49 @@ std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const fs::path& out_d
     }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+namespace {
+
+// The pid a writer put at the end of its temp name, or 0 when there is none.
+pid_t writer_pid(const std::string& name) {
+    const size_t dash = name.find_last_of('-');
+    if (dash == std::string::npos) return 0;
+    std::string digits = name.substr(dash + 1);
+    const size_t end = digits.find_first_not_of("0123456789");
+    if (end != std::string::npos) digits.resize(end);  // .spiece-tmp-<pid>.model, .vocab
+    if (digits.empty() || digits.size() > 9) return 0;
+    return static_cast<pid_t>(std::stol(digits));
+}
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+int recover_abandoned_dirs(const fs::path& out_dir) {
+    int recovered = 0;
+    std::error_code ec;
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(out_dir, ec)) entries.push_back(e.path());
+    for (const auto& path : entries) {
+        const std::string n = path.filename().string();
+        const bool temp = n.rfind(".tmp-", 0) == 0 || n.rfind(".spiece-tmp-", 0) == 0;
+        const bool aside = n.rfind(".old-", 0) == 0;
+        if (!temp && !aside) continue;
+        const pid_t pid = writer_pid(n);
+        if (pid <= 0 || pid == ::getpid() || process_alive(pid)) continue;
+        if (aside) {
+            const std::string name = n.substr(5, n.find_last_of('-') - 5);
+            if (!name.empty() && !fs::exists(out_dir / name, ec)) {
+                fs::rename(path, out_dir / name, ec);
+                if (!ec) ++recovered;
+                continue;
+            }
+        }
+        if (fs::remove_all(path, ec) > 0 && !ec) ++recovered;
+    }
+    if (recovered) fsync_dir(out_dir);
+    return recovered;
 }
 
 }  // namespace t5s

@@ -33,6 +33,12 @@ std::map<std::string, at::Tensor> read_tensor_file(const std::filesystem::path& 
 // removed after). fsyncs the parent directory.
 void publish_dir(const std::filesystem::path& tmp, const std::filesystem::path& final);
 
+// Folders that publish_dir's writers left behind when killed (`.tmp-<name>-<pid>`, `.old-<name>-
+// <pid>`, `.spiece-tmp-<pid>*`) whose process is gone: a temp folder is removed; a set-aside
+// `.old-<name>` whose `<name>` never got replaced is moved back (it is the last published copy).
+// Folders of live processes are left alone. Returns how many entries it removed or restored.
+int recover_abandoned_dirs(const std::filesystem::path& out_dir);
+
 // checkpoint-<step> folders in `out_dir` that are complete (have trainer_state.json), ascending.
 std::vector<std::pair<int64_t, std::filesystem::path>> list_checkpoints(const std::filesystem::path& out_dir);
 

@@ -79,6 +79,9 @@ void Runner::setup_data_and_model() {
         throw Error(ErrorCode::FileNotFound, o_.model_dir + ": model directory not found");
     if (!o_.init_config.empty() && !fs::exists(o_.init_config, ec))
         throw Error(ErrorCode::FileNotFound, o_.init_config + ": config file not found");
+    // Rank 0 only: on a shared file system another node's live writer has a pid unknown here.
+    if (const int n = (!dist_ || dist_->rank() == 0) ? recover_abandoned_dirs(out_) : 0)
+        message(TrainingEvent::Kind::Message, out_.string() + ": cleaned " + std::to_string(n) + " folder(s) a killed run left");
     if (o_.resume) {
         auto cks = list_checkpoints(out_);
         if (!cks.empty())
