@@ -21,6 +21,8 @@ import json
 import pathlib
 import tempfile
 
+from golden_corpus import shared_corpus
+
 import sentencepiece as spm
 from transformers import BertTokenizer, BertTokenizerFast, XLMRobertaTokenizer, XLMRobertaTokenizerFast
 from transformers.models.bert.tokenization_bert import BasicTokenizer
@@ -66,20 +68,7 @@ LEFT_OUT_CHARS = set("ß牛ø")  # never in the vocabulary: words with them beco
 
 
 def corpus(shared):
-    lines = list(SENTENCES)
-    with open(shared / "data" / "jglue-jsts" / "valid.jsonl", encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= 300:
-                break
-            row = json.loads(line)
-            lines += [row["sentence1"], row["sentence2"]]
-    with open(shared / "data" / "tatoeba-cmn-eng" / "cmn-eng.tsv", encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= 3000:
-                break
-            if i % 10 == 0:
-                lines += line.rstrip("\n").split("\t")[:2]
-    return lines
+    return shared_corpus(shared, SENTENCES, jsts_rows=300, tatoeba_rows=3000)
 
 
 def build_vocab(lines):

@@ -22,6 +22,8 @@ import pathlib
 import shutil
 import tempfile
 
+from golden_corpus import shared_corpus
+
 import sentencepiece as spm
 import torch
 from sentence_transformers import SentenceTransformer
@@ -48,20 +50,7 @@ SENTENCES = [
 
 
 def corpus(shared):
-    lines = [s for s in SENTENCES if s.strip()]
-    with open(shared / "data" / "jglue-jsts" / "valid.jsonl", encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= 200:
-                break
-            row = json.loads(line)
-            lines += [row["sentence1"], row["sentence2"]]
-    with open(shared / "data" / "tatoeba-cmn-eng" / "cmn-eng.tsv", encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= 2000:
-                break
-            if i % 10 == 0:
-                lines += line.rstrip("\n").split("\t")[:2]
-    return lines
+    return shared_corpus(shared, [s for s in SENTENCES if s.strip()], jsts_rows=200, tatoeba_rows=2000)
 
 
 def train_sentencepiece(lines, model_path):
