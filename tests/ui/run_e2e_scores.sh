@@ -29,6 +29,12 @@ wait_idle 120
 expect_candidates 4
 expect_scores
 expect_order
+sort back_score
+expect_order
+sort fluency
+expect_order
+sort auto
+expect_order
 sort similarity
 expect_order
 screenshot scores_sorted Workspace
@@ -43,12 +49,6 @@ wait_idle 120
 expect_filtered
 expect_order
 screenshot scores_filtered Workspace
-sort back_score
-expect_order
-sort fluency
-expect_order
-sort auto
-expect_order
 key ctrl+b
 type $rows
 key enter

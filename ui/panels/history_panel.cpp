@@ -53,9 +53,6 @@ void draw_history_panel(PanelContext& ctx) {
     action_tooltip(ctl.keymap(), Action::FocusHistorySearch);
     ImGui::SameLine();
     if (ImGui::Checkbox("accepted", &h.accepted_only)) ctl.history_search_changed();
-    ImGui::SameLine();
-    ImGui::Checkbox("dropped", &h.show_dropped);
-    help_marker("Also list the candidates the filters dropped (no copy, distinct, quality thresholds), with the reason and scores.");
     if (ImGui::Button("<")) ctl.history_prev_page();
     ImGui::SameLine();
     ImGui::Text("page %zu", h.page_starts.size());
@@ -63,6 +60,9 @@ void draw_history_panel(PanelContext& ctx) {
     if (ImGui::Button(">")) ctl.history_next_page();
     ImGui::SameLine();
     if (h.total >= 0) ImGui::Text("%lld generations", static_cast<long long>(h.total));
+    ImGui::SameLine();
+    ImGui::Checkbox("dropped", &h.show_dropped);
+    help_marker("Also list the candidates the filters dropped (no copy, distinct, quality thresholds), with the reason and scores.");
     if (h.job) {
         ImGui::SameLine();
         ImGui::TextDisabled("(loading)");
