@@ -19,7 +19,9 @@ Candidate scores_of(const CandidateVm& c) {
     return out;
 }
 
-float unit(double v) { return float(std::clamp(v, 0.0, 1.0)); }
+float unit(double v) {
+    return float(std::clamp(v, 0.0, 1.0));
+}
 
 ScoreBar bar_of(const std::optional<double>& value, const std::optional<double>& low, const std::optional<double>& high) {
     ScoreBar bar;
@@ -27,15 +29,19 @@ ScoreBar bar_of(const std::optional<double>& value, const std::optional<double>&
     if (high) bar.high = unit(*high);
     if (!value) return bar;  // Absent
     bar.fill = unit(*value);
-    if (!low && !high) bar.tone = BarTone::Neutral;
-    else bar.tone = (low && *value < *low) || (high && *value > *high) ? BarTone::Outside : BarTone::Inside;
+    if (!low && !high)
+        bar.tone = BarTone::Neutral;
+    else
+        bar.tone = (low && *value < *low) || (high && *value > *high) ? BarTone::Outside : BarTone::Inside;
     return bar;
 }
 
 std::string format_score(const char* name, const std::optional<double>& v, const char* missing) {
     char line[96];
-    if (v) std::snprintf(line, sizeof line, "%-10s %.3f", name, *v);
-    else std::snprintf(line, sizeof line, "%-10s n/a (%s)", name, missing);
+    if (v)
+        std::snprintf(line, sizeof line, "%-10s %.3f", name, *v);
+    else
+        std::snprintf(line, sizeof line, "%-10s n/a (%s)", name, missing);
     return line;
 }
 
@@ -45,9 +51,13 @@ ScoreBar similarity_bar(const CandidateVm& c, const GenerationOptions& o) {
     return bar_of(c.similarity, o.min_similarity, o.max_similarity);
 }
 
-ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) { return bar_of(c.change, o.min_change, o.max_change); }
+ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) {
+    return bar_of(c.change, o.min_change, o.max_change);
+}
 
-std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) { return filter_reason(scores_of(c), o); }
+std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
+    return filter_reason(scores_of(c), o);
+}
 
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o) {
     std::string text = format_score("similarity", c.similarity, "no embedding model") + "\n" +

@@ -5,9 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "score_view.h"
 #include "t5s/history_store.h"
@@ -34,8 +33,10 @@ struct Bound {
     const char* score;  // the score it bounds
     bool is_min;
 };
-constexpr Bound kBounds[] = {{"min_similarity", "similarity", true}, {"max_similarity", "similarity", false},
-                             {"min_change", "change", true},         {"max_change", "change", false},
+constexpr Bound kBounds[] = {{"min_similarity", "similarity", true},
+                             {"max_similarity", "similarity", false},
+                             {"min_change", "change", true},
+                             {"max_change", "change", false},
                              {"min_back_score", "back_score", true}};
 
 std::optional<double>& bound_value(GenerationOptions& o, const std::string& field) {
@@ -71,22 +72,34 @@ CandidateVm vm_of(const Candidate& c) {
 
 bool TestDriver::score_step(const ScriptStep& st, Controller& ctl) {
     auto& s = ctl.state();
-    if (st.op == "option") step_option(st, ctl);
-    else if (st.op == "sort") {
+    if (st.op == "option") {
+        step_option(st, ctl);
+    } else if (st.op == "sort") {
         ctl.workspace().set_rank(st.arg);
         next();
-    } else if (st.op == "expect_scores") step_expect_scores(ctl);
-    else if (st.op == "expect_order") step_expect_order(ctl);
-    else if (st.op == "split_threshold") step_split_threshold(st, ctl);
-    else if (st.op == "expect_window") step_expect_window(ctl);
-    else if (st.op == "expect_filtered") step_expect_filtered(ctl);
-    else if (st.op == "run_batch") {
+    } else if (st.op == "expect_scores") {
+        step_expect_scores(ctl);
+    } else if (st.op == "expect_order") {
+        step_expect_order(ctl);
+    } else if (st.op == "split_threshold") {
+        step_split_threshold(st, ctl);
+    } else if (st.op == "expect_window") {
+        step_expect_window(ctl);
+    } else if (st.op == "expect_filtered") {
+        step_expect_filtered(ctl);
+    } else if (st.op == "run_batch") {
         ctl.start_batch();
-        if (s.batch.phase != BatchPhase::Running) return fail("run_batch: not started: " + s.batch.error), true;
-        next();
-    } else if (st.op == "expect_batch_counts") step_expect_batch_counts(ctl);
-    else if (st.op == "history_dropped") step_history_dropped(ctl);
-    else return false;
+        if (s.batch.phase == BatchPhase::Running)
+            next();
+        else
+            fail("run_batch: not started: " + s.batch.error);
+    } else if (st.op == "expect_batch_counts") {
+        step_expect_batch_counts(ctl);
+    } else if (st.op == "history_dropped") {
+        step_history_dropped(ctl);
+    } else {
+        return false;
+    }
     return true;
 }
 
@@ -114,11 +127,13 @@ void TestDriver::step_expect_scores(Controller& ctl) {
         const std::string who = "candidate '" + c.text + "': ";
         if (!c.back_score || !c.change || !c.fluency) return fail(who + "back_score, change or fluency missing");
         if (c.similarity.has_value() != embedder)
-            return fail(who + (embedder ? "no similarity with an embedding model loaded" : "a similarity without an embedding model"));
+            return fail(who +
+                        (embedder ? "no similarity with an embedding model loaded" : "a similarity without an embedding model"));
         if (*c.change < 0 || *c.change > 1 || *c.back_score > 0 || *c.fluency > 0) return fail(who + "a score out of its range");
         if (c.similarity && std::fabs(*c.similarity) > 1.0 + 1e-6) return fail(who + "similarity outside [-1, 1]");
     }
-    if (items.size() >= 2 && !s.ws.list.diversity()) return fail("no diversity for " + std::to_string(items.size()) + " candidates");
+    if (items.size() >= 2 && !s.ws.list.diversity())
+        return fail("no diversity for " + std::to_string(items.size()) + " candidates");
     std::cout << "scores: " << items.size() << " candidates scored" << (embedder ? " (with similarity)" : "") << ", diversity "
               << s.ws.list.diversity().value_or(-1) << "\n";
     next();
@@ -139,7 +154,8 @@ void TestDriver::step_expect_order(Controller& ctl) {
         const bool in_order = key.empty() ? items[p - 1].index < items[p].index : (!v || (prev && *prev >= *v));
         if (!in_order) return fail("sort " + s.ws.options.rank + ": not in order:" + shown);
     }
-    if (indices.size() != items.size() || (!items.empty() && (*indices.begin() != 0 || *indices.rbegin() != int(items.size()) - 1)))
+    if (indices.size() != items.size() ||
+        (!items.empty() && (*indices.begin() != 0 || *indices.rbegin() != int(items.size()) - 1)))
         return fail("the shown candidates are not the generation's candidates:" + shown);
     std::cout << "order (" << s.ws.options.rank << "):" << shown << "\n";
     next();
@@ -171,7 +187,8 @@ void TestDriver::step_expect_window(Controller& ctl) {
     for (const auto& c : ws.list.items()) {
         const bool out = !violated(c, o).empty();
         (out ? outside : inside) += 1;
-        if (out == outside_reason(c, o).empty()) return fail("candidate '" + c.text + "': outside mark disagrees with its numbers");
+        if (out == outside_reason(c, o).empty())
+            return fail("candidate '" + c.text + "': outside mark disagrees with its numbers");
         const auto tone_ok = [&](const ScoreBar& bar, const char* score) {
             bool bar_out = false;
             for (const auto& f : violated(c, o))
@@ -203,7 +220,8 @@ void TestDriver::step_expect_filtered(Controller& ctl) {
         if (d.reason.empty()) return fail("a dropped candidate without a reason");
         const auto v = violated(vm_of(d.candidate), used);
         const bool threshold_reason = d.reason.rfind("near_duplicate", 0) != 0 && d.reason != "copy" && d.reason != "duplicate";
-        if (threshold_reason && v.empty()) return fail("dropped '" + d.candidate.text + "' (" + d.reason + ") is inside the thresholds");
+        if (threshold_reason && v.empty())
+            return fail("dropped '" + d.candidate.text + "' (" + d.reason + ") is inside the thresholds");
         by_threshold += threshold_reason;
     }
     if (by_threshold == 0) return fail("no candidate was dropped by a threshold");
@@ -219,8 +237,8 @@ void TestDriver::step_expect_batch_counts(Controller& ctl) {
     const int64_t dropped = total(b.dropped), generated = int64_t(b.rows.size()) * b.per_row;
     // Without sampling each row decodes exactly per_row candidates once: every one is kept or dropped.
     if (!s.ws.options.do_sample && b.kept + dropped != generated)
-        return fail("kept " + std::to_string(b.kept) + " + dropped " + std::to_string(dropped) + " != " + std::to_string(generated) +
-                    " candidates decoded");
+        return fail("kept " + std::to_string(b.kept) + " + dropped " + std::to_string(dropped) +
+                    " != " + std::to_string(generated) + " candidates decoded");
     if (b.kept <= 0 || dropped <= 0) return fail("expected candidates kept and dropped: " + kept_dropped_line(b));
     std::cout << "batch: " << kept_dropped_line(b) << "\n";
     next();
@@ -243,12 +261,13 @@ void TestDriver::step_history_dropped(Controller& ctl) {
             for (const auto& d : g.dropped) scored = scored && !d.reason.empty() && d.candidate.scores.change.has_value();
             if (!scored) continue;
             h.selected = int(i);  // expanded: its candidates, then the dropped ones
-            std::cout << "history: generation " << g.id << " lists " << g.dropped.size() << " dropped, first: " << g.dropped[0].reason
-                      << "\n";
+            std::cout << "history: generation " << g.id << " lists " << g.dropped.size()
+                      << " dropped, first: " << g.dropped[0].reason << "\n";
             return next();
         }
     }
-    if (seconds_now() > deadline_) fail("the history lists no dropped candidates with reasons and scores for the newest generation");
+    if (seconds_now() > deadline_)
+        fail("the history lists no dropped candidates with reasons and scores for the newest generation");
 }
 
 }  // namespace t5s::ui

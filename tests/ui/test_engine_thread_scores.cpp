@@ -3,9 +3,8 @@
 // Embedder::embed directly), the thresholds filter them with reasons, and a threshold sent with
 // UpdateSettings reaches a batch's next row batch; without one, the scores but similarity, and
 // outputs as before. Tiny real checkpoints from tests/data.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <deque>
 #include <filesystem>

@@ -1,9 +1,8 @@
 // The workspace's quality scores without GL: the candidate list sorted by a ranking (decisions still
 // name the generation's candidate), bars coloured against thresholds, tooltips, dropped counts by
 // reason, and the controller's sort / threshold / batch flow against a fake engine.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "controller.h"
 #include "score_view.h"
@@ -136,7 +135,8 @@ TEST_CASE("score view: bars coloured against the thresholds, tooltip, reasons", 
     CHECK(similarity_bar(c, o).tone == BarTone::Outside);
     CHECK(outside_reason(c, o) == "similarity<0.75");
     const std::string tip = score_tooltip(c, o);
-    for (const char* part : {"similarity", "0.700", "back_score", "-1.000", "change", "0.850", "fluency", "-2.500", "similarity<0.75"})
+    for (const char* part :
+         {"similarity", "0.700", "back_score", "-1.000", "change", "0.850", "fluency", "-2.500", "similarity<0.75"})
         CHECK(tip.find(part) != std::string::npos);
     // Without an embedding model the similarity bar is absent (greyed) and the tooltip says why.
     auto cs = four();

@@ -1,10 +1,10 @@
 #include "panels/score_widgets.h"
 
+#include <imgui.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
-
-#include <imgui.h>
 
 #include "score_view.h"
 #include "widgets.h"
@@ -15,17 +15,23 @@ namespace {
 
 ImU32 tone_colour(BarTone tone) {
     switch (tone) {
-        case BarTone::Inside: return IM_COL32(80, 190, 95, 255);
-        case BarTone::Outside: return IM_COL32(225, 80, 70, 255);
-        case BarTone::Neutral: return IM_COL32(95, 145, 215, 255);
-        case BarTone::Absent: break;
+        case BarTone::Inside:
+            return IM_COL32(80, 190, 95, 255);
+        case BarTone::Outside:
+            return IM_COL32(225, 80, 70, 255);
+        case BarTone::Neutral:
+            return IM_COL32(95, 145, 215, 255);
+        case BarTone::Absent:
+            break;
     }
     return IM_COL32(110, 110, 110, 255);
 }
 
 void draw_bar(const char* label, const ScoreBar& bar, float width) {
-    if (bar.tone == BarTone::Absent) ImGui::TextDisabled("%s", label);
-    else ImGui::TextUnformatted(label);
+    if (bar.tone == BarTone::Absent)
+        ImGui::TextDisabled("%s", label);
+    else
+        ImGui::TextUnformatted(label);
     ImGui::SameLine(0, 4);
     const float line = ImGui::GetTextLineHeight();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -37,7 +43,9 @@ void draw_bar(const char* label, const ScoreBar& bar, float width) {
     else
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + width, y + h), IM_COL32(90, 90, 90, 255));
     for (const auto& mark : {bar.low, bar.high})
-        if (mark) dl->AddLine(ImVec2(p.x + width * *mark, y - 2), ImVec2(p.x + width * *mark, y + h + 2), IM_COL32(240, 240, 240, 230), 2.0f);
+        if (mark)
+            dl->AddLine(ImVec2(p.x + width * *mark, y - 2), ImVec2(p.x + width * *mark, y + h + 2), IM_COL32(240, 240, 240, 230),
+                        2.0f);
     ImGui::Dummy(ImVec2(width, line));
 }
 
@@ -48,8 +56,10 @@ bool optional_slider(const char* label, std::optional<double>& value, float low,
     ImGui::PushID(label);
     bool on = value.has_value();
     if (ImGui::Checkbox("##on", &on)) {
-        if (on) value = std::clamp(initial, low, high);
-        else value.reset();
+        if (on)
+            value = std::clamp(initial, low, high);
+        else
+            value.reset();
         changed = true;
     }
     ImGui::SameLine(0, 4);
@@ -65,7 +75,9 @@ bool optional_slider(const char* label, std::optional<double>& value, float low,
     return changed;
 }
 
-float bound_or(const std::optional<double>& v, float fallback) { return v ? float(*v) : fallback; }
+float bound_or(const std::optional<double>& v, float fallback) {
+    return v ? float(*v) : fallback;
+}
 
 }  // namespace
 
@@ -120,12 +132,14 @@ void draw_rank_combo(Controller& ctl) {
         for (const char* rank : kRankChoices) {
             const std::string r = rank;
             const bool usable = r != "similarity" || has_similarity;
-            if (ImGui::Selectable(rank, ws.options.rank == r, usable ? 0 : ImGuiSelectableFlags_Disabled)) ctl.workspace().set_rank(r);
+            if (ImGui::Selectable(rank, ws.options.rank == r, usable ? 0 : ImGuiSelectableFlags_Disabled))
+                ctl.workspace().set_rank(r);
         }
         ImGui::EndCombo();
     }
-    help_marker("Orders the candidates shown now and ranks the next generation: none = decoding order; auto = similarity with an "
-                "embedding model, else back_score.");
+    help_marker(
+        "Orders the candidates shown now and ranks the next generation: none = decoding order; auto = similarity with an "
+        "embedding model, else back_score.");
 }
 
 void draw_kept_line(const CandidateList& list) {
