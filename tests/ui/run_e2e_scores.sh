@@ -22,7 +22,7 @@ wait_embedder 120
 option {"do_sample": false, "num_beams": 4, "num_return_sequences": 4, "max_new_tokens": 12, "rank": "none", "no_copy": false, "distinct": false}
 key f2
 frames 2
-type The weather is lovely today, so we walk to the park.
+type 今日はとても良い天気なので、公園まで歩きます。
 frames 1
 key ctrl+enter
 wait_idle 120
