@@ -1,12 +1,15 @@
 # UI tests (included by tests/CMakeLists.txt).
 #   test_ui_logic      view-models without GL: candidate states, undo/redo, CJK/Latin diff, keymap,
-#                      controller flow with a fake engine, script parsing
+#                      controller flow with a fake engine, script parsing, quality-score view (test_ui_scores.cpp)
 #   test_engine_thread commands/events on the fake model (and a tiny real model when present),
 #                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
+#   ui_e2e_scores      the app with an embedding model: score bars, sort, thresholds moved mid-session,
+#                      batch kept / dropped, History's dropped candidates (run_e2e_scores.sh)
 #   ui_e2e             the real app under Xvfb in test mode: a 20-row file through the keyboard loop,
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
-  add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp)
+  add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
@@ -15,7 +18,8 @@ if(TARGET t5s_ui_logic)
 endif()
 
 # fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).
-add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp)
+add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp)
 target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
 target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
 add_test(NAME engine_thread COMMAND test_engine_thread)
@@ -49,4 +53,11 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_files.sh $<TARGET_FILE:${T5S_E2E_APP}>
                    ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_files)
   set_tests_properties(ui_e2e_files PROPERTIES TIMEOUT 600 LABELS "gui")
+  # Quality scores: embedder loaded, bars / sort / a threshold moved mid-session, batch kept / dropped, History's dropped.
+  # On the bundled demo model: real paraphrases, whose scores differ (the tiny random model's "???" outputs often tie).
+  add_test(NAME ui_e2e_scores
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_scores.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
+                   ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_scores)
+  set_tests_properties(ui_e2e_scores PROPERTIES TIMEOUT 600 LABELS "gui")
 endif()

@@ -2,29 +2,66 @@
 
 #include <algorithm>
 
+#include "t5s/candidate_scores.h"
+
 namespace t5s::ui {
 
 const char* state_label(CandidateState state) {
     return state == CandidateState::None ? "pending" : to_string(state);
 }
 
-void CandidateList::reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates) {
+void CandidateList::reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates,
+                          std::optional<double> diversity, std::vector<DroppedCandidate> dropped) {
     source_ = std::move(source);
     generation_id_ = generation_id;
     items_.clear();
     for (const auto& c : candidates) {
         CandidateVm vm;
+        vm.index = int(items_.size());
         vm.text = c.text;
         vm.score = c.score;
+        vm.similarity = c.similarity;
+        vm.back_score = c.back_score;
+        vm.change = c.change;
+        vm.fluency = c.fluency;
         vm.diff = diff_chars(source_, c.text);
         items_.push_back(std::move(vm));
     }
+    diversity_ = diversity;
+    dropped_ = std::move(dropped);
     selected_ = 0;
     undo_.clear();
     redo_.clear();
 }
 
 void CandidateList::clear() { reset({}, 0, {}); }
+
+void CandidateList::sort(const std::string& key) {
+    const int selected_index = items_.empty() ? -1 : items_[size_t(selected_)].index;
+    std::sort(items_.begin(), items_.end(), [](const CandidateVm& a, const CandidateVm& b) { return a.index < b.index; });
+    std::vector<Candidate> scores;  // only what the ranking reads
+    for (const auto& vm : items_) {
+        Candidate c;
+        c.similarity = vm.similarity;
+        c.back_score = vm.back_score;
+        c.fluency = vm.fluency;
+        scores.push_back(std::move(c));
+    }
+    std::vector<CandidateVm> ranked;
+    for (size_t i : rank_order(scores, key)) ranked.push_back(std::move(items_[i]));
+    items_ = std::move(ranked);
+    if (selected_index >= 0) selected_ = position_of(selected_index);
+}
+
+bool CandidateList::all_have_similarity() const {
+    return !items_.empty() && std::all_of(items_.begin(), items_.end(), [](const CandidateVm& c) { return c.similarity.has_value(); });
+}
+
+int CandidateList::position_of(int index) const {
+    for (size_t p = 0; p < items_.size(); ++p)
+        if (items_[p].index == index) return int(p);
+    return 0;
+}
 
 void CandidateList::select(int index) {
     if (items_.empty()) {
@@ -34,19 +71,21 @@ void CandidateList::select(int index) {
     selected_ = std::clamp(index, 0, int(items_.size()) - 1);
 }
 
-void CandidateList::set_state(int index, CandidateState state, const std::string& edited) {
-    auto& c = items_[size_t(index)];
+void CandidateList::set_state(int position, CandidateState state, const std::string& edited) {
+    auto& c = items_[size_t(position)];
     c.state = state;
     c.edited = state == CandidateState::Edited ? edited : std::string();
     c.diff = diff_chars(source_, c.final_text());
 }
 
-std::optional<DecisionOut> CandidateList::apply(int index, CandidateState state, std::string edited, DecisionOut decision) {
-    if (index < 0 || index >= int(items_.size())) return std::nullopt;
-    const auto& c = items_[size_t(index)];
+// `position` in the shown order; the change and the decision name the candidate's generation index.
+std::optional<DecisionOut> CandidateList::apply(int position, CandidateState state, std::string edited, DecisionOut decision) {
+    if (position < 0 || position >= int(items_.size())) return std::nullopt;
+    const auto& c = items_[size_t(position)];
     if (c.state == state && c.edited == edited) return std::nullopt;  // no-op: nothing recorded
-    Change ch{index, c.state, state, c.edited, edited, decision};
-    set_state(index, state, edited);
+    decision.index = c.index;
+    Change ch{c.index, c.state, state, c.edited, edited, decision};
+    set_state(position, state, edited);
     undo_.push_back(std::move(ch));
     redo_.clear();
     return decision;
@@ -70,8 +109,8 @@ std::optional<DecisionOut> CandidateList::undo() {
     if (undo_.empty()) return std::nullopt;
     Change ch = std::move(undo_.back());
     undo_.pop_back();
-    set_state(ch.index, ch.before_state, ch.before_edit);
-    selected_ = ch.index;
+    selected_ = position_of(ch.index);
+    set_state(selected_, ch.before_state, ch.before_edit);
     DecisionOut out{EventKind::Undo, ch.index, {}};
     redo_.push_back(std::move(ch));
     return out;
@@ -81,8 +120,8 @@ std::optional<DecisionOut> CandidateList::redo() {
     if (redo_.empty()) return std::nullopt;
     Change ch = std::move(redo_.back());
     redo_.pop_back();
-    set_state(ch.index, ch.after_state, ch.after_edit);
-    selected_ = ch.index;
+    selected_ = position_of(ch.index);
+    set_state(selected_, ch.after_state, ch.after_edit);
     DecisionOut out{EventKind::Redo, ch.index, {}};
     undo_.push_back(std::move(ch));
     return out;

@@ -1,8 +1,10 @@
 #pragma once
 // The annotator's candidate list for one generation: states, edit in place, accept / reject,
-// undo / redo. Pure logic (no ImGui). Each action returns the decision to record in the history
-// (EventKind + text); undo/redo mirror HistoryStore::undo/redo, which act on the latest
-// decision of the generation, so the local stack and the stored state stay in step.
+// undo / redo, the quality scores and the order shown. Pure logic (no ImGui). Each action returns
+// the decision to record in the history (EventKind + text); undo/redo mirror HistoryStore::undo/redo,
+// which act on the latest decision of the generation, so the local stack and the stored state stay
+// in step. Positions (select, accept, edit...) are places in the shown order; a decision names the
+// candidate by its index in the generation, whatever order it is shown in.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,9 +20,12 @@ namespace t5s::ui {
 const char* state_label(CandidateState state);
 
 struct CandidateVm {
+    int index = 0;             // place in the generation (the history's candidate index)
     std::string text;          // as generated
     std::string edited;        // final text when Edited
     double score = 0.0;
+    // Quality scores (t5s::Candidate); empty when not computed (similarity without an embedder).
+    std::optional<double> similarity, back_score, change, fluency;
     CandidateState state = CandidateState::None;
     std::vector<DiffSegment> diff;  // source -> final text
     const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
@@ -34,8 +39,16 @@ struct DecisionOut {
 
 class CandidateList {
 public:
-    void reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates);
+    void reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates,
+               std::optional<double> diversity = {}, std::vector<DroppedCandidate> dropped = {});
     void clear();
+
+    // Shows the candidates ranked by `key` ("similarity", "back_score", "fluency"; "" = the
+    // generation's order), best first, as t5s::rank_order ranks them; the selection stays on its candidate.
+    void sort(const std::string& key);
+    bool all_have_similarity() const;
+    std::optional<double> diversity() const { return diversity_; }
+    const std::vector<DroppedCandidate>& dropped() const { return dropped_; }
 
     const std::string& source() const { return source_; }
     GenerationId generation_id() const { return generation_id_; }
@@ -50,9 +63,9 @@ public:
     void select_prev() { select(selected_ - 1); }
 
     // Each returns the decision to record, or nothing when the action does not apply.
-    std::optional<DecisionOut> accept(int index);
-    std::optional<DecisionOut> reject(int index);
-    std::optional<DecisionOut> edit(int index, const std::string& text);  // text == original -> accept
+    std::optional<DecisionOut> accept(int position);
+    std::optional<DecisionOut> reject(int position);
+    std::optional<DecisionOut> edit(int position, const std::string& text);  // text == original -> accept
     std::optional<DecisionOut> undo();
     std::optional<DecisionOut> redo();
     bool can_undo() const { return !undo_.empty(); }
@@ -63,17 +76,20 @@ public:
 
 private:
     struct Change {
-        int index;
+        int index;  // the candidate's index in the generation
         CandidateState before_state, after_state;
         std::string before_edit, after_edit;
         DecisionOut decision;
     };
-    std::optional<DecisionOut> apply(int index, CandidateState state, std::string edited, DecisionOut decision);
-    void set_state(int index, CandidateState state, const std::string& edited);
+    std::optional<DecisionOut> apply(int position, CandidateState state, std::string edited, DecisionOut decision);
+    void set_state(int position, CandidateState state, const std::string& edited);
+    int position_of(int index) const;
 
     std::string source_;
     GenerationId generation_id_ = 0;
-    std::vector<CandidateVm> items_;
+    std::vector<CandidateVm> items_;  // in the order shown
+    std::optional<double> diversity_;
+    std::vector<DroppedCandidate> dropped_;
     int selected_ = 0;
     std::vector<Change> undo_, redo_;
 };

@@ -42,6 +42,16 @@ private:
     void step_fill_history(const ScriptStep& st);
     void step_train_history(const ScriptStep& st, Controller& ctl);
     void step_expect_training_run(const ScriptStep& st, Controller& ctl);
+    // Quality-score ops (test_driver_scores.cpp); true when the op was one of them.
+    bool score_step(const ScriptStep& st, Controller& ctl);
+    void step_option(const ScriptStep& st, Controller& ctl);
+    void step_expect_scores(Controller& ctl);
+    void step_expect_order(Controller& ctl);
+    void step_split_threshold(const ScriptStep& st, Controller& ctl);
+    void step_expect_window(Controller& ctl);
+    void step_expect_filtered(Controller& ctl);
+    void step_expect_batch_counts(Controller& ctl);
+    void step_history_dropped(Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

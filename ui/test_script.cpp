@@ -25,7 +25,9 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
     static const std::set<std::string> ops = {"frames", "key", "type", "wait_idle", "wait_model", "screenshot",
                                               "expect_export", "expect_candidates", "log", "fill_history",
                                               "export_all", "train_history", "show_past_runs", "expect_training_run",
-                                              "expect_error", "load_embedder", "wait_embedder"};
+                                              "expect_error", "load_embedder", "wait_embedder", "option", "sort",
+                                              "expect_scores", "expect_order", "split_threshold", "expect_window",
+                                              "expect_filtered", "run_batch", "expect_batch_counts", "history_dropped"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

@@ -17,6 +17,23 @@
 //   expect_training_run N    the last run is listed from the history as completed with N points
 //   expect_error TEXT        within 60 s, an error shown in a panel or the log contains TEXT (files the
 //                            app cannot use: the message is on screen and the app keeps running)
+// Quality scores (ui/test_driver_scores.cpp):
+//   option JSON              merge GenerationOptions fields (JSON names) into the workspace settings as the
+//                            sliders do, hot-swapped (null turns a threshold off), e.g. {"max_change":0.8}
+//   sort RANK                the workspace's sort control: none | auto | similarity | back_score | fluency
+//   expect_scores            every shown candidate has back_score, change, fluency (and similarity iff an
+//                            embedding model is loaded), each in its range
+//   expect_order             the shown candidates are in the order of the sort control, by their numbers
+//   split_threshold NAME     move threshold NAME (min_similarity, max_change, ...) to between the shown
+//                            candidates' values of its score, so that some fall inside and some outside
+//   expect_window            each shown candidate's bar colour and outside mark agree with its numbers
+//                            and the thresholds now; at least one is inside and one outside
+//   expect_filtered          the last generation ran with the thresholds now set, returned only candidates
+//                            inside them and dropped at least one, each with a reason its scores bear out
+//   run_batch                the Batch panel's Run button (the loaded rows, per_row candidates each)
+//   expect_batch_counts      the batch finished with candidates kept and dropped by reason
+//   history_dropped          the History panel's "dropped" toggle on; waits until its first page lists a
+//                            generation with dropped candidates (reasons and scores) and selects it
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

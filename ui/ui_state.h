@@ -17,6 +17,7 @@
 
 #include "candidate_list.h"
 #include "line_chart.h"
+#include "score_view.h"
 #include "t5s/engine_thread.h"
 
 namespace t5s::ui {
@@ -61,7 +62,7 @@ struct ModelVm {
 struct WorkspaceVm {
     std::string source;
     std::string task_prefix = "paraphrase: ";
-    GenerationOptions options;               // the sliders
+    GenerationOptions options;               // the sliders, thresholds and sort (options.rank)
     bool random_seed = true;
     JobId job = 0;                           // running generation
     int step = 0;
@@ -102,12 +103,15 @@ struct BatchVm {
     int64_t done = 0, total = 0;
     double rate = 0.0, eta_s = -1.0;
     std::vector<std::string> preview;        // first candidate per finished row
+    int64_t kept = 0;                        // candidates returned by the rows finished in this run
+    ReasonCounts dropped;                    // candidates the filters dropped in this run, by reason
     std::string error;
 };
 
 struct HistoryVm {
     std::string search;
     bool accepted_only = false;
+    bool show_dropped = false;               // list the candidates the filters dropped, with reason and scores
     std::vector<GenerationId> page_starts{0};  // keyset paging: after_id of each visited page
     HistoryPage page;
     int64_t total = -1;

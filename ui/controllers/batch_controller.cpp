@@ -7,6 +7,12 @@
 
 namespace t5s::ui {
 
+std::string kept_dropped_line(const BatchVm& b) {
+    std::string line = "kept " + std::to_string(b.kept) + ", dropped " + std::to_string(total(b.dropped));
+    if (!b.dropped.empty()) line += " (" + reason_summary(b.dropped) + ")";
+    return line;
+}
+
 void BatchController::load_dataset() {
     auto& b = s.batch;
     if (b.path.empty()) {
@@ -34,6 +40,8 @@ void BatchController::start_batch() {
     cmd.task_prefix = s.ws.task_prefix;
     b.error.clear();
     b.preview.clear();
+    b.kept = 0;
+    b.dropped.clear();
     b.done = 0;
     b.total = int64_t(b.rows.size());
     b.rate = 0;
@@ -74,6 +82,8 @@ void BatchController::apply(const Event& event) {
         b.eta_s = p->eta_s;
     } else if (auto* r = std::get_if<BatchRowDone>(&event)) {
         if (r->job != b.job) return;
+        b.kept += int64_t(r->result.candidates.size());
+        count_reasons(r->result.dropped, &b.dropped);
         if (b.preview.size() < 200 && !r->result.candidates.empty()) {
             b.preview.push_back(r->result.candidates[0].text);
             ctx.note(r->result.candidates[0].text);
@@ -89,7 +99,7 @@ void BatchController::apply(const Event& event) {
         b.phase = BatchPhase::Done;
         b.done = b.total;
         b.eta_s = 0;
-        ctx.log(false, "batch: " + f->summary);
+        ctx.log(false, "batch: " + f->summary + "; " + kept_dropped_line(b));
     } else if (auto* d = std::get_if<DatasetLoaded>(&event)) {
         if (d->job != b.dataset_job) return;
         b.dataset_job = 0;

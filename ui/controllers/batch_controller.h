@@ -1,8 +1,13 @@
 #pragma once
 // Batch panel: load a dataset, augment every row (N candidates each) with pause / resume / cancel.
+#include <string>
+
 #include "controllers/panel_controller.h"
 
 namespace t5s::ui {
+
+// "kept 12, dropped 5 (change>0.8 3, copy 2)": the candidates of the rows finished in this run.
+std::string kept_dropped_line(const BatchVm& batch);
 
 class WorkspaceController;
 

@@ -65,6 +65,7 @@ void HistoryController::apply(const Event& event) {
         for (const auto& g : e->page.generations) {
             ctx.note(g.input);
             for (const auto& c : g.candidates) ctx.note(c.final_text);
+            for (const auto& d : g.dropped) ctx.note(d.candidate.text);
         }
     } else if (auto* d = std::get_if<HistoryDeleted>(&event)) {
         ctx.log(false, "history: deleted " + std::to_string(d->count));

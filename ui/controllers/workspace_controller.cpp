@@ -2,11 +2,33 @@
 
 namespace t5s::ui {
 
+namespace {
+
+std::string reason_summary_of(const std::vector<DroppedCandidate>& dropped) {
+    ReasonCounts counts;
+    count_reasons(dropped, &counts);
+    return reason_summary(counts);
+}
+
+}  // namespace
+
 GenerationOptions WorkspaceController::effective_options() const {
     GenerationOptions o = s.ws.options;
     if (s.ws.random_seed) o.seed = -1;
     if (!o.do_sample && o.num_return_sequences > o.num_beams) o.num_beams = o.num_return_sequences;
+    if (!s.model.embedder) {
+        o.min_similarity.reset();
+        o.max_similarity.reset();
+        if (o.rank == "similarity") o.rank = "auto";
+    }
     return o;
+}
+
+void WorkspaceController::set_rank(const std::string& rank) {
+    auto& ws = s.ws;
+    ws.options.rank = rank;
+    ws.list.sort(display_rank_key(rank, ws.list));
+    settings_changed();
 }
 
 void WorkspaceController::generate() {
@@ -103,6 +125,7 @@ void WorkspaceController::goto_row(int row) {
     ws.source = ws.queue[size_t(row)];
     if (auto it = ws.row_lists.find(row); it != ws.row_lists.end()) {
         ws.list = it->second;  // as it was left: candidates, decisions, undo stack
+        ws.list.sort(display_rank_key(ws.options.rank, ws.list));
         ws.error.clear();
         return;
     }
@@ -133,8 +156,14 @@ void WorkspaceController::apply(const Event& event) {
         if (d->results.empty()) return;
         const auto& first = d->results[0];
         for (const auto& c : first.candidates) ctx.note(c.text);
-        ws.list.reset(first.input, d->history_ids.empty() ? 0 : d->history_ids[0], first.candidates);
-        if (first.candidates.empty()) ws.error = "no candidates (all filtered by distinct / no-copy?)";
+        for (const auto& c : first.dropped) ctx.note(c.candidate.text);
+        ws.list.reset(first.input, d->history_ids.empty() ? 0 : d->history_ids[0], first.candidates, first.diversity,
+                      first.dropped);
+        ws.list.sort(display_rank_key(ws.options.rank, ws.list));
+        ws.list.select(0);  // the best shown
+        if (first.candidates.empty())
+            ws.error = first.dropped.empty() ? "no candidates" : "no candidates: all " + std::to_string(first.dropped.size()) +
+                                                                     " dropped by the filters (" + reason_summary_of(first.dropped) + ")";
         s.history.stale = true;
     } else if (std::holds_alternative<DecisionRecorded>(event)) {
         if (ws.pending_decisions > 0) --ws.pending_decisions;

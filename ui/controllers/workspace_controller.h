@@ -13,6 +13,8 @@ public:
     void generate();
     void cancel_generation();
     void settings_changed();  // a slider moved: hot-swap into the running request
+    // The sort control: reorders the shown candidates at once and ranks the next generation so.
+    void set_rank(const std::string& rank);
     void accept();
     void reject();
     void begin_edit();
@@ -23,7 +25,9 @@ public:
     void accept_and_next();
     void goto_row(int row);                             // review queue; generates
     void review(const std::vector<std::string>& rows);  // a new review queue, from its first row
-    GenerationOptions effective_options() const;        // workspace options with the seed rule applied
+    // The workspace options as a request takes them: the seed rule applied, and without an
+    // embedding model no similarity bound and no similarity ranking (the sliders show them off).
+    GenerationOptions effective_options() const;
 
     void apply(const Event& event) override;
     void failed(const JobFailed& failure) override;

@@ -1,5 +1,6 @@
 // Batch augmentation: load txt / JSONL / CSV / TSV (choose the column), N candidates per row,
-// progress, rows/s, ETA, pause / resume / cancel, and review of the rows in the workspace.
+// progress, rows/s, ETA, kept / dropped candidates by reason, pause / resume / cancel, and review
+// of the rows in the workspace.
 #include <cstdio>
 
 #include <imgui.h>
@@ -76,6 +77,9 @@ void draw_batch_panel(PanelContext& ctx) {
         ImGui::ProgressBar(float(double(b.done) / double(b.total)), ImVec2(-1, 0), overlay);
         if (b.eta_s >= 0) ImGui::Text("%.2f rows/s, ETA %.0f s%s", b.rate, b.eta_s, paused ? " (paused)" : "");
         else ImGui::Text("%.2f rows/s%s", b.rate, paused ? " (paused)" : "");
+        ImGui::TextUnformatted(kept_dropped_line(b).c_str());
+        help_marker("Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
+                    "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
     }
     ImGui::TextDisabled("results go to the history; resuming skips rows already done");
     if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());

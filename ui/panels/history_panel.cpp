@@ -1,4 +1,5 @@
-// History: search (substring, CJK), accepted-only filter, keyset paging, send back to input, delete.
+// History: search (substring, CJK), accepted-only filter, keyset paging, send back to input, delete;
+// candidates with their scores, and on request the candidates the filters dropped, with the reason.
 // Queries run on the engine's io lane; this panel only draws the last page.
 #include <ctime>
 
@@ -6,8 +7,31 @@
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "score_view.h"
 
 namespace t5s::ui {
+
+namespace {
+
+void draw_stored_candidates(const StoredGeneration& g, bool show_dropped) {
+    for (const auto& c : g.candidates) {
+        const bool ok = c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
+        ImGui::TextColored(ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
+                                                                                                    : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                           "%s  %s", to_string(c.state), c.final_text.c_str());
+        const std::string scores = score_line(c.scores);
+        if (!scores.empty()) ImGui::TextDisabled("      %s", scores.c_str());
+    }
+    if (!show_dropped) return;
+    if (g.dropped.empty()) ImGui::TextDisabled("no dropped candidates");
+    for (const auto& d : g.dropped) {
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "dropped (%s)  %s", d.reason.c_str(), d.candidate.text.c_str());
+        const std::string scores = score_line(d.candidate.scores);
+        if (!scores.empty()) ImGui::TextDisabled("      %s", scores.c_str());
+    }
+}
+
+}  // namespace
 
 void draw_history_panel(PanelContext& ctx) {
     Controller& ctl = ctx.ctl;
@@ -36,6 +60,9 @@ void draw_history_panel(PanelContext& ctx) {
     if (ImGui::Button(">")) ctl.history_next_page();
     ImGui::SameLine();
     if (h.total >= 0) ImGui::Text("%lld generations", static_cast<long long>(h.total));
+    ImGui::SameLine();
+    ImGui::Checkbox("dropped", &h.show_dropped);
+    help_marker("Also list the candidates the filters dropped (no copy, distinct, quality thresholds), with the reason and scores.");
     if (h.job) {
         ImGui::SameLine();
         ImGui::TextDisabled("(loading)");
@@ -63,17 +90,18 @@ void draw_history_panel(PanelContext& ctx) {
         }
         if (h.selected == i) {
             ImGui::Indent();
-            for (const auto& c : g.candidates) {
-                const bool ok = c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
-                ImGui::TextColored(ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
-                                                                                                            : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                                   "%s  %s", to_string(c.state), c.final_text.c_str());
-            }
+            draw_stored_candidates(g, h.show_dropped);
             ImGui::TextDisabled("%s | %s %s | %.0f ms", g.model_path.c_str(), g.precision.c_str(), g.device.c_str(), g.total_ms);
             ImGui::Unindent();
-        } else if (accepted > 0) {
-            ImGui::SameLine();
-            ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "(%d)", accepted);
+        } else {
+            if (accepted > 0) {
+                ImGui::SameLine();
+                ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "(%d)", accepted);
+            }
+            if (h.show_dropped && !g.dropped.empty()) {
+                ImGui::SameLine();
+                ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "[%zu dropped]", g.dropped.size());
+            }
         }
         ImGui::PopID();
     }

@@ -1,12 +1,14 @@
-// Augment workspace: the annotator loop. Source text, generation settings (hot-swapped into a
-// running request), candidates with score and a character diff, edit in place, accept / reject,
-// undo / redo, accept-and-next through a review queue.
+// Augment workspace: the annotator loop. Source text, generation settings and quality thresholds
+// (hot-swapped into a running request), candidates with score, similarity / change bars and a
+// character diff, sorted by the chosen ranking, edit in place, accept / reject, undo / redo,
+// accept-and-next through a review queue.
 #include <cstdio>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "panels/score_widgets.h"
 
 namespace t5s::ui {
 
@@ -52,6 +54,8 @@ void draw_settings(Controller& ctl) {
     ImGui::PopItemWidth();
     if (!o.do_sample && o.num_return_sequences > o.num_beams)
         ImGui::TextDisabled("beam search: %d beams used to return %d candidates", o.num_return_sequences, o.num_return_sequences);
+    ImGui::TextDisabled("quality thresholds (off = no filter)");
+    changed |= draw_threshold_sliders(o, ctl.state().model.embedder.has_value());
     if (changed) ctl.settings_changed();
 }
 
@@ -59,6 +63,7 @@ void draw_candidates(Controller& ctl) {
     auto& ws = ctl.state().ws;
     auto& list = ws.list;
     const float wrap = ImGui::GetContentRegionAvail().x - 12.0f;
+    const GenerationOptions thresholds = ctl.effective_options();  // what the next generation filters by
     for (int i = 0; i < int(list.size()); ++i) {
         const auto& c = list.items()[size_t(i)];
         ImGui::PushID(i);
@@ -69,9 +74,11 @@ void draw_candidates(Controller& ctl) {
         if (c.state == CandidateState::Rejected) tag = ImVec4(1.0f, 0.45f, 0.45f, 1);
         char head[96];
         std::snprintf(head, sizeof head, "%d.  score %.3f", i + 1, c.score);
-        if (ImGui::Selectable(head, sel, 0, ImVec2(wrap * 0.6f, 0))) list.select(i);
+        if (ImGui::Selectable(head, sel, 0, ImVec2(wrap * 0.25f, 0))) list.select(i);
         ImGui::SameLine();
-        ImGui::TextColored(tag, "%s", state_label(c.state));
+        ImGui::TextColored(tag, "%-8s", state_label(c.state));
+        ImGui::SameLine();
+        draw_score_bars(c, thresholds);
         if (sel && ws.editing) {
             if (ws.focus_edit) {
                 ImGui::SetKeyboardFocusHere();
@@ -160,6 +167,9 @@ void draw_workspace_panel(PanelContext& ctx) {
     action_button(ctl, "Redo", Action::Redo, ws.list.can_redo());
     ImGui::SameLine();
     action_button(ctl, "Accept + next", Action::AcceptAndNext, any);
+    ImGui::SameLine();
+    draw_rank_combo(ctl);
+    if (any || !ws.list.dropped().empty()) draw_kept_line(ws.list);
     ImGui::BeginChild("candidates", ImVec2(0, 0), true);
     if (!any && !ws.generating()) ImGui::TextDisabled("Candidates appear here. Ctrl+Enter generates; F1 lists every key.");
     draw_candidates(ctl);

@@ -33,4 +33,13 @@ std::vector<double> back_scores(const Model& model, const std::vector<std::strin
 // The ranking key GenerationOptions::rank selects ("" for none): "similarity" or "back_score" for auto.
 std::string effective_rank(const std::string& rank, bool has_embedder);
 
+// Why the active score bounds of `o` drop `c` ("similarity<0.8", "change>0.9", "back_score<-2.5"),
+// or "" when it passes them all; a bound on a score `c` lacks drops nothing. Front ends use it to
+// show which candidates they already hold fall outside thresholds moved since they were generated.
+std::string filter_reason(const Candidate& c, const GenerationOptions& o);
+
+// The order of `candidates` ranked by `key` ("similarity", "back_score" or "fluency"), best first,
+// as indices; stable, a candidate without that score last; "" keeps the order.
+std::vector<size_t> rank_order(const std::vector<Candidate>& candidates, const std::string& key);
+
 }  // namespace t5s

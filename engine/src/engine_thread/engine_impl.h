@@ -112,6 +112,8 @@ struct EngineImpl {
     void load_embedder(Job& job, const LoadEmbedder& cmd);
     void set_adapter(Job& job, const SetAdapter& cmd);
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
+    std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const GenerationOptions& options,
+                                                 GenerationControl* control);
     JobEnd run_batch(LaneTask& task);
     void run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd);
     HistoryStore* history_for_model_lane();

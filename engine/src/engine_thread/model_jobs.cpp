@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine_thread/engine_impl.h"
+#include "t5s/candidate_scores.h"
 #include "t5s/seed.h"
 #include "engine_thread/training_record.h"
 #include "t5s/overload.h"
@@ -98,6 +99,17 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
 
 }  // namespace
 
+// Every generation is scored with the embedder loaded now, if any (similarity beside back_score,
+// change and fluency). Without one, Model::generate is that same call for the LibTorch model
+// (generate_scored with no embedder); going through it keeps test doubles that implement only
+// generate() usable.
+std::vector<GenerationResult> EngineImpl::generate_texts(const std::vector<std::string>& texts, const GenerationOptions& options,
+                                                         GenerationControl* control) {
+    const std::shared_ptr<const Embedder> scorer = embedder;
+    if (scorer) return generate_scored(*model, scorer.get(), texts, options, control);
+    return model->generate(texts, options, control);
+}
+
 void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submitted) {
     const JobId id = job.id();
     emit(JobStarted{id, "generate"});
@@ -113,7 +125,7 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     GenerationControl& control = job.generation();
     int64_t tokens = 0;
     auto last_emit = Clock::now() - std::chrono::seconds(1);
-    control.on_step = [&, id](const StepInfo& s) {  // called only inside model->generate below
+    control.on_step = [&, id](const StepInfo& s) {  // called only inside generate_texts below
         tokens += s.tokens_generated;
         tokens_total += s.tokens_generated;
         const auto now = Clock::now();
@@ -124,7 +136,7 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     };
 
     options.task_prefix = cmd.task_prefix;  // the engine prepends it (and scores back_score with it)
-    auto results = model->generate(cmd.texts, options, &control);
+    auto results = generate_texts(cmd.texts, options, &control);
     if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "generation cancelled");
     for (size_t i = 0; i < results.size() && i < cmd.texts.size(); ++i) results[i].input = cmd.texts[i];
 
@@ -195,7 +207,7 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         for (size_t r : rows) inputs.push_back(req.rows[r]);
         options.task_prefix = req.task_prefix;  // the engine prepends it (and scores back_score with it)
         const auto tb = Clock::now();
-        std::vector<GenerationResult> results = model->generate(inputs, options, &control);
+        std::vector<GenerationResult> results = generate_texts(inputs, options, &control);
         if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
         std::vector<GenerationId> ids(results.size(), 0);
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];

@@ -39,14 +39,29 @@ std::string filter_reason(const Candidate& c, const GenerationOptions& o) {
     return "";
 }
 
+std::string effective_rank(const std::string& rank, bool has_embedder) {
+    if (rank == "auto") return has_embedder ? "similarity" : "back_score";
+    if (rank == "none") return "";
+    return rank;
+}
+
+std::vector<size_t> rank_order(const std::vector<Candidate>& candidates, const std::string& key) {
+    std::vector<size_t> order(candidates.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (key.empty()) return order;
+    const double lowest = -std::numeric_limits<double>::infinity();
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return score_named(candidates[a], key).value_or(lowest) > score_named(candidates[b], key).value_or(lowest);
+    });
+    return order;
+}
+
 void rank_candidates(std::vector<Candidate>* candidates, const std::string& key) {
     if (key.empty()) return;
-    std::stable_sort(candidates->begin(), candidates->end(), [&](const Candidate& a, const Candidate& b) {
-        const auto& x = score_named(a, key);
-        const auto& y = score_named(b, key);
-        const double lowest = -std::numeric_limits<double>::infinity();
-        return x.value_or(lowest) > y.value_or(lowest);
-    });
+    std::vector<Candidate> ranked;
+    ranked.reserve(candidates->size());
+    for (size_t i : rank_order(*candidates, key)) ranked.push_back(std::move((*candidates)[i]));
+    *candidates = std::move(ranked);
 }
 
 CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, const std::string& rank_key,

@@ -5,16 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "t5s/candidate_scores.h"
 #include "t5s/generation_options.h"
 
 namespace t5s {
 
-// Why the active score bounds of `o` drop `c` ("similarity<0.8", "change>0.9", "back_score<-2.5"),
-// or "" when it passes them all.
-std::string filter_reason(const Candidate& c, const GenerationOptions& o);
+// filter_reason and rank_order: t5s/candidate_scores.h.
 
 // Stable sort, best first, by "similarity", "back_score" or "fluency"; "" keeps the order. A
-// candidate without that score goes last.
+// candidate without that score goes last (the order of rank_order).
 void rank_candidates(std::vector<Candidate>* candidates, const std::string& key);
 
 struct CandidateSelection {

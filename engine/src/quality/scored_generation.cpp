@@ -19,12 +19,6 @@ std::vector<double> Model::mean_log_probs(const IdBatch& input_ids, const IdBatc
     return out;
 }
 
-std::string effective_rank(const std::string& rank, bool has_embedder) {
-    if (rank == "auto") return has_embedder ? "similarity" : "back_score";
-    if (rank == "none") return "";
-    return rank;
-}
-
 std::vector<double> back_scores(const Model& model, const std::vector<std::string>& candidates,
                                 const std::vector<std::string>& sources, const std::string& task_prefix, int batch_size) {
     if (candidates.size() != sources.size()) throw Error(ErrorCode::InvalidArgument, "back_scores: candidates and sources differ in count");
