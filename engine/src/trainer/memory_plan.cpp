@@ -30,8 +30,9 @@ struct Activations {
 };
 
 // What LoRA changes in what autograd keeps: the frozen layers keep no input (they need no weight
-// gradient), and each adapted layer keeps its dropout output (the input's size), the dropout mask
-// (bools: a quarter element each) and A x (r per token). Per encoder layer / decoder layer.
+// gradient); the adapted layers keep their input once per input they share (q|k|v read the same
+// normed x, wi / wi_0 / wi_1 too; cross-attention k|v read the encoder output, kept anyway), the
+// bool dropout mask (a quarter element) and A x (r per token). Per encoder layer / decoder layer.
 struct LoraActivations {
     int64_t enc_layer = 0, dec_layer = 0;
 };
@@ -40,27 +41,41 @@ LoraActivations lora_activation_elements(const ModelConfig& c, int64_t B, int64_
                                          const std::vector<std::string>& targets) {
     const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1);
     LoraActivations a;
-    a.enc_layer = -B * S * (2 * d + i + f);          // inputs of q|k|v, o, wi, wo
-    a.dec_layer = -B * T * (3 * d + 2 * i + f);      // self q|k|v, o, cross q, o, wi, wo
+    a.enc_layer = -B * S * (2 * d + i + f);      // inputs of q|k|v, o, wi, wo
+    a.dec_layer = -B * T * (3 * d + 2 * i + f);  // self q|k|v, o, cross q, o, wi, wo
     const std::vector<std::string> paths = lora_module_paths(c, targets, "--lora-targets");
     const std::set<std::string> chosen(paths.begin(), paths.end());
+    std::set<std::string> inputs_kept;
     for (const LoraLinear& m : lora_linear_modules(c)) {
-        if (!chosen.count(m.path) || (m.path.find(".block.0.") == std::string::npos)) continue;  // one block's share
+        if (!chosen.count(m.path) || m.path.find(".block.0.") == std::string::npos) continue;  // one block's share
         const bool encoder = m.path.rfind("encoder.", 0) == 0;
-        const bool reads_encoder = encoder || m.path.find("EncDecAttention.k") != std::string::npos ||
-                                   m.path.find("EncDecAttention.v") != std::string::npos;
-        const int64_t tokens = B * (reads_encoder ? S : T);
-        (encoder ? a.enc_layer : a.dec_layer) += tokens * (m.in + m.in / 4 + r);
+        const std::string name = m.path.substr(m.path.rfind('.') + 1);
+        const std::string module = m.path.substr(0, m.path.rfind('.'));
+        const bool reads_encoder = !encoder && module.find("EncDecAttention") != std::string::npos && (name == "k" || name == "v");
+        const int64_t tokens = B * (encoder || reads_encoder ? S : T);
+        const std::string input = (name == "q" || name == "k" || name == "v") ? module + (reads_encoder ? ".enc" : ".normed")
+                                  : name.rfind("wi", 0) == 0                  ? module + ".ff_in"
+                                                                              : m.path;
+        int64_t kept = tokens * (m.in / 4 + r);
+        if (!reads_encoder && inputs_kept.insert(input).second) kept += tokens * m.in;
+        (encoder ? a.enc_layer : a.dec_layer) += kept;
     }
     return a;
 }
 
-// Elements autograd keeps alive, per the ops in T5Network (rough but on the safe side).
+// Elements autograd keeps alive, per the ops in T5Network (dropout and relu keep bool masks: a
+// quarter element each). Per encoder layer: the norms' inputs and outputs, q k v and o's input, the
+// feed-forward's masks and wo's input, softmax output + dropped-out weights + mask; the decoder adds
+// cross-attention (its k|v over the source).
 Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout, const LoraActivations& lora) {
     const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1), H = c.num_heads;
-    const int64_t m = dropout ? 1 : 0;  // dropout masks (stored as bytes/bools; counted as one element per 4)
-    const int64_t enc_layer = B * S * (6 * d + 4 * i + 3 * f) + (3 + m) * B * H * S * S + lora.enc_layer;
-    const int64_t dec_layer = B * T * (12 * d + 8 * i + 3 * f) + B * S * 2 * i + (3 + m) * B * H * (T * T + T * S) + lora.dec_layer;
+    const double q = dropout ? 0.25 : 0.0;  // one bool mask
+    const double ff = c.is_gated_act ? 2.0 : 1.5;
+    const double attn = 2.0 + q;
+    const int64_t enc_layer = static_cast<int64_t>(B * S * ((4 + 2 * q) * d + 4 * i + ff * f) + attn * B * H * S * S) + lora.enc_layer;
+    const int64_t dec_layer = static_cast<int64_t>(B * T * ((6 + 3 * q) * d + 6 * i + ff * f) + B * S * 2 * i +
+                                                   attn * B * H * (T * T + T * S)) +
+                              lora.dec_layer;
     const int64_t head = 3 * B * T * c.vocab_size;  // logits, log-softmax, their gradient
     const int64_t embed = B * (S + T) * d * 2;
     Activations a;
