@@ -6,6 +6,7 @@ add_executable(test_trainer
   trainer/test_training.cpp
   trainer/test_checkpoints.cpp
   trainer/test_lora_training.cpp
+  trainer/test_lora_base.cpp
 )
 target_link_libraries(test_trainer PRIVATE t5s_trainer t5s_engine t5s_catch_main t5s_torch_cpu)
 target_include_directories(test_trainer PRIVATE ${CMAKE_SOURCE_DIR}/engine/src ${CMAKE_CURRENT_SOURCE_DIR})

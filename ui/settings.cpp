@@ -20,6 +20,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["last_model"] = s.last_model;
     j["recent_embedders"] = s.recent_embedders;
     j["last_embedder"] = s.last_embedder;
+    j["adapters"] = s.adapters;
     j["device"] = s.device;
     j["precision"] = s.precision;
     j["generation"] = nlohmann::json::parse(generation_options_to_json(s.options));
@@ -41,6 +42,7 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.last_model = j.value("last_model", std::string());
         s.recent_embedders = j.value("recent_embedders", std::vector<std::string>{});
         s.last_embedder = j.value("last_embedder", std::string());
+        s.adapters = j.value("adapters", std::map<std::string, std::vector<std::string>>{});
         s.device = std::clamp(j.value("device", 0), 0, 2);
         s.precision = std::clamp(j.value("precision", 0), 0, 3);
         if (j.contains("generation")) s.options = generation_options_from_json(j["generation"].dump());
@@ -64,6 +66,7 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.last_model = st.model.info ? st.model.info->dir.string() : st.model.path_input;
     s.recent_embedders = st.model.recent_embedders;
     s.last_embedder = st.model.embedder ? st.model.embedder->dir.string() : st.model.embedder_input;
+    s.adapters = st.model.adapters;
     s.device = st.model.device;
     s.precision = st.model.precision;
     s.options = st.ws.options;
@@ -80,6 +83,7 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.model.path_input = s.last_model;
     st.model.recent_embedders = s.recent_embedders;
     st.model.embedder_input = s.last_embedder;
+    st.model.adapters = s.adapters;
     st.model.device = s.device;
     st.model.precision = s.precision;
     st.ws.options = s.options;

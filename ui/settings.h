@@ -20,6 +20,7 @@ struct AppSettings {
     std::string last_model;
     std::vector<std::string> recent_embedders;
     std::string last_embedder;  // filled into the embedder field, not loaded at start
+    std::map<std::string, std::vector<std::string>> adapters;  // LoRA adapters listed per base model path
     int device = 0, precision = 0;
     GenerationOptions options;
     bool random_seed = true;

@@ -145,6 +145,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
             gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", iso_time(g.created_at_ms)},
                             {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
                             {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
+                            {"adapter", g.adapter},
                             {"candidates", cands}});
         }
         nlohmann::ordered_json out = {{"generations", gens}};
@@ -153,7 +154,8 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
         return 0;
     }
     for (const auto& g : page.generations) {
-        std::cout << "#" << g.id << "  " << iso_time(g.created_at_ms) << "  " << g.model_path << "\n"
+        std::cout << "#" << g.id << "  " << iso_time(g.created_at_ms) << "  " << g.model_path
+                  << (g.adapter.empty() ? "" : "  + adapter " + g.adapter) << "\n"
                   << "  input: " << one_line(g.input) << "\n";
         for (const auto& c : g.candidates) {
             std::cout << "  [" << c.index << "] " << to_string(c.state) << "  " << c.score << "  " << one_line(c.text);

@@ -118,6 +118,7 @@ const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from s
     {"lora-dropout", "X", "dropout on the LoRA input, in [0, 1) (default 0.05)"},
     {"lora-targets", "LIST", "layers: q,k,v,o,wi,wi_0,wi_1,wo or all-linear (default q,v)"},
     {"lora-rslora", "", "rank-stabilised scaling alpha / sqrt(r)"},
+    {"lora-base-precision", "P", "hold the frozen base in fp32 (default), bf16, fp16 or int8 (less memory)"},
     {"adapter", "DIR", "continue training this LoRA adapter (its config decides r, alpha, targets)"},
     {"merge", "", "with LoRA: also write OUT/merged, the adapter folded into a full HF checkpoint"},
 }};
@@ -179,6 +180,10 @@ int run_train(const Argv& argv) {
     o.lora = a.has("lora"), o.lora_rslora = a.has("lora-rslora"), o.merge_adapter = a.has("merge"), o.adapter_dir = a.get("adapter");
     o.lora_r = a.get_int("lora-r", o.lora_r), o.lora_alpha = a.get_double("lora-alpha", o.lora_alpha);
     o.lora_dropout = a.get_double("lora-dropout", o.lora_dropout), o.lora_targets = a.get("lora-targets", o.lora_targets);
+    const std::string base_precision = a.get("lora-base-precision", "fp32");
+    if (base_precision != "fp32" && base_precision != "bf16" && base_precision != "fp16" && base_precision != "int8")
+        throw UsageError("--lora-base-precision must be fp32, bf16, fp16 or int8, not '" + base_precision + "'");
+    o.lora_base_precision = parse_precision(base_precision);
     const std::string dev = a.get("device", "auto");
     if (dev == "auto") o.device = TrainDevice::Auto;
     else if (dev == "cpu") o.device = TrainDevice::Cpu;

@@ -25,6 +25,7 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
         rec.model_hash = impl_->info.content_hash;
         rec.precision = impl_->info.precision;
         rec.device = impl_->info.device;
+        rec.adapter = impl_->info.adapter.string();
         rec.total_ms = elapsed_ms / static_cast<double>(results.size());
         rec.origin = "cli";
         records.push_back(std::move(rec));

@@ -1,14 +1,20 @@
 // LoRA vs full fine-tuning, one training mode per process (so each peak RSS is its own):
 //
 //   t5s_lora_bench --mode full|lora [--steps 3] [--batch 8] [--src 128] [--tgt 64] [--threads N]
-//                  [--r 8] [--targets q,v] [--config t5-base|FILE] [--device cpu|cuda] [--bf16 1] [--ckpt 1]
+//                  [--r 8] [--targets q,v] [--base fp32|bf16|fp16|int8] [--config t5-base|FILE] [--device cpu|cuda]
+//                  [--bf16 1] [--ckpt 1]
 //   t5s_lora_bench --count CONFIG.json [--r 8] [--targets q,v]      (trainable / total parameters only)
 //
 // Random weights in the t5-base shape (or a config.json), CPU fp32 by default (CUDA, bf16 autocast
 // and gradient checkpointing on request), AdamW. Prints one JSON line: mode, parameters, trainable,
-// step seconds (median of the timed steps after one warm-up step), peak RSS or peak CUDA allocation. tests/bench/lora_bench.sh runs both modes alternately and compares them.
+// step seconds (median of the timed steps after one warm-up step), peak RSS or peak CUDA allocation,
+// and the heap bytes of the weights (before the first step) and of what the first forward pass
+// left for backward. LoRA's --base holds the frozen base in that precision (train
+// --lora-base-precision). tests/bench/lora_bench.sh runs the modes alternately and compares them.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -69,6 +75,13 @@ int count_only(const std::map<std::string, std::string>& f) {
     return 0;
 }
 
+// Bytes the allocator hands out now (heap + mmapped chunks): live tensors, unlike RSS, which keeps
+// freed pages the allocator has not returned.
+int64_t heap_in_use_bytes() {
+    const struct mallinfo2 m = mallinfo2();
+    return static_cast<int64_t>(m.uordblks + m.hblkhd);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +91,7 @@ int main(int argc, char** argv) {
     const int steps = std::stoi(get(f, "steps", "3"));
     const int64_t B = std::stoll(get(f, "batch", "8")), S = std::stoll(get(f, "src", "128")), T = std::stoll(get(f, "tgt", "64"));
     if (f.count("threads")) at::set_num_threads(std::stoi(f.at("threads")));
+    keep_large_allocations_mmapped();  // as the trainer does, in every mode
     const ModelConfig c = config_from(get(f, "config", "t5-base"));
     const at::Device device = get(f, "device", "cpu") == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     const TrainPrecision precision = get(f, "bf16", "0") == "1" ? TrainPrecision::Bf16 : TrainPrecision::Fp32;
@@ -89,7 +103,7 @@ int main(int argc, char** argv) {
         LoraSettings s;
         s.r = std::stoll(get(f, "r", "8"));
         s.targets = parse_lora_targets(get(f, "targets", "q,v"), c);
-        make_lora_trainable(m, init_lora_adapter(c, s, 1), device);
+        make_lora_trainable(m, init_lora_adapter(c, s, 1), device, parse_precision(get(f, "base", "fp32")));
     }
     int64_t trainable = 0;
     for (const auto& p : m.named) trainable += p.tensor.numel();
@@ -104,16 +118,20 @@ int main(int argc, char** argv) {
     b.target_tokens = B * T;
     b.input_ids = b.input_ids.to(device), b.attention_mask = b.attention_mask.to(device), b.labels = b.labels.to(device);
     std::vector<double> times;
+    const int64_t heap_before = heap_in_use_bytes();
+    int64_t forward_held = 0;
     for (int i = 0; i <= steps; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        forward_loss(*m.net, b, precision).backward();
+        at::Tensor loss = forward_loss(*m.net, b, precision);
+        if (i == 0) forward_held = heap_in_use_bytes() - heap_before;
+        loss.backward();
         opt->step(1e-4);
         for (auto& p : m.named) p.tensor.mutable_grad() = at::Tensor();
         if (device.is_cuda()) (void)m.named[0].tensor.sum().item<float>();  // wait for the GPU
         if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
-    std::cout << nlohmann::json{{"mode", mode},
+    std::cout << nlohmann::json{{"mode", mode == "lora" ? "lora-" + get(f, "base", "fp32") : mode},
                                 {"parameters", total},
                                 {"trainable", trainable},
                                 {"batch", B},
@@ -123,6 +141,8 @@ int main(int argc, char** argv) {
                                 {"step_s", times.empty() ? 0.0 : times[times.size() / 2]},
                                 {"device", device.str()},
                                 {"peak_rss_bytes", process_peak_rss_bytes()},
+                                {"weights_heap_bytes", heap_before},
+                                {"forward_saved_bytes", forward_held},
                                 {"peak_cuda_bytes", device.is_cuda() ? cuda_memory(0).peak : 0}}
                      .dump()
               << std::endl;

@@ -41,6 +41,13 @@ lora="$data/lora/t5v10-qv-wo"
 [ "$(python3 -c "import json; a=json.load(open('$work/score.json')); b=json.load(open('$work/score_lora.json')); print(abs(a['loss'] - b['loss']) > 1e-3)")" = True ] && ok || bad "score --adapter changed nothing"
 "$bin" generate --model "$model" --adapter "$lora" --text "Tom is a good boy." --max-new-tokens 12 --json >"$work/gen_lora.json" && ok || bad "generate --adapter failed"
 [ "$(python3 -c "import json; g=json.load(open('$data/goldens/lora.json'))['adapters']['t5v10-qv-wo']['greedy'][0]; d=json.load(open('$work/gen_lora.json')); print(d['results'][0]['candidates'][0]['ids'] == g)")" = True ] && ok || bad "generate --adapter ids differ from peft"
+# The history names the adapter a generation used (and none without one).
+"$bin" generate --model "$model" --adapter "$lora" --text "Tom is a good boy." --max-new-tokens 4 --history "$work/lora_h.db" >/dev/null \
+  && "$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 4 --history "$work/lora_h.db" >/dev/null \
+  && ok || bad "generate --adapter --history failed"
+"$bin" history --history "$work/lora_h.db" --json >"$work/lora_h.json" && ok || bad "history --json (adapter records) failed"
+[ "$(json "$work/lora_h.json" "sorted(g['adapter'] for g in d['generations']) == ['', '$lora']")" = True ] && ok || bad "history adapter field: $(head -c 300 "$work/lora_h.json")"
+"$bin" history --history "$work/lora_h.db" | grep -q "+ adapter $lora" && ok || bad "history text does not name the adapter"
 
 # --- embed: sentence-transformers folders ------------------------------------------------------
 emb="$data/embedder/bert_wordpiece_cls_dense_norm"
@@ -193,6 +200,10 @@ expect_code() {
 }
 expect_code "threads 100000" 2 "--threads 100000 is out of range \(an integer from 0 to 1024\)" \
   "$bin" generate --model "$model" --text hi --threads 100000
+expect_code "lora base precision int4" 2 "--lora-base-precision must be fp32, bf16, fp16 or int8, not 'int4'" \
+  "$bin" train --model "$model" --data "$work/inputs.txt" --out "$work/lb" --lora --lora-base-precision int4
+expect_code "lora base precision without lora" 1 "--lora-base-precision needs --lora or --adapter" \
+  "$bin" train --model "$model" --data "$work/inputs.txt" --out "$work/lb" --lora-base-precision bf16
 expect_code "info threads 100000" 2 "--threads 100000 is out of range" "$bin" info --model "$model" --threads 100000
 expect_code "beams overflow" 2 "--beams 99999999999 is out of range \(an integer from" "$bin" generate --model "$model" --text hi --beams 99999999999
 expect_code "temperature overflow" 2 "--temperature 1e999 is out of range" "$bin" generate --model "$model" --text hi --temperature 1e999

@@ -103,6 +103,25 @@ TEST_CASE("record and read back every field", "[history]") {
     CHECK(clocked.get(clocked.record(r))->created_at_ms == 777);
 }
 
+TEST_CASE("a record names its LoRA adapter (in the settings JSON; none for older records)", "[history][lora]") {
+    HistoryStore store(":memory:");
+    auto with = sample_record("The cat sat.", {"A cat sat."});
+    with.adapter = "/runs/lora/final";
+    const GenerationId a = store.record(with);
+    const GenerationId none = store.record(sample_record("x", {"y"}));
+    CHECK(store.get(a)->adapter == "/runs/lora/final");
+    CHECK(store.get(none)->adapter.empty());
+    // The settings still read back as generation options (the extra key is ignored).
+    CHECK(generation_options_from_json(store.get(a)->settings_json).seed == 42);
+    HistoryQuery q;
+    q.limit = 10;
+    const auto page = store.list(q);
+    REQUIRE(page.generations.size() == 2);
+    CHECK(page.generations[0].adapter + page.generations[1].adapter == "/runs/lora/final");
+    CHECK(adapter_of_settings_json("not json").empty());
+    CHECK(settings_json_with_adapter("{\"seed\":1}", "") == "{\"seed\":1}");  // no adapter: unchanged
+}
+
 TEST_CASE("decisions are events; state, undo and redo derive from them", "[history]") {
     int64_t t = 1000;
     HistoryStoreOptions opts;

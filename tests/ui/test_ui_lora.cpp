@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "controller.h"
+#include "settings.h"
+#include "ui_state.h"
 
 using namespace t5s;
 using namespace t5s::ui;
@@ -78,4 +80,22 @@ TEST_CASE("controller: adapters switch on the loaded base; LoRA preset; a LoRA r
     c.use_run_model(10);
     CHECK(std::get<LoadModel>(sent.back()).dir == "/runs/full/final");
     CHECK(std::get<LoadModel>(sent.back()).runtime.adapter.empty());
+}
+
+TEST_CASE("the adapters listed per base survive a restart (settings.json)", "[ui][settings][lora]") {
+    UiState before;
+    before.model.adapters["/models/base"] = {"/runs/a/final", "/runs/b/final"};
+    before.model.adapters["/models/other"] = {"/runs/c/final"};
+    AppSettings saved;
+    capture_settings(before, saved);
+    std::string warning;
+    const AppSettings read = settings_from_json(settings_to_json(saved), &warning);
+    CHECK(warning.empty());
+    UiState after;
+    restore_settings(read, after);
+    CHECK(after.model.adapters == before.model.adapters);
+    // Settings written before adapters were remembered: an empty list, nothing else lost.
+    const AppSettings old = settings_from_json(R"({"recent_models": ["/models/base"]})", &warning);
+    CHECK(old.adapters.empty());
+    CHECK(old.recent_models.size() == 1);
 }

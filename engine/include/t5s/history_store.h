@@ -38,6 +38,10 @@ std::string generation_options_to_json(const GenerationOptions& options);
 // Missing fields keep their defaults; unknown fields are ignored; malformed JSON throws
 // t5s::Error(InvalidArgument).
 GenerationOptions generation_options_from_json(const std::string& json);
+// The LoRA adapter of a record travels in its settings JSON as "adapter" (the folder; absent = none),
+// so records from before adapters existed read as "none" with no schema change.
+std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter);
+std::string adapter_of_settings_json(const std::string& settings_json);  // "" = none or unreadable
 
 // ---- what the caller records ------------------------------------------------------------------------
 // The quality scores of a candidate (see t5s::Candidate); empty = not computed.
@@ -67,6 +71,7 @@ struct GenerationRecord {
     std::string model_hash;                  // content hash of the weights, computed by the caller
     std::string precision;                   // "fp32" | "bf16" | "fp16" | "int8" (free text)
     std::string device;                      // "cpu" | "cuda:0" ... (free text)
+    std::string adapter;                     // LoRA adapter folder applied ("" = none); stored in settings_json
     double total_ms = 0.0;                   // wall time of the whole request
     std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
     std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
@@ -102,6 +107,7 @@ struct StoredGeneration {
     std::string model_hash;
     std::string precision;
     std::string device;
+    std::string adapter;  // LoRA adapter folder ("" = none)
     double total_ms = 0.0;
     std::string timings_json;
     std::string origin;

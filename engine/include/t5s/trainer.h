@@ -148,6 +148,8 @@ struct TrainingOptions {
     bool lora_rslora = false;            // scale alpha / sqrt(r) instead of alpha / r
     std::string adapter_dir;             // continue this adapter (its config decides r, alpha, targets); implies lora
     bool merge_adapter = false;          // also write out/merged: the adapter folded into a full HF checkpoint
+    Precision lora_base_precision = Precision::Fp32;  // the frozen base's weights: fp32, bf16, fp16 or int8
+                                         // (dequantised per product; adapters and activations unchanged)          // also write out/merged: the adapter folded into a full HF checkpoint
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.

@@ -92,6 +92,7 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
     rec.model_hash = hash;
     rec.precision = info.precision;
     rec.device = info.device;
+    rec.adapter = info.adapter.string();
     rec.total_ms = total_ms;
     rec.origin = std::move(origin);
     return rec;

@@ -92,4 +92,19 @@ GenerationOptions generation_options_from_json(const std::string& json) {
 
 #undef T5S_OPTION_FIELDS
 
+std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter) {
+    if (adapter.empty()) return settings_json;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(settings_json.empty() ? "{}" : settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
+    j["adapter"] = adapter;
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string adapter_of_settings_json(const std::string& settings_json) {
+    const nlohmann::json j = nlohmann::json::parse(settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return {};
+    const auto it = j.find("adapter");
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace t5s

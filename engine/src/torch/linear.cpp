@@ -1,12 +1,14 @@
 #include "torch/linear.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "t5s/error.h"
 #include "t5s/overload.h"
+#include "torch/lean_backward.h"
 #include "torch/packed_gemm.h"
 
 namespace t5s {
@@ -70,8 +72,14 @@ at::Tensor Linear::operator()(const at::Tensor& x) const {
     at::Tensor y = product(x);
     if (!lora_.a.defined()) return y;
     at::Tensor h = x.to(lora_.a.scalar_type());
-    if (lora_dropout_on_ && lora_.dropout > 0) h = at::dropout(h, lora_.dropout, true);
-    at::Tensor delta = at::linear(at::linear(h, lora_.a), lora_.b) * lora_.scale;
+    const bool dropout = lora_dropout_on_ && lora_.dropout > 0;
+    at::Tensor delta;
+    if (dropout && at::GradMode::is_enabled()) {
+        delta = lora_term_keeping_input(h, lora_.a, lora_.b, lora_.scale, lora_.dropout);  // keeps x and a bool mask
+    } else {
+        if (dropout) h = std::get<0>(at::native_dropout(h, lora_.dropout, true));
+        delta = at::linear(at::linear(h, lora_.a), lora_.b) * lora_.scale;
+    }
     if (delta.scalar_type() == y.scalar_type()) return y + delta;
     return (y.to(delta.scalar_type()) + delta).to(y.scalar_type());
 }
@@ -101,6 +109,7 @@ at::Tensor Linear::product(const at::Tensor& x) const {
                 // Dequantise this layer only: peak extra memory is one layer's weight.
                 return at::linear(x, f.q.to(x.scalar_type()) * f.scale.to(x.scalar_type()));
             },
+            [&](const Frozen& f) { return frozen_linear(x, f.values, f.row_scale); },
             [&](const std::monostate&) -> at::Tensor { throw Error(ErrorCode::Internal, "linear layer has no weight"); },
         },
         form_);
@@ -127,6 +136,9 @@ int64_t Linear::bytes() const {
                 return copies * f.out_features * f.in_features + f.out_features * 4;
             },
             [](const Int8Rows& f) -> int64_t { return f.q.numel() + f.q.size(0) * 4; },
+            [](const Frozen& f) -> int64_t {
+                return f.values.numel() * static_cast<int64_t>(f.values.element_size()) + (f.row_scale.defined() ? f.values.size(0) * 4 : 0);
+            },
         },
         form_);
 }
@@ -141,6 +153,7 @@ std::string Linear::kernel_name() const {
             [](const CpuInt8&) -> std::string { return int8_amx_available() ? "int8 AMX" : "int8 AVX512-VNNI"; },
             [](const FbgemmInt8&) -> std::string { return "int8 FBGEMM"; },
             [](const Int8Rows&) -> std::string { return "int8 dequantised"; },
+            [](const Frozen& f) { return std::string("frozen ") + c10::toString(f.values.scalar_type()) + " dequantised"; },
         },
         form_);
 }
@@ -162,6 +175,17 @@ void Linear::quantize_int8(bool also_wide) {
     } else {
         form_ = Int8Rows{q8, scale.to(dtype)};
     }
+}
+
+void Linear::hold_frozen(at::ScalarType dtype) {
+    const Plain* plain = std::get_if<Plain>(&form_);
+    if (!plain || dtype == at::kFloat) return;
+    if (dtype != at::kChar) {
+        form_ = Frozen{plain->weight.detach().to(dtype), at::Tensor()};
+        return;
+    }
+    auto [q8, scale] = quantize_int8_rows(plain->weight.detach().to(at::kFloat));
+    form_ = Frozen{q8, scale};
 }
 
 void Linear::pack_for_cpu() {

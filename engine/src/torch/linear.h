@@ -10,6 +10,9 @@
 //   FbgemmInt8       quantized::linear_prepack (quantize_int8 on other CPUs), optionally a second
 //                    oneDNN prepack used from kWideRows rows (the head)
 //   Int8Rows         int8 values + per-row scales dequantised per call (quantize_int8 on CUDA)
+//   Frozen           a frozen training base in bf16 / fp16, or int8 + per-row scales, dequantised
+//                    to the input's dtype per call; autograd keeps no fp32 copy (hold_frozen,
+//                    lean_backward.h): LoRA training on a smaller base
 // The form is chosen once, at conversion; operator() only dispatches on it. The conversions and
 // the dispatch, the kernel name and the byte count of each form all live in linear.cpp.
 //
@@ -52,6 +55,10 @@ public:
         at::Tensor q;      // int8 [out, in]
         at::Tensor scale;  // [out, 1] in the compute dtype
     };
+    struct Frozen {
+        at::Tensor values;     // [out, in] bf16 / fp16 / int8
+        at::Tensor row_scale;  // int8: [out, 1] fp32; else undefined
+    };
     // The adapter term. `a` [r, in] and `b` [out, r] in their own dtype (fp32 as PEFT keeps them);
     // the input is cast to it and the sum cast back to the output's dtype, as PEFT does.
     struct Lora {
@@ -59,10 +66,11 @@ public:
         double scale = 1.0;
         double dropout = 0.0;  // active only while the owning network trains
     };
-    using Form = std::variant<std::monostate, Plain, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows>;
+    using Form = std::variant<std::monostate, Plain, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows, Frozen>;
 
     Linear() = default;
     explicit Linear(at::Tensor weight) : form_(Plain{std::move(weight)}) {}
+    explicit Linear(Frozen frozen) : form_(std::move(frozen)) {}
 
     at::Tensor operator()(const at::Tensor& x) const;
 
@@ -88,6 +96,9 @@ public:
     // weights when packing is available and worth it, else leaves the layer Plain.
     void quantize_int8(bool also_wide);
     void pack_for_cpu();
+    // Training with a frozen base: a Plain layer becomes Frozen in `dtype` (kBFloat16, kHalf, or
+    // kChar = int8 with per-row scales); kFloat leaves it as it is.
+    void hold_frozen(at::ScalarType dtype);
 
 private:
     at::Tensor product(const at::Tensor& x) const;  // the form's x W^T

@@ -1,5 +1,6 @@
 // T5Network's LoRA attachment: which Linear carries which adapter module, fused layers included.
 #include "t5s/error.h"
+#include "torch/int8_gemm.h"
 #include "torch/lora.h"
 #include "torch/t5_network.h"
 
@@ -87,6 +88,36 @@ void T5Network::set_adapter(const LoraAdapter* adapter) {
     }
     if (adapter && used != adapter->modules.size())
         throw Error(ErrorCode::Internal, "adapter modules without a matching layer in the network");
+}
+
+void T5Network::hold_frozen_base(at::ScalarType dtype) {
+    if (dtype == at::kFloat) return;
+    if (fused_) throw Error(ErrorCode::Internal, "hold_frozen_base on an inference network");
+    auto hold = [&](auto& layers) {
+        for (auto& l : layers)
+            for (Linear* x : linear_layers(l)) x->hold_frozen(dtype);
+    };
+    hold(encoder_);
+    hold(decoder_);
+    const bool tied = head_.weight().defined() && head_.weight().is_same(shared_);
+    if (!tied) head_.hold_frozen(dtype);
+    at::Tensor table = shared_.detach();
+    if (dtype == at::kChar) {
+        // The inference int8 scheme for the table (per-row scales); a tied head multiplies with the same rows.
+        auto [q8, scale] = quantize_int8_rows(table.to(at::kFloat));
+        shared_int8_ = q8;
+        shared_scale_ = scale.to(dtype_);
+        shared_ = at::Tensor();
+        if (tied) head_ = Linear(Linear::Frozen{q8, scale});
+    } else {
+        shared_ = table.to(dtype);
+        if (tied) head_ = Linear(Linear::Frozen{shared_, at::Tensor()});
+    }
+    for (auto it = params_.begin(); it != params_.end();) {
+        const std::string& n = it->first;
+        const bool norm_or_bias = n.find("layer_norm") != std::string::npos || n.find("relative_attention_bias") != std::string::npos;
+        it = norm_or_bias ? std::next(it) : params_.erase(it);
+    }
 }
 
 void T5Network::set_training(bool training, double dropout_rate) {

@@ -7,12 +7,13 @@
 
 #include "t5s/error.h"
 #include "torch/cpu_kernels.h"
+#include "torch/lean_backward.h"
 
 namespace t5s {
 namespace {
 
 at::Tensor activation(const std::string& name, const at::Tensor& x) {
-    if (name == "relu") return at::relu(x);
+    if (name == "relu") return relu_keeping_mask(x);  // at::relu when no gradient is needed
     if (name == "gelu_new" || name == "gelu_pytorch_tanh") return at::gelu(x, "tanh");
     if (name == "gelu") return at::gelu(x);
     if (name == "silu" || name == "swish") return at::silu(x);
@@ -155,7 +156,10 @@ void T5Network::quantize_int8() {
 }
 
 at::Tensor T5Network::embed(const at::Tensor& ids) const {
-    if (!shared_int8_.defined()) return at::embedding(shared_, ids);
+    if (!shared_int8_.defined()) {
+        at::Tensor e = at::embedding(shared_, ids);
+        return e.scalar_type() == dtype_ ? e : e.to(dtype_);  // a frozen base held in a smaller dtype
+    }
     return at::embedding(shared_int8_, ids).to(dtype_).mul_(at::embedding(shared_scale_, ids));
 }
 
@@ -175,7 +179,9 @@ int64_t T5Network::weight_bytes() const {
         return b;
     };
     // The head shares the embedding's storage when tied and still plain.
-    const bool head_is_embedding = head_.weight().defined() && head_.weight().is_same(shared_);
+    const auto* frozen_head = std::get_if<Linear::Frozen>(&head_.form());
+    const bool head_is_embedding = (head_.weight().defined() && head_.weight().is_same(shared_)) ||
+                                   (frozen_head && (frozen_head->values.is_same(shared_) || frozen_head->values.is_same(shared_int8_)));
     const int64_t head_bytes = head_is_embedding ? 0 : head_.bytes();
     int64_t total = tensor_bytes(shared_) + tensor_bytes(shared_int8_) + tensor_bytes(shared_scale_) + head_bytes +
                     tensor_bytes(enc_final_ln_) + tensor_bytes(dec_final_ln_);
@@ -192,8 +198,11 @@ int64_t T5Network::weight_bytes() const {
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 
+// native_dropout draws the same mask as at::dropout (one bernoulli per element from the same
+// generator) but autograd keeps it as bools, not as a float noise tensor: a quarter of the bytes for
+// every dropout site, which on the CPU is a large share of what training keeps for backward.
 at::Tensor T5Network::dropout(const at::Tensor& x) const {
-    return (training_ && dropout_ > 0) ? at::dropout(x, dropout_, true) : x;
+    return (training_ && dropout_ > 0) ? std::get<0>(at::native_dropout(x, dropout_, true)) : x;
 }
 
 at::Tensor T5Network::clamp_fp16(const at::Tensor& x) const {

@@ -100,6 +100,11 @@ public:
     // updates them in place); fused ones (q|k|v, k|v) get stacked copies. The adapter's tensors must
     // be on the network's device.
     void set_adapter(const LoraAdapter* adapter);
+    // LoRA training: holds the frozen base's matmul weights and embedding table in `dtype`
+    // (kBFloat16, kHalf, or kChar = int8 with per-row scales; kFloat: no change) and drops their
+    // fp32 tensors from params() (norms and position biases stay fp32). Activations and the adapter
+    // stay in the network's dtype; each product dequantises one weight at a time (lean_backward.h).
+    void hold_frozen_base(at::ScalarType dtype);
     // Recompute each encoder/decoder block in backward instead of keeping its activations (only
     // the block inputs are saved). Active when training with grad mode on; dropout masks and autocast
     // state are replayed, so loss and gradients equal the non-checkpointed ones.

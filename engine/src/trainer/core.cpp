@@ -47,8 +47,13 @@ TrainableModel load_trainable(const fs::path& dir, at::Device device) {
     return finish(std::move(config), std::move(params));
 }
 
-std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device) {
+std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device, Precision base) {
     for (auto& [name, t] : m.params) t.requires_grad_(false);
+    if (base != Precision::Fp32) {
+        const at::ScalarType held = base == Precision::Bf16 ? at::kBFloat16 : base == Precision::Fp16 ? at::kHalf : at::kChar;
+        m.net->hold_frozen_base(held);
+        for (auto it = m.params.begin(); it != m.params.end();) it = m.net->params().count(it->first) ? std::next(it) : m.params.erase(it);
+    }
     auto shared = std::make_shared<LoraAdapter>(std::move(adapter));
     m.named.clear();
     for (auto& [path, mod] : shared->modules) {

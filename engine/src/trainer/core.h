@@ -32,7 +32,10 @@ TrainableModel init_trainable(const ModelConfig& config, uint64_t seed, at::Devi
 
 // LoRA: freezes the base (no gradients) and makes the adapter's A/B tensors, moved to `device`, the
 // only trainable parameters (PEFT's tensor names, with decay); the network applies the adapter.
-std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device);
+// `base` other than fp32 holds the frozen matmul weights and embedding table in bf16 / fp16 / int8
+// (T5Network::hold_frozen_base) and drops their fp32 tensors from `m.params`.
+std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter adapter, at::Device device,
+                                                 Precision base = Precision::Fp32);
 
 struct Batch {
     at::Tensor input_ids, attention_mask, labels;  // [B,S] long, [B,S] long, [B,T] long (-100 pad)

@@ -2,6 +2,7 @@
 // activations autograd keeps (with and without gradient checkpointing).
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "t5s/error.h"
@@ -28,12 +29,53 @@ struct Activations {
     int64_t full = 0, ckpt = 0;
 };
 
-// Elements autograd keeps alive, per the ops in T5Network (rough but on the safe side).
-Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout) {
+// What LoRA changes in what autograd keeps: the frozen layers keep no input (they need no weight
+// gradient); the adapted layers keep their input once per input they share (q|k|v read the same
+// normed x, wi / wi_0 / wi_1 too; cross-attention k|v read the encoder output, kept anyway), the
+// bool dropout mask (a quarter element) and A x (r per token). Per encoder layer / decoder layer.
+struct LoraActivations {
+    int64_t enc_layer = 0, dec_layer = 0;
+};
+
+LoraActivations lora_activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, int64_t r,
+                                         const std::vector<std::string>& targets) {
+    const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1);
+    LoraActivations a;
+    a.enc_layer = -B * S * (2 * d + i + f);      // inputs of q|k|v, o, wi, wo
+    a.dec_layer = -B * T * (3 * d + 2 * i + f);  // self q|k|v, o, cross q, o, wi, wo
+    const std::vector<std::string> paths = lora_module_paths(c, targets, "--lora-targets");
+    const std::set<std::string> chosen(paths.begin(), paths.end());
+    std::set<std::string> inputs_kept;
+    for (const LoraLinear& m : lora_linear_modules(c)) {
+        if (!chosen.count(m.path) || m.path.find(".block.0.") == std::string::npos) continue;  // one block's share
+        const bool encoder = m.path.rfind("encoder.", 0) == 0;
+        const std::string name = m.path.substr(m.path.rfind('.') + 1);
+        const std::string module = m.path.substr(0, m.path.rfind('.'));
+        const bool reads_encoder = !encoder && module.find("EncDecAttention") != std::string::npos && (name == "k" || name == "v");
+        const int64_t tokens = B * (encoder || reads_encoder ? S : T);
+        const std::string input = (name == "q" || name == "k" || name == "v") ? module + (reads_encoder ? ".enc" : ".normed")
+                                  : name.rfind("wi", 0) == 0                  ? module + ".ff_in"
+                                                                              : m.path;
+        int64_t kept = tokens * (m.in / 4 + r);
+        if (!reads_encoder && inputs_kept.insert(input).second) kept += tokens * m.in;
+        (encoder ? a.enc_layer : a.dec_layer) += kept;
+    }
+    return a;
+}
+
+// Elements autograd keeps alive, per the ops in T5Network (dropout and relu keep bool masks: a
+// quarter element each). Per encoder layer: the norms' inputs and outputs, q k v and o's input, the
+// feed-forward's masks and wo's input, softmax output + dropped-out weights + mask; the decoder adds
+// cross-attention (its k|v over the source).
+Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout, const LoraActivations& lora) {
     const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1), H = c.num_heads;
-    const int64_t m = dropout ? 1 : 0;  // dropout masks (stored as bytes/bools; counted as one element per 4)
-    const int64_t enc_layer = B * S * (6 * d + 4 * i + 3 * f) + (3 + m) * B * H * S * S;
-    const int64_t dec_layer = B * T * (12 * d + 8 * i + 3 * f) + B * S * 2 * i + (3 + m) * B * H * (T * T + T * S);
+    const double q = dropout ? 0.25 : 0.0;  // one bool mask
+    const double ff = c.is_gated_act ? 2.0 : 1.5;
+    const double attn = 2.0 + q;
+    const int64_t enc_layer = static_cast<int64_t>(B * S * ((4 + 2 * q) * d + 4 * i + ff * f) + attn * B * H * S * S) + lora.enc_layer;
+    const int64_t dec_layer = static_cast<int64_t>(B * T * ((6 + 3 * q) * d + 6 * i + ff * f) + B * S * 2 * i +
+                                                   attn * B * H * (T * T + T * S)) +
+                              lora.dec_layer;
     const int64_t head = 3 * B * T * c.vocab_size;  // logits, log-softmax, their gradient
     const int64_t embed = B * (S + T) * d * 2;
     Activations a;
@@ -41,6 +83,16 @@ Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int6
     // Checkpointing: block inputs, plus one block recomputed in backward together with its gradients.
     a.ckpt = c.num_layers * B * S * d + c.num_decoder_layers * B * T * d + 2 * std::max(enc_layer, dec_layer) + head + embed;
     return a;
+}
+
+// Bytes per frozen base parameter: int8 also keeps an fp32 scale per row (counted per d_model values).
+double base_bytes_per_parameter(Precision p, const ModelConfig& c) {
+    switch (p) {
+        case Precision::Bf16:
+        case Precision::Fp16: return 2.0;
+        case Precision::Int8: return 1.0 + 4.0 / static_cast<double>(std::max<int64_t>(1, c.d_model));
+        default: return 4.0;
+    }
 }
 
 std::string gib(int64_t b) {
@@ -63,7 +115,10 @@ MemoryEstimate estimate_training_memory(const std::string& config_json_text, con
     const bool lora = o.lora || !o.adapter_dir.empty();
     // LoRA: the frozen base has neither gradients nor optimizer state; the adapter has both.
     e.trainable_parameters = lora ? lora_trainable_parameters(c, o.lora_r, parse_lora_targets(o.lora_targets, c)) : e.parameters;
-    e.weight_bytes = (e.parameters + (lora ? e.trainable_parameters : 0)) * 4;  // master weights stay fp32 (autocast)
+    // Master weights stay fp32 under autocast; a LoRA base may be held smaller, its adapter is fp32.
+    e.weight_bytes = lora ? static_cast<int64_t>(e.parameters * base_bytes_per_parameter(o.lora_base_precision, c)) +
+                                e.trainable_parameters * 4
+                          : e.parameters * 4;
     e.gradient_bytes = e.trainable_parameters * 4;
     if (o.optimizer == OptimizerKind::AdamW || lora) {
         e.optimizer_bytes = e.trainable_parameters * 8;  // Adafactor on an adapter: at most AdamW's two moments
@@ -75,7 +130,10 @@ MemoryEstimate estimate_training_memory(const std::string& config_json_text, con
     const double act_bytes = o.precision == TrainPrecision::Fp32 ? 4.0 : 3.0;  // autocast keeps fp32 where it must
     const double dropout = o.dropout >= 0 ? o.dropout : c.dropout_rate;
     auto acts = [&](int64_t B) {
-        Activations a = activation_elements(c, B, o.max_source_len, o.max_target_len, dropout > 0);
+        const LoraActivations l = lora ? lora_activation_elements(c, B, o.max_source_len, o.max_target_len, o.lora_r,
+                                                                  parse_lora_targets(o.lora_targets, c))
+                                       : LoraActivations{};
+        Activations a = activation_elements(c, B, o.max_source_len, o.max_target_len, dropout > 0, l);
         return std::pair<int64_t, int64_t>{static_cast<int64_t>(a.full * act_bytes), static_cast<int64_t>(a.ckpt * act_bytes)};
     };
     auto [full, ckpt] = acts(o.batch_size);

@@ -73,6 +73,7 @@ void validate_training_options(const TrainingOptions& o) {
     if (lora && o.lora_r < 1) bad("--lora-r must be >= 1");
     if (lora && !(o.lora_alpha > 0)) bad("--lora-alpha must be > 0");
     if (lora && (o.lora_dropout < 0 || o.lora_dropout >= 1)) bad("--lora-dropout must be in [0, 1)");
+    if (o.lora_base_precision != Precision::Fp32 && !lora) bad("--lora-base-precision needs --lora or --adapter");
     if (o.merge_adapter && !lora) bad("--merge needs --lora or --adapter");
 }
 

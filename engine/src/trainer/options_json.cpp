@@ -37,6 +37,7 @@ std::string training_options_to_json(const TrainingOptions& o) {
     j["optimizer"] = to_string(o.optimizer);
     j["schedule"] = to_string(o.schedule);
     j["precision"] = to_string(o.precision);
+    j["lora_base_precision"] = to_string(o.lora_base_precision);
     j["device"] = to_string(o.device);
     j["source_field"] = o.data.source_field;
     j["target_field"] = o.data.target_field;
@@ -57,6 +58,7 @@ TrainingOptions training_options_from_json(const std::string& text) {
         if (j.contains("optimizer")) o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
         if (j.contains("schedule")) o.schedule = parse_schedule(j.at("schedule").get<std::string>());
         if (j.contains("precision")) o.precision = parse_train_precision(j.at("precision").get<std::string>());
+        if (j.contains("lora_base_precision")) o.lora_base_precision = parse_precision(j.at("lora_base_precision").get<std::string>());
         if (j.contains("device")) o.device = parse_train_device(j.at("device").get<std::string>());
         if (j.contains("source_field")) o.data.source_field = j.at("source_field").get<std::string>();
         if (j.contains("target_field")) o.data.target_field = j.at("target_field").get<std::string>();

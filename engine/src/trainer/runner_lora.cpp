@@ -33,12 +33,13 @@ void Runner::setup_lora() {
         adapter = init_lora_adapter(model_.config, s, static_cast<int64_t>(o_.seed));  // same seed on every rank
     }
     if (adapter.settings.base_model.empty()) adapter.settings.base_model = o_.model_dir;
-    lora_ = make_lora_trainable(model_, std::move(adapter), device_);
+    lora_ = make_lora_trainable(model_, std::move(adapter), device_, o_.lora_base_precision);
     const int64_t trainable = lora_->parameter_count();
     char buf[256];
-    std::snprintf(buf, sizeof buf, "LoRA r=%lld alpha=%g dropout=%g%s on %zu layers: trainable parameters %lld of %lld (%.3f%%)",
+    std::snprintf(buf, sizeof buf, "LoRA r=%lld alpha=%g dropout=%g%s on %zu layers, base held in %s: trainable parameters %lld of %lld (%.3f%%)",
                   static_cast<long long>(lora_->settings.r), lora_->settings.alpha, lora_->settings.dropout,
-                  lora_->settings.rslora ? " rsLoRA" : "", lora_->modules.size(), static_cast<long long>(trainable),
+                  lora_->settings.rslora ? " rsLoRA" : "", lora_->modules.size(), to_string(o_.lora_base_precision),
+                  static_cast<long long>(trainable),
                   static_cast<long long>(base_count + trainable), 100.0 * trainable / double(base_count + trainable));
     message(TrainingEvent::Kind::Message, buf);
 }
@@ -59,7 +60,10 @@ void Runner::write_merged() {
     fs::create_directories(tmp);
     {
         c10::NoGradGuard no_grad;
-        std::map<std::string, at::Tensor> merged = model_.params;  // merge_lora_into replaces entries, never the base
+        // merge_lora_into replaces entries, never the base. A base held below fp32 for training is
+        // merged from its fp32 checkpoint, as PEFT merges into the loaded model.
+        std::map<std::string, at::Tensor> merged =
+            o_.lora_base_precision == Precision::Fp32 ? model_.params : load_trainable(o_.model_dir, at::kCPU).params;
         merge_lora_into(merged, *lora_);
         write_hf_model(tmp, model_.config, merged, tokenizer_files_, o_.save_dtype_bf16);
     }
