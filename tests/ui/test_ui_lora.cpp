@@ -53,6 +53,10 @@ TEST_CASE("controller: adapters switch on the loaded base; LoRA preset; a LoRA r
     c.apply_training_preset(int(TrainPreset::Lora));
     CHECK(c.state().train.options.lora);
     CHECK(c.state().train.options.lora_r == 8);
+    CHECK(c.state().train.options.lora_base_precision == t5s::Precision::Bf16);
+    c.apply_training_preset(int(TrainPreset::Quick));
+    CHECK(c.state().train.options.lora_base_precision == t5s::Precision::Fp32);
+    c.apply_training_preset(int(TrainPreset::Lora));
     CHECK(c.state().train.options.lora_targets == "q,v");
     c.apply_training_preset(int(TrainPreset::Quick));
     CHECK_FALSE(c.state().train.options.lora);

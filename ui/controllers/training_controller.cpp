@@ -46,7 +46,7 @@ const PresetSettings kPresets[] = {
     {0, 3, 16, 1, 5e-4, ScheduleKind::Linear, 100, 200, 1000, 0, false},
     // Thorough: a long run with early stopping on the eval loss.
     {0, 10, 16, 2, 3e-4, ScheduleKind::Cosine, 500, 500, 1000, 5, false},
-    // LoRA (low memory): the base frozen, only a small adapter trains (higher lr, as PEFT recipes use).
+    // LoRA (low memory): the base frozen (held in bf16), only a small adapter trains (higher lr, as PEFT recipes use).
     {0, 3, 16, 1, 1e-3, ScheduleKind::Linear, 100, 200, 1000, 0, true},
 };
 
@@ -70,6 +70,8 @@ void TrainingController::apply_training_preset(int preset) {
     o.patience = p.patience;
     o.lora = p.lora;
     if (p.lora) o.lora_r = 8, o.lora_alpha = 16, o.lora_dropout = 0.05, o.lora_targets = "q,v";
+    // A bf16 base halves its memory; its losses stay within 1 % of the loss decrease of an fp32 base (trainer [lora_base]).
+    o.lora_base_precision = p.lora ? Precision::Bf16 : Precision::Fp32;
 }
 
 void TrainingController::start_training() {
