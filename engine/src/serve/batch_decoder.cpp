@@ -86,7 +86,7 @@ struct BatchDecoder::Impl {
         const int64_t shift = cache.compact(starts);
         for (auto& g : groups) g->start -= shift;
         if (cache.length() + need <= capacity) return capacity;
-        return std::max({cache.length() + need, 2 * need, capacity + capacity / 2});
+        return std::max(cache.length() + need, capacity + capacity / 2);
     }
 
     // Keeps local[i] of group i (in the order next_order picks) and moves the cache rows with them.
