@@ -3,7 +3,6 @@
 // left and grows (rows, positions, encoder length) while rows run. Every input's candidates must
 // equal Model::generate on that input alone.
 #include <catch2/catch.hpp>
-
 #include <map>
 
 #include "serve/batch_decoder.h"

@@ -28,7 +28,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 // CPU seconds of the whole process: on a shared machine, the work done rather than the wait.
 double cpu_seconds() {
     timespec ts{};
@@ -93,14 +95,14 @@ void print_top(const char* title, const std::map<std::string, OpStat>& m, double
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
     std::printf("\n%s (share of decode-step wall time; per step)\n", title);
     for (int i = 0; i < static_cast<int>(v.size()) && i < top; ++i) {
-        std::printf("  %5.1f%%  %8.3f ms  %6.1f calls  %s\n", 100.0 * v[i].second.seconds / wall, 1e3 * v[i].second.seconds / steps,
-                    static_cast<double>(v[i].second.calls) / steps, v[i].first.c_str());
+        std::printf("  %5.1f%%  %8.3f ms  %6.1f calls  %s\n", 100.0 * v[i].second.seconds / wall,
+                    1e3 * v[i].second.seconds / steps, static_cast<double>(v[i].second.calls) / steps, v[i].first.c_str());
     }
 }
 
-const char* kWords[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "tired",
-                        "students", "paraphrase", "long", "sentences", "about", "rivers", "mountains", "markets", "and",
-                        "the", "weather", "in", "small", "northern", "towns"};
+const char* kWords[] = {"the",       "quick",   "brown", "fox",      "jumps",      "over", "a",         "lazy",     "dog",
+                        "while",     "seven",   "tired", "students", "paraphrase", "long", "sentences", "about",    "rivers",
+                        "mountains", "markets", "and",   "the",      "weather",    "in",   "small",     "northern", "towns"};
 
 std::string bench_text(int i) {  // serve_bench.py's body()
     const int n = static_cast<int>(sizeof(kWords) / sizeof(kWords[0]));
@@ -116,19 +118,26 @@ int main(int argc, char** argv) {
     int threads = 2, clients = 16, requests = 64, new_tokens = 32, top = 20;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
-        if (k == "--model") model_dir = v;
-        else if (k == "--threads") threads = std::stoi(v);
-        else if (k == "--clients") clients = std::stoi(v);
-        else if (k == "--requests") requests = std::stoi(v);
-        else if (k == "--new-tokens") new_tokens = std::stoi(v);
-        else if (k == "--top") top = std::stoi(v);
+        if (k == "--model")
+            model_dir = v;
+        else if (k == "--threads")
+            threads = std::stoi(v);
+        else if (k == "--clients")
+            clients = std::stoi(v);
+        else if (k == "--requests")
+            requests = std::stoi(v);
+        else if (k == "--new-tokens")
+            new_tokens = std::stoi(v);
+        else if (k == "--top")
+            top = std::stoi(v);
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
         }
     }
     if (model_dir.empty()) {
-        std::fprintf(stderr, "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32]\n");
+        std::fprintf(stderr,
+                     "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32]\n");
         return 2;
     }
     t5s::RuntimeOptions r;
@@ -178,8 +187,8 @@ int main(int argc, char** argv) {
     }
     const double wall = since(t0);
     at::removeCallback(handle);
-    std::printf("t5s_serve_profile: %s, threads %d, %d clients, %d requests x %d tokens\n", model_dir.c_str(), threads, clients, requests,
-                new_tokens);
+    std::printf("t5s_serve_profile: %s, threads %d, %d clients, %d requests x %d tokens\n", model_dir.c_str(), threads, clients,
+                requests, new_tokens);
     std::printf("%lld steps, %.1f rows/step; wall %.2f s -> %.1f tokens/s\n", static_cast<long long>(steps),
                 static_cast<double>(rows) / steps, wall, static_cast<double>(requests) * new_tokens / wall);
     std::printf("per step: join %.2f ms (%.2f joins, %.2f ms each), decode %.2f ms\n", 1e3 * t_add / steps,

@@ -12,12 +12,14 @@ at::Tensor long_tensor(const std::vector<int64_t>& v, at::Device device) {
 
 // A pool of `rows` rows whose first `keep_rows` rows and `keep` positions (dim 2, or 3 for the
 // biases) come from `old`; the rest is `fill`.
-at::Tensor regrow(const at::Tensor& old, int64_t rows, int64_t positions, int64_t keep_rows, int64_t keep, int64_t dim, double fill) {
+at::Tensor regrow(const at::Tensor& old, int64_t rows, int64_t positions, int64_t keep_rows, int64_t keep, int64_t dim,
+                  double fill) {
     std::vector<int64_t> shape = old.sizes().vec();
     shape[0] = rows;
     shape[static_cast<size_t>(dim)] = positions;
     at::Tensor grown = at::full(shape, fill, old.options());
-    if (keep_rows > 0 && keep > 0) grown.narrow(0, 0, keep_rows).narrow(dim, 0, keep).copy_(old.narrow(0, 0, keep_rows).narrow(dim, 0, keep));
+    if (keep_rows > 0 && keep > 0)
+        grown.narrow(0, 0, keep_rows).narrow(dim, 0, keep).copy_(old.narrow(0, 0, keep_rows).narrow(dim, 0, keep));
     return grown;
 }
 

@@ -24,8 +24,8 @@ namespace {
 struct Group {
     GroupId id = 0;
     GenerationOptions options;
-    int64_t start = 0;    // cache position of the group's first token
-    int64_t rows = 0;     // rows in the batch now
+    int64_t start = 0;  // cache position of the group's first token
+    int64_t rows = 0;   // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
     // Greedy / sampling.
@@ -279,7 +279,11 @@ void BatchDecoder::use_threads_here(int threads) {
     if (threads > 0) at::set_num_threads(threads);
 }
 
-int BatchDecoder::rows() const { return static_cast<int>(impl_->total_rows()); }
-int BatchDecoder::groups() const { return static_cast<int>(impl_->groups.size()); }
+int BatchDecoder::rows() const {
+    return static_cast<int>(impl_->total_rows());
+}
+int BatchDecoder::groups() const {
+    return static_cast<int>(impl_->groups.size());
+}
 
 }  // namespace t5s::serve
