@@ -1,6 +1,7 @@
 # t5s_serve: continuous batching for serving (t5s/scheduler.h) over t5s_engine's network. Torch
 # stays PRIVATE: batch_decoder.cpp holds the tensors, the scheduler is plain C++.
 add_library(t5s_serve STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/batch_cache.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/batch_decoder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/scheduler.cpp
 )

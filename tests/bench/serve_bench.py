@@ -10,7 +10,10 @@ Random weights stop at once, so every request asks for exactly --new-tokens toke
 round; --rounds R alternates the server order per round and pools the latencies.
 
   .venv/bin/python tests/bench/serve_bench.py [--threads 2] [--clients 1,4,16,64] [--new-tokens 32]
-Writes tests/bench/out/serve_results.md and .json.
+                                             [--servers serve,serve_b1,fastapi] [--rounds R] [--t5studio PATH]
+Writes tests/bench/out/serve_results.md and .json, with the load average at start and end (figures
+from a busy machine are not comparable with a quiet one's). --t5studio compares another build of the
+server (e.g. a worktree at an older commit) under the same client.
 """
 import argparse
 import concurrent.futures as futures
@@ -41,12 +44,12 @@ def free_port():
     return port
 
 
-def start(kind, model, threads):
+def start(kind, model, threads, binary):
     port = free_port()
     if kind == "fastapi":
         cmd = [sys.executable, os.path.join(HERE, "fastapi_server.py"), "--model", model, "--port", str(port), "--threads", str(threads)]
     else:
-        cmd = [os.path.join(ROOT, "build", "app", "t5studio"), "serve", "--model", model, "--port", str(port), "--threads", str(threads),
+        cmd = [binary, "serve", "--model", model, "--port", str(port), "--threads", str(threads),
                "--max-queue", "1024"] + (["--max-batch", "1"] if kind == "serve_b1" else ["--max-batch", "64"])
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = "http://127.0.0.1:%d" % port
@@ -78,10 +81,12 @@ def level(base, clients, requests_total, new_tokens):
         r.raise_for_status()
         return dt, sum(len(c["ids"]) for c in r.json()["results"][0]["candidates"])
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with futures.ThreadPoolExecutor(clients) as pool:
         out = list(pool.map(one, range(requests_total)))
     wall = time.perf_counter() - t0
+    # The client shares the machine with the server: its CPU time per request shows what it takes away.
+    level.client_cpu_per_request = (time.process_time() - cpu0) / max(1, requests_total)
     return [d for d, _ in out], sum(t for _, t in out), wall
 
 
@@ -98,14 +103,16 @@ def main():
     ap.add_argument("--per-client", type=int, default=3, help="requests per client at each level (at least 8 in all)")
     ap.add_argument("--servers", default="serve,serve_b1,fastapi")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--t5studio", default=os.path.join(ROOT, "build", "app", "t5studio"), help="the t5studio binary to serve with")
     args = ap.parse_args()
     model = make_models.make_hf("small", os.path.join(HERE, "out", "models"))
     clients = [int(c) for c in args.clients.split(",")]
     servers = args.servers.split(",")
+    load_start = os.getloadavg()
     raw = {s: {c: {"lat": [], "tokens": 0, "wall": 0.0} for c in clients} for s in servers}
     for rnd in range(args.rounds):
         for kind in (servers if rnd % 2 == 0 else servers[::-1]):
-            proc, base = start(kind, model, args.threads)
+            proc, base = start(kind, model, args.threads, args.t5studio)
             try:
                 level(base, 1, 2, args.new_tokens)  # warm-up
                 for c in clients:
@@ -114,8 +121,9 @@ def main():
                     r["lat"] += lat
                     r["tokens"] += tokens
                     r["wall"] += wall
-                    print("[serve_bench] round %d %-8s clients %3d: %.1f tok/s p50 %.3f s p95 %.3f s" %
-                          (rnd, kind, c, tokens / wall, pct(lat, 50), pct(lat, 95)), file=sys.stderr, flush=True)
+                    print("[serve_bench] round %d %-8s clients %3d: %.1f tok/s p50 %.3f s p95 %.3f s (client CPU %.1f ms/request)" %
+                          (rnd, kind, c, tokens / wall, pct(lat, 50), pct(lat, 95), 1e3 * level.client_cpu_per_request),
+                          file=sys.stderr, flush=True)
             finally:
                 proc.terminate()
                 proc.wait(60)
@@ -136,13 +144,17 @@ def main():
     if ("serve", 16) in get and ("fastapi", 16) in get:
         notes.append("16 clients: serve / FastAPI+transformers throughput = %.2fx (aim >= 5x)" %
                      (get[("serve", 16)]["tokens_per_s"] / get[("fastapi", 16)]["tokens_per_s"]))
+    load_end = os.getloadavg()
+    notes.append("load average (1/5/15 min) at start %.2f/%.2f/%.2f, at end %.2f/%.2f/%.2f on %d CPUs" %
+                 (load_start + load_end + (os.cpu_count(),)))
     out_dir = os.path.join(HERE, "out")
     os.makedirs(out_dir, exist_ok=True)
     text = "\n".join(table + [""] + ["- " + n for n in notes]) + "\n"
     with open(os.path.join(out_dir, "serve_results.md"), "w") as f:
         f.write("t5-small shape, random weights, CPU, %d threads, %d new tokens per request\n\n" % (args.threads, args.new_tokens) + text)
     with open(os.path.join(out_dir, "serve_results.json"), "w") as f:
-        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "new_tokens": args.new_tokens}, f, indent=1)
+        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "new_tokens": args.new_tokens, "rounds": args.rounds,
+                   "load_start": load_start, "load_end": load_end}, f, indent=1)
     print(text)
 
 

@@ -1,0 +1,175 @@
+#include "serve/batch_cache.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace t5s::serve {
+namespace {
+
+at::Tensor long_tensor(const std::vector<int64_t>& v, at::Device device) {
+    return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+// A pool of `rows` rows whose first `keep_rows` rows and `keep` positions (dim 2, or 3 for the
+// biases) come from `old`; the rest is `fill`.
+at::Tensor regrow(const at::Tensor& old, int64_t rows, int64_t positions, int64_t keep_rows, int64_t keep, int64_t dim,
+                  double fill) {
+    std::vector<int64_t> shape = old.sizes().vec();
+    shape[0] = rows;
+    shape[static_cast<size_t>(dim)] = positions;
+    at::Tensor grown = at::full(shape, fill, old.options());
+    if (keep_rows > 0 && keep > 0)
+        grown.narrow(0, 0, keep_rows).narrow(dim, 0, keep).copy_(old.narrow(0, 0, keep_rows).narrow(dim, 0, keep));
+    return grown;
+}
+
+}  // namespace
+
+double mask_value(at::ScalarType dtype) {
+    if (dtype == at::kHalf) return -65504.0;
+    if (dtype == at::kBFloat16) return -3.3895313892515355e38;
+    return std::numeric_limits<float>::lowest();
+}
+
+void BatchCache::clear() {
+    rows_ = 0;
+    st_.length = 0;
+    publish();
+}
+
+void BatchCache::ensure_rows(int64_t rows) {
+    if (rows <= row_cap_) return;
+    const int64_t cap = std::max({rows, 2 * row_cap_, int64_t{4}});
+    const double mask = mask_value(cross_bias_.scalar_type());
+    for (auto* list : {&self_k_, &self_v_}) {
+        for (auto& t : *list) t = regrow(t, cap, st_.capacity, rows_, st_.length, 2, 0.0);
+    }
+    for (auto* list : {&cross_k_, &cross_v_}) {
+        for (auto& t : *list) t = regrow(t, cap, cross_cap_, rows_, cross_cap_, 2, 0.0);
+    }
+    cross_bias_ = regrow(cross_bias_, cap, cross_cap_, rows_, cross_cap_, 3, mask);
+    key_bias_ = regrow(key_bias_, cap, st_.capacity, rows_, st_.capacity, 3, mask);
+    row_cap_ = cap;
+}
+
+void BatchCache::ensure_positions(int64_t capacity, const at::Tensor& table) {
+    if (capacity <= st_.capacity) return;
+    for (auto* list : {&self_k_, &self_v_}) {
+        for (auto& t : *list) t = regrow(t, row_cap_, capacity, rows_, st_.length, 2, 0.0);
+    }
+    key_bias_ = regrow(key_bias_, row_cap_, capacity, rows_, st_.capacity, 3, 0.0);
+    st_.capacity = capacity;
+    st_.self_bias_table = table;
+}
+
+void BatchCache::ensure_cross(int64_t length) {
+    if (length <= cross_cap_) return;
+    for (auto* list : {&cross_k_, &cross_v_}) {
+        for (auto& t : *list) t = regrow(t, row_cap_, length, rows_, cross_cap_, 2, 0.0);
+    }
+    cross_bias_ = regrow(cross_bias_, row_cap_, length, rows_, cross_cap_, 3, mask_value(cross_bias_.scalar_type()));
+    cross_cap_ = length;
+}
+
+int64_t BatchCache::append(const DecoderState& sub, int64_t n, int64_t capacity) {
+    if (self_k_.empty()) {  // shapes and dtype from the first input; empty pools grow below
+        for (const auto& t : sub.self_k) {
+            self_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+            self_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+        }
+        for (const auto& t : sub.cross_k) {
+            cross_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+            cross_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+        }
+        cross_bias_ = at::zeros({0, 1, 1, 0}, sub.cross_bias.options());
+        key_bias_ = at::zeros({0, 1, 1, 0}, sub.cross_bias.options());
+    }
+    ensure_positions(capacity, sub.self_bias_table);
+    ensure_rows(rows_ + n);
+    const int64_t S = sub.cross_bias.size(3), start = st_.length;
+    ensure_cross(S);
+    const double mask = mask_value(cross_bias_.scalar_type());
+    for (size_t i = 0; i < self_k_.size(); ++i) {
+        for (auto* pool : {&self_k_[i], &self_v_[i]}) pool->narrow(0, rows_, n).narrow(2, 0, start).zero_();
+        // The input's K/V [1, H, S, dk], one copy per row (rows of other inputs sit between).
+        for (auto [pool, kv] : {std::pair{&cross_k_[i], &sub.cross_k[i]}, std::pair{&cross_v_[i], &sub.cross_v[i]}}) {
+            at::Tensor rows = pool->narrow(0, rows_, n);
+            rows.narrow(2, 0, S).copy_(*kv);
+            rows.narrow(2, S, cross_cap_ - S).zero_();
+        }
+    }
+    at::Tensor cross = cross_bias_.narrow(0, rows_, n);
+    cross.narrow(3, 0, S).copy_(sub.cross_bias);
+    cross.narrow(3, S, cross_cap_ - S).fill_(mask);
+    at::Tensor keys = key_bias_.narrow(0, rows_, n);
+    keys.narrow(3, 0, start).fill_(mask);
+    keys.narrow(3, start, st_.capacity - start).zero_();
+    rows_ += n;
+    publish();
+    return start;
+}
+
+int64_t BatchCache::compact(const std::vector<int64_t>& starts) {
+    if (starts.empty()) return 0;
+    const int64_t shift = std::min(st_.length, *std::min_element(starts.begin(), starts.end()));
+    if (shift <= 0) return 0;
+    const int64_t keep = st_.length - shift;
+    for (auto* list : {&self_k_, &self_v_}) {
+        for (auto& t : *list) {
+            at::Tensor filled = t.narrow(0, 0, rows_);
+            if (keep > 0) filled.narrow(2, 0, keep).copy_(filled.narrow(2, shift, keep).clone());
+        }
+    }
+    const auto dev = key_bias_.device();
+    at::Tensor pos = at::arange(st_.capacity, at::TensorOptions().dtype(at::kLong).device(dev)).view({1, -1});
+    at::Tensor before = pos < (long_tensor(starts, dev) - shift).view({-1, 1});
+    at::Tensor bias = at::zeros(before.sizes(), key_bias_.options()).masked_fill_(before, mask_value(key_bias_.scalar_type()));
+    key_bias_.narrow(0, 0, rows_).copy_(bias.view({rows_, 1, 1, st_.capacity}));
+    st_.length = keep;
+    publish();
+    return shift;
+}
+
+void BatchCache::relocate(const std::vector<int64_t>& sources) {
+    std::vector<int64_t> from, to;
+    for (size_t j = 0; j < sources.size(); ++j) {
+        if (sources[j] != static_cast<int64_t>(j)) from.push_back(sources[j]), to.push_back(static_cast<int64_t>(j));
+    }
+    rows_ = static_cast<int64_t>(sources.size());
+    if (!from.empty()) {
+        const auto dev = key_bias_.device();
+        const at::Tensor src = long_tensor(from, dev), dst = long_tensor(to, dev);
+        // Through a gathered copy: a row may be both a source and a destination (beams).
+        auto move = [&](at::Tensor view) { view.index_copy_(0, dst, view.index_select(0, src)); };
+        for (auto* list : {&self_k_, &self_v_}) {
+            for (auto& t : *list) move(t.narrow(2, 0, st_.length));
+        }
+        for (auto* list : {&cross_k_, &cross_v_}) {
+            for (auto& t : *list) move(t);
+        }
+        move(cross_bias_);
+        move(key_bias_);
+    }
+    publish();
+}
+
+void BatchCache::publish() {
+    st_.self_k.resize(self_k_.size());
+    st_.self_v.resize(self_v_.size());
+    st_.cross_k.resize(cross_k_.size());
+    st_.cross_v.resize(cross_v_.size());
+    for (size_t i = 0; i < self_k_.size(); ++i) {
+        st_.self_k[i] = self_k_[i].narrow(0, 0, rows_);
+        st_.self_v[i] = self_v_[i].narrow(0, 0, rows_);
+    }
+    for (size_t i = 0; i < cross_k_.size(); ++i) {
+        st_.cross_k[i] = cross_k_[i].narrow(0, 0, rows_);
+        st_.cross_v[i] = cross_v_[i].narrow(0, 0, rows_);
+    }
+    st_.cross_bias = cross_bias_.defined() ? cross_bias_.narrow(0, 0, rows_) : at::Tensor();
+    st_.self_key_bias = key_bias_.defined() ? key_bias_.narrow(0, 0, rows_) : at::Tensor();
+    st_.cross_share = 1;
+    st_.spare = at::Tensor();
+}
+
+}  // namespace t5s::serve

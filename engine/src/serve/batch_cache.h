@@ -1,0 +1,55 @@
+#pragma once
+// The decoder caches of a running batch, kept in pools with spare rows and positions so that rows
+// joining and leaving move only their own data: a joining group's rows are written into free rows
+// at the end, and when rows leave, only the rows whose place changes are copied (a finished group's
+// place is taken by the last group when it has as many rows). Growth (rows, positions, encoder
+// length) reallocates with headroom, which happens a few times per busy period, not per request.
+//
+// Masked positions (before a row's first token; past its input's length in cross-attention) hold
+// zeros, as T5Network::start_decoding's caches do for a batch alone: a masked key must stay finite
+// (0 x NaN is NaN), and its weight after the softmax is exactly 0.
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "torch/t5_network.h"
+
+namespace t5s::serve {
+
+class BatchCache {
+public:
+    // The state decode_step reads and appends to: views of the pools' first rows().
+    DecoderState& state() { return st_; }
+    int64_t rows() const { return rows_; }
+    int64_t length() const { return st_.length; }
+
+    // Appends `n` rows that decode an input whose encoder-side state is `sub` (start_decoding with
+    // rows_per_input n; its self_bias_table is used when `capacity` exceeds the current one). The rows
+    // start at the current length; returns that position. `capacity`: positions the batch needs.
+    int64_t append(const DecoderState& sub, int64_t n, int64_t capacity);
+    // Positions free at the end after moving every row left by the earliest start in `starts` (the
+    // start of each row). Returns the shift, which the caller subtracts from its starts.
+    int64_t compact(const std::vector<int64_t>& starts);
+    // New row j continues old row sources[j] (sources.size() new rows). Rows already in place are
+    // not copied.
+    void relocate(const std::vector<int64_t>& sources);
+    void clear();
+
+private:
+    void ensure_rows(int64_t rows);
+    void ensure_positions(int64_t capacity, const at::Tensor& table);
+    void ensure_cross(int64_t length);
+    void publish();  // st_'s views over the pools' first rows_
+
+    // Pools: self K/V [R, H, capacity, dk], cross K/V [R, H, cross_cap, dk], cross bias and
+    // key bias [R, 1, 1, cross_cap / capacity].
+    std::vector<at::Tensor> self_k_, self_v_, cross_k_, cross_v_;
+    at::Tensor cross_bias_, key_bias_;
+    int64_t row_cap_ = 0, cross_cap_ = 0, rows_ = 0;
+    DecoderState st_;
+};
+
+// The additive mask value of `dtype` (as T5Network's masks).
+double mask_value(at::ScalarType dtype);
+
+}  // namespace t5s::serve
