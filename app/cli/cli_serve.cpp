@@ -44,10 +44,10 @@ std::vector<std::string> split_devices(const std::string& list) {
 }
 
 serve::ServeConfig config_from_flags(const Args& a) {
-    if (a.has("embedder")) throw Error(ErrorCode::Unsupported, "--embedder: not supported yet");
     serve::ServeConfig c;
     c.model_dir = a.require("model");
     c.adapter = a.get("adapter");
+    c.embedder = a.get("embedder");
     c.host = a.get("host", c.host);
     c.port = a.get_int("port", c.port, 0, 65535);
     if (a.has("api-key-file")) c.api_key = read_api_key(a.get("api-key-file"));
@@ -73,7 +73,7 @@ serve::ServeConfig config_from_flags(const Args& a) {
 const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
     {"model", "DIR", "model folder"},
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"embedder", "DIR", "sentence embedder for quality filters (not supported yet)"},
+    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank"},
     {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
     {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
     {"api-key-file", "F", "file holding the Bearer key clients must send"},
