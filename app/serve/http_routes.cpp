@@ -59,7 +59,7 @@ void augment_stream(httplib::Response& res, Service& svc, Scheduler& scheduler, 
                     std::shared_ptr<Channel> ch, std::shared_ptr<PeerWatch> peer) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream",
+        "text/event-stream; charset=utf-8",
         [&scheduler, job, ch, peer](size_t, httplib::DataSink& sink) {
             std::unique_lock<std::mutex> lock(ch->mutex);
             ch->cv.wait_for(lock, kPoll, [&] { return !ch->events.empty() || ch->outcome.has_value(); });

@@ -262,7 +262,7 @@ void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, c
 void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     for (auto& [p, where] : admit) {
         if (p->finished) continue;
-        if (p->groups.empty() && p->inputs_done == 0) p->outcome.queued_s = seconds_since(p->submitted);
+        if (where.first == 0 && where.second == 0) p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
         p->job->set_state(JobState::Running);
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
