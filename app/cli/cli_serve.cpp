@@ -36,9 +36,12 @@ std::vector<std::string> split_devices(const std::string& list) {
     std::stringstream s(list);
     for (std::string d; std::getline(s, d, ',');) {
         if (d.empty()) throw UsageError("--devices: empty entry in '" + list + "'");
-        if (d.rfind("cuda:", 0) == 0 && d != "cuda:0")
-            throw Error(ErrorCode::Unsupported, "--devices " + d + ": only cuda:0 is supported yet (the runtime has no device index)");
-        out.push_back(d.rfind("cuda", 0) == 0 ? "cuda" : d);
+        try {
+            runtime_from_flags(d, "fp32", 1);  // cpu, cuda or cuda:N; whether the device exists is checked at load
+        } catch (const Error& e) {
+            throw UsageError("--devices: " + std::string(e.what()));
+        }
+        out.push_back(d);
     }
     return out;
 }
@@ -83,7 +86,7 @@ const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continu
     {"device", "D", "auto (default), cpu or cuda"},
     {"threads", "N", "CPU threads, split between replicas (0 = physical cores)"},
     {"replicas", "N", "model replicas on the CPU, shortest queue first (default 1)"},
-    {"devices", "LIST", "one replica per device, e.g. cpu,cuda:0"},
+    {"devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)"},
     {"history", "PATH", "record every served request in this history"},
     {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
 }};

@@ -340,5 +340,15 @@ check(lora.stop() == 0, "adapter server: SIGTERM exit 0")
 p = subprocess.run([BIN, "serve", "--model", MODEL, "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=30)
 check(p.returncode == 2 and "without --api-key-file" in p.stderr, "non-loopback without key: rc %s %s" % (p.returncode, p.stderr))
 
+# ---- --devices: a malformed entry is a usage error; a GPU the machine lacks stops the load with one line ----
+p = subprocess.run([BIN, "serve", "--model", MODEL, "--devices", "cpu,cuda:x", "--port", "0"], capture_output=True, text=True, timeout=30)
+check(p.returncode == 2 and "cuda:x" in p.stderr, "--devices cuda:x: rc %s %s" % (p.returncode, p.stderr))
+if os.path.exists("/dev/nvidia1"):
+    print("skipped: --devices cuda:1 on a machine without a second GPU (this one has /dev/nvidia1)")
+else:
+    p = subprocess.run([BIN, "serve", "--model", MODEL, "--devices", "cuda:1", "--port", "0"], capture_output=True, text=True, timeout=60)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and "cuda:1" in lines[0], "--devices cuda:1 without that GPU: rc %s %r" % (p.returncode, p.stderr))
+
 print("serve test: %d failures" % len(failures))
 sys.exit(1 if failures else 0)
