@@ -26,10 +26,10 @@ constexpr int kMaxThreads = 1024;
 
 struct RuntimeOptions {
     Device device = Device::Auto;        // Auto: CUDA if available, else CPU
-    int device_index = 0;                // which CUDA device ("cuda:N"); the first by default
     Precision precision = Precision::Fp32;
     int threads = 0;                     // intra-op threads; 0 = number of physical cores
     std::filesystem::path adapter;       // LoRA adapter folder (PEFT format) applied at load; empty: none
+    int device_index = 0;                // which CUDA device ("cuda:N"); the first by default
 };
 
 struct ModelInfo {
