@@ -70,9 +70,9 @@ std::vector<GenerationResult> generate_scored(const Model& model, const Embedder
             results[i].seed = o.do_sample ? o.seed : -1;
             results[i].rounds = round + 1;
             for (auto& c : cands[k]) c.text = tok.decode(c.ids, true);
-            fresh.push_back({&inputs[i], screen_round(&inputs[i], std::move(cands[k]), o)});
+            fresh.push_back({&inputs[i], screen_round(&inputs[i], std::move(cands[k]), o), &o});
         }
-        score_round(model, embedder, o, &fresh);
+        score_round(model, embedder, &fresh, std::max(1, o.batch_size) * std::max(1, o.num_return_sequences));
         std::vector<size_t> still;
         for (size_t i : pending) {
             if (needs_more(inputs[i], o, effective_rank(o.rank, embedder))) still.push_back(i);

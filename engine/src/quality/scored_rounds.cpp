@@ -62,22 +62,21 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
     return fresh;
 }
 
-void score_round(const Model& model, const Embedder* embedder, const GenerationOptions& o, std::vector<RoundCandidates>* round) {
-    std::vector<std::string> texts, sources;
+void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
+    std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
     for (const auto& r : *round) {
         for (const auto& c : r.candidates) {
-            texts.push_back(c.text);
+            prefixed.push_back(r.options->task_prefix + c.text);
             sources.push_back(r.input->source);
         }
     }
-    if (texts.empty()) return;
-    const int rows = std::max(1, o.batch_size) * std::max(1, o.num_return_sequences);
-    const std::vector<double> back = back_scores(model, texts, sources, o.task_prefix, rows);
+    if (prefixed.empty()) return;
+    const std::vector<double> back = back_scores(model, prefixed, sources, "", rows_per_pass);
     if (embedder) add_similarities(*embedder, round);
     size_t k = 0;
     for (auto& r : *round) {
         for (auto& c : r.candidates) {
-            c.fluency = fluency_of(c, o);
+            c.fluency = fluency_of(c, *r.options);
             c.back_score = back[k++];
             c.change = change_score(c.text, r.input->source);
             r.input->pool.push_back(std::move(c));

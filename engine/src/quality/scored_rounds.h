@@ -39,13 +39,15 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 
 struct RoundCandidates {
     InputRounds* input = nullptr;
-    std::vector<Candidate> candidates;  // from screen_round
+    std::vector<Candidate> candidates;          // from screen_round
+    const GenerationOptions* options = nullptr;  // the input's settings (task prefix, fluency)
 };
 
-// Scores one round's candidates of several inputs in place (fluency, change, back_score in one
-// batched pass; with an embedder similarity, in one embedding call that also embeds the sources
-// not embedded yet) and appends them to their inputs' pools.
-void score_round(const Model& model, const Embedder* embedder, const GenerationOptions& o, std::vector<RoundCandidates>* round);
+// Scores one round's candidates of several inputs — of one request or of several — in place
+// (fluency, change; back_score in batched passes of up to rows_per_pass rows; with an embedder
+// similarity, in one embedding call that also embeds the sources not embedded yet) and appends them
+// to their inputs' pools.
+void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass);
 
 // True while the filters leave fewer than num_return_sequences candidates of the pool.
 bool needs_more(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key);

@@ -9,7 +9,6 @@ namespace t5s::serve {
 
 RequestRounds::RequestRounds(const std::vector<std::string>& texts, const GenerationOptions& options, const Embedder* embedder)
     : options_(options),
-      embedder_(embedder),
       rank_key_(effective_rank(options.rank, embedder != nullptr)),
       rounds_allowed_(rounds_allowed(options)),
       inputs_(texts.size()),
@@ -17,21 +16,24 @@ RequestRounds::RequestRounds(const std::vector<std::string>& texts, const Genera
     for (size_t i = 0; i < texts.size(); ++i) inputs_[i].source = texts[i];
 }
 
-RoundsOutcome RequestRounds::complete(const Model& model, std::vector<FinishedRound> rounds, std::vector<GenerationResult>* results) {
+std::vector<RoundCandidates> RequestRounds::screen(std::vector<FinishedRound> rounds, std::vector<GenerationResult>* results) {
     std::vector<RoundCandidates> fresh;
     for (auto& r : rounds) {
         (*results)[r.input].rounds = r.round + 1;
-        fresh.push_back({&inputs_[r.input], screen_round(&inputs_[r.input], std::move(r.candidates), options_)});
+        fresh.push_back({&inputs_[r.input], screen_round(&inputs_[r.input], std::move(r.candidates), options_), &options_});
+        screened_.push_back({r.input, r.round});
     }
-    score_round(model, embedder_, options_, &fresh);
+    return fresh;
+}
+
+RoundsOutcome RequestRounds::decide(std::vector<GenerationResult>* results) {
     RoundsOutcome out;
-    for (const auto& r : rounds) {
-        const size_t i = r.input;
-        if (r.round + 1 < rounds_allowed_ && needs_more(inputs_[i], options_, rank_key_)) {
+    for (const auto& [i, round] : screened_) {
+        if (round + 1 < rounds_allowed_ && needs_more(inputs_[i], options_, rank_key_)) {
             const std::vector<Candidate> settled = settled_candidates(inputs_[i], options_, rank_key_);
             for (size_t k = streamed_[i]; k < settled.size(); ++k) out.settled.push_back({i, settled[k]});
             streamed_[i] = std::max(streamed_[i], settled.size());
-            out.retries.push_back({i, r.round + 1});
+            out.retries.push_back({i, round + 1});
             continue;
         }
         GenerationResult& result = (*results)[i];
@@ -40,6 +42,7 @@ RoundsOutcome RequestRounds::complete(const Model& model, std::vector<FinishedRo
         streamed_[i] = result.candidates.size();
         out.finished.push_back(i);
     }
+    screened_.clear();
     return out;
 }
 

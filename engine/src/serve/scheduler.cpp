@@ -88,7 +88,7 @@ struct Scheduler::State {
     void add_groups(std::vector<Admission>& admit);
     void step_once();
     void complete_groups(const std::vector<serve::GroupId>& finished);
-    void complete_rounds(const std::shared_ptr<Pending>& p, std::vector<serve::FinishedRound> rounds);
+    void complete_rounds(const std::shared_ptr<Pending>& p);
     void finish(const std::shared_ptr<Pending>& p);
 };
 
@@ -277,8 +277,9 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     }
 }
 
-// The groups that finished in one step: decoded, then each request's rounds screened and scored
-// together (serve/request_rounds.h).
+// The groups that finished in one step: decoded, screened per request, then scored all together
+// (back_score passes of up to max_batch rows, one embedding call), then each request decides on
+// its next rounds (serve/request_rounds.h).
 void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finished) {
     const Tokenizer& tok = owner.model_.tokenizer();
     std::vector<std::pair<std::shared_ptr<Pending>, std::vector<serve::FinishedRound>>> by_request;
@@ -294,21 +295,25 @@ void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finish
         if (slot == by_request.end()) slot = by_request.insert(by_request.end(), {o.request, {}});
         slot->second.push_back({o.input, o.round, std::move(candidates)});
     }
-    for (auto& [p, rounds] : by_request) complete_rounds(p, std::move(rounds));
+    std::vector<RoundCandidates> round;
+    for (auto& [p, rounds] : by_request) {
+        for (auto& r : p->rounds->screen(std::move(rounds), &p->outcome.results)) round.push_back(std::move(r));
+    }
+    try {
+        score_round(owner.model_, owner.embedder_, &round, owner.limits_.max_batch);
+    } catch (const std::exception& e) {
+        const auto* error = dynamic_cast<const Error*>(&e);
+        for (auto& entry : by_request) fail(entry.first, error ? error->code() : ErrorCode::Internal, std::string("scoring candidates: ") + e.what());
+        return;
+    }
+    for (auto& entry : by_request) complete_rounds(entry.first);
 }
 
 // Settled candidates streamed; another round queued where the filters left too few and rounds
 // remain; the request completes with its last input.
-void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p, std::vector<serve::FinishedRound> rounds) {
+void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
     if (p->finished) return;
-    serve::RoundsOutcome next;
-    try {
-        next = p->rounds->complete(owner.model_, std::move(rounds), &p->outcome.results);
-    } catch (const Error& e) {
-        return fail(p, e.code(), e.what());
-    } catch (const std::exception& e) {
-        return fail(p, ErrorCode::Internal, std::string("scoring candidates: ") + e.what());
-    }
+    const serve::RoundsOutcome next = p->rounds->decide(&p->outcome.results);
     for (const auto& [input, c] : next.settled) {
         if (p->outcome.first_candidate_s < 0) p->outcome.first_candidate_s = seconds_since(p->submitted);
         if (p->events.on_candidate) p->events.on_candidate(input, c);
