@@ -3,6 +3,7 @@
 add_library(t5s_serve STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/batch_cache.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/batch_decoder.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/request_rounds.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/scheduler.cpp
 )
 target_include_directories(t5s_serve PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -36,18 +36,21 @@ std::vector<std::string> split_devices(const std::string& list) {
     std::stringstream s(list);
     for (std::string d; std::getline(s, d, ',');) {
         if (d.empty()) throw UsageError("--devices: empty entry in '" + list + "'");
-        if (d.rfind("cuda:", 0) == 0 && d != "cuda:0")
-            throw Error(ErrorCode::Unsupported, "--devices " + d + ": only cuda:0 is supported yet (the runtime has no device index)");
-        out.push_back(d.rfind("cuda", 0) == 0 ? "cuda" : d);
+        try {
+            runtime_from_flags(d, "fp32", 1);  // cpu, cuda or cuda:N; whether the device exists is checked at load
+        } catch (const Error& e) {
+            throw UsageError("--devices: " + std::string(e.what()));
+        }
+        out.push_back(d);
     }
     return out;
 }
 
 serve::ServeConfig config_from_flags(const Args& a) {
-    if (a.has("embedder")) throw Error(ErrorCode::Unsupported, "--embedder: not supported yet");
     serve::ServeConfig c;
     c.model_dir = a.require("model");
     c.adapter = a.get("adapter");
+    c.embedder = a.get("embedder");
     c.host = a.get("host", c.host);
     c.port = a.get_int("port", c.port, 0, 65535);
     if (a.has("api-key-file")) c.api_key = read_api_key(a.get("api-key-file"));
@@ -73,7 +76,7 @@ serve::ServeConfig config_from_flags(const Args& a) {
 const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
     {"model", "DIR", "model folder"},
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"embedder", "DIR", "sentence embedder for quality filters (not supported yet)"},
+    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank"},
     {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
     {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
     {"api-key-file", "F", "file holding the Bearer key clients must send"},
@@ -83,7 +86,7 @@ const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continu
     {"device", "D", "auto (default), cpu or cuda"},
     {"threads", "N", "CPU threads, split between replicas (0 = physical cores)"},
     {"replicas", "N", "model replicas on the CPU, shortest queue first (default 1)"},
-    {"devices", "LIST", "one replica per device, e.g. cpu,cuda:0"},
+    {"devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)"},
     {"history", "PATH", "record every served request in this history"},
     {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
 }};

@@ -59,7 +59,7 @@ void augment_stream(httplib::Response& res, Service& svc, Scheduler& scheduler, 
                     std::shared_ptr<Channel> ch, std::shared_ptr<PeerWatch> peer) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream",
+        "text/event-stream; charset=utf-8",
         [&scheduler, job, ch, peer](size_t, httplib::DataSink& sink) {
             std::unique_lock<std::mutex> lock(ch->mutex);
             ch->cv.wait_for(lock, kPoll, [&] { return !ch->events.empty() || ch->outcome.has_value(); });
@@ -101,7 +101,7 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
     }
     auto ch = std::make_shared<Channel>();
     const std::vector<std::string> texts = a.request.texts;
-    const bool stream = a.stream;
+    const bool stream = a.stream, keep_dropped = a.keep_dropped;
     const std::string model = svc.model_name();
     const int index = replica->index;
     RequestEvents events;
@@ -112,12 +112,12 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
             ch->cv.notify_all();
         };
     }
-    events.on_done = [ch, &svc, replica, stream, model, index](const RequestOutcome& o) {
+    events.on_done = [ch, &svc, replica, stream, keep_dropped, model, index](const RequestOutcome& o) {
         svc.record(*replica, o);
         std::lock_guard<std::mutex> lock(ch->mutex);
         if (stream) {
             ch->events.push_back(o.error ? sse("error", {{"error", o.error->message}, {"status", status_of(*o.error)}})
-                                         : sse("done", outcome_json(o, model, index)));
+                                         : sse("done", outcome_json(o, model, index, keep_dropped)));
         }
         ch->outcome = o;
         ch->cv.notify_all();
@@ -145,7 +145,7 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
     }
     const RequestOutcome& o = *ch->outcome;
     if (o.error) return send_error(res, status_of(*o.error), o.error->message);
-    send_json(res, 200, outcome_json(o, model, index));
+    send_json(res, 200, outcome_json(o, model, index, keep_dropped));
 }
 
 void settings(const httplib::Request& req, httplib::Response& res, Service& svc) {

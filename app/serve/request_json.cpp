@@ -1,10 +1,10 @@
 #include "serve/request_json.h"
 
 #include <algorithm>
-#include <iterator>
 #include <cmath>
 
 #include "cli/json_output.h"
+#include "cli/quality_flags.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 
@@ -25,22 +25,11 @@ bool is_option(const std::string& key) {
     return std::find(f.begin(), f.end(), key) != f.end();
 }
 
-// Quality filters and ranking that the scheduler does not compute yet: refused with a 400 rather
-// than accepted and silently not applied.
-bool is_unserved_quality_option(const std::string& key, const nlohmann::json& value) {
-    static const char* const kFields[] = {"min_similarity", "max_similarity", "min_change", "max_change",
-                                          "min_back_score", "near_duplicate", "rank"};
-    if (value.is_null()) return false;
-    if (key == "rank" && value == "none") return false;
-    return std::find(std::begin(kFields), std::end(kFields), key) != std::end(kFields);
-}
-
 // The option fields of `j` (type-checked by the history's parser, which names the field).
 GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* named) {
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : j.items()) {
         if (!is_option(key)) continue;
-        if (is_unserved_quality_option(key, value)) bad(key + ": quality filters and ranking are not applied by the server yet");
         options[key] = value;
         named->push_back(key);
     }
@@ -63,7 +52,7 @@ AugmentRequest parse_augment(const std::string& body) {
     const nlohmann::json j = parse_object(body);
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
-        if (key == "text" || key == "texts" || key == "stream" || key == "timeout_s" || is_option(key)) continue;
+        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || is_option(key)) continue;
         bad("unknown field '" + key + "'");
     }
     if (j.contains("text") == j.contains("texts")) bad("give 'text' (a string) or 'texts' (an array of strings)");
@@ -82,6 +71,10 @@ AugmentRequest parse_augment(const std::string& body) {
     if (j.contains("stream")) {
         if (!j["stream"].is_boolean()) bad("'stream' must be true or false");
         a.stream = j["stream"].get<bool>();
+    }
+    if (j.contains("keep_dropped")) {
+        if (!j["keep_dropped"].is_boolean()) bad("'keep_dropped' must be true or false");
+        a.keep_dropped = j["keep_dropped"].get<bool>();
     }
     if (j.contains("timeout_s")) {
         const auto& t = j["timeout_s"];
@@ -104,9 +97,9 @@ GenerationOptions apply_settings_update(const GenerationOptions& current, const 
     return merged;
 }
 
-nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, int replica) {
+nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, int replica, bool keep_dropped) {
     nlohmann::json results = nlohmann::json::array();
-    for (const auto& r : o.results) results.push_back(cli::result_json(r));
+    for (const auto& r : o.results) results.push_back(cli::result_json(r, keep_dropped));
     return {{"model", model},
             {"results", results},
             {"usage", {{"input_tokens", o.input_tokens}, {"output_tokens", o.output_tokens}}},
@@ -115,7 +108,9 @@ nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, i
 }
 
 nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& c) {
-    return {{"index", text_index}, {"input", input}, {"candidate", {{"text", c.text}, {"ids", c.ids}, {"score", c.score}}}};
+    nlohmann::json candidate = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
+    cli::add_candidate_scores(c, &candidate);
+    return {{"index", text_index}, {"input", input}, {"candidate", std::move(candidate)}};
 }
 
 }  // namespace t5s::serve

@@ -15,6 +15,7 @@ constexpr size_t kMaxTextsPerRequest = 256;
 struct AugmentRequest {
     ServeRequest request;
     bool stream = false;
+    bool keep_dropped = false;  // results list their dropped candidates, as generate --keep-dropped
 };
 
 // Throws t5s::Error(InvalidArgument) naming the field: malformed JSON, unknown fields, wrong types.
@@ -25,7 +26,8 @@ GenerationOptions apply_settings_update(const GenerationOptions& current, const 
 const std::vector<std::string>& option_fields();
 
 // {"model", "results": [generate --json results], "usage": {...}, "timing": {...}}.
-nlohmann::json outcome_json(const RequestOutcome& outcome, const std::string& model, int replica);
+nlohmann::json outcome_json(const RequestOutcome& outcome, const std::string& model, int replica, bool keep_dropped = false);
+// A streamed candidate: {"index", "input", "candidate": {"text", "ids", "score", and its scores}}.
 nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& candidate);
 
 }  // namespace t5s::serve

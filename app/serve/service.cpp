@@ -29,7 +29,8 @@ void declare_metrics(Metrics& m) {
     m.declare_counter("t5studio_generated_tokens_total", "Token ids of the candidates returned.");
     m.declare_counter("t5studio_decoded_tokens_total", "Tokens decoded (every row of every step, beams included).");
     m.declare_histogram("t5studio_batch_rows", "Rows per decoding step.", kRowBuckets);
-    m.declare_counter("t5studio_candidates_dropped_total", "Candidates the filters dropped, by reason.");
+    m.declare_counter("t5studio_candidates_dropped_total",
+                      "Candidates dropped (listed under \"dropped\" with keep_dropped), by the option that dropped them.");
     m.declare_gauge("t5studio_device_memory_used_bytes", "CUDA caching allocator: bytes held by live tensors (GPU only).");
     m.declare_gauge("process_resident_memory_bytes", "Resident memory of the process.");
 }
@@ -63,7 +64,14 @@ void Service::load() {
         replica->index = i;
         replica->model = Model::load(config_.model_dir, r);
         if (!replica->model->has_tokenizer()) throw Error(ErrorCode::FileNotFound, config_.model_dir + "/spiece.model: the model has no tokenizer");
-        replica->scheduler = std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue}, defaults_);
+        const Embedder* embedder = nullptr;
+        if (!config_.embedder.empty()) {
+            auto& shared = embedders_[device];
+            if (!shared) shared = Embedder::load(config_.embedder, r);
+            embedder = shared.get();
+        }
+        replica->scheduler =
+            std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue}, defaults_, embedder);
         Replica* raw = replica.get();
         replica->scheduler->set_step_observer([this, raw](const StepStats& s) {
             metrics_.observe("t5studio_batch_rows", replica_label(raw->index), s.rows);
@@ -107,9 +115,11 @@ void Service::record(const Replica& replica, const RequestOutcome& o) {
         metrics_.add("t5studio_input_tokens_total", labels, static_cast<double>(o.input_tokens));
         metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
         history_->record(o.results, o.options, o.total_s * 1000.0);
+        for (const auto& [reason, n] : o.dropped)
+            metrics_.add("t5studio_candidates_dropped_total", {{"replica", std::to_string(replica.index)}, {"reason", reason}},
+                         static_cast<double>(n));
     }
     if (o.first_candidate_s >= 0) metrics_.observe("t5studio_time_to_first_candidate_seconds", labels, o.first_candidate_s);
-    for (const auto& [reason, n] : o.dropped) metrics_.add("t5studio_candidates_dropped_total", {{"reason", reason}}, static_cast<double>(n));
 }
 
 std::string Service::render_metrics() {
@@ -134,6 +144,7 @@ nlohmann::json Service::health() const {
         j["device"] = replicas_[0]->model->info().device;
         j["dtype"] = replicas_[0]->model->info().precision;
         j["threads_per_replica"] = replicas_[0]->model->info().threads;
+        if (!config_.embedder.empty()) j["embedder"] = config_.embedder;
     }
     return j;
 }

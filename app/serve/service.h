@@ -4,6 +4,7 @@
 // writer. The HTTP layer (http_routes.cpp) only talks to this.
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "serve/history_writer.h"
 #include "serve/metrics.h"
+#include "t5s/embedder.h"
 #include "t5s/model.h"
 #include "t5s/scheduler.h"
 
@@ -19,6 +21,7 @@ namespace t5s::serve {
 struct ServeConfig {
     std::string model_dir;
     std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
+    std::string embedder;  // sentence-transformers folder for the similarity score; empty: none
     std::string host = "127.0.0.1";
     int port = 8000;
     std::string api_key;  // empty = none
@@ -71,6 +74,9 @@ private:
     std::shared_ptr<SettingsHandle> defaults_;
     Metrics metrics_;
     std::unique_ptr<HistoryWriter> history_;
+    // One sentence embedder per device, shared by the replicas there: embed() is const and keeps
+    // no state between calls, so schedulers call it concurrently. Outlives the replicas.
+    std::map<std::string, std::unique_ptr<Embedder>> embedders_;
     std::vector<std::unique_ptr<Replica>> replicas_;
     std::atomic<bool> ready_{false}, draining_{false};
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

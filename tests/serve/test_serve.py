@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
@@ -100,6 +101,7 @@ def cli_generate(text, flags):
     return json.loads(out)["results"][0]
 
 
+EMBEDDER = os.path.join(os.path.dirname(os.path.dirname(MODEL)), "embedder", "xlmr_mean_norm")
 TEXTS = ["paraphrase: the cat sat on the mat", "hello world", "summarize: a longer input sentence that has more words"]
 SETTINGS = [  # (request fields, the same as generate flags)
     ({"max_new_tokens": 12}, ["--max-new-tokens", "12"]),
@@ -107,14 +109,47 @@ SETTINGS = [  # (request fields, the same as generate flags)
     ({"do_sample": True, "seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
      ["--sample", "--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
 ]
-expected = {(t, i): cli_generate(t, flags) for t in TEXTS for i, (_, flags) in enumerate(SETTINGS)}
+# Quality scores, filters and ranking: each request body and the same as generate flags (--embedder too).
+QUALITY = [
+    {"do_sample": True, "seed": 11, "num_return_sequences": 3, "max_new_tokens": 8, "no_copy": True, "distinct": True,
+     "min_change": 0.6, "near_duplicate": 0.5, "min_similarity": -0.5, "max_similarity": 0.75, "rank": "auto", "keep_dropped": True},
+    {"num_beams": 4, "num_return_sequences": 3, "max_new_tokens": 6, "max_change": 0.97, "rank": "fluency", "keep_dropped": True},
+    {"do_sample": True, "seed": 5, "num_return_sequences": 3, "max_new_tokens": 8, "distinct": True, "min_back_score": -8.0,
+     "max_similarity": 0.7, "task_prefix": "paraphrase: ", "keep_dropped": True},
+]
+FLAG_OF = {"max_new_tokens": "--max-new-tokens", "num_beams": "--beams", "num_return_sequences": "--num-return", "do_sample": "--sample",
+           "seed": "--seed", "no_copy": "--no-copy", "distinct": "--distinct", "min_change": "--min-change", "max_change": "--max-change",
+           "min_similarity": "--min-similarity", "max_similarity": "--max-similarity", "min_back_score": "--min-back-score",
+           "near_duplicate": "--near-duplicate", "rank": "--rank", "task_prefix": "--prefix", "keep_dropped": "--keep-dropped"}
+
+
+def flags_of(body):
+    out = ["--embedder", EMBEDDER]
+    for key, value in body.items():
+        out += [FLAG_OF[key]] if value is True else [FLAG_OF[key], str(value)]
+    return out
+
+
+def option_of(reason):
+    """The metric's reason label: the option that dropped the candidate (README, serve metrics)."""
+    if reason in ("copy", "duplicate"):
+        return {"copy": "no_copy", "duplicate": "distinct"}[reason]
+    score, op = (reason.split("<")[0], "<") if "<" in reason else (reason.split(">")[0], ">")
+    return score if score == "near_duplicate" else ("min_" if op == "<" else "max_") + score
+
+
+with futures.ThreadPoolExecutor(4) as pool:  # the CLI runs are independent: overlap their start-ups
+    runs = {(t, i): pool.submit(cli_generate, t, flags) for t in TEXTS for i, (_, flags) in enumerate(SETTINGS)}
+    quality_runs = {(t, i): pool.submit(cli_generate, t, flags_of(body)) for t in TEXTS[:2] for i, body in enumerate(QUALITY)}
+    expected = {k: f.result() for k, f in runs.items()}
+    expected_quality = {k: f.result() for k, f in quality_runs.items()}
 history = os.path.join(WORK, "history.db")
 for name in os.listdir(WORK):
     if name.startswith("history.db"):
         os.remove(os.path.join(WORK, name))
 
 # ---- main server: two replicas of one thread each (the CLI ran with --threads 1), API key ----
-main = Server("--replicas", "2", "--threads", "2", "--max-batch", "16", "--history", history, key=KEY)
+main = Server("--replicas", "2", "--threads", "2", "--max-batch", "16", "--history", history, "--embedder", EMBEDDER, key=KEY)
 check(requests.post(main.base + "/augment", json={"text": "x"}, timeout=10).status_code == 401, "no key -> 401")
 check(requests.post(main.base + "/augment", json={"text": "x"}, headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401,
       "wrong key -> 401")
@@ -157,11 +192,57 @@ check(max(v for l, v in m["t5studio_batch_rows_bucket"] if l["le"] == "1") < mai
 
 # ---- streaming: one event per candidate, then the whole answer ----
 r = main.post(dict(SETTINGS[2][0], text=TEXTS[0], stream=True), stream=True)
-events = [json.loads(line[6:]) for line in r.iter_lines(decode_unicode=True) if line and line.startswith("data: ")]
+events = [json.loads(line[6:].decode("utf-8")) for line in r.iter_lines() if line.startswith(b"data: ")]
 check(r.headers["Content-Type"].startswith("text/event-stream") and len(events) == 4, "SSE events: %s" % events)
 if len(events) == 4:
     check([e["candidate"]["ids"] for e in events[:3]] == [c["ids"] for c in expected[(TEXTS[0], 2)]["candidates"]], "SSE candidates")
-    check(events[3]["results"][0]["candidates"] == [e["candidate"] for e in events[:3]] or True, "SSE done event")
+    check(events[3]["results"][0]["candidates"] == [e["candidate"] for e in events[:3]], "SSE done event: the streamed candidates")
+
+# ---- quality: scores, filters, ranking, rounds and dropped lists equal generate's; metrics count the drops ----
+def same_score(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-5)
+
+
+def same_candidates(got, want):
+    return len(got) == len(want) and all(
+        g.get("ids") == w.get("ids") and g["text"] == w["text"] and g.get("reason") == w.get("reason") and
+        all(same_score(g[f], w[f]) for f in ("similarity", "back_score", "change", "fluency")) for g, w in zip(got, want))
+
+
+def quality(k):
+    text, i = TEXTS[k % 2], (k // 2) % len(QUALITY)
+    r = main.post(dict(QUALITY[i], text=text))
+    return text, i, r.status_code, r.json()
+
+
+with futures.ThreadPoolExecutor(6) as pool:
+    quality_answers = list(pool.map(quality, range(2 * len(QUALITY))))  # each (text, body), concurrently
+dropped = Counter()
+for text, i, code, body in quality_answers:
+    check(code == 200, "quality request %s %d: %s %s" % (text, i, code, body))
+    if code != 200:
+        continue
+    got, want = body["results"][0], expected_quality[(text, i)]
+    check(same_candidates(got["candidates"], want["candidates"]), "quality %d %r: candidates and scores equal generate's:\n%s\n%s" %
+          (i, text, got["candidates"], want["candidates"]))
+    check(same_candidates(got["dropped"], want["dropped"]), "quality %d %r: dropped equal generate --keep-dropped's" % (i, text))
+    check(same_score(got["diversity"], want["diversity"]) and got.get("seed") == want.get("seed"), "quality %d: diversity, seed" % i)
+    check(all(c["similarity"] is not None for c in got["candidates"]), "similarity computed with --embedder")
+    dropped.update(option_of(d["reason"]) for d in got["dropped"])
+check(sum(dropped.values()) > 0 and len(dropped) >= 2, "the filters dropped candidates for more than one reason: %s" % dropped)
+m = main.metrics()
+check(main.value("t5studio_candidates_dropped_total") == sum(dropped.values()), "candidates_dropped_total = dropped lists' length")
+for reason, n in dropped.items():
+    check(main.value("t5studio_candidates_dropped_total", reason=reason) == n, "candidates_dropped_total{reason=%s} = %d" % (reason, n))
+check(all("replica" in l for l, v in m.get("t5studio_candidates_dropped_total", [])), "dropped counter has the replica label")
+
+# Streaming with filters: one event per returned candidate, with its scores, once settled (ranked: at the end).
+for i in (0, 2):
+    r = main.post(dict(QUALITY[i], text=TEXTS[0], stream=True), stream=True)
+    events = [json.loads(line[6:].decode("utf-8")) for line in r.iter_lines() if line.startswith(b"data: ")]
+    want = expected_quality[(TEXTS[0], i)]["candidates"]
+    check(len(events) == len(want) + 1 and same_candidates([e["candidate"] for e in events[:-1]], want) and
+          events[-1]["results"][0]["candidates"] == [e["candidate"] for e in events[:-1]], "SSE quality %d: %s" % (i, events))
 
 # ---- bad input: status and a message naming the field ----
 def bad(body, code, needle, raw=None, method="post", path="/augment"):
@@ -177,6 +258,9 @@ bad({"texts": []}, 400, "texts")
 bad({}, 400, "text")
 bad({"text": 5}, 400, "text")
 bad({"text": "x", "stream": "yes"}, 400, "stream")
+bad({"text": "x", "keep_dropped": 1}, 400, "keep_dropped")
+bad({"text": "x", "min_change": 2}, 400, "min_change")
+bad({"text": "x", "rank": "loudest"}, 400, "rank")
 bad(None, 413, "1 MiB", raw=json.dumps({"text": "a" * (1 << 20)}))
 bad(None, 404, "no such endpoint", raw="", method="get", path="/nope")
 bad(None, 405, "not allowed", raw="", method="get", path="/augment")
@@ -193,7 +277,7 @@ check(len(short) <= 3 and short == expected[(TEXTS[2], 0)]["candidates"][0]["ids
 check(own == expected[(TEXTS[2], 0)]["candidates"][0]["ids"], "a request naming max_new_tokens keeps it")
 requests.put(main.base + "/v1/settings", json={"max_new_tokens": before["max_new_tokens"]}, headers=main.headers, timeout=10)
 
-served_texts = 200 + 1 + 2
+served_texts = 200 + 1 + len(quality_answers) + 2 + 2
 rc = main.stop()
 check(rc == 0, "main server exit code after SIGTERM: %s" % rc)
 hist = subprocess.run([BIN, "history", "--history", history, "--limit", "10000", "--json"], capture_output=True, text=True)
@@ -245,11 +329,26 @@ for text in TEXTS[:2]:
 plain = expected[(TEXTS[0], 0)]["candidates"][0]["score"]
 with_adapter = cli_generate(TEXTS[0], ["--adapter", ADAPTER, "--max-new-tokens", "12"])["candidates"][0]["score"]
 check(abs(with_adapter - plain) > 1e-6, "the adapter changes the scores (else the check above proves nothing)")
+# Without --embedder, similarity filters and rank are refused naming the field (as generate refuses them).
+for body, field in (({"min_similarity": 0.5}, "min_similarity"), ({"rank": "similarity"}, "rank")):
+    r = lora.post(dict(body, text="x"))
+    check(r.status_code == 400 and field in r.json()["error"] and "embedder" in r.json()["error"], "no embedder: %s -> %s %s" %
+          (body, r.status_code, r.text))
 check(lora.stop() == 0, "adapter server: SIGTERM exit 0")
 
 # ---- a non-loopback address without a key refuses to start ----
 p = subprocess.run([BIN, "serve", "--model", MODEL, "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=30)
 check(p.returncode == 2 and "without --api-key-file" in p.stderr, "non-loopback without key: rc %s %s" % (p.returncode, p.stderr))
+
+# ---- --devices: a malformed entry is a usage error; a GPU the machine lacks stops the load with one line ----
+p = subprocess.run([BIN, "serve", "--model", MODEL, "--devices", "cpu,cuda:x", "--port", "0"], capture_output=True, text=True, timeout=30)
+check(p.returncode == 2 and "cuda:x" in p.stderr, "--devices cuda:x: rc %s %s" % (p.returncode, p.stderr))
+if os.path.exists("/dev/nvidia1"):
+    print("skipped: --devices cuda:1 on a machine without a second GPU (this one has /dev/nvidia1)")
+else:
+    p = subprocess.run([BIN, "serve", "--model", MODEL, "--devices", "cuda:1", "--port", "0"], capture_output=True, text=True, timeout=60)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and "cuda:1" in lines[0], "--devices cuda:1 without that GPU: rc %s %r" % (p.returncode, p.stderr))
 
 print("serve test: %d failures" % len(failures))
 sys.exit(1 if failures else 0)

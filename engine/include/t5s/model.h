@@ -29,6 +29,7 @@ struct RuntimeOptions {
     Precision precision = Precision::Fp32;
     int threads = 0;                     // intra-op threads; 0 = number of physical cores
     std::filesystem::path adapter;       // LoRA adapter folder (PEFT format) applied at load; empty: none
+    int device_index = 0;                // which CUDA device ("cuda:N"); the first by default
 };
 
 struct ModelInfo {

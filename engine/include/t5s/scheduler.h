@@ -3,8 +3,8 @@
 // it. Requests wait in a FIFO queue; before every decoding step the requests at the head of the
 // queue are encoded and their rows (candidates, beams) join the running batch, and rows that
 // finished leave it, so a short request never waits for a long one. Every request's output is
-// what Model::generate gives for each of its texts alone (same greedy and beam ids, same sampled
-// ids for the same seed). Requests are Jobs in the scheduler's JobRegistry: cancelling the job
+// what generate_scored (t5s/candidate_scores.h) gives for each of its texts alone (same greedy and
+// beam ids, same sampled ids for the same seed, same scores, filters, ranking and rounds). Requests are Jobs in the scheduler's JobRegistry: cancelling the job
 // (or passing its timeout) takes its rows out of the batch at the next step.
 //
 // Used by `t5studio serve` (one scheduler per replica); written so that the desktop engine thread
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "t5s/embedder.h"
 #include "t5s/generation_options.h"
 #include "t5s/jobs.h"
 #include "t5s/model.h"
@@ -39,7 +40,8 @@ struct RequestOutcome {
     GenerationOptions options;               // the settings it ran with
     int64_t input_tokens = 0;                // tokens of the texts (</s> included)
     int64_t output_tokens = 0;               // ids of the candidates returned
-    std::map<std::string, int64_t> dropped;  // candidates the filters dropped, by reason ("no_copy", "distinct")
+    std::map<std::string, int64_t> dropped;  // candidates dropped, by the option that dropped them ("no_copy",
+                                             // "distinct", "min_change", "near_duplicate"...); = results' dropped
     double queued_s = 0.0;                   // submission -> first rows in the batch
     double first_candidate_s = -1.0;         // submission -> first candidate (-1: none)
     double total_s = 0.0;
@@ -47,7 +49,10 @@ struct RequestOutcome {
 
 struct RequestEvents {
     // Both run on the scheduler thread: keep them short (hand the data to another thread).
-    std::function<void(size_t text_index, const Candidate& candidate)> on_candidate;  // each kept candidate
+    // on_candidate: each returned candidate, with its scores, once it is settled: without a ranking
+    // when its round is scored (later rounds only add after it), with a ranking when its text's
+    // rounds end; in the order of the result.
+    std::function<void(size_t text_index, const Candidate& candidate)> on_candidate;
     std::function<void(const RequestOutcome& outcome)> on_done;                        // exactly once
 };
 
@@ -71,9 +76,12 @@ struct StepStats {
 
 class Scheduler {
 public:
-    // `model` must outlive the scheduler. `defaults` are the live default settings (shared with
-    // whoever changes them; a change applies to requests submitted afterwards).
-    Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults);
+    // `model` (and `embedder`) must outlive the scheduler. `defaults` are the live default settings
+    // (shared with whoever changes them; a change applies to requests submitted afterwards).
+    // `embedder` (may be null; its embed() is called on the scheduler thread) gives the candidates
+    // their similarity, as generate_scored does; without it a similarity filter or rank is refused.
+    Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults,
+              const Embedder* embedder = nullptr);
     ~Scheduler();  // cancels what is left and joins the thread
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -99,6 +107,7 @@ private:
     void run();
 
     const Model& model_;
+    const Embedder* embedder_;
     SchedulerLimits limits_;
     std::shared_ptr<SettingsHandle> defaults_;
     JobRegistry jobs_;

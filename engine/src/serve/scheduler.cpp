@@ -1,6 +1,7 @@
 // The scheduler thread: FIFO admission into the shared batch, one decoding step at a time,
-// cancellation and timeouts between steps, per-input rounds for the no_copy / distinct filters
-// (as Model::generate runs them). Torch-free: the tensors live in BatchDecoder.
+// cancellation and timeouts between steps; finished rounds go through the quality steps of
+// generate_scored (serve/request_rounds.h) and may re-enter the batch. Torch-free: the tensors live
+// in BatchDecoder.
 #include "t5s/scheduler.h"
 
 #include <nlohmann/json.hpp>
@@ -16,11 +17,11 @@
 
 #include "generation_limits.h"
 #include "serve/batch_decoder.h"
+#include "serve/request_rounds.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
-#include "text_normalize.h"
 
 namespace t5s {
 namespace {
@@ -35,7 +36,7 @@ struct Pending {
     std::vector<std::vector<int>> ids;
     RequestEvents events;
     RequestOutcome outcome;
-    std::vector<std::set<std::string>> seen;
+    std::unique_ptr<serve::RequestRounds> rounds;  // scores, filters, rounds, selection
     Clock::time_point submitted;
     std::optional<Clock::time_point> deadline;
     size_t next_input = 0;  // next text whose first round joins the batch
@@ -86,12 +87,13 @@ struct Scheduler::State {
     void fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message);
     void add_groups(std::vector<Admission>& admit);
     void step_once();
-    void complete_group(serve::GroupId id, std::vector<Candidate> candidates);
+    void complete_groups(const std::vector<serve::GroupId>& finished);
+    void complete_rounds(const std::shared_ptr<Pending>& p);
     void finish(const std::shared_ptr<Pending>& p);
 };
 
-Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults)
-    : model_(model), limits_(limits), defaults_(std::move(defaults)), state_(std::make_unique<State>(*this)) {
+Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults, const Embedder* embedder)
+    : model_(model), embedder_(embedder), limits_(limits), defaults_(std::move(defaults)), state_(std::make_unique<State>(*this)) {
     if (!defaults_) defaults_ = std::make_shared<SettingsHandle>();
     limits_.max_batch = std::max(1, limits_.max_batch);
     limits_.max_queue = std::max(1, limits_.max_queue);
@@ -126,11 +128,12 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     auto p = std::make_shared<Pending>();
     GenerationOptions o = merge_named_options(defaults_->get(), request.options, request.named);
     validate_generation_options(o);
+    require_scores_available(o, embedder_);
     if (o.do_sample) o.seed = resolve_seed(o.seed);
     const Tokenizer& tok = model_.tokenizer();
     for (size_t i = 0; i < request.texts.size(); ++i) {
         require_valid_utf8(request.texts[i], request.texts.size() == 1 ? "text" : "texts[" + std::to_string(i) + "]");
-        p->ids.push_back(tok.encode(request.texts[i]));
+        p->ids.push_back(tok.encode(o.task_prefix + request.texts[i]));
         p->outcome.input_tokens += static_cast<int64_t>(p->ids.back().size());
     }
     check_source_lengths(p->ids, model_.info().config, o);
@@ -147,7 +150,7 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
         p->outcome.results[i].input = p->texts[i];
         p->outcome.results[i].seed = o.do_sample ? o.seed : -1;
     }
-    p->seen.resize(p->texts.size());
+    p->rounds = std::make_unique<serve::RequestRounds>(p->texts, o, embedder_);
     p->events = std::move(events);
     p->submitted = Clock::now();
     if (request.timeout_s > 0) p->deadline = p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
@@ -259,7 +262,7 @@ void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, c
 void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     for (auto& [p, where] : admit) {
         if (p->finished) continue;
-        if (p->groups.empty() && p->inputs_done == 0) p->outcome.queued_s = seconds_since(p->submitted);
+        if (where.first == 0 && where.second == 0) p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
         p->job->set_state(JobState::Running);
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
@@ -274,46 +277,59 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     }
 }
 
-// A group's candidates: decoded, filtered (no_copy / distinct), streamed; another round when the
-// filters left too few and rounds remain; the request completes with its last input.
-void Scheduler::State::complete_group(serve::GroupId id, std::vector<Candidate> candidates) {
-    auto it = owners.find(id);
-    if (it == owners.end()) return;
-    GroupOwner o = it->second;
-    owners.erase(it);
-    Pending& p = *o.request;
-    p.groups.erase(id);
-    const GenerationOptions& opt = p.outcome.options;
-    GenerationResult& r = p.outcome.results[o.input];
-    r.rounds = o.round + 1;
+// The groups that finished in one step: decoded, screened per request, then scored all together
+// (back_score passes of up to max_batch rows, one embedding call), then each request decides on
+// its next rounds (serve/request_rounds.h).
+void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finished) {
     const Tokenizer& tok = owner.model_.tokenizer();
-    const std::string source = normalize_for_compare(p.texts[o.input]);
-    for (auto& c : candidates) {
-        if (static_cast<int>(r.candidates.size()) >= opt.num_return_sequences) break;
-        c.text = tok.decode(c.ids, true);
-        const std::string key = normalize_for_compare(c.text);
-        if (opt.no_copy && key == source) {
-            p.outcome.dropped["no_copy"] += 1;
-            continue;
-        }
-        if (opt.distinct && !p.seen[o.input].insert(key).second) {
-            p.outcome.dropped["distinct"] += 1;
-            continue;
-        }
-        if (p.outcome.first_candidate_s < 0) p.outcome.first_candidate_s = seconds_since(p.submitted);
-        if (p.events.on_candidate) p.events.on_candidate(o.input, c);
-        p.outcome.output_tokens += static_cast<int64_t>(c.ids.size());
-        r.candidates.push_back(std::move(c));
+    std::vector<std::pair<std::shared_ptr<Pending>, std::vector<serve::FinishedRound>>> by_request;
+    for (auto gid : finished) {
+        std::vector<Candidate> candidates = decoder->take_results(gid);
+        auto it = owners.find(gid);
+        if (it == owners.end()) continue;
+        GroupOwner o = it->second;
+        owners.erase(it);
+        o.request->groups.erase(gid);
+        for (auto& c : candidates) c.text = tok.decode(c.ids, true);
+        auto slot = std::find_if(by_request.begin(), by_request.end(), [&](const auto& r) { return r.first == o.request; });
+        if (slot == by_request.end()) slot = by_request.insert(by_request.end(), {o.request, {}});
+        slot->second.push_back({o.input, o.round, std::move(candidates)});
     }
-    const int rounds = ((opt.no_copy || opt.distinct) && opt.do_sample) ? opt.max_rounds : 1;
-    if (static_cast<int>(r.candidates.size()) < opt.num_return_sequences && o.round + 1 < rounds) {
-        std::lock_guard<std::mutex> lock(mutex);
-        retries.push_back({o.request, {o.input, o.round + 1}});
+    std::vector<RoundCandidates> round;
+    for (auto& [p, rounds] : by_request) {
+        for (auto& r : p->rounds->screen(std::move(rounds), &p->outcome.results)) round.push_back(std::move(r));
+    }
+    try {
+        score_round(owner.model_, owner.embedder_, &round, owner.limits_.max_batch);
+    } catch (const std::exception& e) {
+        const auto* error = dynamic_cast<const Error*>(&e);
+        for (auto& entry : by_request) fail(entry.first, error ? error->code() : ErrorCode::Internal, std::string("scoring candidates: ") + e.what());
         return;
     }
-    p.inputs_done += 1;
-    p.job->set_progress(static_cast<int64_t>(p.inputs_done), static_cast<int64_t>(p.texts.size()));
-    if (p.inputs_done == p.texts.size()) finish(o.request);
+    for (auto& entry : by_request) complete_rounds(entry.first);
+}
+
+// Settled candidates streamed; another round queued where the filters left too few and rounds
+// remain; the request completes with its last input.
+void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
+    if (p->finished) return;
+    const serve::RoundsOutcome next = p->rounds->decide(&p->outcome.results);
+    for (const auto& [input, c] : next.settled) {
+        if (p->outcome.first_candidate_s < 0) p->outcome.first_candidate_s = seconds_since(p->submitted);
+        if (p->events.on_candidate) p->events.on_candidate(input, c);
+    }
+    if (!next.retries.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (const auto& r : next.retries) retries.push_back({p, r});
+    }
+    for (size_t input : next.finished) {
+        const GenerationResult& r = p->outcome.results[input];
+        for (const auto& c : r.candidates) p->outcome.output_tokens += static_cast<int64_t>(c.ids.size());
+        for (const auto& d : r.dropped) p->outcome.dropped[option_of_reason(d.reason)] += 1;
+        p->inputs_done += 1;
+    }
+    p->job->set_progress(static_cast<int64_t>(p->inputs_done), static_cast<int64_t>(p->texts.size()));
+    if (p->inputs_done == p->texts.size()) finish(p);
 }
 
 void Scheduler::State::step_once() {
@@ -341,7 +357,7 @@ void Scheduler::State::step_once() {
             observer_copy = observer;
         }
         if (observer_copy && report.rows > 0) observer_copy({report.rows, report.rows, seconds_since(start)});
-        for (auto gid : report.groups_finished) complete_group(gid, decoder->take_results(gid));
+        complete_groups(report.groups_finished);
     }
     std::lock_guard<std::mutex> lock(mutex);
     stats.running_sequences = decoder->rows();

@@ -80,12 +80,19 @@ ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
     ResolvedRuntime r;
     // An explicit CPU request never loads the CUDA backend.
     const bool has_cuda = options.device != Device::Cpu && cuda_available(options.device == Device::Cuda);
+    const std::string cuda_name = options.device_index > 0 ? "cuda:" + std::to_string(options.device_index) : "cuda";
     if (options.device == Device::Cuda && !has_cuda) {
         const std::string why = cuda_backend_message();
         throw Error(ErrorCode::InvalidArgument,
-                    "device 'cuda' requested but no CUDA GPU is available on this machine" + (why.empty() ? "" : " (" + why + ")"));
+                    "device '" + cuda_name + "' requested but no CUDA GPU is available on this machine" + (why.empty() ? "" : " (" + why + ")"));
     }
-    r.device = has_cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+    if (has_cuda) {
+        const int count = static_cast<int>(at::detail::getCUDAHooks().deviceCount());
+        if (options.device_index < 0 || options.device_index >= count)
+            throw Error(ErrorCode::InvalidArgument, "device '" + cuda_name + "' requested but this machine has " + std::to_string(count) +
+                                                        " CUDA device(s): cuda:0 to cuda:" + std::to_string(count - 1));
+    }
+    r.device = has_cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device_index)) : at::Device(at::kCPU);
     r.precision = options.precision;
     if (r.precision == Precision::Fp16 && r.device.is_cpu()) {
         throw Error(ErrorCode::InvalidArgument, "dtype fp16 runs on CUDA only; use bf16 or int8 on the CPU");

@@ -1,0 +1,118 @@
+// The per-input steps of quality-aware generation (quality/scored_rounds.h): screening a round
+// (no_copy / distinct), scoring it, deciding on another round, the final selection.
+#include "quality/scored_rounds.h"
+
+#include <algorithm>
+
+#include "quality/candidate_filters.h"
+#include "t5s/candidate_scores.h"
+#include "t5s/error.h"
+#include "t5s/quality.h"
+#include "text_normalize.h"
+
+namespace t5s {
+namespace {
+
+bool filters_active(const GenerationOptions& o) {
+    return o.no_copy || o.distinct || o.min_similarity || o.max_similarity || o.min_change || o.max_change || o.min_back_score ||
+           o.near_duplicate;
+}
+
+// Similarity of each candidate of the round: one embedding call over the sources not embedded
+// yet, then the candidates.
+void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
+    std::vector<std::string> texts;
+    std::vector<InputRounds*> unembedded;
+    for (auto& r : *round) {
+        if (!r.input->source_embedding.empty() || std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end()) continue;
+        unembedded.push_back(r.input);
+        texts.push_back(r.input->source);
+    }
+    for (const auto& r : *round) {
+        for (const auto& c : r.candidates) texts.push_back(c.text);
+    }
+    std::vector<std::vector<float>> embeddings = embedder.embed(texts);
+    size_t k = 0;
+    for (InputRounds* input : unembedded) input->source_embedding = std::move(embeddings[k++]);
+    for (auto& r : *round) {
+        for (auto& c : r.candidates) c.similarity = cosine_similarity(embeddings[k++], r.input->source_embedding);
+    }
+}
+
+}  // namespace
+
+int rounds_allowed(const GenerationOptions& o) { return (filters_active(o) && o.do_sample) ? o.max_rounds : 1; }
+
+void require_scores_available(const GenerationOptions& o, const Embedder* embedder) {
+    if (embedder) return;
+    if (o.rank == "similarity") throw Error(ErrorCode::InvalidArgument, "invalid generation setting: rank similarity needs an embedder");
+    if (o.min_similarity || o.max_similarity)
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: min_similarity/max_similarity need an embedder");
+}
+
+std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> decoded, const GenerationOptions& o) {
+    const std::string source = normalize_for_compare(input->source);
+    std::vector<Candidate> fresh;
+    for (auto& c : decoded) {
+        const std::string key = normalize_for_compare(c.text);
+        if (o.no_copy && key == source) input->dropped.push_back({std::move(c), kCopyReason});
+        else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), kDuplicateReason});
+        else fresh.push_back(std::move(c));
+    }
+    return fresh;
+}
+
+void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
+    std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
+    for (const auto& r : *round) {
+        for (const auto& c : r.candidates) {
+            prefixed.push_back(r.options->task_prefix + c.text);
+            sources.push_back(r.input->source);
+        }
+    }
+    if (prefixed.empty()) return;
+    const std::vector<double> back = back_scores(model, prefixed, sources, "", rows_per_pass);
+    if (embedder) add_similarities(*embedder, round);
+    size_t k = 0;
+    for (auto& r : *round) {
+        for (auto& c : r.candidates) {
+            c.fluency = fluency_of(c, *r.options);
+            c.back_score = back[k++];
+            c.change = change_score(c.text, r.input->source);
+            r.input->pool.push_back(std::move(c));
+        }
+        r.candidates.clear();
+    }
+}
+
+bool needs_more(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key) {
+    const size_t wanted = static_cast<size_t>(o.num_return_sequences);
+    return select_candidates(input.pool, o, rank_key, wanted).kept.size() < wanted;
+}
+
+std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key) {
+    if (!rank_key.empty()) return {};
+    return select_candidates(input.pool, o, rank_key, static_cast<size_t>(o.num_return_sequences)).kept;
+}
+
+void finish_result(InputRounds input, const GenerationOptions& o, const std::string& rank_key, GenerationResult* result) {
+    CandidateSelection s = select_candidates(std::move(input.pool), o, rank_key, static_cast<size_t>(o.num_return_sequences));
+    result->candidates = std::move(s.kept);
+    result->dropped = std::move(input.dropped);
+    for (auto& d : s.dropped) result->dropped.push_back(std::move(d));
+    std::vector<std::string> kept_texts;
+    for (const auto& c : result->candidates) kept_texts.push_back(c.text);
+    result->diversity = diversity_score(kept_texts);
+}
+
+std::string option_of_reason(const std::string& reason) {
+    if (reason == kCopyReason) return "no_copy";
+    if (reason == kDuplicateReason) return "distinct";
+    const size_t op = reason.find_first_of("<>");
+    if (op == std::string::npos) return reason;
+    const std::string score = reason.substr(0, op);
+    if (score == "near_duplicate") return score;
+    return (reason[op] == '<' ? "min_" : "max_") + score;
+}
+
+}  // namespace t5s

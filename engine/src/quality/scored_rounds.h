@@ -1,0 +1,69 @@
+#pragma once
+// The steps of quality-aware generation (t5s/candidate_scores.h) for one input whose rounds are
+// decoded elsewhere: generate_scored runs them over Model::generate_ids, the serving scheduler over
+// its shared batch. Both call these, so a served candidate gets exactly the scores, filters,
+// ranking and rounds of `generate`. Torch-free.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "t5s/embedder.h"
+#include "t5s/generation_options.h"
+#include "t5s/model.h"
+
+namespace t5s {
+
+// Reasons of the filters that run while decoding (the score filters' come from filter_reason).
+inline constexpr const char* kCopyReason = "copy";            // no_copy
+inline constexpr const char* kDuplicateReason = "duplicate";  // distinct
+
+// One input on its way through the rounds.
+struct InputRounds {
+    std::string source;                     // the text, without the task prefix
+    std::vector<float> source_embedding;    // empty until the first round scored with an embedder
+    std::set<std::string> seen;             // distinct: the normalised texts so far
+    std::vector<Candidate> pool;            // scored candidates that passed no_copy / distinct, in decoding order
+    std::vector<DroppedCandidate> dropped;  // copies and duplicates so far, in order
+};
+
+// Rounds that may run: max_rounds when sampling with any filter on; without sampling a second
+// round would repeat the first, so 1.
+int rounds_allowed(const GenerationOptions& o);
+
+// Throws InvalidArgument naming the setting when a similarity filter or rank has no embedder.
+void require_scores_available(const GenerationOptions& o, const Embedder* embedder);
+
+// One round's decoded candidates of `input` (text set): copies (no_copy) and repeats (distinct)
+// go to input->dropped; the rest are returned in order, not yet scored.
+std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> decoded, const GenerationOptions& o);
+
+struct RoundCandidates {
+    InputRounds* input = nullptr;
+    std::vector<Candidate> candidates;          // from screen_round
+    const GenerationOptions* options = nullptr;  // the input's settings (task prefix, fluency)
+};
+
+// Scores one round's candidates of several inputs — of one request or of several — in place
+// (fluency, change; back_score in batched passes of up to rows_per_pass rows; with an embedder
+// similarity, in one embedding call that also embeds the sources not embedded yet) and appends them
+// to their inputs' pools.
+void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass);
+
+// True while the filters leave fewer than num_return_sequences candidates of the pool.
+bool needs_more(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key);
+
+// The candidates the final selection keeps whatever later rounds add: without a ranking, the ones
+// kept so far (later rounds only append after them, and near_duplicate only compares a candidate
+// with better-ranked ones); with a ranking none, until the rounds end.
+std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key);
+
+// The final selection into `result`: candidates (ranked, at most num_return_sequences), dropped
+// (copies and duplicates, then those the score filters and near_duplicate dropped), diversity.
+void finish_result(InputRounds input, const GenerationOptions& o, const std::string& rank_key, GenerationResult* result);
+
+// The GenerationOptions field that dropped a candidate, from its reason: "no_copy", "distinct",
+// "min_change", "max_change", "min_similarity", "max_similarity", "min_back_score", "near_duplicate"
+// (the server's metric label: bounded, unlike the reasons that carry the threshold).
+std::string option_of_reason(const std::string& reason);
+
+}  // namespace t5s

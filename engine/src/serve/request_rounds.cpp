@@ -1,0 +1,49 @@
+// One served request's rounds through the steps of quality/scored_rounds.h (serve/request_rounds.h).
+#include "serve/request_rounds.h"
+
+#include <algorithm>
+
+#include "t5s/candidate_scores.h"
+
+namespace t5s::serve {
+
+RequestRounds::RequestRounds(const std::vector<std::string>& texts, const GenerationOptions& options, const Embedder* embedder)
+    : options_(options),
+      rank_key_(effective_rank(options.rank, embedder != nullptr)),
+      rounds_allowed_(rounds_allowed(options)),
+      inputs_(texts.size()),
+      streamed_(texts.size(), 0) {
+    for (size_t i = 0; i < texts.size(); ++i) inputs_[i].source = texts[i];
+}
+
+std::vector<RoundCandidates> RequestRounds::screen(std::vector<FinishedRound> rounds, std::vector<GenerationResult>* results) {
+    std::vector<RoundCandidates> fresh;
+    for (auto& r : rounds) {
+        (*results)[r.input].rounds = r.round + 1;
+        fresh.push_back({&inputs_[r.input], screen_round(&inputs_[r.input], std::move(r.candidates), options_), &options_});
+        screened_.push_back({r.input, r.round});
+    }
+    return fresh;
+}
+
+RoundsOutcome RequestRounds::decide(std::vector<GenerationResult>* results) {
+    RoundsOutcome out;
+    for (const auto& [i, round] : screened_) {
+        if (round + 1 < rounds_allowed_ && needs_more(inputs_[i], options_, rank_key_)) {
+            const std::vector<Candidate> settled = settled_candidates(inputs_[i], options_, rank_key_);
+            for (size_t k = streamed_[i]; k < settled.size(); ++k) out.settled.push_back({i, settled[k]});
+            streamed_[i] = std::max(streamed_[i], settled.size());
+            out.retries.push_back({i, round + 1});
+            continue;
+        }
+        GenerationResult& result = (*results)[i];
+        finish_result(std::move(inputs_[i]), options_, rank_key_, &result);
+        for (size_t k = streamed_[i]; k < result.candidates.size(); ++k) out.settled.push_back({i, result.candidates[k]});
+        streamed_[i] = result.candidates.size();
+        out.finished.push_back(i);
+    }
+    screened_.clear();
+    return out;
+}
+
+}  // namespace t5s::serve

@@ -1,0 +1,51 @@
+#pragma once
+// The quality side of one served request (t5s/scheduler.h): each input's rounds go through the
+// steps generate_scored takes (quality/scored_rounds.h) — no_copy / distinct, the scores (the
+// scheduler scores every request's rounds that finished in one step together), another round while the filters
+// leave too few, the final selection and ranking — so a served result equals `generate`'s. Also
+// says which candidates are settled (final whatever later rounds add) for streaming.
+// Torch-free; the scheduler thread owns it.
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "quality/scored_rounds.h"
+
+namespace t5s::serve {
+
+struct FinishedRound {
+    size_t input = 0;  // which text of the request
+    int round = 0;     // 0 = the first
+    std::vector<Candidate> candidates;  // decoded (text set), in row order
+};
+
+struct RoundsOutcome {
+    std::vector<std::pair<size_t, int>> retries;         // (input, round) to decode next
+    std::vector<size_t> finished;                        // inputs whose result is now final
+    std::vector<std::pair<size_t, Candidate>> settled;   // candidates settled in this step, in result order
+};
+
+class RequestRounds {
+public:
+    // `texts` without the task prefix; `options` complete (seed resolved). `embedder` may be null.
+    RequestRounds(const std::vector<std::string>& texts, const GenerationOptions& options, const Embedder* embedder);
+
+    // The rounds of this request that finished in one decoding step, screened (no_copy /
+    // distinct): their candidates, for score_round together with other requests' (sets
+    // (*results)[input].rounds).
+    std::vector<RoundCandidates> screen(std::vector<FinishedRound> rounds, std::vector<GenerationResult>* results);
+    // Once they are scored: another round where the filters left too few, else the final selection
+    // into (*results)[input] (candidates, dropped, diversity); the candidates settled meanwhile.
+    RoundsOutcome decide(std::vector<GenerationResult>* results);
+
+private:
+    GenerationOptions options_;
+    std::string rank_key_;
+    int rounds_allowed_;
+    std::vector<InputRounds> inputs_;
+    std::vector<size_t> streamed_;                   // per input: settled candidates already handed out
+    std::vector<std::pair<size_t, int>> screened_;  // (input, round) between screen() and decide()
+};
+
+}  // namespace t5s::serve

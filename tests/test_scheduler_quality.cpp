@@ -1,0 +1,197 @@
+// Quality-aware serving (t5s/scheduler.h over quality/scored_rounds.h): scores, filters, ranking
+// and the rounds that fill the count, for requests sharing one running batch, equal
+// generate_scored on each text alone; streamed candidates are the returned ones; the dropped
+// counts are the dropped lists.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <map>
+#include <mutex>
+
+#include "quality/scored_rounds.h"
+#include "t5s/candidate_scores.h"
+#include "t5s/history_store.h"
+#include "t5s/scheduler.h"
+#include "test_support.h"
+
+using namespace t5s;
+
+namespace {
+
+std::unique_ptr<Model> tiny_model() {
+    RuntimeOptions r;
+    r.device = Device::Cpu;
+    r.threads = 1;
+    return Model::load(test::model_dir("t5v10-tied-relu"), r);
+}
+
+std::unique_ptr<Embedder> tiny_embedder() {
+    RuntimeOptions r;
+    r.device = Device::Cpu;
+    r.threads = 1;
+    return Embedder::load(test::data_dir() / "embedder" / "xlmr_mean_norm", r);
+}
+
+// Every option field, so that a request does not depend on the scheduler's defaults.
+std::vector<std::string> all_fields() {
+    std::vector<std::string> names;
+    const nlohmann::json all = nlohmann::json::parse(generation_options_to_json({}));
+    for (const auto& [key, value] : all.items()) names.push_back(key);
+    return names;
+}
+
+struct Served {
+    std::shared_ptr<std::promise<RequestOutcome>> done = std::make_shared<std::promise<RequestOutcome>>();
+    std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
+    std::shared_ptr<std::vector<std::pair<size_t, Candidate>>> streamed = std::make_shared<std::vector<std::pair<size_t, Candidate>>>();
+    std::future<RequestOutcome> outcome = done->get_future();
+
+    RequestEvents events() {
+        RequestEvents e;
+        e.on_candidate = [m = mutex, s = streamed](size_t i, const Candidate& c) {
+            std::lock_guard<std::mutex> lock(*m);
+            s->push_back({i, c});
+        };
+        e.on_done = [d = done](const RequestOutcome& o) { d->set_value(o); };
+        return e;
+    }
+};
+
+void check_score(const std::optional<double>& served, const std::optional<double>& alone) {
+    REQUIRE(served.has_value() == alone.has_value());
+    if (alone) CHECK(*served == Approx(*alone).margin(1e-5));
+}
+
+void check_candidate(const Candidate& served, const Candidate& alone) {
+    CHECK(served.ids == alone.ids);
+    CHECK(served.text == alone.text);
+    CHECK(served.score == Approx(alone.score).margin(1e-4));
+    check_score(served.fluency, alone.fluency);
+    check_score(served.back_score, alone.back_score);
+    check_score(served.change, alone.change);
+    check_score(served.similarity, alone.similarity);
+}
+
+void require_same_scored(const GenerationResult& alone, const GenerationResult& served) {
+    REQUIRE(served.candidates.size() == alone.candidates.size());
+    for (size_t k = 0; k < alone.candidates.size(); ++k) check_candidate(served.candidates[k], alone.candidates[k]);
+    REQUIRE(served.dropped.size() == alone.dropped.size());
+    for (size_t k = 0; k < alone.dropped.size(); ++k) {
+        CHECK(served.dropped[k].reason == alone.dropped[k].reason);
+        check_candidate(served.dropped[k].candidate, alone.dropped[k].candidate);
+    }
+    check_score(served.diversity, alone.diversity);
+    CHECK(served.rounds == alone.rounds);
+    CHECK(served.seed == alone.seed);
+}
+
+std::vector<GenerationOptions> quality_settings(bool with_embedder) {
+    std::vector<GenerationOptions> out;
+    GenerationOptions s;  // sampling with every filter that needs no embedder: rounds fill the count
+    s.do_sample = true, s.seed = 11, s.num_return_sequences = 3, s.max_new_tokens = 8, s.max_rounds = 4;
+    s.no_copy = s.distinct = true;
+    s.min_change = 0.6, s.near_duplicate = 0.5, s.min_back_score = -9.0, s.rank = "back_score";
+    out.push_back(s);
+    GenerationOptions b;  // beam: one round, ranked by fluency, a result may hold fewer
+    b.num_beams = 4, b.num_return_sequences = 3, b.max_new_tokens = 6, b.rank = "fluency", b.max_change = 0.97;
+    out.push_back(b);
+    GenerationOptions n = s;  // no ranking: candidates settle as their round is scored
+    n.rank = "none", n.seed = 5, n.min_back_score.reset();
+    out.push_back(n);
+    if (with_embedder) {
+        GenerationOptions e = s;
+        e.rank = "auto", e.seed = 23, e.min_similarity = -0.5, e.max_similarity = 0.9, e.min_back_score.reset();
+        out.push_back(e);
+    }
+    return out;
+}
+
+void run_quality(const Model& model, const Embedder* embedder) {
+    const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat", "hello world",
+                                            "summarize: studies have shown that owning a dog is good for you"};
+    const auto settings = quality_settings(embedder != nullptr);
+    Scheduler scheduler(model, {16, 100}, nullptr, embedder);
+    std::vector<Served> served(settings.size() * texts.size());
+    // Submitted together: the requests' rounds share decoding steps.
+    for (size_t s = 0; s < settings.size(); ++s) {
+        for (size_t t = 0; t < texts.size(); ++t) {
+            Served& w = served[s * texts.size() + t];
+            REQUIRE(scheduler.submit({{texts[t]}, settings[s], all_fields(), 0.0}, w.events()));
+        }
+    }
+    int64_t dropped_total = 0, rounds_above_one = 0;
+    for (size_t s = 0; s < settings.size(); ++s) {
+        for (size_t t = 0; t < texts.size(); ++t) {
+            INFO("setting " << s << " text " << t);
+            Served& w = served[s * texts.size() + t];
+            REQUIRE(w.outcome.wait_for(std::chrono::seconds(120)) == std::future_status::ready);
+            const RequestOutcome o = w.outcome.get();
+            REQUIRE_FALSE(o.error);
+            const GenerationResult alone = generate_scored(model, embedder, {texts[t]}, settings[s])[0];
+            require_same_scored(alone, o.results[0]);
+            // The dropped counts are the dropped list, by the option that dropped each.
+            std::map<std::string, int64_t> counted;
+            for (const auto& d : o.results[0].dropped) counted[option_of_reason(d.reason)] += 1;
+            CHECK(o.dropped == counted);
+            dropped_total += static_cast<int64_t>(o.results[0].dropped.size());
+            rounds_above_one += o.results[0].rounds > 1 ? 1 : 0;
+            // Streamed: exactly the returned candidates, in their order.
+            REQUIRE(w.streamed->size() == o.results[0].candidates.size());
+            for (size_t k = 0; k < w.streamed->size(); ++k) CHECK((*w.streamed)[k].second.ids == o.results[0].candidates[k].ids);
+            if (embedder) {
+                for (const auto& c : o.results[0].candidates) CHECK(c.similarity.has_value());
+            }
+        }
+    }
+    CHECK(dropped_total > 0);     // the filters did drop candidates (else the checks above prove little)
+    CHECK(rounds_above_one > 0);  // and rounds were re-run to fill the count
+}
+
+}  // namespace
+
+TEST_CASE("scheduler quality: scores, filters, ranking and rounds equal generate_scored alone", "[scheduler][quality]") {
+    auto model = tiny_model();
+    run_quality(*model, nullptr);
+}
+
+TEST_CASE("scheduler quality: with a sentence embedder, similarity filters and rank equal generate_scored", "[scheduler][quality]") {
+    auto model = tiny_model();
+    auto embedder = tiny_embedder();
+    run_quality(*model, embedder.get());
+}
+
+TEST_CASE("scheduler quality: similarity filters without an embedder are refused naming the field", "[scheduler][quality]") {
+    auto model = tiny_model();
+    Scheduler scheduler(*model, {8, 8}, nullptr);
+    GenerationOptions o;
+    o.min_similarity = 0.5;
+    CHECK_THROWS_WITH(scheduler.submit({{"x"}, o, {"min_similarity"}, 0.0}, {}), Catch::Contains("min_similarity"));
+    o.min_similarity.reset();
+    o.rank = "similarity";
+    CHECK_THROWS_WITH(scheduler.submit({{"x"}, o, {"rank"}, 0.0}, {}), Catch::Contains("rank"));
+}
+
+TEST_CASE("scheduler quality: the task prefix is prepended as generate_scored does", "[scheduler][quality]") {
+    auto model = tiny_model();
+    GenerationOptions o;
+    o.max_new_tokens = 8;
+    o.task_prefix = "paraphrase: ";
+    Scheduler scheduler(*model, {8, 8}, nullptr);
+    Served w;
+    REQUIRE(scheduler.submit({{"the cat sat on the mat"}, o, all_fields(), 0.0}, w.events()));
+    REQUIRE(w.outcome.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    const RequestOutcome out = w.outcome.get();
+    REQUIRE_FALSE(out.error);
+    const GenerationResult alone = generate_scored(*model, nullptr, {"the cat sat on the mat"}, o)[0];
+    require_same_scored(alone, out.results[0]);
+    CHECK(out.results[0].input == "the cat sat on the mat");
+    GenerationOptions plain = o;
+    plain.task_prefix.clear();
+    // The encoder saw the prefix: without it the same ids score differently.
+    const double plain_score = generate_scored(*model, nullptr, {"the cat sat on the mat"}, plain)[0].candidates[0].score;
+    CHECK(std::abs(plain_score - out.results[0].candidates[0].score) > 1e-4);
+}
