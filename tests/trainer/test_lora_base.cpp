@@ -10,28 +10,12 @@
 #include "t5s/model.h"
 #include "torch/int8_gemm.h"
 #include "trainer/core.h"
+#include "trainer/golden_batch.h"
 
 using namespace t5s;
 using namespace t5s::test;
 
 namespace {
-
-at::Tensor long_2d(const nlohmann::json& rows) {
-    std::vector<int64_t> flat;
-    for (const auto& r : rows)
-        for (const auto& v : r) flat.push_back(v.get<int64_t>());
-    return at::tensor(flat, at::kLong).view({static_cast<int64_t>(rows.size()), -1});
-}
-
-Batch golden_batch() {
-    const auto g = golden("train_adamw");
-    Batch b;
-    b.input_ids = long_2d(g["batch"]["input_ids"]);
-    b.attention_mask = long_2d(g["batch"]["attention_mask"]);
-    b.labels = long_2d(g["batch"]["labels"]);
-    b.target_tokens = (b.labels != -100).sum().item<int64_t>();
-    return b;
-}
 
 bool held_below_fp32(const std::string& name) {
     return name.find("layer_norm") == std::string::npos && name.find("relative_attention_bias") == std::string::npos;
@@ -64,7 +48,7 @@ Run train_10_steps(Precision held, bool round_base, Precision rounding, bool che
     m.net->set_training(true, 0.0);
     m.net->set_gradient_checkpointing(checkpointing);
     auto opt = make_adamw(m.named, {0.9, 0.999, 1e-8, 0.0});
-    const Batch batch = golden_batch();
+    const Batch batch = golden_batch(golden("train_adamw"));
     Run r;
     for (int step = 0; step < 10; ++step) {
         at::manual_seed(3);  // the adapter's dropout, if its config has one

@@ -13,29 +13,13 @@
 #include "t5s/trainer.h"
 #include "trainer/checkpoint.h"
 #include "trainer/core.h"
+#include "trainer/golden_batch.h"
 
 using namespace t5s;
 using namespace t5s::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-at::Tensor long_2d(const nlohmann::json& rows) {
-    std::vector<int64_t> flat;
-    for (const auto& r : rows)
-        for (const auto& v : r) flat.push_back(v.get<int64_t>());
-    return at::tensor(flat, at::kLong).view({static_cast<int64_t>(rows.size()), -1});
-}
-
-Batch adamw_batch() {
-    const auto g = golden("train_adamw");
-    Batch b;
-    b.input_ids = long_2d(g["batch"]["input_ids"]);
-    b.attention_mask = long_2d(g["batch"]["attention_mask"]);
-    b.labels = long_2d(g["batch"]["labels"]);
-    b.target_tokens = (b.labels != -100).sum().item<int64_t>();
-    return b;
-}
 
 std::vector<std::string> lora_args(const fs::path& data, const fs::path& out, int steps) {
     return {"train", "--model", model_dir("t5v10-tied-relu").string(), "--data", data.string(), "--out", out.string(),
@@ -48,7 +32,7 @@ std::vector<std::string> lora_args(const fs::path& data, const fs::path& out, in
 
 TEST_CASE("continuing a PEFT adapter 10 AdamW steps matches peft + transformers (1e-4)", "[trainer][lora][parity]") {
     const auto g = golden("lora")["train_adamw"];
-    const Batch batch = adamw_batch();
+    const Batch batch = golden_batch(golden("train_adamw"));
     TrainableModel m = load_trainable(model_dir("t5v10-tied-relu"), at::kCPU);
     const std::map<std::string, at::Tensor> base_before = [&] {
         std::map<std::string, at::Tensor> c;
@@ -80,7 +64,7 @@ TEST_CASE("continuing a PEFT adapter 10 AdamW steps matches peft + transformers 
 }
 
 TEST_CASE("LoRA with gradient checkpointing gives the same loss and adapter gradients", "[trainer][lora]") {
-    const Batch batch = adamw_batch();
+    const Batch batch = golden_batch(golden("train_adamw"));
     std::vector<std::vector<at::Tensor>> grads;
     for (bool ckpt : {false, true}) {
         TrainableModel m = load_trainable(model_dir("flan-gated-gelu-bf16"), at::kCPU);

@@ -5,29 +5,13 @@
 #include <c10/core/GradMode.h>
 
 #include "trainer/core.h"
+#include "trainer/golden_batch.h"
 #include "trainer/optim.h"
 
 using namespace t5s;
 using namespace t5s::test;
 
 namespace {
-
-at::Tensor tensor_2d(const nlohmann::json& rows) {
-    const int64_t B = static_cast<int64_t>(rows.size()), S = static_cast<int64_t>(rows[0].size());
-    at::Tensor t = at::empty({B, S}, at::kLong);
-    for (int64_t i = 0; i < B; ++i)
-        for (int64_t j = 0; j < S; ++j) t[i][j] = rows[i][j].get<int64_t>();
-    return t;
-}
-
-Batch golden_batch(const nlohmann::json& g) {
-    Batch b;
-    b.input_ids = tensor_2d(g["batch"]["input_ids"]);
-    b.attention_mask = tensor_2d(g["batch"]["attention_mask"]);
-    b.labels = tensor_2d(g["batch"]["labels"]);
-    b.target_tokens = (b.labels != -100).sum().item<int64_t>();
-    return b;
-}
 
 double grad_norm_total(const std::vector<NamedParam>& ps) {
     double s = 0;
