@@ -10,20 +10,36 @@ const char* state_label(CandidateState state) {
     return state == CandidateState::None ? "pending" : to_string(state);
 }
 
+CandidateVm candidate_vm(const Candidate& c) {
+    CandidateVm vm;
+    vm.text = c.text;
+    vm.score = c.score;
+    vm.similarity = c.similarity;
+    vm.back_score = c.back_score;
+    vm.change = c.change;
+    vm.fluency = c.fluency;
+    return vm;
+}
+
+Candidate candidate_scores(const CandidateVm& vm) {
+    Candidate c;
+    c.text = vm.text;
+    c.score = vm.score;
+    c.similarity = vm.similarity;
+    c.back_score = vm.back_score;
+    c.change = vm.change;
+    c.fluency = vm.fluency;
+    return c;
+}
+
 void CandidateList::reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates,
                           std::optional<double> diversity, std::vector<DroppedCandidate> dropped) {
     source_ = std::move(source);
     generation_id_ = generation_id;
     items_.clear();
     for (const auto& c : candidates) {
-        CandidateVm vm;
+        CandidateVm vm = candidate_vm(c);
         vm.index = int(items_.size());
-        vm.text = c.text;
-        vm.score = c.score;
-        vm.similarity = c.similarity;
-        vm.back_score = c.back_score;
-        vm.change = c.change;
-        vm.fluency = c.fluency;
         vm.diff = diff_chars(source_, c.text);
         items_.push_back(std::move(vm));
     }
@@ -39,14 +55,8 @@ void CandidateList::clear() { reset({}, 0, {}); }
 void CandidateList::sort(const std::string& key) {
     const int selected_index = items_.empty() ? -1 : items_[size_t(selected_)].index;
     std::sort(items_.begin(), items_.end(), [](const CandidateVm& a, const CandidateVm& b) { return a.index < b.index; });
-    std::vector<Candidate> scores;  // only what the ranking reads
-    for (const auto& vm : items_) {
-        Candidate c;
-        c.similarity = vm.similarity;
-        c.back_score = vm.back_score;
-        c.fluency = vm.fluency;
-        scores.push_back(std::move(c));
-    }
+    std::vector<Candidate> scores;
+    for (const auto& vm : items_) scores.push_back(candidate_scores(vm));
     std::vector<CandidateVm> ranked;
     for (size_t i : rank_order(scores, key)) ranked.push_back(std::move(items_[i]));
     items_ = std::move(ranked);

@@ -31,6 +31,11 @@ struct CandidateVm {
     const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
 };
 
+// A generated candidate as a row (text, score, quality scores; index, state and diff left to the
+// caller), and back: a row's text and scores as the engine's Candidate, for its filter and ranking rules.
+CandidateVm candidate_vm(const Candidate& c);
+Candidate candidate_scores(const CandidateVm& vm);
+
 struct DecisionOut {
     EventKind kind = EventKind::Accept;
     int index = 0;

@@ -9,16 +9,6 @@ namespace t5s::ui {
 
 namespace {
 
-Candidate scores_of(const CandidateVm& c) {
-    Candidate out;
-    out.text = c.text;
-    out.similarity = c.similarity;
-    out.back_score = c.back_score;
-    out.change = c.change;
-    out.fluency = c.fluency;
-    return out;
-}
-
 float unit(double v) {
     return float(std::clamp(v, 0.0, 1.0));
 }
@@ -56,7 +46,7 @@ ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) {
 }
 
 std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
-    return filter_reason(scores_of(c), o);
+    return filter_reason(candidate_scores(c), o);
 }
 
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o) {

@@ -58,16 +58,6 @@ std::vector<std::string> violated(const CandidateVm& c, GenerationOptions o) {
     return out;
 }
 
-CandidateVm vm_of(const Candidate& c) {
-    CandidateVm vm;
-    vm.text = c.text;
-    vm.similarity = c.similarity;
-    vm.back_score = c.back_score;
-    vm.change = c.change;
-    vm.fluency = c.fluency;
-    return vm;
-}
-
 }  // namespace
 
 bool TestDriver::score_step(const ScriptStep& st, Controller& ctl) {
@@ -218,7 +208,7 @@ void TestDriver::step_expect_filtered(Controller& ctl) {
     int by_threshold = 0;
     for (const auto& d : ws.list.dropped()) {
         if (d.reason.empty()) return fail("a dropped candidate without a reason");
-        const auto v = violated(vm_of(d.candidate), used);
+        const auto v = violated(candidate_vm(d.candidate), used);
         const bool threshold_reason = d.reason.rfind("near_duplicate", 0) != 0 && d.reason != "copy" && d.reason != "duplicate";
         if (threshold_reason && v.empty())
             return fail("dropped '" + d.candidate.text + "' (" + d.reason + ") is inside the thresholds");
