@@ -6,18 +6,11 @@
 #include <map>
 
 #include "serve/batch_decoder.h"
-#include "test_support.h"
+#include "serve_test_support.h"
 
 using namespace t5s;
 
 namespace {
-
-std::unique_ptr<Model> tiny_model() {
-    RuntimeOptions r;
-    r.device = Device::Cpu;
-    r.threads = 1;
-    return Model::load(test::model_dir("t5v10-tied-relu"), r);
-}
 
 struct Input {
     std::string text;
@@ -44,7 +37,7 @@ std::vector<Input> staggered_inputs() {
 }  // namespace
 
 TEST_CASE("batch decoder: rows joining and leaving at every step equal each input alone", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     const auto inputs = staggered_inputs();
     const serve::GroupId removed = 6;  // cancelled mid-way: the others must not notice
     serve::BatchDecoder decoder(*model);

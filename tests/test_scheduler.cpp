@@ -10,20 +10,13 @@
 #include <thread>
 
 #include "t5s/scheduler.h"
-#include "test_support.h"
+#include "serve_test_support.h"
 
 using namespace t5s;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<Model> tiny_model() {
-    RuntimeOptions r;
-    r.device = Device::Cpu;
-    r.threads = 1;
-    return Model::load(test::model_dir("t5v10-tied-relu"), r);
-}
 
 struct Case {
     std::string text;
@@ -96,7 +89,7 @@ void require_same(const GenerationResult& alone, const GenerationResult& served)
 }
 
 void run_mixed(int max_batch) {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     const auto cases = mixed_cases();
     std::vector<GenerationResult> alone;
     for (const auto& c : cases) alone.push_back(model->generate({c.text}, c.options)[0]);
@@ -143,7 +136,7 @@ TEST_CASE("scheduler: one row per step gives the same outputs", "[scheduler]") {
 }
 
 TEST_CASE("scheduler: several texts in one request each equal their alone run", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     GenerationOptions o;
     o.do_sample = true;
     o.seed = 42;
@@ -161,7 +154,7 @@ TEST_CASE("scheduler: several texts in one request each equal their alone run", 
 }
 
 TEST_CASE("scheduler: cancel and timeout take rows out at the next step", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     Scheduler scheduler(*model, {4, 2}, nullptr);
     GenerationOptions long_run;
     long_run.max_new_tokens = 400;
@@ -195,7 +188,7 @@ TEST_CASE("scheduler: cancel and timeout take rows out at the next step", "[sche
 }
 
 TEST_CASE("scheduler: live defaults apply to requests that do not name the setting", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     auto defaults = std::make_shared<SettingsHandle>();
     Scheduler scheduler(*model, {8, 8}, defaults);
     GenerationOptions mine;
@@ -219,7 +212,7 @@ TEST_CASE("scheduler: live defaults apply to requests that do not name the setti
 }
 
 TEST_CASE("scheduler: bad requests are refused naming the field", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     Scheduler scheduler(*model, {8, 8}, nullptr);
     GenerationOptions o;
     o.temperature = -1.0f;
@@ -231,7 +224,7 @@ TEST_CASE("scheduler: bad requests are refused naming the field", "[scheduler]")
 }
 
 TEST_CASE("scheduler: drain finishes running requests and refuses new ones", "[scheduler]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     Scheduler scheduler(*model, {8, 8}, nullptr);
     GenerationOptions o;
     o.max_new_tokens = 20;

@@ -16,18 +16,11 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/history_store.h"
 #include "t5s/scheduler.h"
-#include "test_support.h"
+#include "serve_test_support.h"
 
 using namespace t5s;
 
 namespace {
-
-std::unique_ptr<Model> tiny_model() {
-    RuntimeOptions r;
-    r.device = Device::Cpu;
-    r.threads = 1;
-    return Model::load(test::model_dir("t5v10-tied-relu"), r);
-}
 
 std::unique_ptr<Embedder> tiny_embedder() {
     RuntimeOptions r;
@@ -154,18 +147,18 @@ void run_quality(const Model& model, const Embedder* embedder) {
 }  // namespace
 
 TEST_CASE("scheduler quality: scores, filters, ranking and rounds equal generate_scored alone", "[scheduler][quality]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     run_quality(*model, nullptr);
 }
 
 TEST_CASE("scheduler quality: with a sentence embedder, similarity filters and rank equal generate_scored", "[scheduler][quality]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     auto embedder = tiny_embedder();
     run_quality(*model, embedder.get());
 }
 
 TEST_CASE("scheduler quality: similarity filters without an embedder are refused naming the field", "[scheduler][quality]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     Scheduler scheduler(*model, {8, 8}, nullptr);
     GenerationOptions o;
     o.min_similarity = 0.5;
@@ -176,7 +169,7 @@ TEST_CASE("scheduler quality: similarity filters without an embedder are refused
 }
 
 TEST_CASE("scheduler quality: the task prefix is prepended as generate_scored does", "[scheduler][quality]") {
-    auto model = tiny_model();
+    auto model = test::tiny_serving_model();
     GenerationOptions o;
     o.max_new_tokens = 8;
     o.task_prefix = "paraphrase: ";
