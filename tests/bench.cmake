@@ -40,3 +40,10 @@ add_executable(t5s_serve_profile EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/b
 target_link_libraries(t5s_serve_profile PRIVATE t5s_serve t5s_torch_cpu)
 target_include_directories(t5s_serve_profile PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_serve_profile PRIVATE ${TORCH_CXX_FLAGS})
+
+# Developer tool: our fp32 panel kernel vs MKL packed sgemm and at::linear per layer shape and row
+# count (tests/bench/README.md).
+add_executable(t5s_fp32_gemm_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/t5s_fp32_gemm_bench.cpp")
+target_link_libraries(t5s_fp32_gemm_bench PRIVATE t5s_engine t5s_torch_cpu)
+target_include_directories(t5s_fp32_gemm_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
+target_compile_options(t5s_fp32_gemm_bench PRIVATE ${TORCH_CXX_FLAGS})

@@ -70,6 +70,7 @@ public:
     bool drain();
 
 private:
+    void load_replicas();
     ServeConfig config_;
     std::shared_ptr<SettingsHandle> defaults_;
     Metrics metrics_;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "serve/batch_decoder.h"
+#include "t5s/candidate_scores.h"
 #include "t5s/model.h"
 #include "t5s/tokenizer.h"
 
@@ -46,7 +47,7 @@ struct OpStat {
 struct Profiler {
     std::map<std::string, OpStat> by_name, by_key;
 };
-Profiler g_prof, g_join_prof;
+Profiler g_prof, g_join_prof, g_score_prof;
 Profiler* g_current = nullptr;
 thread_local int g_depth = 0;
 
@@ -115,7 +116,7 @@ std::string bench_text(int i) {  // serve_bench.py's body()
 
 int main(int argc, char** argv) {
     std::string model_dir;
-    int threads = 2, clients = 16, requests = 64, new_tokens = 32, top = 20;
+    int threads = 2, clients = 16, requests = 64, new_tokens = 32, top = 20, score = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--model")
@@ -130,6 +131,8 @@ int main(int argc, char** argv) {
             new_tokens = std::stoi(v);
         else if (k == "--top")
             top = std::stoi(v);
+        else if (k == "--score")
+            score = std::stoi(v);
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
@@ -137,7 +140,7 @@ int main(int argc, char** argv) {
     }
     if (model_dir.empty()) {
         std::fprintf(stderr,
-                     "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32]\n");
+                     "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32] [--score 1|0]\n");
         return 2;
     }
     t5s::RuntimeOptions r;
@@ -158,7 +161,7 @@ int main(int argc, char** argv) {
     };
     for (int c = 0; c < std::min(clients, requests); ++c) next();
     auto handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit).needsInputs(true));
-    double t_add = 0, t_step = 0, cpu_add = 0, cpu_step = 0;
+    double t_add = 0, t_step = 0, cpu_add = 0, cpu_step = 0, t_score = 0;
     int64_t steps = 0, rows = 0, joins = 0;
     const auto t0 = Clock::now();
     while (done < requests) {
@@ -180,7 +183,19 @@ int main(int argc, char** argv) {
         steps += 1;
         rows += report.rows;
         for (auto g : report.groups_finished) {
-            decoder.take_results(g);
+            std::vector<t5s::Candidate> out = decoder.take_results(g);
+            if (score) {  // the scheduler's back_score of each finished candidate (quality/scored_rounds.h)
+                t = Clock::now();
+                g_current = &g_score_prof;
+                std::vector<std::string> texts, sources;
+                for (const auto& c : out) {
+                    texts.push_back(model->tokenizer().decode(c.ids, true));
+                    sources.push_back(bench_text(static_cast<int>(g) - 1));
+                }
+                t5s::back_scores(*model, texts, sources, "", 64);
+                g_current = nullptr;
+                t_score += since(t);
+            }
             ++done;
             next();
         }
@@ -193,6 +208,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(rows) / steps, wall, static_cast<double>(requests) * new_tokens / wall);
     std::printf("per step: join %.2f ms (%.2f joins, %.2f ms each), decode %.2f ms\n", 1e3 * t_add / steps,
                 static_cast<double>(joins) / steps, 1e3 * t_add / std::max<int64_t>(1, joins), 1e3 * t_step / steps);
+    if (score) std::printf("per step: scoring finished candidates (back_score) %.2f ms (%.2f ms per request)\n", 1e3 * t_score / steps, 1e3 * t_score / requests);
     std::printf("CPU time per step: join %.2f ms (%.2f ms each), decode %.2f ms\n", 1e3 * cpu_add / steps,
                 1e3 * cpu_add / std::max<int64_t>(1, joins), 1e3 * cpu_step / steps);
     double covered = 0;
@@ -201,5 +217,7 @@ int main(int argc, char** argv) {
     print_top("by operator", g_prof.by_name, t_step, top, steps);
     print_top("by operator and input shapes", g_prof.by_key, t_step, top, steps);
     print_top("joining: by operator and input shapes (share of join wall time)", g_join_prof.by_key, t_add, top, steps);
+    if (score) print_top("scoring: by operator and input shapes (share of scoring wall time)", g_score_prof.by_key, t_score, top, steps);
     return 0;
 }
+

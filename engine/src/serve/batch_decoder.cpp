@@ -92,7 +92,8 @@ struct BatchDecoder::Impl {
     // Keeps local[i] of group i (in the order next_order picks) and moves the cache rows with them.
     void rearrange(const std::vector<std::vector<int64_t>>& local);
 
-    void add(const GroupSpec& spec);
+    void add(const std::vector<GroupSpec>& specs);
+    void add_encoded(const GroupSpec& spec, const at::Tensor& encoded, const at::Tensor& mask);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
     StepReport step();
 };
@@ -118,16 +119,21 @@ void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& loca
     cache.relocate(sources);
 }
 
-void BatchDecoder::Impl::add(const GroupSpec& spec) {
+void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
+    std::vector<at::Tensor> ids;
+    for (const auto& spec : specs)
+        ids.push_back(long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), net.device()).view({1, -1}));
+    const std::vector<at::Tensor> encoded = net.encode_each(ids);
+    for (size_t i = 0; i < specs.size(); ++i) add_encoded(specs[i], encoded[i], at::ones_like(ids[i]));
+}
+
+void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& enc, const at::Tensor& mask) {
     auto g = std::make_unique<Group>();
     g->id = spec.id;
     g->options = spec.options;
     const GenerationOptions& o = g->options;
     const int64_t n = rows_for(o);
     const auto dev = net.device();
-    at::Tensor ids = long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), dev).view({1, -1});
-    at::Tensor mask = at::ones_like(ids);
-    at::Tensor enc = net.encode(ids, mask);
     const int64_t capacity = make_room(o.max_new_tokens + 1);
     // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
     const bool new_table = capacity > cache.state().capacity;
@@ -233,13 +239,25 @@ int BatchDecoder::rows_for(const GenerationOptions& o) {
     return o.do_sample ? o.num_return_sequences : 1;
 }
 
-void BatchDecoder::add(const GroupSpec& spec) {
+void BatchDecoder::add(const std::vector<GroupSpec>& specs) {
+    if (specs.empty()) return;
     c10::InferenceMode guard;
-    with_out_of_memory_as_error([&] {
-        impl_->add(spec);
-        return 0;
-    });
+    const size_t groups_before = impl_->groups.size();
+    try {
+        with_out_of_memory_as_error([&] {
+            impl_->add(specs);
+            return 0;
+        });
+    } catch (...) {
+        // All or none: the groups this call added before the failure leave again.
+        std::vector<GroupId> added;
+        for (size_t i = groups_before; i < impl_->groups.size(); ++i) added.push_back(impl_->groups[i]->id);
+        for (GroupId id : added) remove(id);
+        throw;
+    }
 }
+
+void BatchDecoder::add(const GroupSpec& spec) { add(std::vector<GroupSpec>{spec}); }
 
 void BatchDecoder::remove(GroupId group) {
     c10::InferenceMode guard;

@@ -1,7 +1,8 @@
 #pragma once
 // The rows of many requests decoding as one batch: continuous batching for an encoder-decoder.
-// Each group (one input of one request) is encoded alone when it joins and its rows (its
-// candidates or beams) enter the running batch at the next decoding step; finished rows leave it.
+// Each group (one input of one request) is encoded when it joins — groups joining at the same
+// step in one pass, each as if alone — and its rows (its candidates or beams) enter the running
+// batch at the next decoding step; finished rows leave it.
 // T5's decoder has no absolute positions (its self-attention bias is relative), so a row that
 // joins at cache position p with the positions before p masked computes exactly what it computes
 // alone from position 0: outputs are those of Model::generate on that input alone.
@@ -44,7 +45,9 @@ public:
 
     // Rows a group of these options occupies: beams, or sampled candidates, or 1.
     static int rows_for(const GenerationOptions& options);
-    // Encodes the input and adds its rows (decoded from the next step). Throws t5s::Error.
+    // Encodes the inputs in one pass (T5Network::encode_each: each as if alone) and adds their rows
+    // (decoded from the next step). Throws t5s::Error, and then adds none of them.
+    void add(const std::vector<GroupSpec>& specs);
     void add(const GroupSpec& spec);
     // Its rows leave the batch now (cancelled requests).
     void remove(GroupId group);

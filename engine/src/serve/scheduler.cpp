@@ -259,7 +259,10 @@ void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, c
     finish(p);
 }
 
+// The admitted groups join in one encoder pass (BatchDecoder::add).
 void Scheduler::State::add_groups(std::vector<Admission>& admit) {
+    std::vector<serve::GroupSpec> specs;
+    std::vector<std::shared_ptr<Pending>> joining;
     for (auto& [p, where] : admit) {
         if (p->finished) continue;
         if (where.first == 0 && where.second == 0) p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
@@ -267,12 +270,24 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
         const serve::GroupId id = next_group++;
+        specs.push_back({id, p->ids[where.first], o});
+        owners[id] = {p, where.first, where.second};
+        p->groups.insert(id);
+        joining.push_back(p);
+    }
+    try {
+        decoder->add(specs);
+        return;
+    } catch (const Error& e) {
+        if (specs.size() == 1) return fail(joining[0], e.code(), e.what());
+    }
+    // The pass failed (out of memory, say): one at a time, so that only the groups that fail alone fail.
+    for (size_t i = 0; i < specs.size(); ++i) {
+        if (joining[i]->finished) continue;
         try {
-            decoder->add({id, p->ids[where.first], o});
-            owners[id] = {p, where.first, where.second};
-            p->groups.insert(id);
+            decoder->add(specs[i]);
         } catch (const Error& e) {
-            fail(p, e.code(), e.what());
+            fail(joining[i], e.code(), e.what());
         }
     }
 }

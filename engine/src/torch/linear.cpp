@@ -10,6 +10,7 @@
 #include "t5s/overload.h"
 #include "torch/lean_backward.h"
 #include "torch/packed_gemm.h"
+#include "torch/panel_gemm.h"
 
 namespace t5s {
 namespace {
@@ -89,6 +90,10 @@ at::Tensor Linear::product(const at::Tensor& x) const {
     return std::visit(
         Overload{
             [&](const Plain& f) { return at::linear(x, f.weight); },
+            [&](const Fp32Panels& f) -> at::Tensor {
+                if (x.scalar_type() != at::kFloat || !x.is_cpu()) throw_wrong_input();
+                return panel_linear(x, f.panels, f.out_features);
+            },
             [&](const Fp32Packed& f) -> at::Tensor {
                 if (x.scalar_type() != at::kFloat || !x.is_cpu()) throw_wrong_input();
                 return packed_linear(x, f.packed, f.out_features, f.in_features);
@@ -128,6 +133,7 @@ int64_t Linear::bytes() const {
         Overload{
             [](const std::monostate&) -> int64_t { return 0; },
             [](const Plain& f) -> int64_t { return f.weight.numel() * static_cast<int64_t>(f.weight.element_size()); },
+            [](const Fp32Panels& f) -> int64_t { return f.panels.numel() * 4; },
             [](const Fp32Packed& f) -> int64_t { return f.out_features * f.in_features * 4; },
             [](const Bf16Reordered& f) -> int64_t { return f.out_features * f.in_features * 2; },
             [](const CpuInt8& f) -> int64_t { return f.weight.bytes(); },
@@ -148,6 +154,7 @@ std::string Linear::kernel_name() const {
         Overload{
             [](const std::monostate&) -> std::string { return "none"; },
             [](const Plain& f) { return std::string("ATen linear (") + c10::toString(f.weight.scalar_type()) + ")"; },
+            [](const Fp32Panels&) -> std::string { return panel_gemm_has_avx2() ? "fp32 panels (AVX2)" : "fp32 panels (portable)"; },
             [](const Fp32Packed&) -> std::string { return "fp32 MKL packed"; },
             [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
             [](const CpuInt8&) -> std::string { return int8_amx_available() ? "int8 AMX" : "int8 AVX512-VNNI"; },
@@ -193,6 +200,10 @@ void Linear::pack_for_cpu() {
     if (!plain) return;
     const at::Tensor& w = plain->weight;
     const bool bf16 = w.scalar_type() == at::kBFloat16;
+    if (!bf16 && w.scalar_type() == at::kFloat && w.is_cpu() && w.dim() == 2 && fp32_panels_preferred() && packing_wanted(w)) {
+        form_ = Fp32Panels{pack_panels(w), w.size(0)};
+        return;
+    }
     at::Tensor packed = bf16 ? pack_linear_weight_bf16(w) : pack_linear_weight(w);
     if (!packed.defined()) return;
     const int64_t out = w.size(0), in = w.size(1);

@@ -4,7 +4,9 @@
 //
 // Forms, and who creates them:
 //   Plain            the [out, in] tensor as loaded (training, the encoder, anything not converted)
-//   Fp32Packed       MKL-packed W^T, CPU fp32 decoding (pack_for_cpu, packed_gemm.h)
+//   Fp32Panels       W^T in 16-column panels for our batch-invariant AVX2 kernel, CPU fp32
+//                    decoding on CPUs without AVX-512 (pack_for_cpu, panel_gemm.h)
+//   Fp32Packed       MKL-packed W^T, CPU fp32 decoding elsewhere (pack_for_cpu, packed_gemm.h)
 //   Bf16Reordered    oneDNN-reordered W, CPU bf16 decoding (pack_for_cpu, packed_gemm.h)
 //   CpuInt8          our AMX / AVX512-VNNI layout (quantize_int8 on CPUs with VNNI, int8_gemm.h)
 //   FbgemmInt8       quantized::linear_prepack (quantize_int8 on other CPUs), optionally a second
@@ -33,6 +35,10 @@ class Linear {
 public:
     struct Plain {
         at::Tensor weight;  // [out, in]
+    };
+    struct Fp32Panels {
+        at::Tensor panels;  // [ceil(out / 16), in, 16]
+        int64_t out_features = 0;
     };
     struct Fp32Packed {
         at::Tensor packed;
@@ -66,7 +72,7 @@ public:
         double scale = 1.0;
         double dropout = 0.0;  // active only while the owning network trains
     };
-    using Form = std::variant<std::monostate, Plain, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows, Frozen>;
+    using Form = std::variant<std::monostate, Plain, Fp32Panels, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows, Frozen>;
 
     Linear() = default;
     explicit Linear(at::Tensor weight) : form_(Plain{std::move(weight)}) {}
@@ -80,7 +86,7 @@ public:
     // Bytes this layer holds (packed buffers counted as their element bytes).
     int64_t bytes() const;
     // What multiplies: "int8 AMX", "int8 AVX512-VNNI", "int8 FBGEMM", "int8 dequantised",
-    // "fp32 MKL packed", "bf16 oneDNN reordered" or "ATen linear (<dtype>)".
+    // "fp32 panels (AVX2)", "fp32 MKL packed", "bf16 oneDNN reordered" or "ATen linear (<dtype>)".
     std::string kernel_name() const;
     const Form& form() const { return form_; }
 

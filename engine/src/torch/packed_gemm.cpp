@@ -90,6 +90,8 @@ bool worth_packing(const at::Tensor& weight) {
 
 }  // namespace
 
+bool packing_wanted(const at::Tensor& weight) { return packing_mode() != "off" && worth_packing(weight); }
+
 bool packed_gemm_available() {
     static const bool ok = [] {
         if (!mkl().ok() || packing_mode() == "off") return false;
@@ -125,7 +127,7 @@ std::optional<c10::OperatorHandle> mkldnn_op(const char* name) { return c10::Dis
 
 at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
     static const std::optional<c10::OperatorHandle> reorder = mkldnn_op("mkldnn::_reorder_linear_weight");
-    static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise") && packing_mode() != "0";
+    static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise") && packing_mode() != "off";
     if (!usable || !weight.is_cpu() || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2) return {};
     if (!worth_packing(weight)) return {};
     try {

@@ -11,6 +11,10 @@
 
 namespace t5s {
 
+// T5S_PACKED_GEMM's verdict on a weight, whatever the kernel: not "off", and large enough (auto:
+// at least 512x512) or every size asked for ("all").
+bool packing_wanted(const at::Tensor& weight);
+
 // True when this LibTorch's MKL offers packed sgemm (and the self-check passed).
 bool packed_gemm_available();
 

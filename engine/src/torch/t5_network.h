@@ -84,9 +84,8 @@ public:
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
     void quantize_int8();
-    // fp32/bf16 on the CPU: the decoder's and the head's weights packed once for MKL or oneDNN
-    // (packed_gemm.h).
-    // The encoder keeps plain weights: its long inputs make MKL's own packing cheap per row.
+    // fp32/bf16 on the CPU: the decoder's and the head's weights packed once for our panel kernel,
+    // MKL or oneDNN (panel_gemm.h, packed_gemm.h); the encoder's only for the panel kernel.
     void pack_for_cpu_decoding();
     int64_t weight_bytes() const;
     // Which form multiplies the decoder's weights: "int8 AMX", "int8 AVX512-VNNI", "int8 FBGEMM",
@@ -113,6 +112,13 @@ public:
 
     // input_ids [B, S] long; attention_mask [B, S] (1 = token, 0 = pad). Returns [B, S, d_model].
     at::Tensor encode(const at::Tensor& input_ids, const at::Tensor& attention_mask) const;
+    // Inference: several inputs [1, S_i] (no padding) encoded in one pass, each result [1, S_i, d]
+    // computed as encode() computes it alone. The row-wise work (norms, projections, feed-forward)
+    // runs on all their tokens at once, so each weight is read once rather than once per input;
+    // attention runs per input on a contiguous copy of its rows, laid out as encode() lays out
+    // one input's. Bit-identical to encode() where a linear layer's row result does not depend on
+    // the rows beside it (panel_gemm.h); elsewhere equal to rounding.
+    std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const;
     // Whole decoder at once (teacher forcing). Returns the final hidden states [B, T, d_model].
     at::Tensor decode(const at::Tensor& decoder_input_ids, const at::Tensor& encoder_hidden,
                       const at::Tensor& attention_mask) const;
@@ -157,6 +163,9 @@ private:
     at::Tensor attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     bool use_fused_cpu_kernels(const at::Tensor& x) const;
     at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;
+    // encode_each's self-attention: x [1, sum(lengths), d] -> the merged heads of every input, in order.
+    at::Tensor attend_each(const AttentionWeights& a, const at::Tensor& x, const std::vector<int64_t>& lengths,
+                           const std::vector<at::Tensor>& biases) const;
     at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias,
                              const at::Tensor& enc, const at::Tensor& cross_bias) const;
     at::Tensor dropout(const at::Tensor& x) const;

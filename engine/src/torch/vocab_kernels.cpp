@@ -2,6 +2,8 @@
 
 #include "torch/cpu_kernels.h"
 
+#include "env.h"
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -79,13 +81,113 @@ T5S_AVX512 void log_softmax_row(float* x, int64_t v, float m) {
     if (tail) _mm512_mask_storeu_ps(x + full, tail, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), shift));
 }
 
-bool enabled() {
-    static const bool on = fused_kernels_enabled() && [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") != 0;
-    }();
-    return on;
+#define T5S_AVX2 __attribute__((target("avx2,fma")))
+
+// The same three passes on AVX2 (8 lanes): exp by the same polynomial, 2^n through the exponent bits.
+T5S_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));  // n >= -126: 2^n is a normal float
 }
+
+T5S_AVX2 inline float horizontal_sum(__m256 v) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, v);
+    float s = 0;
+    for (float l : lanes) s += l;
+    return s;
+}
+
+T5S_AVX2 double sum_exp_avx2(const float* x, int64_t v, float m) {
+    const int64_t full = v - v % 8;
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t c = 0; c < full; c += 8) sum = _mm256_add_ps(sum, exp_nonpositive_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + c), vm)));
+    double total = horizontal_sum(sum);
+    for (int64_t c = full; c < v; ++c) total += std::exp(static_cast<double>(x[c] - m));
+    return total;
+}
+
+T5S_AVX2 bool scan_row_avx2(const float* x, int64_t v, float* max, int64_t* first) {
+    const int64_t full = v - v % 8;
+    __m256 best = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    __m256i best_at = _mm256_setzero_si256();
+    __m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256 nan = _mm256_setzero_ps();
+    for (int64_t c = 0; c < full; c += 8) {
+        const __m256 y = _mm256_loadu_ps(x + c);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+        const __m256 gt = _mm256_cmp_ps(y, best, _CMP_GT_OQ);
+        best = _mm256_blendv_ps(best, y, gt);
+        best_at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_at), _mm256_castsi256_ps(at), gt));
+        at = _mm256_add_epi32(at, _mm256_set1_epi32(8));
+    }
+    if (_mm256_movemask_ps(nan)) return false;
+    alignas(32) float lanes[8];
+    alignas(32) int32_t lane_at[8];
+    _mm256_store_ps(lanes, best);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lane_at), best_at);
+    float m = -std::numeric_limits<float>::infinity();
+    int64_t where = 0;
+    for (int l = 0; l < 8; ++l) {  // the maximum, at its smallest index across lanes
+        if (lanes[l] > m || (lanes[l] == m && lane_at[l] < where)) m = lanes[l], where = lane_at[l];
+    }
+    for (int64_t c = full; c < v; ++c) {  // the tail: later indices, so only a strictly greater value wins
+        if (std::isnan(x[c])) return false;
+        if (x[c] > m) m = x[c], where = c;
+    }
+    if (std::isinf(m)) return false;
+    *max = m;
+    *first = where;
+    return true;
+}
+
+T5S_AVX2 void log_softmax_row_avx2(float* x, int64_t v, float m) {
+    const int64_t full = v - v % 8;
+    const float shift = static_cast<float>(m + std::log(sum_exp_avx2(x, v, m)));
+    const __m256 vs = _mm256_set1_ps(shift);
+    for (int64_t c = 0; c < full; c += 8) _mm256_storeu_ps(x + c, _mm256_sub_ps(_mm256_loadu_ps(x + c), vs));
+    for (int64_t c = full; c < v; ++c) x[c] -= shift;
+}
+
+enum class Isa { None, Avx2, Avx512 };
+
+// T5S_VOCAB_KERNEL: auto = AVX-512 where the CPU has it, else AVX2; avx2 / avx512 = only that one
+// (A/B runs; on a CPU without it the kernels are off and ATen runs).
+Isa isa() {
+    static const Isa chosen = [] {
+        if (!fused_kernels_enabled()) return Isa::None;
+        __builtin_cpu_init();
+        const bool has512 = __builtin_cpu_supports("avx512f") != 0;
+        const bool has2 = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+        const std::string want = read_choice_from_env("T5S_VOCAB_KERNEL", {"auto", "avx2", "avx512"}, "auto");
+        if (want == "avx512") return has512 ? Isa::Avx512 : Isa::None;
+        if (want == "avx2") return has2 ? Isa::Avx2 : Isa::None;
+        return has512 ? Isa::Avx512 : has2 ? Isa::Avx2 : Isa::None;
+    }();
+    return chosen;
+}
+
+bool scan(const float* x, int64_t v, float* max, int64_t* first) {
+    return isa() == Isa::Avx512 ? scan_row(x, v, max, first) : scan_row_avx2(x, v, max, first);
+}
+double exp_sum(const float* x, int64_t v, float m) { return isa() == Isa::Avx512 ? sum_exp(x, v, m) : sum_exp_avx2(x, v, m); }
+void log_softmax_one(float* x, int64_t v, float m) {
+    if (isa() == Isa::Avx512) return log_softmax_row(x, v, m);
+    log_softmax_row_avx2(x, v, m);
+}
+
+bool enabled() { return isa() != Isa::None; }
 
 bool fits(const at::Tensor& logits) {
     return enabled() && logits.is_cpu() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.stride(1) == 1 &&
@@ -105,8 +207,8 @@ bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& log
     for (int64_t r = 0; r < rows; ++r) {
         const float* row = x + r * logits.stride(0);
         float m = 0;
-        if (!scan_row(row, v, &m, pi + r)) return false;
-        pl[r] = static_cast<float>(-std::log(sum_exp(row, v, m)));  // log-probability of the maximum
+        if (!scan(row, v, &m, pi + r)) return false;
+        pl[r] = static_cast<float>(-std::log(exp_sum(row, v, m)));  // log-probability of the maximum
     }
     next = idx;
     logprob = lp;
@@ -121,9 +223,9 @@ bool log_softmax_inplace_cpu(at::Tensor& logits) {
     std::vector<float> max(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
         int64_t unused = 0;
-        if (!scan_row(x + r * stride, v, &max[static_cast<size_t>(r)], &unused)) return false;
+        if (!scan(x + r * stride, v, &max[static_cast<size_t>(r)], &unused)) return false;
     }
-    for (int64_t r = 0; r < rows; ++r) log_softmax_row(x + r * stride, v, max[static_cast<size_t>(r)]);
+    for (int64_t r = 0; r < rows; ++r) log_softmax_one(x + r * stride, v, max[static_cast<size_t>(r)]);
     return true;
 }
 

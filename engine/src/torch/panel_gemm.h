@@ -1,0 +1,33 @@
+#pragma once
+// fp32 decoding on the CPU multiplies a few rows (the running batch) by each weight. This kernel
+// holds W^T in panels of 16 columns (K x 16 floats, contiguous) and keeps the running sums in
+// AVX2 registers, 1 to 6 rows at a time.
+//
+// It is batch-invariant: every output element is one fused multiply-add chain over k = 0..K-1, in
+// that order, whatever the row count, the row's position in the batch or the thread count. A
+// request decoded in a batch of 16 therefore computes bit for bit what it computes alone, which
+// is what continuous batching promises (serve/batch_decoder.h). The portable fallback (CPUs
+// without AVX2/FMA) runs the same chains with std::fma: the same bits, slowly.
+//
+// Chosen over MKL's packed sgemm (packed_gemm.h) where the CPU has AVX2 but not AVX-512 (see
+// fp32_panels_preferred): MKL runs its generic code path on AMD CPUs.
+#include <ATen/ATen.h>
+
+namespace t5s {
+
+// The kernel T5S_FP32_GEMM asks for: "auto" (panels where fp32_panels_preferred), "panels", "mkl".
+bool fp32_panels_preferred();
+
+// True when this CPU runs the AVX2/FMA kernel (else the std::fma fallback).
+bool panel_gemm_has_avx2();
+
+// weight [N, K] fp32 CPU -> panels [ceil(N / 16), K, 16] (columns past N zero).
+at::Tensor pack_panels(const at::Tensor& weight);
+
+// x [..., K] fp32 CPU -> x @ weight^T [..., N].
+at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n);
+
+// The same product through the portable fallback, whatever the CPU (tests compare the two bitwise).
+at::Tensor panel_linear_portable(const at::Tensor& x, const at::Tensor& panels, int64_t n);
+
+}  // namespace t5s
