@@ -4,6 +4,7 @@
 // follows the chosen score. A small character-bigram embedder stands in for a sentence embedder.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -187,4 +188,41 @@ TEST_CASE("similarity filters and rank need an embedder", "[scores]") {
     o.min_similarity.reset();
     o.rank = "similarity";
     CHECK_THROWS_AS(generate_scored(*m, nullptr, {"hi"}, o), Error);
+}
+
+TEST_CASE("model_scores off skips back_score and similarity unless a filter or the ranking reads them", "[scores]") {
+    auto m = load_tiny();
+    const BigramEmbedder embedder;
+    GenerationOptions o;
+    o.num_beams = 4;
+    o.num_return_sequences = 3;
+    o.max_new_tokens = 8;
+    const auto full = generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates;
+    o.model_scores = false;
+    const auto lean = generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates;
+    REQUIRE(lean.size() == full.size());
+    for (size_t k = 0; k < full.size(); ++k) {
+        CHECK(lean[k].ids == full[k].ids);
+        CHECK(lean[k].score == full[k].score);
+        CHECK(lean[k].fluency == full[k].fluency);  // the cheap scores stay
+        CHECK(lean[k].change == full[k].change);
+        CHECK_FALSE(lean[k].back_score.has_value());
+        CHECK_FALSE(lean[k].similarity.has_value());
+    }
+    o.min_back_score = -1e9;  // a bound that keeps everything but needs the score
+    for (const auto& c : generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates) {
+        CHECK(c.back_score.has_value());
+        CHECK_FALSE(c.similarity.has_value());
+    }
+    o.min_back_score.reset();
+    o.rank = "auto";  // with an embedder: similarity
+    const auto ranked = generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates;
+    for (size_t k = 0; k < ranked.size(); ++k) {
+        CHECK_FALSE(ranked[k].back_score.has_value());
+        REQUIRE(ranked[k].similarity.has_value());
+        const auto same = std::find_if(full.begin(), full.end(), [&](const Candidate& c) { return c.ids == ranked[k].ids; });
+        REQUIRE(same != full.end());
+        CHECK(*ranked[k].similarity == *same->similarity);
+        if (k > 0) CHECK(*ranked[k - 1].similarity >= *ranked[k].similarity);
+    }
 }

@@ -165,6 +165,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]"},
     {"rank", "R", "auto (default: similarity with --embedder, else back_score), similarity, back_score, fluency, none"},
     {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
+    {"no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them"},
 }};
 
 int run_generate(const Argv& argv) {

@@ -20,6 +20,7 @@ void apply_quality_flags(const Args& args, GenerationOptions* options) {
         if (args.has(flag)) options->*field = args.get_double(flag, 0.0);
     }
     options->rank = args.get("rank", options->rank);
+    if (args.has("no-model-scores")) options->model_scores = false;
 }
 
 std::unique_ptr<Embedder> embedder_from_flags(const Args& args, const RuntimeOptions& runtime) {

@@ -73,6 +73,7 @@ GenerationOptions merge_step_settings(GenerationOptions running, const Generatio
     running.max_change = live.max_change;
     running.min_back_score = live.min_back_score;
     running.near_duplicate = live.near_duplicate;
+    running.model_scores = live.model_scores;
     return running;
 }
 

@@ -11,9 +11,13 @@ round; --rounds R alternates the server order per round and pools the latencies.
 
   .venv/bin/python tests/bench/serve_bench.py [--threads 2] [--clients 1,4,16,64] [--new-tokens 32]
                                              [--servers serve,serve_b1,fastapi] [--rounds R] [--t5studio PATH]
+                                             [--no-model-scores]
 Writes tests/bench/out/serve_results.md and .json, with the load average at start and end (figures
 from a busy machine are not comparable with a quiet one's). --t5studio compares another build of the
 server (e.g. a worktree at an older commit) under the same client.
+By default every candidate is scored as `generate` scores it (back_score: a teacher-forced pass per
+candidate); --no-model-scores sends "model_scores": false, the plain-generation workload the
+FastAPI server (which scores nothing) runs.
 """
 import argparse
 import concurrent.futures as futures
@@ -65,18 +69,18 @@ def start(kind, model, threads, binary):
     raise RuntimeError(kind + " did not become ready")
 
 
-def body(i, new_tokens):
+def body(i, new_tokens, extra):
     text = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(24))
-    return {"text": text, "max_new_tokens": new_tokens, "min_new_tokens": new_tokens}
+    return dict({"text": text, "max_new_tokens": new_tokens, "min_new_tokens": new_tokens}, **extra)
 
 
-def level(base, clients, requests_total, new_tokens):
+def level(base, clients, requests_total, new_tokens, extra):
     session_local = {}
 
     def one(i):
         s = session_local.setdefault(i % clients, requests.Session())
         t0 = time.perf_counter()
-        r = s.post(base + "/augment", json=body(i, new_tokens), timeout=600)
+        r = s.post(base + "/augment", json=body(i, new_tokens, extra), timeout=600)
         dt = time.perf_counter() - t0
         r.raise_for_status()
         return dt, sum(len(c["ids"]) for c in r.json()["results"][0]["candidates"])
@@ -103,6 +107,7 @@ def main():
     ap.add_argument("--per-client", type=int, default=3, help="requests per client at each level (at least 8 in all)")
     ap.add_argument("--servers", default="serve,serve_b1,fastapi")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--no-model-scores", action="store_true", help='t5studio requests send "model_scores": false')
     ap.add_argument("--t5studio", default=os.path.join(ROOT, "build", "app", "t5studio"), help="the t5studio binary to serve with")
     args = ap.parse_args()
     model = make_models.make_hf("small", os.path.join(HERE, "out", "models"))
@@ -113,10 +118,11 @@ def main():
     for rnd in range(args.rounds):
         for kind in (servers if rnd % 2 == 0 else servers[::-1]):
             proc, base = start(kind, model, args.threads, args.t5studio)
+            extra = {"model_scores": False} if args.no_model_scores and kind != "fastapi" else {}
             try:
-                level(base, 1, 2, args.new_tokens)  # warm-up
+                level(base, 1, 2, args.new_tokens, extra)  # warm-up
                 for c in clients:
-                    lat, tokens, wall = level(base, c, max(8, c * args.per_client), args.new_tokens)
+                    lat, tokens, wall = level(base, c, max(8, c * args.per_client), args.new_tokens, extra)
                     r = raw[kind][c]
                     r["lat"] += lat
                     r["tokens"] += tokens
@@ -147,13 +153,15 @@ def main():
     load_end = os.getloadavg()
     notes.append("load average (1/5/15 min) at start %.2f/%.2f/%.2f, at end %.2f/%.2f/%.2f on %d CPUs" %
                  (load_start + load_end + (os.cpu_count(),)))
+    scoring = "t5studio without model scores" if args.no_model_scores else "t5studio scoring every candidate (back_score)"
     out_dir = os.path.join(HERE, "out")
     os.makedirs(out_dir, exist_ok=True)
     text = "\n".join(table + [""] + ["- " + n for n in notes]) + "\n"
     with open(os.path.join(out_dir, "serve_results.md"), "w") as f:
-        f.write("t5-small shape, random weights, CPU, %d threads, %d new tokens per request\n\n" % (args.threads, args.new_tokens) + text)
+        f.write("t5-small shape, random weights, CPU, %d threads, %d new tokens per request, %s\n\n" %
+                (args.threads, args.new_tokens, scoring) + text)
     with open(os.path.join(out_dir, "serve_results.json"), "w") as f:
-        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "new_tokens": args.new_tokens, "rounds": args.rounds,
+        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "model_scores": not args.no_model_scores, "new_tokens": args.new_tokens, "rounds": args.rounds,
                    "load_start": load_start, "load_end": load_end}, f, indent=1)
     print(text)
 

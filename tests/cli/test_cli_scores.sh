@@ -49,6 +49,20 @@ loss = json.load(open(sys.argv[2]))["loss"]
 assert abs(back + loss) < 1e-5, (back, loss)
 PY
 
+# --- --no-model-scores: same candidates, back_score / similarity null, fluency and change kept -------
+"$bin" generate --model "$model" --text "Tom is a good boy." --prefix "paraphrase: " --beams 4 --num-return 3 --max-new-tokens 8 \
+  --no-model-scores --json >"$work/lean.json" && ok || bad "generate --no-model-scores failed"
+"$bin" generate --model "$model" --text "Tom is a good boy." --prefix "paraphrase: " --beams 4 --num-return 3 --max-new-tokens 8 \
+  --json >"$work/full.json" && ok || bad "generate (rank none) failed"
+py "$work/lean.json" "$work/full.json" <<'PY' && ok || bad "--no-model-scores: $(head -c 600 "$work/lean.json")"
+import json, sys
+lean, full = (json.load(open(f))["results"][0]["candidates"] for f in sys.argv[1:3])
+assert [c["ids"] for c in lean] == [c["ids"] for c in full] and len(lean) == 3
+for l, f in zip(lean, full):
+    assert set(l) == set(f) and l["back_score"] is None and l["similarity"] is None and f["back_score"] is not None, (l, f)
+    assert l["score"] == f["score"] and l["fluency"] == f["fluency"] and l["change"] == f["change"], (l, f)
+PY
+
 # --- filters: every returned candidate satisfies them; dropped ones keep their reason -------------
 "$bin" generate --model "$model" --text "Tom is a good boy." --text "猫が好きです。" --sample --seed 5 --num-return 4 --max-new-tokens 8 \
   --temperature 1.3 --min-change 0.3 --max-change 0.97 --min-back-score -9 --near-duplicate 0.6 --max-rounds 3 --keep-dropped \

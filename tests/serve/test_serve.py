@@ -116,17 +116,20 @@ QUALITY = [
     {"num_beams": 4, "num_return_sequences": 3, "max_new_tokens": 6, "max_change": 0.97, "rank": "fluency", "keep_dropped": True},
     {"do_sample": True, "seed": 5, "num_return_sequences": 3, "max_new_tokens": 8, "distinct": True, "min_back_score": -8.0,
      "max_similarity": 0.7, "task_prefix": "paraphrase: ", "keep_dropped": True},
+    # model_scores off: back_score only because the ranking reads it, no similarity.
+    {"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 6, "model_scores": False, "rank": "back_score", "keep_dropped": True},
 ]
 FLAG_OF = {"max_new_tokens": "--max-new-tokens", "num_beams": "--beams", "num_return_sequences": "--num-return", "do_sample": "--sample",
            "seed": "--seed", "no_copy": "--no-copy", "distinct": "--distinct", "min_change": "--min-change", "max_change": "--max-change",
            "min_similarity": "--min-similarity", "max_similarity": "--max-similarity", "min_back_score": "--min-back-score",
-           "near_duplicate": "--near-duplicate", "rank": "--rank", "task_prefix": "--prefix", "keep_dropped": "--keep-dropped"}
+           "near_duplicate": "--near-duplicate", "rank": "--rank", "task_prefix": "--prefix", "keep_dropped": "--keep-dropped",
+           "model_scores": "--no-model-scores"}
 
 
 def flags_of(body):
     out = ["--embedder", EMBEDDER]
     for key, value in body.items():
-        out += [FLAG_OF[key]] if value is True else [FLAG_OF[key], str(value)]
+        out += [FLAG_OF[key]] if isinstance(value, bool) else [FLAG_OF[key], str(value)]  # model_scores: False
     return out
 
 
@@ -227,7 +230,9 @@ for text, i, code, body in quality_answers:
           (i, text, got["candidates"], want["candidates"]))
     check(same_candidates(got["dropped"], want["dropped"]), "quality %d %r: dropped equal generate --keep-dropped's" % (i, text))
     check(same_score(got["diversity"], want["diversity"]) and got.get("seed") == want.get("seed"), "quality %d: diversity, seed" % i)
-    check(all(c["similarity"] is not None for c in got["candidates"]), "similarity computed with --embedder")
+    lean = QUALITY[i].get("model_scores") is False
+    check(all((c["similarity"] is None) == lean and c["back_score"] is not None for c in got["candidates"]),
+          "quality %d: similarity computed with --embedder unless model_scores is off; back_score where ranked by it" % i)
     dropped.update(option_of(d["reason"]) for d in got["dropped"])
 check(sum(dropped.values()) > 0 and len(dropped) >= 2, "the filters dropped candidates for more than one reason: %s" % dropped)
 m = main.metrics()
@@ -259,6 +264,7 @@ bad({}, 400, "text")
 bad({"text": 5}, 400, "text")
 bad({"text": "x", "stream": "yes"}, 400, "stream")
 bad({"text": "x", "keep_dropped": 1}, 400, "keep_dropped")
+bad({"text": "x", "model_scores": "no"}, 400, "model_scores")
 bad({"text": "x", "min_change": 2}, 400, "min_change")
 bad({"text": "x", "rank": "loudest"}, 400, "rank")
 bad(None, 413, "1 MiB", raw=json.dumps({"text": "a" * (1 << 20)}))

@@ -43,6 +43,10 @@ struct GenerationOptions {
     std::optional<double> max_change;      // ... higher ([0, 1])
     std::optional<double> min_back_score;  // drop a candidate whose back_score (mean log-prob, <= 0) is lower
     std::optional<double> near_duplicate;  // drop a candidate whose chrF with a better-ranked one is above this ((0, 1])
+    // back_score and similarity cost a model pass per candidate (on t5-small about as much as
+    // decoding it); false computes them only where a filter or the ranking uses them, else they stay
+    // empty. fluency and change are cheap and always computed.
+    bool model_scores = true;
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.

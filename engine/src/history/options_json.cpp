@@ -16,7 +16,7 @@ namespace t5s {
     X(num_return_sequences) X(do_sample) X(temperature) X(top_k) X(top_p) X(repetition_penalty)      \
     X(no_repeat_ngram_size) X(seed) X(no_copy) X(distinct) X(max_rounds) X(batch_size) X(max_source_tokens)   \
     X(task_prefix) X(rank) X(min_similarity) X(max_similarity) X(min_change) X(max_change) X(min_back_score) \
-    X(near_duplicate)
+    X(near_duplicate) X(model_scores)
 
 namespace {
 

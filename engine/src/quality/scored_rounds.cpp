@@ -18,23 +18,37 @@ bool filters_active(const GenerationOptions& o) {
            o.near_duplicate;
 }
 
-// Similarity of each candidate of the round: one embedding call over the sources not embedded
-// yet, then the candidates.
+// Which model-based scores a candidate under `o` gets: all of them by default; with model_scores
+// off only those a filter or the ranking reads.
+bool wants_back_score(const GenerationOptions& o, bool has_embedder) {
+    return o.model_scores || o.min_back_score || effective_rank(o.rank, has_embedder) == "back_score";
+}
+bool wants_similarity(const GenerationOptions& o) {
+    return o.model_scores || o.min_similarity || o.max_similarity || effective_rank(o.rank, true) == "similarity";
+}
+
+// Similarity of each candidate of the round whose settings want it: one embedding call over the
+// sources not embedded yet, then those candidates.
 void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
     std::vector<std::string> texts;
     std::vector<InputRounds*> unembedded;
     for (auto& r : *round) {
-        if (!r.input->source_embedding.empty() || std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end()) continue;
+        if (!wants_similarity(*r.options) || r.candidates.empty() || !r.input->source_embedding.empty() ||
+            std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
+            continue;
         unembedded.push_back(r.input);
         texts.push_back(r.input->source);
     }
     for (const auto& r : *round) {
+        if (!wants_similarity(*r.options)) continue;
         for (const auto& c : r.candidates) texts.push_back(c.text);
     }
+    if (texts.empty()) return;
     std::vector<std::vector<float>> embeddings = embedder.embed(texts);
     size_t k = 0;
     for (InputRounds* input : unembedded) input->source_embedding = std::move(embeddings[k++]);
     for (auto& r : *round) {
+        if (!wants_similarity(*r.options)) continue;
         for (auto& c : r.candidates) c.similarity = cosine_similarity(embeddings[k++], r.input->source_embedding);
     }
 }
@@ -65,19 +79,20 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
     std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
     for (const auto& r : *round) {
+        if (!wants_back_score(*r.options, embedder != nullptr)) continue;
         for (const auto& c : r.candidates) {
             prefixed.push_back(r.options->task_prefix + c.text);
             sources.push_back(r.input->source);
         }
     }
-    if (prefixed.empty()) return;
-    const std::vector<double> back = back_scores(model, prefixed, sources, "", rows_per_pass);
+    const std::vector<double> back = prefixed.empty() ? std::vector<double>() : back_scores(model, prefixed, sources, "", rows_per_pass);
     if (embedder) add_similarities(*embedder, round);
     size_t k = 0;
     for (auto& r : *round) {
+        const bool back_wanted = wants_back_score(*r.options, embedder != nullptr);
         for (auto& c : r.candidates) {
             c.fluency = fluency_of(c, *r.options);
-            c.back_score = back[k++];
+            if (back_wanted) c.back_score = back[k++];
             c.change = change_score(c.text, r.input->source);
             r.input->pool.push_back(std::move(c));
         }

@@ -46,7 +46,8 @@ struct RoundCandidates {
 // Scores one round's candidates of several inputs — of one request or of several — in place
 // (fluency, change; back_score in batched passes of up to rows_per_pass rows; with an embedder
 // similarity, in one embedding call that also embeds the sources not embedded yet) and appends them
-// to their inputs' pools.
+// to their inputs' pools. Where an input's model_scores is off, back_score and similarity are left
+// out unless its filters or ranking read them.
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass);
 
 // True while the filters leave fewer than num_return_sequences candidates of the pool.
