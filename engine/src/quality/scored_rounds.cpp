@@ -33,7 +33,7 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
     std::vector<std::string> texts;
     std::vector<InputRounds*> unembedded;
     for (auto& r : *round) {
-        if (!wants_similarity(*r.options) || r.candidates.empty() || !r.input->source_embedding.empty() ||
+        if (!wants_similarity(*r.options) || !r.input->source_embedding.empty() ||
             std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
             continue;
         unembedded.push_back(r.input);
