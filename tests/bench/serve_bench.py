@@ -161,8 +161,8 @@ def main():
         f.write("t5-small shape, random weights, CPU, %d threads, %d new tokens per request, %s\n\n" %
                 (args.threads, args.new_tokens, scoring) + text)
     with open(os.path.join(out_dir, "serve_results.json"), "w") as f:
-        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "model_scores": not args.no_model_scores, "new_tokens": args.new_tokens, "rounds": args.rounds,
-                   "load_start": load_start, "load_end": load_end}, f, indent=1)
+        json.dump({"rows": rows, "notes": notes, "threads": args.threads, "model_scores": not args.no_model_scores,
+                   "new_tokens": args.new_tokens, "rounds": args.rounds, "load_start": load_start, "load_end": load_end}, f, indent=1)
     print(text)
 
 

@@ -129,7 +129,10 @@ FLAG_OF = {"max_new_tokens": "--max-new-tokens", "num_beams": "--beams", "num_re
 def flags_of(body):
     out = ["--embedder", EMBEDDER]
     for key, value in body.items():
-        out += [FLAG_OF[key]] if isinstance(value, bool) else [FLAG_OF[key], str(value)]  # model_scores: False
+        if key == "model_scores":  # the flag turns the default off
+            out += [] if value else [FLAG_OF[key]]
+        else:
+            out += [FLAG_OF[key]] if value is True else [FLAG_OF[key], str(value)]
     return out
 
 

@@ -18,29 +18,27 @@ bool filters_active(const GenerationOptions& o) {
            o.near_duplicate;
 }
 
-// Which model-based scores a candidate under `o` gets: all of them by default; with model_scores
-// off only those a filter or the ranking reads.
-bool wants_back_score(const GenerationOptions& o, bool has_embedder) {
-    return o.model_scores || o.min_back_score || effective_rank(o.rank, has_embedder) == "back_score";
-}
-bool wants_similarity(const GenerationOptions& o) {
-    return o.model_scores || o.min_similarity || o.max_similarity || effective_rank(o.rank, true) == "similarity";
+// Whether a candidate under `o` gets the model-based score `key` ("back_score" or "similarity"):
+// always by default; with model_scores off only where a filter or the ranking reads it.
+bool wants_model_score(const GenerationOptions& o, const std::string& key, bool has_embedder) {
+    if (o.model_scores || effective_rank(o.rank, has_embedder) == key) return true;
+    return key == "back_score" ? o.min_back_score.has_value() : o.min_similarity || o.max_similarity;
 }
 
 // Similarity of each candidate of the round whose settings want it: one embedding call over the
-// sources not embedded yet, then those candidates.
+// sources not embedded yet, then those candidates. Called with an embedder only (hence `true`).
 void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
     std::vector<std::string> texts;
     std::vector<InputRounds*> unembedded;
     for (auto& r : *round) {
-        if (!wants_similarity(*r.options) || !r.input->source_embedding.empty() ||
+        if (!wants_model_score(*r.options, "similarity", true) || !r.input->source_embedding.empty() ||
             std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
             continue;
         unembedded.push_back(r.input);
         texts.push_back(r.input->source);
     }
     for (const auto& r : *round) {
-        if (!wants_similarity(*r.options)) continue;
+        if (!wants_model_score(*r.options, "similarity", true)) continue;
         for (const auto& c : r.candidates) texts.push_back(c.text);
     }
     if (texts.empty()) return;
@@ -48,7 +46,7 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
     size_t k = 0;
     for (InputRounds* input : unembedded) input->source_embedding = std::move(embeddings[k++]);
     for (auto& r : *round) {
-        if (!wants_similarity(*r.options)) continue;
+        if (!wants_model_score(*r.options, "similarity", true)) continue;
         for (auto& c : r.candidates) c.similarity = cosine_similarity(embeddings[k++], r.input->source_embedding);
     }
 }
@@ -79,7 +77,7 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
     std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
     for (const auto& r : *round) {
-        if (!wants_back_score(*r.options, embedder != nullptr)) continue;
+        if (!wants_model_score(*r.options, "back_score", embedder != nullptr)) continue;
         for (const auto& c : r.candidates) {
             prefixed.push_back(r.options->task_prefix + c.text);
             sources.push_back(r.input->source);
@@ -89,7 +87,7 @@ void score_round(const Model& model, const Embedder* embedder, std::vector<Round
     if (embedder) add_similarities(*embedder, round);
     size_t k = 0;
     for (auto& r : *round) {
-        const bool back_wanted = wants_back_score(*r.options, embedder != nullptr);
+        const bool back_wanted = wants_model_score(*r.options, "back_score", embedder != nullptr);
         for (auto& c : r.candidates) {
             c.fluency = fluency_of(c, *r.options);
             if (back_wanted) c.back_score = back[k++];
