@@ -2,6 +2,7 @@
 // handle, and the candidate normalisation used by --distinct / --no-copy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include "t5s/error.h"
@@ -86,4 +87,29 @@ TEST_CASE("candidate normalisation folds width and whitespace", "[options]") {
     CHECK(normalize_for_compare("ＡＢＣ　１２３！") == "ABC 123!");
     CHECK(normalize_for_compare("猫が好き") == "猫が好き");
     CHECK(normalize_for_compare("a\tb") == normalize_for_compare("a b"));
+}
+
+TEST_CASE("sampling controls imply sampling unless beams or do_sample are named", "[options]") {
+    auto implied = [](std::vector<std::string> named, int beams = 1, bool do_sample = false) {
+        GenerationOptions o;
+        o.num_beams = beams;
+        o.do_sample = do_sample;
+        o.num_return_sequences = 3;
+        const size_t named_before = named.size();
+        const bool changed = imply_sampling(&o, &named);
+        CHECK(changed == (o.do_sample && !do_sample));
+        CHECK(named.size() == named_before + (changed ? 1 : 0));  // "do_sample" named when it changed
+        if (changed) CHECK(named.back() == "do_sample");
+        return o;
+    };
+    // The seed service's request: {"num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92}.
+    GenerationOptions seed = implied({"num_return_sequences", "temperature", "top_p"});
+    CHECK(seed.do_sample);
+    CHECK(message_for(seed).empty());
+    CHECK(implied({"top_k"}).do_sample);
+    CHECK_FALSE(implied({"num_return_sequences"}).do_sample);                    // nothing says sample
+    CHECK_FALSE(implied({"temperature", "do_sample"}).do_sample);                // do_sample: false said so
+    CHECK_FALSE(implied({"temperature", "num_beams"}).do_sample);                // beams named: beam search
+    CHECK_FALSE(implied({"temperature"}, /*beams=*/4).do_sample);                // defaults ask for beams
+    CHECK(implied({"temperature"}, 1, /*do_sample=*/true).do_sample);            // already sampling: unchanged
 }

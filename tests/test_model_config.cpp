@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "t5s/error.h"
+#include "t5s/generation_config.h"
 #include "t5s/model_config.h"
 
 using namespace t5s;
@@ -61,6 +62,21 @@ TEST_CASE("config errors name the file and the problem", "[config][errors]") {
     CHECK(code_of(R"({"d_model": "big"})") == ErrorCode::CorruptFile);
     CHECK(code_of(R"({"vocab_size": 10, "eos_token_id": 12})") == ErrorCode::CorruptFile);
     CHECK_THROWS_AS(load_model_config("/nonexistent/config.json"), Error);
+}
+
+TEST_CASE("config: every id of an eos_token_id list must be inside the vocabulary", "[config][errors]") {
+    CHECK(parse_model_config(R"({"vocab_size": 10, "eos_token_id": [1, 9]})", "x").eos_token_id == 1);
+    CHECK_THROWS_WITH(parse_model_config(R"({"vocab_size": 10, "eos_token_id": [1, 10]})", "dir/config.json"),
+                      "dir/config.json: 'eos_token_id' entry 1 (10) must be a token id inside the vocabulary (0..9)");
+    CHECK_THROWS_WITH(parse_model_config(R"({"vocab_size": 10, "eos_token_id": [1, "x"]})", "dir/config.json"),
+                      Catch::Contains("'eos_token_id' entry 1"));
+    ModelConfig m = parse_model_config(R"({"vocab_size": 10})", "x");
+    const GenerationConfig ok = parse_generation_config(R"({"eos_token_id": [1, 9]})", "g.json");
+    apply_generation_token_ids(ok, "g.json", &m);
+    CHECK(m.eos_token_id == 1);
+    const GenerationConfig outside = parse_generation_config(R"({"eos_token_id": [1, 32000]})", "g.json");
+    CHECK_THROWS_WITH(apply_generation_token_ids(outside, "g.json", &m), Catch::Contains("g.json: 'eos_token_id' 32000 is outside the vocabulary"));
+    CHECK_THROWS_WITH(parse_generation_config(R"({"eos_token_id": [1, -3]})", "g.json"), Catch::Contains("eos_token_id"));
 }
 
 // Issue #16 "unclear errors": every wrong JSON type of every key the parser reads is one line

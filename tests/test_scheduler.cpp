@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "t5s/scheduler.h"
@@ -237,4 +238,47 @@ TEST_CASE("scheduler: drain finishes running requests and refuses new ones", "[s
     CHECK_FALSE(waiter.outcomes[0]->error);
     CHECK(waiter.outcomes[0]->results[0].candidates[0].ids.size() == 20);
     CHECK(scheduler.submit({{"late"}, o, {}, 0.0}, {}) == nullptr);
+}
+
+// Nothing escapes the scheduler thread: an exception that is not a t5s::Error thrown inside a
+// step (here by the step observer, code that runs on that thread), or by a caller's candidate
+// callback, fails the requests it hit with its message, and the next requests are served.
+TEST_CASE("scheduler: a foreign exception in a step fails its requests, not the server", "[scheduler][errors]") {
+    auto model = test::tiny_serving_model();
+    Scheduler scheduler(*model, {8, 8}, nullptr);
+    std::atomic<bool> throw_next{true};
+    scheduler.set_step_observer([&](const StepStats&) {
+        if (throw_next.exchange(false)) throw std::runtime_error("injected failure in a step");
+    });
+    GenerationOptions o;
+    o.max_new_tokens = 5;
+    Waiter hit(1);
+    REQUIRE(scheduler.submit({{"hello world"}, o, {"max_new_tokens"}, 0.0}, hit.events_for(0)));
+    REQUIRE(hit.wait_all(std::chrono::seconds(30)));
+    REQUIRE(hit.outcomes[0]->error);
+    CHECK(hit.outcomes[0]->error->code == ErrorCode::Internal);
+    CHECK(hit.outcomes[0]->error->message == "injected failure in a step");
+
+    Waiter next(2);
+    RequestEvents throwing = next.events_for(1);
+    throwing.on_candidate = [](size_t, const Candidate&) { throw std::logic_error("client went away oddly"); };
+    REQUIRE(scheduler.submit({{"hello world"}, o, {"max_new_tokens"}, 0.0}, next.events_for(0)));
+    REQUIRE(scheduler.submit({{"the cat"}, o, {"max_new_tokens"}, 0.0}, throwing));
+    REQUIRE(next.wait_all(std::chrono::seconds(30)));
+    REQUIRE_FALSE(next.outcomes[0]->error);
+    CHECK(next.outcomes[0]->results[0].candidates[0].ids == model->generate({"hello world"}, o)[0].candidates[0].ids);
+    REQUIRE(next.outcomes[1]->error);
+    CHECK(next.outcomes[1]->error->message.find("client went away oddly") != std::string::npos);
+    CHECK(scheduler.stats().running_sequences == 0);
+    CHECK(scheduler.jobs().size() == 0);
+}
+
+TEST_CASE("scheduler: the memory pre-check counts activations in the compute dtype", "[scheduler]") {
+    RuntimeOptions r;
+    r.device = Device::Cpu;
+    r.threads = 1;
+    r.precision = Precision::Int8;
+    CHECK(Model::load(test::model_dir("t5v10-tied-relu"), r)->info().activation_bytes == 4);  // CPU int8 computes in fp32
+    r.precision = Precision::Bf16;
+    CHECK(Model::load(test::model_dir("t5v10-tied-relu"), r)->info().activation_bytes == 2);
 }

@@ -192,3 +192,46 @@ TEST_CASE("spiece: random byte damage never crashes", "[tokenizer][spiece][error
     CHECK(rejected + loaded == 60);
     CHECK(rejected > 0);
 }
+
+namespace {
+
+// The model with one varint field of its trainer_spec (2) or name of its normalizer_spec (3)
+// replaced.
+std::string with_spec_field(const std::string& model, int spec, int number, uint64_t varint, const std::string& text = {}) {
+    std::string out;
+    for (const auto& f : fields_of(model)) {
+        if (f.number != spec) {
+            out += f.raw;
+            continue;
+        }
+        std::string body;
+        for (const auto& g : fields_of(f.bytes)) {
+            if (g.number != number) body += g.raw;
+        }
+        if (text.empty()) {
+            put_varint(&body, static_cast<uint64_t>(number) << 3);
+            put_varint(&body, varint);
+        } else {
+            put_bytes(&body, number, text);
+        }
+        put_bytes(&out, spec, body);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("spiece: a bad trainer spec, piece type or normalizer name is refused naming it", "[tokenizer][spiece][errors]") {
+    const std::string model = real_model();
+    const uint64_t minus_one = ~uint64_t{0};  // int32 -1 on the wire: sign-extended to 64 bits
+    CHECK_THAT(error_of(with_spec_field(model, 2, 3, 9)), Catch::Contains("trainer_spec.model_type 9"));
+    CHECK_THAT(error_of(with_spec_field(model, 2, 40, 32000)), Catch::Contains("trainer_spec.unk_id 32000 is outside the 32000 pieces"));
+    CHECK_THAT(error_of(with_spec_field(model, 2, 40, minus_one)), Catch::Contains("unk_id must name a piece"));
+    CHECK_THAT(error_of(with_spec_field(model, 2, 43, 1u << 20)), Catch::Contains("trainer_spec.pad_id"));
+    CHECK(error_of(with_spec_field(model, 2, 41, minus_one)).empty());  // bos disabled, as in T5: fine
+    CHECK_THAT(error_of(with_piece(model, 5, "\xE2\x96\x81x", 9)), Catch::Contains("piece 5 has unknown type 9"));
+    CHECK_THAT(error_of(with_spec_field(model, 3, 1, 0, "nfkd_magic")), Catch::Contains("normalizer_spec.name: unknown normalizer 'nfkd_magic'"));
+    CHECK(error_of(with_spec_field(model, 3, 1, 0, "nfkc")).empty());
+    for (const std::string& bad : {with_spec_field(model, 2, 3, 9), with_piece(model, 5, "x", 0)})
+        CHECK_THAT(error_of(bad), Catch::StartsWith(kName));
+}

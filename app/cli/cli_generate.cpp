@@ -119,6 +119,8 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     if (a.get("batch-size") != "auto") o.batch_size = a.get_int("batch-size", o.batch_size);
     o.task_prefix = a.get("prefix");
     apply_quality_flags(a, &o);
+    std::vector<std::string> named(given.begin(), given.end());
+    imply_sampling(&o, &named);
     validate_generation_options(o);
     return o;
 }
@@ -134,7 +136,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"num-return", "N", "candidates per input (default 1; at most --beams unless sampling)"},
     {"length-penalty", "X", "beam scores are divided by length^X (default 1.0)"},
     {"early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
-    {"sample", "", "sample tokens instead of taking the most likely"},
+    {"sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)"},
     {"temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)"},
     {"top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)"},
     {"top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)"},

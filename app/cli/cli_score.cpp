@@ -1,10 +1,13 @@
 // t5studio score --model DIR --source S --target T [--json]: teacher-forced loss exactly as
 // transformers computes it with labels.
+#include <climits>
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "generation_limits.h"
+#include "t5s/error.h"
 
 namespace t5s::cli {
 
@@ -12,6 +15,7 @@ const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given 
     {"model", "DIR", "model folder"},
     {"source", "S", "the input text"},
     {"target", "T", "the output text to score"},
+    {"max-source-tokens", "N", "longest source and target in tokens (default: the model's n_positions, else 512), as generate"},
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "cpu (default), cuda or auto"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
@@ -26,6 +30,14 @@ int run_score(const Argv& argv) {
     const Tokenizer& tok = model->tokenizer();
     const auto source = tok.encode(args.require("source"));
     const auto target = tok.encode(args.require("target"));
+    // generate's source limit, for the target too: its attention grows with the square of its length.
+    GenerationOptions limits;
+    limits.max_source_tokens = args.get_int("max-source-tokens", 0, 0, INT_MAX);
+    check_source_lengths({source}, model->info().config, limits);
+    const int64_t most = source_token_limit(model->info().config, limits);
+    if (static_cast<int64_t>(target.size()) > most)
+        throw Error(ErrorCode::InvalidArgument, "the target is " + std::to_string(target.size()) + " tokens, more than the limit of " +
+                                                    std::to_string(most) + "; shorten it or raise --max-source-tokens");
     ScoreResult r = model->score({source}, {target});
     if (args.has("json")) {
         print_json({{"loss", r.loss}, {"target_ids", r.target_ids[0]}, {"argmax", r.argmax[0]}});

@@ -197,6 +197,12 @@ void install_routes(httplib::Server& server, Service& svc) {
         const std::string endpoint = kAllowed.count(req.path) ? req.path : "other";
         svc.metrics().add("t5studio_requests_total", {{"endpoint", endpoint}, {"code", std::to_string(res.status)}});
     });
+    // Nothing a handler throws ends the server or reaches the client as a bare 500: an Error keeps
+    // its status (400 for bad input, 413 for memory), anything else is a 500 naming it.
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr caught) {
+        const CaughtError e = describe_exception(caught);
+        send_error(res, e.code == ErrorCode::InvalidArgument ? 400 : e.code == ErrorCode::OutOfMemory ? 413 : 500, e.message);
+    });
     server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
         if (res.body.empty()) send_error(res, res.status, res.status == 413 ? "the body is larger than 1 MiB" : "request error");
     });

@@ -82,6 +82,7 @@ AugmentRequest parse_augment(const std::string& body) {
         a.request.timeout_s = t.get<double>();
     }
     a.request.options = options_of(j, &a.request.named);
+    imply_sampling(&a.request.options, &a.request.named);
     return a;
 }
 

@@ -5,11 +5,12 @@ namespace t5s {
 bool read_delimited_record(std::istream& in, char sep, int64_t* line_no, DelimitedRecord* rec) {
     rec->fields.clear();
     rec->unterminated_quote = false;
+    rec->stray_quote = false;
     std::string line;
     if (!std::getline(in, line)) return false;
     rec->first_line = ++*line_no;
     std::string cur;
-    bool quoted = false, any = false;
+    bool quoted = false, any = false, closed = false;  // closed: the last character closed a quoted field
     for (size_t i = 0;; ++i) {
         if (i >= line.size()) {
             if (!quoted) break;
@@ -24,6 +25,8 @@ bool read_delimited_record(std::istream& in, char sep, int64_t* line_no, Delimit
         }
         const char ch = line[i];
         any = true;
+        if (closed && ch != sep && !(ch == '\r' && i + 1 == line.size())) rec->stray_quote = true;
+        closed = false;
         if (quoted) {
             if (ch != '"') {
                 cur += ch;
@@ -32,6 +35,7 @@ bool read_delimited_record(std::istream& in, char sep, int64_t* line_no, Delimit
                 ++i;
             } else {
                 quoted = false;
+                closed = true;
             }
         } else if (ch == '"' && cur.empty()) {
             quoted = true;

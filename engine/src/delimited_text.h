@@ -14,6 +14,8 @@ struct DelimitedRecord {
     int64_t first_line = 0;           // 1-based line the record starts on
     int64_t last_line = 0;            // line it ends on (> first_line when a quoted field spans lines)
     bool unterminated_quote = false;  // a quoted field ran to the end of the input
+    bool stray_quote = false;         // text after a quoted field's closing quote ("ab"c): kept, as
+                                      // Python's csv does, but RFC 4180 (and csv's strict mode) refuse it
 };
 
 // Reads the next record; false at the end of the input. `line_no` counts the lines read so far.

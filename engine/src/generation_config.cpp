@@ -31,6 +31,18 @@ public:
         }
         *out = static_cast<T>(x.get<int64_t>());
     }
+    // Every entry of a list of token ids (none when the key holds a single id).
+    std::vector<int64_t> id_list(const char* key, int64_t max) {
+        const json* v = find(key);
+        std::vector<int64_t> ids;
+        if (!v || !v->is_array()) return ids;
+        for (const json& x : *v) {
+            if (!x.is_number_integer() || x.get<int64_t>() < 0 || (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(max)))
+                bad(key, "entries must be token ids", x);
+            ids.push_back(x.get<int64_t>());
+        }
+        return ids;
+    }
     void number(const char* key, std::optional<float>* out, double min_exclusive, double max_inclusive) {
         const json* v = find(key);
         if (!v) return;
@@ -79,6 +91,7 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
     constexpr int64_t kMaxId = int64_t{1} << 31, kMaxTokens = 1 << 30;
     r.integer("decoder_start_token_id", &g.decoder_start_token_id, 0, kMaxId);
     r.integer("eos_token_id", &g.eos_token_id, 0, kMaxId);
+    g.listed_eos_token_ids = r.id_list("eos_token_id", kMaxId);
     r.integer("pad_token_id", &g.pad_token_id, 0, kMaxId);
     r.integer("max_new_tokens", &g.max_new_tokens, 1, kMaxTokens);
     std::optional<int> max_length, min_length;
@@ -132,6 +145,10 @@ void apply_generation_token_ids(const GenerationConfig& g, const std::string& so
     };
     take(g.decoder_start_token_id, "decoder_start_token_id", &m->decoder_start_token_id);
     take(g.eos_token_id, "eos_token_id", &m->eos_token_id);
+    for (int64_t id : g.listed_eos_token_ids) {
+        int64_t ignored = 0;
+        take(id, "eos_token_id", &ignored);  // the others are not used, but a list naming no token is corrupt
+    }
     take(g.pad_token_id, "pad_token_id", &m->pad_token_id);
 }
 

@@ -57,6 +57,15 @@ void validate_generation_options(const GenerationOptions& o) {
     validate_quality_filters(o, bad);
 }
 
+bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named) {
+    auto has = [&](const char* name) { return std::find(named->begin(), named->end(), name) != named->end(); };
+    if (has("do_sample") || has("num_beams") || options->do_sample || options->num_beams > 1) return false;
+    if (!has("temperature") && !has("top_k") && !has("top_p")) return false;
+    options->do_sample = true;
+    named->push_back("do_sample");
+    return true;
+}
+
 GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live) {
     running.temperature = live.temperature;
     running.top_k = live.top_k;

@@ -56,6 +56,18 @@ int64_t get_id(const json& j, const char* key, int64_t fallback, const std::stri
     return v.get<int64_t>();
 }
 
+// Every id of an id list (eos_token_id may be one) inside the vocabulary, not only the first.
+void check_id_list(const json& j, const char* key, int64_t vocab_size, const std::string& source) {
+    if (!j.contains(key) || !j[key].is_array()) return;
+    for (size_t i = 0; i < j[key].size(); ++i) {
+        const json& v = j[key][i];
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab_size) {
+            fail(source, std::string("'") + key + "' entry " + std::to_string(i) + " (" + v.dump() +
+                             ") must be a token id inside the vocabulary (0.." + std::to_string(vocab_size - 1) + ")");
+        }
+    }
+}
+
 double get_number(const json& j, const char* key, double fallback, const std::string& source) {
     if (!j.contains(key)) return fallback;
     if (!j[key].is_number()) wrong_type(source, key, "a number", j[key]);
@@ -168,6 +180,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
                          ") must be inside the vocabulary (0.." +
                          std::to_string(c.vocab_size - 1) + ")");
     }
+    check_id_list(j, "eos_token_id", c.vocab_size, source);
     return c;
 }
 

@@ -120,6 +120,9 @@ void parse_safetensors(const unsigned char* bytes, size_t size, const std::files
         corrupt(file, "header length " + std::to_string(header_len) + " goes beyond the end of the file (" +
                           std::to_string(size) + " bytes)");
     }
+    // nlohmann::json skips a UTF-8 byte-order mark; the reference (serde_json) refuses it.
+    if (header_len >= 3 && bytes[8] == 0xEF && bytes[9] == 0xBB && bytes[10] == 0xBF)
+        corrupt(file, "bad JSON header: it starts with a UTF-8 byte-order mark");
     // Duplicate names: the last one wins, as in the reference (serde into a HashMap).
     const json header =
         parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len), file.string() + ": bad JSON header");

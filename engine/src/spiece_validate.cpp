@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -163,10 +164,45 @@ void check_charsmap(std::string_view blob, const std::string& file, const char* 
 }
 
 void check_normalizer(std::string_view spec, const std::string& file, const char* name) {
+    // The rule sets SentencePiece builds in (normalizer.cc), "user_defined" for a custom map, and
+    // "" where a converter wrote none.
+    static const char* const kNames[] = {"", "nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "user_defined"};
     WireReader r(spec, file, name);
     for (Field f; r.next(&f);) {
+        if (f.number == 1 && f.wire_type == 2 && std::find(std::begin(kNames), std::end(kNames), f.bytes) == std::end(kNames))
+            corrupt(file, std::string(name) + ".name: unknown normalizer '" + std::string(f.bytes) + "'");
         if (f.number == 2 && f.wire_type == 2) check_charsmap(f.bytes, file, name);
     }
+}
+
+// trainer_spec fields that decide how the model is read: its algorithm and the special ids.
+struct TrainerSpec {
+    int64_t unk_id = 0, bos_id = 1, eos_id = 2, pad_id = -1;  // the proto's defaults
+};
+
+TrainerSpec check_trainer_spec(std::string_view spec, const std::string& file) {
+    TrainerSpec t;
+    WireReader r(spec, file, "trainer_spec");
+    for (Field f; r.next(&f);) {
+        if (f.wire_type != 0) continue;
+        const auto value = static_cast<int64_t>(static_cast<int32_t>(f.varint));  // int32 fields, -1 sign-extended
+        if (f.number == 3 && (f.varint < 1 || f.varint > 4))  // UNIGRAM, BPE, WORD, CHAR
+            corrupt(file, "trainer_spec.model_type " + std::to_string(value) + " is not one of UNIGRAM, BPE, WORD, CHAR");
+        if (f.number == 40) t.unk_id = value;
+        if (f.number == 41) t.bos_id = value;
+        if (f.number == 42) t.eos_id = value;
+        if (f.number == 43) t.pad_id = value;
+    }
+    return t;
+}
+
+void check_special_ids(const TrainerSpec& t, size_t pieces, const std::string& file) {
+    const std::pair<const char*, int64_t> ids[] = {{"unk_id", t.unk_id}, {"bos_id", t.bos_id}, {"eos_id", t.eos_id}, {"pad_id", t.pad_id}};
+    for (const auto& [name, id] : ids) {
+        if (id < -1 || id >= static_cast<int64_t>(pieces))
+            corrupt(file, std::string("trainer_spec.") + name + " " + std::to_string(id) + " is outside the " + std::to_string(pieces) + " pieces");
+    }
+    if (t.unk_id < 0) corrupt(file, "trainer_spec.unk_id must name a piece");
 }
 
 // Returns the piece text (the last one, as protobuf merges repeated scalars) and its type.
@@ -180,6 +216,8 @@ std::pair<std::string_view, uint64_t> check_piece(std::string_view message, size
         if (f.number == 3 && f.wire_type == 0) type = f.varint;
     }
     if (piece.empty()) corrupt(file, where + " is empty");
+    if (type < 1 || type > 6)  // NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE
+        corrupt(file, where + " has unknown type " + std::to_string(type));
     if (piece.size() > kMaxSpiecePieceBytes) {
         corrupt(file, where + " is " + std::to_string(piece.size()) + " bytes long, more than the " +
                           std::to_string(kMaxSpiecePieceBytes) + " accepted");
@@ -210,15 +248,14 @@ void validate_spiece_model(std::string_view model, const std::string& file) {
     WireReader r(model, file, "ModelProto");
     size_t pieces = 0;
     std::set<std::string_view> user_defined;
+    TrainerSpec trainer;
     for (Field f; r.next(&f);) {
         if (f.wire_type != 2) continue;
         if (f.number == 1) {
             const auto [piece, type] = check_piece(f.bytes, pieces++, file);
             if (type == 4) user_defined.insert(piece);  // USER_DEFINED
         } else if (f.number == 2) {
-            WireReader trainer(f.bytes, file, "trainer_spec");
-            for (Field t; trainer.next(&t);) {
-            }
+            trainer = check_trainer_spec(f.bytes, file);
         } else if (f.number == 3) {
             check_normalizer(f.bytes, file, "normalizer_spec");
         } else if (f.number == 5) {
@@ -226,6 +263,7 @@ void validate_spiece_model(std::string_view model, const std::string& file) {
         }
     }
     if (pieces == 0) corrupt(file, "no pieces");
+    check_special_ids(trainer, pieces, file);
     check_user_defined_nesting(user_defined, file);
 }
 

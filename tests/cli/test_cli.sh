@@ -212,6 +212,10 @@ expect_code "max-new-tokens 99999999" 4 "generation would need about .* GB but o
 python3 -c "print('word ' * 20000)" >"$work/100k.txt"
 expect_code "100 KB text" 1 "input 1 is [0-9]+ tokens, more than the source limit of 512 \(the default\); shorten it or raise --max-source-tokens" \
   "$bin" generate --model "$model" --text "$(cat "$work/100k.txt")"
+expect_code "score 100 KB source" 1 "input 1 is [0-9]+ tokens, more than the source limit of 512 \(the default\)" \
+  "$bin" score --model "$model" --source "$(cat "$work/100k.txt")" --target hi
+expect_code "score 100 KB target" 1 "the target is [0-9]+ tokens, more than the limit of 512" \
+  "$bin" score --model "$model" --source hi --target "$(cat "$work/100k.txt")"
 python3 -c "print('x' * 1048576)" >"$work/1mb.txt"
 expect_code "1 MB input line" 1 "more than the source limit" "$bin" generate --model "$model" --input "$work/1mb.txt"
 "$bin" generate --model "$model" --text "$(python3 -c "print('word ' * 150)")" --max-source-tokens 2000 --max-new-tokens 2 --json >/dev/null \
@@ -274,7 +278,7 @@ expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos
 declare -A contract_flags=(
   [info]="model dtype device threads measure-batch json"
   [tokenize]="model text no-eos json"
-  [score]="model source target dtype device threads json"
+  [score]="model source target max-source-tokens dtype device threads json"
   [generate]="model text input max-new-tokens min-new-tokens beams num-return length-penalty temperature top-k top-p
     repetition-penalty no-repeat-ngram seed dtype device batch-size threads max-rounds history prefix max-source-tokens shard
     shards out json sample distinct no-copy early-stopping shard-from-env"

@@ -52,6 +52,7 @@ def cases():
     yield "trailing_data_byte", pack(GOOD, d12 + b"x")
     yield "trailing_byte_empty_header", pack({}, b"x")
     yield "trailing_nul_in_header", pack(GOOD_BYTES + b"\0", d12)
+    yield "utf8_bom_before_header", pack(b"\xef\xbb\xbf" + GOOD_BYTES, d12)
     yield "gap_between_tensors", pack({"a": t("F32", [2], 0, 8), "b": t("F32", [1], 9, 13)}, bytes(13))
     yield "overlapping_tensors", pack({"a": t("F32", [2], 0, 8), "b": t("F32", [1], 4, 8)}, bytes(8))
     yield "first_tensor_not_at_0", pack({"a": t("F32", [1], 4, 8)}, bytes(8))

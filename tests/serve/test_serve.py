@@ -108,6 +108,9 @@ SETTINGS = [  # (request fields, the same as generate flags)
     ({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 10}, ["--beams", "3", "--num-return", "2", "--max-new-tokens", "10"]),
     ({"do_sample": True, "seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
      ["--sample", "--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
+    # Sampling controls without do_sample / --sample imply sampling (the seed service's request, issue #26).
+    ({"seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
+     ["--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
 ]
 # Quality scores, filters and ranking: each request body and the same as generate flags (--embedder too).
 QUALITY = [
@@ -149,6 +152,9 @@ with futures.ThreadPoolExecutor(4) as pool:  # the CLI runs are independent: ove
     quality_runs = {(t, i): pool.submit(cli_generate, t, flags_of(body)) for t in TEXTS[:2] for i, body in enumerate(QUALITY)}
     expected = {k: f.result() for k, f in runs.items()}
     expected_quality = {k: f.result() for k, f in quality_runs.items()}
+for t in TEXTS:  # implied sampling is sampling: the same seed gives the explicit request's candidates
+    check([c["ids"] for c in expected[(t, 3)]["candidates"]] == [c["ids"] for c in expected[(t, 2)]["candidates"]],
+          "generate with --temperature/--top-p and no --sample samples like --sample: %s" % t)
 history = os.path.join(WORK, "history.db")
 for name in os.listdir(WORK):
     if name.startswith("history.db"):
@@ -252,6 +258,13 @@ for i in (0, 2):
     check(len(events) == len(want) + 1 and same_candidates([e["candidate"] for e in events[:-1]], want) and
           events[-1]["results"][0]["candidates"] == [e["candidate"] for e in events[:-1]], "SSE quality %d: %s" % (i, events))
 
+# ---- the seed service's own example request, exactly: 3 sampled candidates, not a 400 ----
+r = main.post({"text": TEXTS[1], "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92})
+check(r.status_code == 200 and len(r.json()["results"][0]["candidates"]) == 3 and r.json()["results"][0].get("seed", -1) >= 0,
+      "the seed's request: %s %s" % (r.status_code, r.text[:300]))
+bad_beams = main.post({"text": "x", "num_beams": 1, "num_return_sequences": 3, "temperature": 0.85})
+check(bad_beams.status_code == 400 and "num_return_sequences" in bad_beams.text, "num_beams named: no implied sampling")
+
 # ---- bad input: status and a message naming the field ----
 def bad(body, code, needle, raw=None, method="post", path="/augment"):
     url = main.base + path
@@ -286,7 +299,7 @@ check(len(short) <= 3 and short == expected[(TEXTS[2], 0)]["candidates"][0]["ids
 check(own == expected[(TEXTS[2], 0)]["candidates"][0]["ids"], "a request naming max_new_tokens keeps it")
 requests.put(main.base + "/v1/settings", json={"max_new_tokens": before["max_new_tokens"]}, headers=main.headers, timeout=10)
 
-served_texts = 200 + 1 + len(quality_answers) + 2 + 2
+served_texts = 200 + 1 + len(quality_answers) + 1 + 2 + 2  # ... + the seed service's request
 rc = main.stop()
 check(rc == 0, "main server exit code after SIGTERM: %s" % rc)
 hist = subprocess.run([BIN, "history", "--history", history, "--limit", "10000", "--json"], capture_output=True, text=True)

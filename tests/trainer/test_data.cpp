@@ -104,6 +104,23 @@ TEST_CASE("bad rows: file:line in the message, skipped or fatal per policy", "[t
     CHECK(error_of((dir / "x.parquet").string(), {}).find("unknown data format") != std::string::npos);
     write_text(dir / "allbad.jsonl", "nope\n");
     CHECK(error_of((dir / "allbad.jsonl").string(), {}).find("no usable pairs") != std::string::npos);
+    write_text(dir / "nofields.jsonl", "{\"a\": \"x\", \"b\": \"y\"}\n");  // no row has source/target
+    CHECK(error_of((dir / "nofields.jsonl").string(), {}).find("no usable pairs (first bad row") != std::string::npos);
+}
+
+TEST_CASE("a stray quote after a quoted field is a bad row; a quote inside an unquoted field is text", "[trainer][data]") {
+    TempDir dir("data_quote");
+    const std::string f = (dir / "stray.csv").string();
+    write_text(f, "source,target\n\"ab\"c,d\nsaid \"hi\" twice,ok\n");
+    PairSet s = load_pairs(f, {});
+    REQUIRE(s.pairs.size() == 1);
+    CHECK(s.pairs[0].source == "said \"hi\" twice");  // as Python's csv reads it
+    REQUIRE(s.bad_rows.size() == 1);
+    CHECK(s.bad_rows[0].where == f + ":2");
+    CHECK(s.bad_rows[0].reason.find("stray quote") == 0);
+    DataOptions fail;
+    fail.on_bad_row = BadRowPolicy::Fail;
+    CHECK(error_of(f, fail).find(f + ":2: stray quote") == 0);
 }
 
 TEST_CASE("data report: lengths, truncation, <unk> rate warning, duplicates", "[trainer][data]") {

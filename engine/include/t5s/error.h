@@ -2,6 +2,7 @@
 // One exception type for everything the engine reports to its callers. The message is a single
 // line that names the file (or setting) and the problem; the code lets front ends react (e.g. offer
 // a smaller batch on OutOfMemory).
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +28,13 @@ public:
 private:
     ErrorCode code_;
 };
+
+// What a thread or job boundary reports for a caught exception, so that none escapes: t5s::Error
+// keeps its code, std::bad_alloc is OutOfMemory, any other exception is Internal with its text.
+struct CaughtError {
+    ErrorCode code = ErrorCode::Internal;
+    std::string message;
+};
+CaughtError describe_exception(std::exception_ptr caught);
 
 }  // namespace t5s

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "t5s/generation_options.h"
 
@@ -23,6 +24,7 @@ namespace t5s {
 struct GenerationConfig {
     bool present = false;  // the file exists
     std::optional<int64_t> decoder_start_token_id, eos_token_id, pad_token_id;
+    std::vector<int64_t> listed_eos_token_ids;  // every id of an eos_token_id list (the first is eos_token_id)
     std::optional<int> max_new_tokens, min_new_tokens, num_beams, num_return_sequences, top_k, no_repeat_ngram_size;
     std::optional<bool> do_sample, early_stopping;
     std::optional<float> temperature, top_p, repetition_penalty, length_penalty;

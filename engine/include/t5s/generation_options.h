@@ -52,6 +52,13 @@ struct GenerationOptions {
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
 void validate_generation_options(const GenerationOptions& options);
 
+// Sampling controls imply sampling: a request that names temperature, top_k or top_p but neither
+// do_sample nor num_beams (and whose settings ask for no beams) samples (so {"num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92}
+// returns 3 sampled candidates instead of a refusal). `named` holds the option names given (their
+// generation_options_to_json names); do_sample is set and "do_sample" appended to it when the rule
+// applies. Returns whether it did. One rule for serve, generate and the app.
+bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named);
+
 // The settings a running request takes from a hot swap at its next decoding step (sampling knobs,
 // penalties, min tokens capped at the request's max); everything else keeps the request's shape.
 GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live);

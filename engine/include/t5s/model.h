@@ -38,6 +38,7 @@ struct ModelInfo {
     std::string variant;                 // e.g. "T5 v1.0 (relu, tied head)" or "T5 v1.1 (gated-gelu, untied)"
     std::string stored_dtype;            // dtype(s) of the tensors on disk, e.g. "F32" or "BF16"
     std::string precision;               // precision it runs in
+    int64_t activation_bytes = 4;        // bytes of one activation value (CPU int8 computes in fp32)
     std::string device;                  // "cpu" or "cuda:0"
     int threads = 0;
     ModelConfig config;                  // token ids as generation_config.json sets them, where it does

@@ -37,16 +37,11 @@ JobEnd EngineImpl::run_guarded(LaneTask& task, bool model_lane) {
     try {
         if (model_lane) return run_model_job(task);
         run_io_job(task);
-    } catch (const Error& e) {
-        fail(job, e.code(), e.what());
-    } catch (const std::bad_alloc&) {
-        fail(job, ErrorCode::OutOfMemory, "out of memory (host allocation failed); try a smaller batch");
-    } catch (const std::exception& e) {
-        // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
-        // exception type (torch/torch_errors.h); anything else reaching here is a bug.
-        fail(job, ErrorCode::Internal, e.what());
     } catch (...) {
-        fail(job, ErrorCode::Internal, "unknown exception in job");
+        // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
+        // exception type (torch/torch_errors.h); an Internal error reaching here is a bug.
+        const CaughtError e = describe_exception(std::current_exception());
+        fail(job, e.code, e.message);
     }
     return JobEnd::Done;
 }

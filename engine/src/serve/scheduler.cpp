@@ -85,6 +85,7 @@ struct Scheduler::State {
     using Admission = std::pair<std::shared_ptr<Pending>, std::pair<size_t, int>>;
     bool collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled);
     void fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message);
+    void fail_running(const CaughtError& error);
     void add_groups(std::vector<Admission>& admit);
     void step_once();
     void complete_groups(const std::vector<serve::GroupId>& finished);
@@ -138,10 +139,9 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     }
     check_source_lengths(p->ids, model_.info().config, o);
     for (const auto& row : p->ids) {
-        const int64_t elem = model_.info().precision == "fp32" ? 4 : 2;
         if (model_.info().device == "cpu")
-            check_generation_memory(model_.info().config, serve::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o, elem,
-                                    host_available_bytes(), "cpu");
+            check_generation_memory(model_.info().config, serve::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o,
+                                    model_.info().activation_bytes, host_available_bytes(), "cpu");
     }
     p->texts = std::move(request.texts);
     p->outcome.options = o;
@@ -246,7 +246,37 @@ void Scheduler::State::finish(const std::shared_ptr<Pending>& p) {
         retries.erase(std::remove_if(retries.begin(), retries.end(), [&](const auto& r) { return r.first == p; }), retries.end());
     }
     owner.jobs_.remove(p->job->id());
-    if (p->events.on_done) p->events.on_done(p->outcome);
+    if (!p->events.on_done) return;
+    try {
+        p->events.on_done(p->outcome);
+    } catch (...) {
+        // The request is over either way; a caller's failing callback must not end the scheduler.
+    }
+}
+
+// Last resort of the scheduler thread (run): something unexpected escaped a step. The batch is
+// cleared and every admitted request fails with the message; the queue and the thread go on.
+void Scheduler::State::fail_running(const CaughtError& error) {
+    std::vector<std::shared_ptr<Pending>> running;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        running = active;
+    }
+    for (const auto& [gid, o] : owners) {
+        try {
+            decoder->remove(gid);
+        } catch (...) {
+            decoder = std::make_unique<serve::BatchDecoder>(owner.model_);  // start from an empty batch
+            decoder->use_threads_here(owner.model_.info().threads);
+            break;
+        }
+    }
+    owners.clear();
+    for (auto& p : running) {
+        p->groups.clear();
+        if (!p->outcome.error) p->outcome.error = JobError{error.code, error.message};
+        finish(p);
+    }
 }
 
 void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message) {
@@ -278,16 +308,18 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     try {
         decoder->add(specs);
         return;
-    } catch (const Error& e) {
-        if (specs.size() == 1) return fail(joining[0], e.code(), e.what());
+    } catch (...) {
+        const CaughtError e = describe_exception(std::current_exception());
+        if (specs.size() == 1) return fail(joining[0], e.code, e.message);
     }
     // The pass failed (out of memory, say): one at a time, so that only the groups that fail alone fail.
     for (size_t i = 0; i < specs.size(); ++i) {
         if (joining[i]->finished) continue;
         try {
             decoder->add(specs[i]);
-        } catch (const Error& e) {
-            fail(joining[i], e.code(), e.what());
+        } catch (...) {
+            const CaughtError e = describe_exception(std::current_exception());
+            fail(joining[i], e.code, e.message);
         }
     }
 }
@@ -316,9 +348,9 @@ void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finish
     }
     try {
         score_round(owner.model_, owner.embedder_, &round, owner.limits_.max_batch);
-    } catch (const std::exception& e) {
-        const auto* error = dynamic_cast<const Error*>(&e);
-        for (auto& entry : by_request) fail(entry.first, error ? error->code() : ErrorCode::Internal, std::string("scoring candidates: ") + e.what());
+    } catch (...) {
+        const CaughtError e = describe_exception(std::current_exception());
+        for (auto& entry : by_request) fail(entry.first, e.code, "scoring candidates: " + e.message);
         return;
     }
     for (auto& entry : by_request) complete_rounds(entry.first);
@@ -331,7 +363,13 @@ void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
     const serve::RoundsOutcome next = p->rounds->decide(&p->outcome.results);
     for (const auto& [input, c] : next.settled) {
         if (p->outcome.first_candidate_s < 0) p->outcome.first_candidate_s = seconds_since(p->submitted);
-        if (p->events.on_candidate) p->events.on_candidate(input, c);
+        if (!p->events.on_candidate) continue;
+        try {
+            p->events.on_candidate(input, c);
+        } catch (...) {
+            const CaughtError e = describe_exception(std::current_exception());
+            return fail(p, e.code, "delivering a candidate: " + e.message);
+        }
     }
     if (!next.retries.empty()) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -353,14 +391,15 @@ void Scheduler::State::step_once() {
         serve::StepReport report;
         try {
             report = decoder->step();
-        } catch (const Error& e) {
+        } catch (...) {
             // The batch was reset: every request with rows in it fails.
+            const CaughtError e = describe_exception(std::current_exception());
             std::vector<std::shared_ptr<Pending>> hit;
             for (const auto& [gid, o] : owners) hit.push_back(o.request);
             owners.clear();
             for (auto& p : hit) {
                 p->groups.clear();
-                if (!p->outcome.error) p->outcome.error = JobError{e.code(), e.what()};
+                if (!p->outcome.error) p->outcome.error = JobError{e.code, e.message};
                 finish(p);
             }
         }
@@ -390,13 +429,17 @@ void Scheduler::run() {
         admit.clear();
         cancelled.clear();
         if (!s.collect(&admit, &cancelled)) break;
-        for (const auto& p : cancelled) {
-            const bool timed_out = p->deadline && Clock::now() > *p->deadline && !p->job->cancel_requested();
-            s.fail(p, ErrorCode::Cancelled,
-                   timed_out ? "request timed out (timeout_s)" : s.stopping ? "server shutting down" : "request cancelled");
+        try {
+            for (const auto& p : cancelled) {
+                const bool timed_out = p->deadline && Clock::now() > *p->deadline && !p->job->cancel_requested();
+                s.fail(p, ErrorCode::Cancelled,
+                       timed_out ? "request timed out (timeout_s)" : s.stopping ? "server shutting down" : "request cancelled");
+            }
+            s.add_groups(admit);
+            s.step_once();
+        } catch (...) {
+            s.fail_running(describe_exception(std::current_exception()));
         }
-        s.add_groups(admit);
-        s.step_once();
     }
     std::lock_guard<std::mutex> lock(s.mutex);
     s.idle.notify_all();

@@ -134,6 +134,7 @@ public:
                         (config.tie_word_embeddings ? "tied head" : "untied head") + ")";
         info_.stored_dtype = loaded.stored_dtypes;
         info_.precision = to_string(rt_.precision);
+        info_.activation_bytes = static_cast<int64_t>(c10::elementSize(rt_.compute_dtype));
         info_.device = rt_.device.str();
         info_.threads = rt_.threads;
         info_.config = config;

@@ -121,18 +121,21 @@ void load_jsonl(std::istream& in, Collector& c) {
 }
 
 // One CSV record: the shared reader (engine/src/delimited_text.h). Returns false at EOF.
-bool read_csv_record(std::istream& in, char sep, std::vector<std::string>& fields, int64_t& line_no, bool& bad_quote) {
+// `bad_quote`: why the record's quoting is not RFC 4180, or empty.
+bool read_csv_record(std::istream& in, char sep, std::vector<std::string>& fields, int64_t& line_no, std::string& bad_quote) {
     DelimitedRecord rec;
     if (!read_delimited_record(in, sep, &line_no, &rec)) return false;
     fields = std::move(rec.fields);
-    bad_quote = rec.unterminated_quote;
+    bad_quote = rec.unterminated_quote ? "unterminated quoted field"
+                : rec.stray_quote      ? "stray quote: text after a quoted field's closing quote"
+                                       : "";
     return true;
 }
 
 void load_delimited(std::istream& in, char sep, Collector& c) {
     std::vector<std::string> header, row;
     int64_t line = 0;
-    bool bad_quote = false;
+    std::string bad_quote;
     if (!read_csv_record(in, sep, header, line, bad_quote) || header.empty())
         throw Error(ErrorCode::CorruptFile, c.file + ":1: missing header row");
     if (!header.empty() && header[0].rfind("\xEF\xBB\xBF", 0) == 0) header[0] = header[0].substr(3);  // BOM
@@ -153,8 +156,8 @@ void load_delimited(std::istream& in, char sep, Collector& c) {
         const int64_t start = line + 1;
         if (!read_csv_record(in, sep, row, line, bad_quote)) break;
         if (row.empty() || (row.size() == 1 && is_blank(row[0]))) continue;
-        if (bad_quote) {
-            c.bad(start, "unterminated quoted field");
+        if (!bad_quote.empty()) {
+            c.bad(start, bad_quote);
             continue;
         }
         if (row.size() <= std::max(sc, tc)) {
