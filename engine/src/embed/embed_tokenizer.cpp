@@ -17,13 +17,16 @@ std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load(const std::filesystem::path
         return load_xlmr(model_dir / "sentencepiece.bpe.model", config);
     }
     if (std::filesystem::exists(model_dir / "vocab.txt", ec)) return load_wordpiece(model_dir / "vocab.txt", config);
+    if (std::filesystem::exists(model_dir / "tokenizer.json", ec)) {
+        return embed_detail::make_tokenizer_from_json(model_dir / "tokenizer.json", config);
+    }
     throw Error(ErrorCode::FileNotFound,
-                model_dir.string() + ": no vocab.txt or sentencepiece.bpe.model (unsupported tokenizer)");
+                model_dir.string() + ": no vocab.txt, sentencepiece.bpe.model or tokenizer.json (unsupported tokenizer)");
 }
 
 std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_wordpiece(const std::filesystem::path& vocab_txt,
                                                                const std::filesystem::path& tokenizer_config) {
-    return embed_detail::make_wordpiece_tokenizer(vocab_txt, tokenizer_config);
+    return embed_detail::make_wordpiece_tokenizer(embed_detail::wordpiece_spec_from_files(vocab_txt, tokenizer_config));
 }
 
 std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_xlmr(const std::filesystem::path& sentencepiece_model,
