@@ -31,6 +31,8 @@ public:
     // else tokenizer.json (either, with the ids of transformers' fast tokenizer).
     // Throws t5s::Error naming the folder or file when neither is there or the file is bad.
     static std::unique_ptr<EmbedTokenizer> load(const std::filesystem::path& model_dir);
+    // The file load() reads from `model_dir` ("" when it has none of them).
+    static std::filesystem::path folder_file(const std::filesystem::path& model_dir);
     // `tokenizer_config` may be empty or name a missing file: BertTokenizer's defaults then apply
     // (do_lower_case true, tokenize_chinese_chars true, strip_accents following do_lower_case).
     static std::unique_ptr<EmbedTokenizer> load_wordpiece(const std::filesystem::path& vocab_txt,
