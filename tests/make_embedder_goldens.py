@@ -10,11 +10,16 @@ SentenceTransformer.save (modules.json, sentence_bert_config.json, 1_Pooling, 2_
   bert_wordpiece_cls_dense_norm
                         BertModel + WordPiece + CLS pooling + Dense(Tanh) + Normalize (LaBSE's shape)
   bert_wordpiece_max    BertModel + WordPiece (cased) + max pooling
+  bert_wordpiece_hub    bert_wordpiece_max as the Hub ships such folders (all-MiniLM-L6-v2):
+                        tokenizer.json only (no vocab.txt), and the int64 buffer
+                        embeddings.position_ids in model.safetensors
 and goldens.json: per model, the token ids from the model's own (HF) tokenizer and the embeddings
 from SentenceTransformer.encode, for mixed English / Chinese / Japanese sentences, one of them
 longer than max_seq_length (truncation).
 
-    .venv/bin/python tests/make_embedder_goldens.py [--shared ../shared]
+    .venv/bin/python tests/make_embedder_goldens.py [--shared ../shared] [--hub-only]
+
+--hub-only rewrites bert_wordpiece_hub and its goldens from the bert_wordpiece_max folder alone.
 """
 import argparse
 import json
@@ -28,7 +33,9 @@ import sentencepiece as spm
 import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
-from transformers import BertConfig, BertModel, BertTokenizer, XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizer
+from safetensors.torch import load_file, save_file
+from transformers import (AutoTokenizer, BertConfig, BertModel, BertTokenizer, XLMRobertaConfig, XLMRobertaModel,
+                          XLMRobertaTokenizer)
 
 HERE = pathlib.Path(__file__).resolve().parent
 OUT = HERE / "data" / "embedder"
@@ -144,10 +151,45 @@ def rewrite_classic(folder, transformer_path):
                 (folder / name).rename(folder / transformer_path / name)
 
 
+def golden_entry(st, layout):
+    tok = st.tokenizer
+    emb = st.encode(SENTENCES, batch_size=4, convert_to_numpy=True)
+    return {
+        "tokenizer": type(tok).__name__,
+        "layout": layout,
+        "ids": [tok(s, truncation=True, max_length=st.max_seq_length)["input_ids"] for s in SENTENCES],
+        "embeddings": [[round(float(v), 7) for v in row] for row in emb],
+    }
+
+
+def write_hub_copy(goldens, src_name="bert_wordpiece_max", name="bert_wordpiece_hub"):
+    """`src_name` in the Hub's shape: the fast tokenizer's tokenizer.json in place of vocab.txt,
+    and embeddings.position_ids (int64, as BertEmbeddings registers it) in model.safetensors."""
+    src, dst = OUT / src_name, OUT / name
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    AutoTokenizer.from_pretrained(str(src)).save_pretrained(str(dst))
+    (dst / "vocab.txt").unlink()
+    tensors = load_file(dst / "model.safetensors")
+    positions = json.loads((dst / "config.json").read_text())["max_position_embeddings"]
+    tensors["embeddings.position_ids"] = torch.arange(positions, dtype=torch.int64).unsqueeze(0)
+    save_file(tensors, dst / "model.safetensors", metadata={"format": "pt"})
+    st = SentenceTransformer(str(dst), device="cpu")
+    assert type(st.tokenizer).__name__ == "BertTokenizerFast"
+    goldens["models"][name] = golden_entry(st, "Hub: tokenizer.json only, int64 position_ids")
+    print(name, sorted(p.name for p in dst.rglob("*") if p.is_file()))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=str(HERE.parent.parent / "shared"))
+    ap.add_argument("--hub-only", action="store_true")
     args = ap.parse_args()
+    if args.hub_only:
+        goldens = json.loads((OUT / "goldens.json").read_text(encoding="utf-8"))
+        write_hub_copy(goldens)
+        (OUT / "goldens.json").write_text(json.dumps(goldens, ensure_ascii=False) + "\n", encoding="utf-8")
+        return
     vocab_txt = HERE / "data" / "embed" / "wordpiece" / "vocab.txt"
     goldens = {"sentences": SENTENCES, "max_seq_length": MAX_SEQ_LENGTH, "models": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,17 +208,12 @@ def main():
             if name in CLASSIC:
                 rewrite_classic(folder, CLASSIC[name])
             reloaded = SentenceTransformer(str(folder), device="cpu")
-            emb = reloaded.encode(SENTENCES, batch_size=4, convert_to_numpy=True)
-            assert abs(emb - before).max() < 1e-6, f"{name}: the saved folder does not reproduce the model"
+            goldens["models"][name] = golden_entry(reloaded, "classic" if name in CLASSIC else "sentence-transformers 5")
+            emb = goldens["models"][name]["embeddings"]
+            assert abs(torch.tensor(emb) - torch.tensor(before)).max() < 1e-6, f"{name}: the saved folder does not reproduce the model"
             tok = reloaded.tokenizer
-            ids = [tok(s, truncation=True, max_length=reloaded.max_seq_length)["input_ids"] for s in SENTENCES]
-            goldens["models"][name] = {
-                "tokenizer": type(tok).__name__,
-                "layout": "classic" if name in CLASSIC else "sentence-transformers 5",
-                "ids": ids,
-                "embeddings": [[round(float(v), 7) for v in row] for row in emb],
-            }
-            print(name, type(tok).__name__, emb.shape, sorted(p.name for p in folder.rglob("*") if p.is_file()))
+            print(name, type(tok).__name__, len(emb), sorted(p.name for p in folder.rglob("*") if p.is_file()))
+    write_hub_copy(goldens)
     (OUT / "goldens.json").write_text(json.dumps(goldens, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

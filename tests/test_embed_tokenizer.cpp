@@ -112,7 +112,7 @@ TEST_CASE("embedding tokenizers reject bad input with one line naming the file",
     CHECK(error_of([&] {
               EmbedTokenizer::load_xlmr(write("junk.model", "not a model"));
           }).find("junk.model: not a valid SentencePiece model") != std::string::npos);
-    CHECK(error_of([&] { EmbedTokenizer::load(tmp.path()); }).find("no vocab.txt or sentencepiece.bpe.model") !=
+    CHECK(error_of([&] { EmbedTokenizer::load(tmp.path()); }).find("no vocab.txt, sentencepiece.bpe.model or tokenizer.json") !=
           std::string::npos);
     auto tok = EmbedTokenizer::load_wordpiece(vocab);
     CHECK(error_of([&] { tok->encode("bad \xff utf8"); }).find("invalid UTF-8") != std::string::npos);

@@ -1,6 +1,7 @@
 // t5s::Embedder against sentence-transformers goldens (tests/make_embedder_goldens.py): token ids,
 // embeddings within 1e-4, padded batches equal to rows alone, other precisions, bad folders.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "t5s/embedder.h"
 #include "t5s/engine_thread.h"
 #include "t5s/error.h"
+#include "t5s/safetensors.h"
 #include "t5s/sts.h"
 #include "test_support.h"
 
@@ -95,6 +97,20 @@ TEST_CASE("embedder matches sentence-transformers on every fixture shape", "[emb
         opt.batch_size = 1;
         CHECK(max_abs_diff(e->embed(texts, opt), got) < 1e-5);
     }
+}
+
+TEST_CASE("a sentence-transformers folder as the Hub ships it loads (tokenizer.json, int64 position_ids)", "[embedder]") {
+    // bert_wordpiece_hub is one of the goldens above; here: it has the Hub's shape, and it is read so.
+    const fs::path dir = kDir / "bert_wordpiece_hub";
+    REQUIRE_FALSE(fs::exists(dir / "vocab.txt"));
+    const auto weights = t5s::SafetensorsFile::open(dir / "model.safetensors");
+    const t5s::TensorView* positions = weights->find("embeddings.position_ids");
+    REQUIRE(positions != nullptr);
+    CHECK(positions->dtype == t5s::DType::I64);
+    const auto e = t5s::Embedder::load(dir, cpu());
+    const auto& files = e->info().files;
+    CHECK(std::find(files.begin(), files.end(), (dir / "tokenizer.json").string()) != files.end());
+    CHECK(e->info().tokenizer == "wordpiece");
 }
 
 TEST_CASE("embedder info describes the pipeline", "[embedder]") {

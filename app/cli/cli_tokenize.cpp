@@ -1,5 +1,5 @@
 // t5studio tokenize --model DIR --text T [--text T ...] [--json]
-// Needs only spiece.model (and config.json when present, to check the vocabulary fits).
+// Needs only spiece.model or tokenizer.json (and config.json when present, to check the vocabulary fits).
 #include <filesystem>
 #include <iostream>
 
@@ -11,7 +11,7 @@
 namespace t5s::cli {
 
 const CommandSpec kTokenizeSpec = {"tokenize", "token ids and pieces of texts by the model's SentencePiece tokenizer", {
-    {"model", "DIR", "model folder; only spiece.model is needed (config.json, when present, must fit its vocabulary)"},
+    {"model", "DIR", "model folder; only spiece.model or tokenizer.json is needed (config.json, when present, must fit its vocabulary)"},
     {"text", "T", "a text to tokenize", kRepeatable},
     {"no-eos", "", "leave out the final </s>"},
     {"json", "", "print {\"ids\": [[...]], \"tokens\": [[...]]} on stdout"},
@@ -23,11 +23,11 @@ int run_tokenize(const Argv& argv) {
     if (args.all("text").empty()) throw UsageError("give at least one --text");
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": model directory not found");
-    Tokenizer tok = Tokenizer::load(dir / "spiece.model");
+    Tokenizer tok = Tokenizer::load_folder(dir);  // spiece.model, else tokenizer.json
     if (std::filesystem::exists(dir / "config.json")) {
         ModelConfig c = load_model_config(dir / "config.json");
         if (tok.vocab_size() > c.vocab_size) {
-            throw Error(ErrorCode::CorruptFile, (dir / "spiece.model").string() + ": tokenizer has more ids than config.json vocab_size");
+            throw Error(ErrorCode::CorruptFile, tok.path().string() + ": tokenizer has more ids than config.json vocab_size");
         }
     }
     nlohmann::json ids = nlohmann::json::array(), tokens = nlohmann::json::array();

@@ -84,7 +84,7 @@ void Service::load_replicas() {
         auto replica = std::make_unique<Replica>();
         replica->index = i;
         replica->model = Model::load(config_.model_dir, r);
-        if (!replica->model->has_tokenizer()) throw Error(ErrorCode::FileNotFound, config_.model_dir + "/spiece.model: the model has no tokenizer");
+        if (!replica->model->has_tokenizer()) throw Error(ErrorCode::FileNotFound, config_.model_dir + ": the model has no tokenizer (spiece.model or tokenizer.json)");
         const Embedder* embedder = nullptr;
         if (!config_.embedder.empty()) {
             auto& shared = embedders_[device];

@@ -244,6 +244,10 @@ void check_user_defined_nesting(const std::set<std::string_view>& user_defined, 
 
 }  // namespace
 
+void validate_precompiled_charsmap(std::string_view blob, const std::string& file) {
+    check_charsmap(blob, file, "Precompiled");
+}
+
 void validate_spiece_model(std::string_view model, const std::string& file) {
     WireReader r(model, file, "ModelProto");
     size_t pieces = 0;

@@ -20,4 +20,7 @@ constexpr size_t kMaxSpiecePieceBytes = 4096;
 // string of the map.
 void validate_spiece_model(std::string_view model, const std::string& file);
 
+// The same checks for one precompiled_charsmap blob (tokenizer.json's Precompiled normalizer).
+void validate_precompiled_charsmap(std::string_view blob, const std::string& file);
+
 }  // namespace t5s

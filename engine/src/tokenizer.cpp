@@ -8,17 +8,10 @@
 #include "sentencepiece_model.h"
 #include "spiece_validate.h"
 #include "t5s/error.h"
+#include "tokenizer_impl.h"
 #include "unicode_space.h"
 
 namespace t5s {
-
-struct Tokenizer::Impl {
-    sentencepiece::SentencePieceProcessor sp;
-    std::filesystem::path path;
-    int sp_size = 0;
-    int extra_ids = 100;
-    bool byte_fallback = false;
-};
 
 namespace {
 
@@ -82,8 +75,10 @@ std::string read_sentencepiece_file(const std::filesystem::path& path) {
     return bytes;
 }
 
+}  // namespace
+
 // The library trusts the model; check what it would read before handing it over.
-void load_serialized(std::string_view model, const std::string& name, sentencepiece::SentencePieceProcessor& sp) {
+void load_serialized_sentencepiece(std::string_view model, const std::string& name, sentencepiece::SentencePieceProcessor& sp) {
     validate_spiece_model(model, name);
     auto status = sp.LoadFromSerializedProto(model);
     if (!status.ok()) {
@@ -91,10 +86,8 @@ void load_serialized(std::string_view model, const std::string& name, sentencepi
     }
 }
 
-}  // namespace
-
 void load_sentencepiece(const std::filesystem::path& path, sentencepiece::SentencePieceProcessor& sp) {
-    load_serialized(read_sentencepiece_file(path), path.string(), sp);
+    load_serialized_sentencepiece(read_sentencepiece_file(path), path.string(), sp);
 }
 
 Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_ids) {
@@ -105,7 +98,7 @@ Tokenizer Tokenizer::load(const std::filesystem::path& spiece_model, int extra_i
 
 Tokenizer Tokenizer::from_serialized(std::string_view model, const std::string& name, int extra_ids) {
     Tokenizer t;
-    load_serialized(model, name, t.impl_->sp);
+    load_serialized_sentencepiece(model, name, t.impl_->sp);
     t.impl_->path = name;
     t.impl_->sp_size = t.impl_->sp.GetPieceSize();
     t.impl_->extra_ids = extra_ids;
@@ -143,6 +136,11 @@ static std::vector<Chunk> split_special(std::string_view text, int sp_size, int 
 
 std::vector<int> Tokenizer::encode(std::string_view text, bool add_eos) const {
     require_valid_utf8(text, "input text");
+    if (impl_->fast) {  // T5TokenizerFast: its post-processor always appends </s>
+        std::vector<int> ids = encode_fast(*impl_, text);
+        if (add_eos) ids.push_back(eos_id());
+        return ids;
+    }
     std::vector<int> ids;
     for (const Chunk& c : split_special(text, impl_->sp_size, impl_->extra_ids)) {
         if (c.special_id >= 0) {

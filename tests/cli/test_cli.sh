@@ -32,6 +32,12 @@ expect_fail() {
 "$bin" tokenize --model "$data/t5-spiece" --text "Hello world!" --text "Hello <extra_id_0>." --json >"$work/tok.json" && ok || bad "tokenize failed"
 [ "$(json "$work/tok.json" "d['ids']")" = "[[8774, 296, 55, 1], [8774, 32099, 3, 5, 1]]" ] && ok || bad "tokenize ids: $(cat "$work/tok.json")"
 [ "$(json "$work/tok.json" "d['tokens'][1][1]")" = "<extra_id_0>" ] && ok || bad "tokenize tokens"
+# A folder with only tokenizer.json (as T5TokenizerFast saves it): the ids of the tokenizers library.
+tj="$data/tokenizer_json"
+"$bin" tokenize --model "$tj/t5" --text "$(json "$tj/goldens.json" "d['sentences'][3]")" --json >"$work/tokjson.json" \
+  && ok || bad "tokenize from tokenizer.json failed"
+[ "$(json "$work/tokjson.json" "d['ids'][0]")" = "$(json "$tj/goldens.json" "d['families']['t5']['variants']['saved']['ids'][3]")" ] \
+  && ok || bad "tokenize ids from tokenizer.json: $(cat "$work/tokjson.json")"
 
 "$bin" score --model "$model" --source "Tom is a good boy." --target "猫が好きです。" --json >"$work/score.json" && ok || bad "score failed"
 [ "$(json "$work/score.json" "d['loss'] > 0 and len(d['target_ids']) == len(d['argmax'])")" = True ] && ok || bad "score fields"
@@ -141,7 +147,7 @@ fi
 # --- bad input: one line naming the file and the problem, exit != 0 ------------------------
 cp -r "$model" "$work/m"
 expect_fail "missing dir" "nope: model directory not found" "$bin" info --model "$work/nope"
-expect_fail "missing spiece" "spiece.model: SentencePiece model not found" "$bin" tokenize --model "$work" --text hi
+expect_fail "missing tokenizer" "no spiece.model or tokenizer.json" "$bin" tokenize --model "$work" --text hi
 mk() { rm -rf "$work/$1"; cp -r "$model" "$work/$1"; }
 mk nocfg; rm "$work/nocfg/config.json"
 expect_fail "missing config" "nocfg/config.json: cannot open" "$bin" info --model "$work/nocfg"

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """transformers loads the checkpoints T5 Studio's trainer wrote (test_checkpoints.cpp exports) with
 no missing/unexpected keys, and its logits equal T5 Studio's within 1e-5; T5Tokenizer loads the
-tokenizer files and gives the same ids. Usage: check_hf_load.py EXPORT_DIR"""
+tokenizer files (the fast one where only tokenizer.json is there) and gives the same ids. Usage: check_hf_load.py EXPORT_DIR"""
 import glob
 import json
 import os
 import sys
 
 import torch
-from transformers import T5ForConditionalGeneration, T5Tokenizer
+from transformers import AutoTokenizer, T5ForConditionalGeneration, T5Tokenizer
 
 exports = sorted(glob.glob(os.path.join(sys.argv[1], "logits-*.json")))
 ok = True
@@ -33,7 +33,10 @@ for path in exports:
         logits = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=dec).logits
     studio = torch.tensor(ref["logits"]).reshape(ref["shape"])
     diff = (logits - studio).abs().max().item()
-    tok = T5Tokenizer.from_pretrained(model_dir, legacy=True)
+    if os.path.exists(os.path.join(model_dir, "spiece.model")):
+        tok = T5Tokenizer.from_pretrained(model_dir, legacy=True)
+    else:  # saved from a base that had only tokenizer.json: the fast tokenizer
+        tok = AutoTokenizer.from_pretrained(model_dir)
     tok_ids = [tok(t).input_ids for t in ref["texts"]]
     same_ids = tok_ids == ref["token_ids"]
     status = "ok" if diff < 1e-5 and same_ids else "FAIL"

@@ -134,6 +134,38 @@ TEST_CASE("checkpoints are HF-format and exported for the transformers check", "
     export_logits(r.final_model_dir, work, "scratch");
 }
 
+TEST_CASE("a base with only tokenizer.json trains; its checkpoints keep the fast tokenizer's files", "[trainer][checkpoint]") {
+    // The demo model as a fast tokenizer saves it: tokenizer.json (+ its configs), no spiece.model.
+    const fs::path demo = fs::path(T5S_TEST_DATA).parent_path().parent_path() / "assets" / "demo-model";
+    const fs::path fixtures = fs::path(T5S_TEST_DATA) / "tokenizer_json";
+    const fs::path work = trainer_work() / "exports", base = trainer_work() / "tokjson-base";
+    fs::remove_all(base);
+    fs::create_directories(base);
+    fs::create_directories(work);
+    for (const char* f : {"config.json", "generation_config.json", "model.safetensors"}) fs::copy_file(demo / f, base / f);
+    for (const char* f : {"tokenizer_config.json", "special_tokens_map.json"}) fs::copy_file(fixtures / "demo" / f, base / f);
+    const auto patch = load_json(fixtures / "goldens.json")["families"]["demo"]["variants"]["always"]["patch"];
+    write_text(base / "tokenizer.json", load_json(fixtures / "demo" / "tokenizer.json").patch(patch).dump());
+    write_text(work / "data.jsonl", small_jsonl(12));
+    TrainingOptions o;
+    o.model_dir = base.string();
+    o.data_file = (work / "data.jsonl").string();
+    o.out_dir = (trainer_work() / "run-tokjson").string();
+    fs::remove_all(o.out_dir);
+    o.steps = 2;
+    o.batch_size = 4;
+    o.threads = 1;
+    o.eval_split = 0;
+    TrainingResult r = TrainingJob(o).run(nullptr);
+    const fs::path final = r.final_model_dir;
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) CHECK(fs::exists(final / f));
+    CHECK_FALSE(fs::exists(final / "spiece.model"));
+    const Tokenizer from_base = Tokenizer::load_folder(base), from_final = Tokenizer::load_folder(final);
+    CHECK(from_final.path() == final / "tokenizer.json");
+    CHECK(from_final.encode("Hello <extra_id_0> world") == from_base.encode("Hello <extra_id_0> world"));
+    export_logits(final, work, "tokjson");  // check_hf_load.py: transformers loads it, fast tokenizer ids equal
+}
+
 TEST_CASE("SIGKILL mid-training, then --resume continues the loss curve exactly", "[trainer][checkpoint][resume]") {
     const fs::path work = trainer_work() / "resume";
     fs::remove_all(work);

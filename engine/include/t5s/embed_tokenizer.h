@@ -6,6 +6,7 @@
 //    punctuation splitting, never_split) + greedy longest-match WordPiece; [CLS] ... [SEP].
 //  - XLM-R SentencePiece (sentencepiece.bpe.model): XLMRobertaTokenizer's fairseq id mapping
 //    (<s>=0, <pad>=1, </s>=2, <unk>=3, SentencePiece id + 1, <mask> last); <s> ... </s>.
+//  - Either from tokenizer.json alone (engine/src/tokenizer_json.h), with the fast tokenizers' ids.
 // Special tokens written in the text ([CLS], <mask>, ...) are recognised as HF does.
 #include <filesystem>
 #include <memory>
@@ -26,9 +27,12 @@ class EmbedTokenizer {
 public:
     enum class Kind { WordPiece, XlmrSentencePiece };
 
-    // Picks by the files in `model_dir`: vocab.txt (WordPiece) or sentencepiece.bpe.model (XLM-R).
+    // Picks by the files in `model_dir`: vocab.txt (WordPiece) or sentencepiece.bpe.model (XLM-R),
+    // else tokenizer.json (either, with the ids of transformers' fast tokenizer).
     // Throws t5s::Error naming the folder or file when neither is there or the file is bad.
     static std::unique_ptr<EmbedTokenizer> load(const std::filesystem::path& model_dir);
+    // The file load() reads from `model_dir` ("" when it has none of them).
+    static std::filesystem::path folder_file(const std::filesystem::path& model_dir);
     // `tokenizer_config` may be empty or name a missing file: BertTokenizer's defaults then apply
     // (do_lower_case true, tokenize_chinese_chars true, strip_accents following do_lower_case).
     static std::unique_ptr<EmbedTokenizer> load_wordpiece(const std::filesystem::path& vocab_txt,

@@ -46,7 +46,7 @@ struct ModelInfo {
     int64_t parameter_count = 0;         // unique parameters (tied weights counted once)
     int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
     std::string matmul_kernel;           // what multiplies the decoder's weights, e.g. "int8 AMX" (see T5Network)
-    int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model
+    int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model or tokenizer.json
     std::vector<std::string> files;      // files read
     std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex
     std::filesystem::path adapter;       // the LoRA adapter applied now; empty: none
@@ -75,7 +75,7 @@ public:
 
     virtual const ModelInfo& info() const = 0;
     virtual bool has_tokenizer() const = 0;
-    virtual const Tokenizer& tokenizer() const = 0;  // throws if the folder had no spiece.model
+    virtual const Tokenizer& tokenizer() const = 0;  // throws if the folder had no spiece.model or tokenizer.json
 
     // Ids in (right-padded internally; rows may differ in length), numbers out.
     virtual FloatArray encoder_hidden(const IdBatch& input_ids) const = 0;             // [B, S, d_model]

@@ -18,6 +18,16 @@ public:
     static Tokenizer load(const std::filesystem::path& spiece_model, int extra_ids = 100);
     // The same from the bytes of a spiece.model; `name` is what errors and path() report.
     static Tokenizer from_serialized(std::string_view model, const std::string& name, int extra_ids = 100);
+    // A tokenizer.json (the `tokenizers` format) of a T5 / mT5 model, with the ids of transformers'
+    // fast T5TokenizerFast: Unigram + Precompiled + Metaspace, its added tokens, </s> always
+    // appended. The <extra_id_N> at the end of its vocabulary are our sentinels. Throws t5s::Error
+    // naming the file and any type it does not support.
+    static Tokenizer load_tokenizer_json(const std::filesystem::path& tokenizer_json);
+    // A model folder's tokenizer: spiece.model when there, else tokenizer.json. Throws
+    // FileNotFound naming the folder when it has neither.
+    static Tokenizer load_folder(const std::filesystem::path& model_dir);
+    // The file load_folder reads, or "" when the folder has neither.
+    static std::filesystem::path folder_file(const std::filesystem::path& model_dir);
     Tokenizer();
     ~Tokenizer();
     Tokenizer(Tokenizer&&) noexcept;
@@ -41,7 +51,11 @@ public:
 
 private:
     std::string run_to_string(const std::vector<int>& ids) const;
-    struct Impl;
+
+public:
+    struct Impl;  // engine/src/tokenizer_impl.h
+
+private:
     std::unique_ptr<Impl> impl_;
 };
 

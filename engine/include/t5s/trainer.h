@@ -92,7 +92,7 @@ struct DataReport {
 struct TrainingOptions {
     // Start point: exactly one of model_dir (fine-tune an HF checkpoint folder) or init_config (a
     // config.json to train from scratch with a SentencePiece vocabulary trained on the data).
-    std::string model_dir;               // HF folder: config.json, model.safetensors|pytorch_model.bin, spiece.model
+    std::string model_dir;               // HF folder: config.json, model.safetensors|pytorch_model.bin, spiece.model or tokenizer.json
     std::string init_config;             // config.json for a fresh random model ("" = fine-tune)
     int vocab_size = 8000;               // SentencePiece pieces for init_config (the model gets +100 sentinels)
     std::string data_file;               // training pairs (JSONL/CSV/TSV)

@@ -59,6 +59,7 @@ TokenizerConfig read_tokenizer_config(const std::filesystem::path& path) {
 std::vector<TextChunk> split_special_tokens(std::string_view text, const std::vector<SpecialToken>& specials) {
     std::vector<TextChunk> chunks;
     size_t plain_start = 0;
+    bool strip_next = false;  // the token before eats the whitespace that starts the next text
     for (size_t i = 0; i < text.size();) {
         const SpecialToken* best = nullptr;
         for (const SpecialToken& s : specials) {
@@ -71,13 +72,17 @@ std::vector<TextChunk> split_special_tokens(std::string_view text, const std::ve
             continue;
         }
         std::string_view before = text.substr(plain_start, i - plain_start);
+        if (strip_next) before = python_lstrip(before);
         if (best->lstrip) before = python_rstrip(before);
         if (!before.empty()) chunks.push_back({before});
         chunks.push_back({text.substr(i, best->text.size()), best->id});
         i += best->text.size();
         plain_start = i;
+        strip_next = best->rstrip;
     }
-    if (plain_start < text.size()) chunks.push_back({text.substr(plain_start)});
+    std::string_view rest = text.substr(plain_start);
+    if (strip_next) rest = python_lstrip(rest);
+    if (!rest.empty()) chunks.push_back({rest});
     return chunks;
 }
 

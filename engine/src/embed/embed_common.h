@@ -24,6 +24,7 @@ struct SpecialToken {
     std::string text;
     int id;
     bool lstrip = false;  // eats the whitespace before it (XLM-R's <mask>)
+    bool rstrip = false;  // eats the whitespace after it
 };
 
 struct TextChunk {

@@ -7,23 +7,32 @@
 
 namespace t5s {
 
+std::filesystem::path EmbedTokenizer::folder_file(const std::filesystem::path& model_dir) {
+    std::error_code ec;
+    for (const char* name : {"sentencepiece.bpe.model", "vocab.txt", "tokenizer.json"}) {
+        if (std::filesystem::exists(model_dir / name, ec)) return model_dir / name;
+    }
+    return {};
+}
+
 std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load(const std::filesystem::path& model_dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(model_dir, ec)) {
         throw Error(ErrorCode::FileNotFound, model_dir.string() + ": tokenizer folder not found");
     }
     const auto config = model_dir / "tokenizer_config.json";
-    if (std::filesystem::exists(model_dir / "sentencepiece.bpe.model", ec)) {
-        return load_xlmr(model_dir / "sentencepiece.bpe.model", config);
-    }
-    if (std::filesystem::exists(model_dir / "vocab.txt", ec)) return load_wordpiece(model_dir / "vocab.txt", config);
+    const auto file = folder_file(model_dir);
+    const auto name = file.filename();
+    if (name == "sentencepiece.bpe.model") return load_xlmr(file, config);
+    if (name == "vocab.txt") return load_wordpiece(file, config);
+    if (name == "tokenizer.json") return embed_detail::make_tokenizer_from_json(file, config);
     throw Error(ErrorCode::FileNotFound,
-                model_dir.string() + ": no vocab.txt or sentencepiece.bpe.model (unsupported tokenizer)");
+                model_dir.string() + ": no vocab.txt, sentencepiece.bpe.model or tokenizer.json (unsupported tokenizer)");
 }
 
 std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_wordpiece(const std::filesystem::path& vocab_txt,
                                                                const std::filesystem::path& tokenizer_config) {
-    return embed_detail::make_wordpiece_tokenizer(vocab_txt, tokenizer_config);
+    return embed_detail::make_wordpiece_tokenizer(embed_detail::wordpiece_spec_from_files(vocab_txt, tokenizer_config));
 }
 
 std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_xlmr(const std::filesystem::path& sentencepiece_model,

@@ -121,7 +121,7 @@ private:
     void load_tokenizer() {
         tokenizer_ = EmbedTokenizer::load(spec_.transformer_dir);
         const bool wordpiece = tokenizer_->kind() == EmbedTokenizer::Kind::WordPiece;
-        const fs::path file = spec_.transformer_dir / (wordpiece ? "vocab.txt" : "sentencepiece.bpe.model");
+        const fs::path file = EmbedTokenizer::folder_file(spec_.transformer_dir);  // vocab.txt, sentencepiece.bpe.model or tokenizer.json
         info_.files.push_back(file.string());
         info_.tokenizer = wordpiece ? "wordpiece" : "sentencepiece-xlmr";
         const auto& enc = spec_.encoder;

@@ -100,13 +100,13 @@ public:
         auto params = select_t5_parameters(loaded, config, loaded.files.back());
         loaded.tensors.clear();
 
-        const fs::path spiece = dir / "spiece.model";
-        if (fs::exists(spiece)) {
-            tokenizer_ = Tokenizer::load(spiece);
-            info_.files.push_back(spiece.string());
+        const fs::path tokenizer_file = Tokenizer::folder_file(dir);  // spiece.model, else tokenizer.json
+        if (!tokenizer_file.empty()) {
+            tokenizer_ = Tokenizer::load_folder(dir);
+            info_.files.push_back(tokenizer_file.string());
             info_.tokenizer_vocab = tokenizer_->vocab_size();
             if (tokenizer_->vocab_size() > config.vocab_size) {
-                throw Error(ErrorCode::CorruptFile, spiece.string() + ": tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                throw Error(ErrorCode::CorruptFile, tokenizer_file.string() + ": tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
                                                         " ids but config.json vocab_size is " + std::to_string(config.vocab_size));
             }
         }
@@ -164,7 +164,7 @@ public:
     const T5Network& network() const { return *net_; }
     bool has_tokenizer() const override { return tokenizer_.has_value(); }
     const Tokenizer& tokenizer() const override {
-        if (!tokenizer_) throw Error(ErrorCode::FileNotFound, (info_.dir / "spiece.model").string() + ": no tokenizer in the model folder");
+        if (!tokenizer_) throw Error(ErrorCode::FileNotFound, info_.dir.string() + ": no tokenizer (spiece.model or tokenizer.json) in the model folder");
         return *tokenizer_;
     }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,15 +20,34 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-at::ScalarType to_torch(DType d, const fs::path& file, const std::string& name) {
+// Integer or boolean buffers that checkpoints carry beside the weights and that we never read:
+// BERT's embeddings.position_ids / token_type_ids, GPT-style attention masks, batch-norm counters.
+bool is_known_buffer(const std::string& name) {
+    auto ends_with = [&](const std::string& suffix) {
+        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    for (const char* suffix : {"position_ids", "token_type_ids", "num_batches_tracked", "attention_mask", ".attn.bias",
+                               ".attn.masked_bias", ".masked_bias"}) {
+        if (ends_with(suffix)) return true;
+    }
+    return false;
+}
+
+[[noreturn]] void not_a_weight(const fs::path& file, const std::string& name, const std::string& dtype) {
+    throw Error(ErrorCode::Unsupported, file.string() + ": tensor '" + name + "' has dtype " + dtype +
+                                            ", expected a floating-point weight (F32, F16, BF16)");
+}
+
+// The torch type of a stored weight; nullopt for a known buffer (skipped); throws for any other.
+std::optional<at::ScalarType> to_torch(DType d, const fs::path& file, const std::string& name) {
     switch (d) {
         case DType::F32: return at::kFloat;
         case DType::F16: return at::kHalf;
         case DType::BF16: return at::kBFloat16;
         case DType::F64: return at::kDouble;
         default:
-            throw Error(ErrorCode::Unsupported, file.string() + ": tensor '" + name + "' has dtype " + to_string(d) +
-                                                    ", expected a floating-point weight (F32, F16, BF16)");
+            if (is_known_buffer(name)) return std::nullopt;
+            not_a_weight(file, name, to_string(d));
     }
 }
 
@@ -44,7 +64,9 @@ void release_mapped_pages(const void* data, size_t n) {
 void read_safetensors(const fs::path& file, LoadedWeights& out) {
     auto st = SafetensorsFile::open(file);
     for (const auto& [name, view] : st->tensors()) {
-        at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(to_torch(view.dtype, file, name)));
+        const std::optional<at::ScalarType> type = to_torch(view.dtype, file, name);
+        if (!type) continue;
+        at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(*type));
         if (view.nbytes) std::memcpy(t.data_ptr(), view.data, view.nbytes);  // copy: mapping may be unaligned
         release_mapped_pages(view.data, view.nbytes);
         out.tensors[name] = t;
@@ -67,7 +89,13 @@ void read_torch_bin(const fs::path& file, LoadedWeights& out) {
     if (!value.isGenericDict()) throw Error(ErrorCode::CorruptFile, file.string() + ": expected a state dict (name -> tensor)");
     for (const auto& item : value.toGenericDict()) {
         if (!item.key().isString() || !item.value().isTensor()) continue;
-        out.tensors[item.key().toStringRef()] = item.value().toTensor();
+        const std::string& name = item.key().toStringRef();
+        const at::Tensor& t = item.value().toTensor();
+        if (!t.is_floating_point()) {
+            if (is_known_buffer(name)) continue;
+            not_a_weight(file, name, c10::toString(t.scalar_type()));
+        }
+        out.tensors[name] = t;
     }
     out.files.push_back(file.string());
 }

@@ -18,6 +18,9 @@ struct LoadedWeights {
     std::string stored_dtypes;                  // e.g. "F32" or "BF16" or "F16+F32"
 };
 
+// Integer/boolean buffers known by name (position_ids, token_type_ids, attention masks,
+// *.num_batches_tracked) are skipped; any other non-float tensor is a t5s::Error(Unsupported)
+// naming it and its file.
 LoadedWeights load_checkpoint_tensors(const std::filesystem::path& dir);
 
 // HF parameter names and shapes the config implies; tied aliases resolved (shared.weight is the

@@ -88,9 +88,9 @@ std::map<std::string, at::Tensor> read_tensor_file(const fs::path& file) {
     return out;
 }
 
-TokenizerFiles read_tokenizer_files(const fs::path& spiece_model, const fs::path& folder) {
+TokenizerFiles read_tokenizer_files(const fs::path& tokenizer_file, const fs::path& folder) {
     TokenizerFiles t;
-    t.files["spiece.model"] = read_text(spiece_model);
+    t.files[tokenizer_file.filename().string()] = read_text(tokenizer_file);  // spiece.model or tokenizer.json
     std::error_code ec;
     auto copy_or = [&](const char* name, const std::string& fallback) {
         const fs::path src = folder.empty() ? fs::path() : folder / name;
@@ -100,6 +100,7 @@ TokenizerFiles read_tokenizer_files(const fs::path& spiece_model, const fs::path
     copy_or("tokenizer_config.json", default_tokenizer_config());
     copy_or("special_tokens_map.json", default_special_tokens_map());
     copy_or("added_tokens.json", "");
+    copy_or("tokenizer.json", "");  // the fast tokenizer's file, kept beside spiece.model when the base has both
     return t;
 }
 

@@ -16,9 +16,10 @@ namespace t5s {
 struct TokenizerFiles {
     std::map<std::string, std::string> files;  // file name -> content
 };
-// spiece.model plus tokenizer_config.json / special_tokens_map.json / added_tokens.json from
+// The tokenizer file (spiece.model, or tokenizer.json for a base saved by a fast tokenizer alone)
+// plus tokenizer_config.json / special_tokens_map.json / added_tokens.json / tokenizer.json from
 // `folder` when present; missing configs are generated for a T5Tokenizer with 100 sentinels.
-TokenizerFiles read_tokenizer_files(const std::filesystem::path& spiece_model, const std::filesystem::path& folder);
+TokenizerFiles read_tokenizer_files(const std::filesystem::path& tokenizer_file, const std::filesystem::path& folder);
 
 // Writes config.json, model.safetensors (shared.weight once; lm_head.weight when untied),
 // generation_config.json and the tokenizer files into `dir` (which must exist).

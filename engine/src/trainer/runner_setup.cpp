@@ -138,13 +138,14 @@ void Runner::load_data(std::vector<TextPair>& pairs, int64_t& bad_rows) {
 void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
     std::error_code ec;
     if (!resume_from_.empty()) {
-        spiece_ = resume_from_ / "spiece.model";
+        spiece_ = Tokenizer::folder_file(resume_from_);  // spiece.model, else tokenizer.json
+        if (spiece_.empty()) spiece_ = resume_from_ / "spiece.model";  // loading it says it is missing
         tokenizer_src_ = resume_from_;
     } else if (!o_.model_dir.empty()) {
-        spiece_ = fs::path(o_.model_dir) / "spiece.model";
+        spiece_ = Tokenizer::folder_file(o_.model_dir);
         tokenizer_src_ = o_.model_dir;
-        if (!fs::exists(spiece_, ec))
-            throw Error(ErrorCode::FileNotFound, spiece_.string() + ": the model folder has no spiece.model");
+        if (spiece_.empty())
+            throw Error(ErrorCode::FileNotFound, o_.model_dir + ": the model folder has no spiece.model or tokenizer.json");
     } else {
         spiece_ = out_ / "spiece.model";
         if (dist_ && dist_->rank() != 0) dist_->barrier();  // rank 0 trains the vocabulary, the others wait for it
@@ -160,7 +161,8 @@ void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
         }
         if (dist_ && dist_->rank() == 0) dist_->barrier();
     }
-    tok_ = std::make_unique<Tokenizer>(Tokenizer::load(spiece_));
+    tok_ = std::make_unique<Tokenizer>(spiece_.filename() == "tokenizer.json" ? Tokenizer::load_tokenizer_json(spiece_)
+                                                                              : Tokenizer::load(spiece_));
     tokenizer_files_ = read_tokenizer_files(spiece_, tokenizer_src_);
 
     if (lora_run()) {
