@@ -44,6 +44,9 @@ GenerationOptions protecting(const std::string& detectors, const std::string& re
 }
 
 Tokenizer t5_tokenizer() { return Tokenizer::load(std::string(T5S_TEST_DATA) + "/t5-spiece/spiece.model"); }
+// The genuine T5 vocabulary has no CJK pieces (they decode to nothing): CJK checks use the tiny
+// SentencePiece model trained on Tatoeba Chinese and JSTS (byte fallback).
+Tokenizer cjk_tokenizer() { return Tokenizer::load(std::string(T5S_TEST_DATA) + "/models/tiny-spm/spiece.model"); }
 
 // The ids a model would emit for `text` (sentinels written as <extra_id_N>), without </s>.
 std::vector<int> ids_of(const Tokenizer& tok, const std::string& text) { return tok.encode(text, false); }
@@ -131,14 +134,22 @@ TEST_CASE("span restore: moved and reordered spans get their new code-point offs
     // CJK: no spaces in the source around the spans, none put back.
     const std::string zh = "我在北京住了3年🍕";
     const SpanPlan zp = plan_spans(zh, {{2, 4, "LOC"}, {8, 9, "FOOD"}}, protecting("numbers"));
-    const RestoredText zr = restore_spans(zp, ids_of(tok, "<extra_id_1>年<extra_id_2>在<extra_id_0>"), tok);
+    const Tokenizer cjk = cjk_tokenizer();
+    const RestoredText zr = restore_spans(zp, ids_of(cjk, "<extra_id_1>年<extra_id_2>在<extra_id_0>"), cjk);
     CHECK(zr.complete);
+    CHECK(zr.text == "3年🍕在北京");
     REQUIRE(zr.spans.size() == 3);
     for (const Span& s : zr.spans) {
         const std::string piece = code_point_slice(zr.text, s.start, s.end);
         CHECK((piece == "北京" || piece == "3" || piece == "🍕"));
     }
     CHECK(zr.text.find(' ') == std::string::npos);
+
+    // Translated into Chinese: the English source had spaces around "1996", the output gets none.
+    const SpanPlan en = plan_spans("She graduated in 1996 with honours.", {}, protecting("numbers"));
+    const RestoredText zh_out = restore_spans(en, ids_of(cjk, "她<extra_id_0>年畢業。"), cjk);
+    CHECK(zh_out.text == "她1996年畢業。");
+    CHECK(zh_out.spans == std::vector<Span>{{1, 5, "number"}});
 }
 
 TEST_CASE("span restore and verify: a lost, repeated or foreign sentinel is not complete", "[spans]") {
@@ -177,4 +188,19 @@ TEST_CASE("sentinel rule: end waits for every sentinel, each once, forced when t
     CHECK(count_forced(required, {199, 5, 198, 197, 1}, 6, range) == 0);
     CHECK(count_forced(required, {5, 199, 6, 7, 198, 197}, 6, range) == 2);
     CHECK(sentinels_in({5, 150, 7, 150, 120, 1}, range) == std::vector<int>{150, 120});
+}
+
+TEST_CASE("span detectors never cut a UTF-8 character (std::regex matches bytes)", "[spans]") {
+    // The currency class once matched single bytes of "€": 2頭 and 滑走路 have bytes in common with it.
+    const std::string text = "山の上に顔の白い牛が2頭います。価格は¥500、€3です。";
+    const auto found = texts_of(text, detect_spans(text, parse_protect("numbers"), "走|.頭"));
+    CHECK(std::find(found.begin(), found.end(), "2|number") != found.end());
+    CHECK(std::find(found.begin(), found.end(), "¥500|number") != found.end());
+    CHECK(std::find(found.begin(), found.end(), "€3|number") != found.end());
+    for (const auto& s : detect_spans(text, parse_protect("numbers"), "[\\x80-\\xBF]")) {  // a byte class: widened
+        CHECK_NOTHROW(require_valid_utf8(text.substr(s.begin, s.end - s.begin), "span"));
+    }
+    const SpanPlan plan = plan_spans(text, {}, protecting("numbers"));
+    CHECK_NOTHROW(require_valid_utf8(plan.masked, "masked"));
+    CHECK(plan.spans.size() == 3);
 }

@@ -113,6 +113,12 @@ TEST_CASE("sentinel guard: bans foreign and repeated sentinels and </s> until al
     apply_sentinel_guard(last, sequences, rows, {6, 10}, 2, 1);  // one step left, 8 owed: forced
     CHECK(last[0].isfinite().sum().item<int64_t>() == 1);
     CHECK(last[0][8].item<float>() > -inf);
+    at::Tensor ending = at::zeros({2, 10});
+    ending[0][1] = 5.0f;  // the model wants to end: the owed sentinel takes that score
+    ending[0][8] = -2.0f;
+    apply_sentinel_guard(ending, sequences, rows, {6, 10}, 5, 1);
+    CHECK(ending[0][8].item<float>() == 5.0f);
+    CHECK(ending[0][1].item<float>() == -inf);
 }
 
 TEST_CASE("spans: every candidate keeps every span exactly once in greedy, beam and sampling, batched as alone", "[spans]") {

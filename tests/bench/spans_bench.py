@@ -70,8 +70,8 @@ def main():
     ap.add_argument("--per-task", type=int, default=20)
     ap.add_argument("--beams", type=int, default=4)
     a = ap.parse_args()
-    totals = {False: {"n": 0, "kept": 0, "forced": 0, "back": [], "time": 0.0},
-              True: {"n": 0, "kept": 0, "forced": 0, "back": [], "time": 0.0}}
+    totals = {False: {"n": 0, "kept": 0, "forced": 0, "lost": 0, "back": [], "len": [], "time": 0.0},
+              True: {"n": 0, "kept": 0, "forced": 0, "lost": 0, "back": [], "len": [], "time": 0.0}}
     spans_total = 0
     counted = [0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,19 +95,24 @@ def main():
                     t = totals[protect]
                     lost = [d for d in r.get("dropped", []) if d["reason"] == "lost_span"]
                     t["n"] += len(r["candidates"]) + len(lost)
+                    t["lost"] += len(lost)
+                    t["len"] += [len(c["ids"]) for c in r["candidates"]]
                     t["kept"] += sum(keeps(c["text"], pieces, source) for c in r["candidates"])
                     t["forced"] += sum(c.get("forced_spans", 0) > 0 for c in r["candidates"])
                     t["back"] += [c["back_score"] for c in r["candidates"] if c["back_score"] is not None]
     print(f"spans_bench: {counted[0]} sentences with numbers (JSTS ja paraphrase, Tatoeba en->zh, zh->en), {spans_total} spans, "
           f"demo model, beams {a.beams}, {a.beams} candidates each, 1 thread")
-    print("| | candidates | keep all spans | needed forcing | mean back_score | time (s) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| | candidates decoded | keep all spans (decoded) | dropped lost_span | returned keeping all | needed forcing | "
+          "mean back_score | mean tokens | time (s) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for protect in (False, True):
         t = totals[protect]
         mean = sum(t["back"]) / len(t["back"]) if t["back"] else float("nan")
         forced = f"{100.0 * t['forced'] / max(t['n'], 1):.1f} %" if protect else "-"
+        returned = t["n"] - t["lost"]
         print(f"| {'with --protect numbers' if protect else 'without protection'} | {t['n']} | "
-              f"{100.0 * t['kept'] / max(t['n'], 1):.1f} % | {forced} | {mean:.3f} | {t['time']:.1f} |")
+              f"{100.0 * t['kept'] / max(t['n'], 1):.1f} % | {t['lost']} | {100.0 * t['kept'] / max(returned, 1):.1f} % | {forced} | "
+              f"{mean:.3f} | {sum(t['len']) / max(len(t['len']), 1):.1f} | {t['time']:.1f} |")
     print(f"speed cost: {totals[True]['time'] / totals[False]['time']:.2f}x the time without protection")
     return 0
 

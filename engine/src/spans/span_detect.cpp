@@ -23,16 +23,22 @@ const char* const kPlaceholder =
     R"(</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^<>\n]{0,80})?/?>|\[[A-Z][A-Z0-9]*-[A-Za-z0-9-]+\])";
 // A number (signs, currency, thousands and decimals, times, fractions) with an optional unit.
 const char* const kNumber =
-    R"((?:[$€£¥]\s?)?[-+]?[0-9]+(?:[.,:/][0-9]+)*(?:\s?(?:%|°C|°F|°|kg|km|cm|mm|mg|ml|GB|MB|KB|TB|kB|px|ms|min|USD|EUR|km/h|m|g|l|h|s)(?![A-Za-z]))?)";
+    R"((?:(?:\$|€|£|¥)\s?)?[-+]?[0-9]+(?:[.,:/][0-9]+)*(?:\s?(?:%|°C|°F|°|kg|km|cm|mm|mg|ml|GB|MB|KB|TB|kB|px|ms|min|USD|EUR|km/h|m|g|l|h|s)(?![A-Za-z]))?)";
 const char* const kUrl = R"((?:https?://|www\.)[^\s<>"'{}]+)";
 const char* const kEmail = R"([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})";
 
 bool ascii_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 void find_all(std::string_view text, const std::regex& re, const std::string& label, bool word_edges, std::vector<ByteSpan>* out) {
     const std::string s(text);
     for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
         size_t b = static_cast<size_t>(it->position()), e = b + static_cast<size_t>(it->length());
+        // std::regex works on bytes: a match (a user's `.`, a class) may cut a character; widen it
+        // to whole code points.
+        while (b > 0 && continuation(s[b])) --b;
+        while (e < s.size() && continuation(s[e])) ++e;
         if (e == b) continue;
         if (label == "url") {
             while (e > b && std::string_view(".,;:!?)]").find(s[e - 1]) != std::string_view::npos) --e;  // sentence punctuation

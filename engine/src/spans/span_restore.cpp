@@ -9,20 +9,27 @@
 namespace t5s::spans {
 namespace {
 
+// Scripts written without spaces between words (CJK ideographs, kana, Hangul, full-width forms):
+// a span next to them gets no space, even when its source (say English) had one.
+bool unspaced_script(char32_t c) {
+    return (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFFEF) || (c >= 0x20000 && c <= 0x3FFFF);
+}
+
 bool ends_with_space(const std::string& s) {
     if (s.empty()) return true;
     size_t i = s.size() - 1;
     while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
     char32_t cp;
     utf8_decode(s, i, &cp);
-    return is_python_space(cp) || std::string_view("([{\"'/").find(s.back()) != std::string_view::npos;
+    return is_python_space(cp) || unspaced_script(cp) || std::string_view("([{\"'/").find(s.back()) != std::string_view::npos;
 }
 
 bool starts_hugging(const std::string& s) {
     if (s.empty()) return true;
     char32_t cp;
     utf8_decode(s, 0, &cp);
-    return is_python_space(cp) || std::string_view(".,;:!?)]}\"'/").find(s.front()) != std::string_view::npos;
+    return is_python_space(cp) || unspaced_script(cp) || std::string_view(".,;:!?)]}\"'/").find(s.front()) != std::string_view::npos;
 }
 
 size_t count_occurrences(const std::string& text, const std::string& needle) {

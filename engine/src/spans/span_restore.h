@@ -18,7 +18,8 @@ struct RestoredText {
 // The candidate's ids (</s> and padding ignored) decoded with each sentinel replaced by its span's
 // text. The tokenizer drops the whitespace around sentinels, so a space is put back beside a span
 // where the source had one on that side, unless the neighbour is whitespace or punctuation that
-// hugs it ("3 kg." stays "3 kg.", "(3 kg)" stays, CJK text without spaces gets none).
+// hugs it ("3 kg." stays "3 kg.", "(3 kg)" stays) or is written without spaces (CJK, kana,
+// Hangul, full-width forms: an English "in 1996." translated gives "畢業了1996。").
 RestoredText restore_spans(const SpanPlan& plan, const std::vector<int>& ids, const Tokenizer& tokenizer);
 
 // True when `candidate` contains the text of every planned span as many times as `source` does

@@ -181,6 +181,7 @@ void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const
     at::Tensor slice = scores.narrow(1, lo, n);
     // The scores the allowed sentinels keep: a copy (to() alone would alias a CPU float slice).
     const at::Tensor saved = slice.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    const at::Tensor eos_saved = scores.select(1, eos_id).to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
     slice.fill_(kNegInf);
     const at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
     const int64_t len = host.size(1);
@@ -196,6 +197,9 @@ void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const
         for (int id : g.remaining) {
             float v = saved.data_ptr<float>()[r * n + (id - lo)];
             if (g.force && !std::isfinite(v)) v = -1.0e4f;  // banned by another processor: forced all the same
+            // Not forced: the model's wish to end becomes a wish to place an owed span (a model that
+            // never emits sentinels would otherwise run to the length limit).
+            if (!g.force) v = std::max(v, eos_saved.data_ptr<float>()[r]);
             rows.push_back(r);
             cols.push_back(id);
             values.push_back(v);

@@ -45,8 +45,10 @@ std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, 
 
 // Protected spans (spans/sentinel_guard.h): row r must emit each sentinel of *row_required[r]
 // (nullptr or empty: none) exactly once, in any order; every other sentinel of `range` is banned,
-// </s> is banned while one remains, and the next one is forced (all other scores -inf) when only as
-// many steps are left. Applied after the other processors, before the warpers.
+// </s> is banned while one remains and its score goes to the owed sentinels (each keeps the larger
+// of its own and </s>'s: where the model would end, it places a span), and the next one is forced
+// (all other scores -inf) when only as many steps are left. Applied after the other processors,
+// before the warpers.
 void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
                           spans::SentinelRange range, int max_new_tokens, int64_t eos_id);
 
