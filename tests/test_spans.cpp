@@ -66,6 +66,9 @@ TEST_CASE("span detectors find placeholders, numbers with units, URLs, e-mails a
     CHECK(std::none_of(found.begin(), found.end(), [](const std::string& s) { return s.rfind("3|", 0) == 0; }));  // not "mp3"
     CHECK_THROWS_AS(parse_protect("numbers,dates"), Error);
     CHECK_THROWS_AS(check_protect_regex("(unclosed"), Error);
+    CHECK_THROWS_AS(check_protect_regex(std::string(20, '(') + "a" + std::string(20, ')')), Error);  // nesting: recursion
+    CHECK_THROWS_AS(check_protect_regex(std::string(300, 'a')), Error);
+    CHECK_NOTHROW(check_protect_regex("AB-[0-9]+|(?:ID|REF)-(\\d+)"));
     CHECK(parse_protect(" numbers , urls,,numbers") == std::vector<std::string>{"numbers", "urls"});
 }
 

@@ -27,6 +27,9 @@ const char* const kNumber =
 const char* const kUrl = R"((?:https?://|www\.)[^\s<>"'{}]+)";
 const char* const kEmail = R"([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})";
 
+constexpr size_t kMaxRegexBytes = 256;
+constexpr int kMaxRegexDepth = 8;
+
 bool ascii_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
@@ -69,6 +72,13 @@ std::vector<std::string> parse_protect(const std::string& protect) {
 
 void check_protect_regex(const std::string& regex) {
     if (regex.empty()) return;
+    // libstdc++'s std::regex compiles and matches recursively: a long or deeply nested pattern (from
+    // a request body) could exhaust the stack. Patterns that protect spans are short.
+    int depth = 0, deepest = 0;
+    for (char c : regex) deepest = std::max(deepest, depth += c == '(' ? 1 : c == ')' ? -1 : 0);
+    if (regex.size() > kMaxRegexBytes || deepest > kMaxRegexDepth)
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: at most " + std::to_string(kMaxRegexBytes) +
+                                                    " bytes and " + std::to_string(kMaxRegexDepth) + " nested groups");
     try {
         std::regex re(regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
