@@ -99,10 +99,13 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         at::Tensor keep = (~finished).nonzero().squeeze(1);
         sequences = sequences.index_select(0, keep);
         active_rows = active_rows.index_select(0, keep);
-        const at::Tensor kept_host = keep.cpu();
-        std::vector<int64_t> next_rows;
-        for (int64_t i = 0; i < kept_host.size(0); ++i) next_rows.push_back(row_of[static_cast<size_t>(kept_host[i].item<int64_t>())]);
-        row_of = std::move(next_rows);
+        if (guard && !guard->range.empty()) {  // the guard needs each running row's input
+            const at::Tensor kept_host = keep.to(at::kCPU).contiguous();
+            const int64_t* kept = kept_host.data_ptr<int64_t>();
+            std::vector<int64_t> next_rows;
+            for (int64_t i = 0; i < kept_host.size(0); ++i) next_rows.push_back(row_of[static_cast<size_t>(kept[i])]);
+            row_of = std::move(next_rows);
+        }
         T5Network::select_rows(state, keep);
     }
     std::vector<std::vector<DecodedSequence>> result(inputs);
