@@ -96,6 +96,18 @@ assert sorted(x[2] for x in s["spans"]["input"]) == ["LOC", "number"], s["spans"
 assert len(s["spans"]["candidates"]) == 2 and all(len(c) == 2 for c in s["spans"]["candidates"]), s["spans"]
 PY
 
+# export --format jsonl carries them: the source's spans and each accepted candidate's at its own offsets.
+"$bin" history --history "$work/h.db" --accept 1:0 --accept 2:1 >/dev/null && ok || bad "history --accept failed"
+"$bin" export --history "$work/h.db" --format jsonl --out "$work/export.jsonl" --accepted-only >/dev/null 2>"$work/export.err" && ok || bad "export failed"
+py "$work/export.jsonl" <<'PY' && ok || bad "export spans: $(head -c 800 "$work/export.jsonl")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 2, rows
+for r in rows:
+    src = sorted((r["source"][s:e], l) for s, e, l in r["source_spans"])
+    assert sorted((r["target"][s:e], l) for s, e, l in r["target_spans"]) == src, r
+PY
+
 # --- errors: one line naming the field ------------------------------------------------------------
 expect_code "unknown detector" 1 "protect: unknown detector 'dates'" "$bin" generate --model "$model" --text hi --protect dates
 expect_code "bad regex" 1 "protect_regex" "$bin" generate --model "$model" --text hi --protect-regex "(unclosed"
