@@ -1,5 +1,6 @@
 // t5studio generate: candidates for each input with every generation control. Inputs from
-// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text"; read as a
+// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text" and optional
+// "spans" and "label"; read as a
 // stream, cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each
 // batch finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule
 // is in shard.h), --out FILE appends there and resumes a killed run.
@@ -61,13 +62,18 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
     const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
     auto wanted = [&](int64_t b) { return f.shard.owns_batch(b) && !done.has(b); };
-    input.for_each_batch(batch_size, wanted, [&](int64_t first, const std::vector<std::string>& batch) {
+    input.for_each_batch_rows(batch_size, wanted, [&](int64_t first, const std::vector<InputRow>& batch) {
         GenerationOptions batch_options = options;
         if (options.do_sample) batch_options.seed = derive_seed(base_seed, first);
+        std::vector<std::string> texts;
+        std::vector<std::vector<Span>> spans;
+        for (const auto& row : batch) texts.push_back(row.text), spans.push_back(row.spans);
         std::string lines;
         int64_t row = first;
-        for (const auto& r : run_batch(batch, batch_options)) {
+        for (const auto& r : run_batch(texts, spans, batch_options)) {
             nlohmann::json j = result_json(r, keep_dropped);
+            const nlohmann::json& label = batch[static_cast<size_t>(row - first)].label;
+            if (!label.is_null()) j["label"] = label;  // the row's label, carried to each of its candidates
             j["index"] = row++;
             j["total_rows"] = total;
             lines += j.dump() + "\n";
@@ -128,7 +134,7 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
     {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below"},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
-    {"input", "FILE", "inputs, one per line (or JSONL with \"text\"), streamed; one JSONL line per input, per batch"},
+    {"input", "FILE", "inputs, one per line (or JSONL with \"text\" and optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, and \"label\"), streamed; one JSONL line per input, per batch"},
     {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
     {"min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)"},
     {"max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error"},
@@ -167,6 +173,8 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]"},
     {"rank", "R", "auto (default: similarity with --embedder, else back_score), similarity, back_score, fluency, none"},
     {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
+    {"protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\""},
+    {"protect-regex", "R", "also keep every match of this ECMAScript regex (label \"regex\")"},
     {"no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them"},
 }};
 
@@ -190,9 +198,10 @@ int run_generate(const Argv& argv) {
         std::cerr << "t5studio generate: measured batch size " << options.batch_size << "\n";
     }
 
-    auto run_batch = [&](const std::vector<std::string>& batch, const GenerationOptions& batch_options) {
+    auto run_batch = [&](const std::vector<std::string>& batch, const std::vector<std::vector<Span>>& spans,
+                         const GenerationOptions& batch_options) {
         const auto start = std::chrono::steady_clock::now();
-        auto results = generate_scored(*model, embedder.get(), batch, batch_options);  // task_prefix: --prefix
+        auto results = generate_scored(*model, embedder.get(), batch, spans, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         recorder.record(results, batch_options, ms);
         return results;
@@ -200,7 +209,7 @@ int run_generate(const Argv& argv) {
 
     const bool keep_dropped = args.has("keep-dropped");
     if (input) return generate_file(*input, options, file_run, keep_dropped, run_batch);
-    auto results = run_batch(texts, options);
+    auto results = run_batch(texts, {}, options);
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
         for (const auto& r : results) all.push_back(result_json(r, keep_dropped));

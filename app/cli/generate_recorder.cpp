@@ -20,7 +20,7 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
     std::vector<GenerationRecord> records;
     for (const auto& r : results) {
         GenerationRecord rec = generation_record_of(r);
-        rec.settings_json = generation_options_to_json(options);
+        rec.settings_json = settings_json_with_spans(generation_options_to_json(options), r);
         rec.model_path = impl_->info.dir.string();
         rec.model_hash = impl_->info.content_hash;
         rec.precision = impl_->info.precision;

@@ -1,6 +1,7 @@
 #include "cli/json_output.h"
 
 #include "cli/quality_flags.h"
+#include "cli/span_json.h"
 
 #include <iostream>
 
@@ -68,12 +69,19 @@ nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
     for (const auto& c : r.candidates) {
         nlohmann::json j = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
         add_candidate_scores(c, &j);
+        if (!r.spans.empty()) add_candidate_spans(c, &j);
         cands.push_back(std::move(j));
     }
     nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
+    if (!r.spans.empty()) j["spans"] = spans_to_json(r.spans);
     if (r.seed >= 0) j["seed"] = r.seed;
     add_result_scores(r, keep_dropped, &j);
     return j;
+}
+
+void add_candidate_spans(const Candidate& c, nlohmann::json* j) {
+    (*j)["spans"] = spans_to_json(c.spans);
+    (*j)["forced_spans"] = c.forced_spans;
 }
 
 nlohmann::json profile_json(const DeviceProfile& p) {

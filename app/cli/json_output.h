@@ -13,7 +13,11 @@ nlohmann::json to_json(const ModelInfo& info);
 nlohmann::json profile_json(const DeviceProfile& profile);
 // One input's result as `generate --json` prints it (and `serve` answers): input, candidates with
 // their scores, seed, diversity; with keep_dropped also the dropped candidates and their reasons.
+// With protected spans (result.spans not empty) also the input's "spans" and each candidate's
+// "spans" (code points into its text) and "forced_spans".
 nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = false);
+// A candidate's "spans" and "forced_spans".
+void add_candidate_spans(const Candidate& c, nlohmann::json* j);
 // dtype may be "auto" (measured default for the device).
 RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
 // --adapter DIR: a LoRA adapter folder (PEFT format) applied on load; empty: none.

@@ -21,6 +21,8 @@ void apply_quality_flags(const Args& args, GenerationOptions* options) {
     }
     options->rank = args.get("rank", options->rank);
     if (args.has("no-model-scores")) options->model_scores = false;
+    options->protect = args.get("protect", options->protect);
+    options->protect_regex = args.get("protect-regex", options->protect_regex);
 }
 
 std::unique_ptr<Embedder> embedder_from_flags(const Args& args, const RuntimeOptions& runtime) {

@@ -5,6 +5,7 @@
 
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
+#include "cli/span_json.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 
@@ -36,6 +37,19 @@ GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* 
     return generation_options_from_json(options.dump());
 }
 
+// "spans" (or "entities"): with "text" a list of [start, end, label]; with "texts" one such list
+// per text. None given: no explicit spans.
+std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t texts, bool single) {
+    const char* key = j.contains("spans") ? "spans" : j.contains("entities") ? "entities" : nullptr;
+    if (!key || j[key].is_null()) return {};
+    const nlohmann::json& v = j[key];
+    if (single) return {cli::spans_from_json(v, std::string("'") + key + "'")};
+    if (!v.is_array() || v.size() != texts) bad(std::string("'") + key + "' must have one list of spans per text");
+    std::vector<std::vector<Span>> out;
+    for (size_t i = 0; i < texts; ++i) out.push_back(cli::spans_from_json(v[i], std::string("'") + key + "[" + std::to_string(i) + "]'"));
+    return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& option_fields() {
@@ -52,7 +66,9 @@ AugmentRequest parse_augment(const std::string& body) {
     const nlohmann::json j = parse_object(body);
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
-        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || is_option(key)) continue;
+        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || key == "spans" ||
+            key == "entities" || is_option(key))
+            continue;
         bad("unknown field '" + key + "'");
     }
     if (j.contains("text") == j.contains("texts")) bad("give 'text' (a string) or 'texts' (an array of strings)");
@@ -83,6 +99,7 @@ AugmentRequest parse_augment(const std::string& body) {
     }
     a.request.options = options_of(j, &a.request.named);
     imply_sampling(&a.request.options, &a.request.named);
+    a.request.spans = request_spans(j, a.request.texts.size(), j.contains("text"));
     return a;
 }
 
@@ -111,6 +128,7 @@ nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, i
 nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& c) {
     nlohmann::json candidate = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
     cli::add_candidate_scores(c, &candidate);
+    if (!c.spans.empty()) cli::add_candidate_spans(c, &candidate);
     return {{"index", text_index}, {"input", input}, {"candidate", std::move(candidate)}};
 }
 

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "spans/span_detect.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -55,6 +56,8 @@ void validate_generation_options(const GenerationOptions& o) {
     if (o.max_rounds < 1) bad("max_rounds must be >= 1");
     if (o.max_source_tokens < 0) bad("max_source_tokens must be >= 0 (0 = the model's limit)");
     validate_quality_filters(o, bad);
+    spans::parse_protect(o.protect);
+    spans::check_protect_regex(o.protect_regex);
 }
 
 bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named) {

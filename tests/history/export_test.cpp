@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "delimited_text.h"
 #include "t5s/error.h"
@@ -120,6 +121,44 @@ TEST_CASE("TSV and CSV exports read back through the dataset reader field for fi
             {"\"starts with a quote", "cr\rhere"},                {"\"starts with a quote", "back\\slash \\t stays"}};
         CHECK(pairs == want);
     }
+}
+
+TEST_CASE("JSONL export carries protected spans: the source's and each candidate's at its own offsets", "[history][export]") {
+    TempDir dir;
+    HistoryStore store(":memory:");
+    GenerationResult result;
+    result.input = "Pay $5 to {name}";
+    result.spans = {{4, 6, "number"}, {10, 16, "placeholder"}};
+    Candidate a, b;
+    a.text = "{name} gets $5";
+    a.spans = {{0, 6, "placeholder"}, {12, 14, "number"}};
+    b.text = "$5 for {name}";
+    b.spans = {{0, 2, "number"}, {7, 13, "placeholder"}};
+    result.candidates = {a, b};
+    GenerationRecord rec = sample_record(result.input, {a.text, b.text}, kT0, "m");
+    rec.settings_json = settings_json_with_spans("{}", result);
+    const GenerationId g = store.record(rec);
+    store.accept(g, 0);
+    store.accept(g, 1);
+    store.record(sample_record("no spans", {"none"}, kT0 + 1000, "m"));
+    ExportOptions o;
+    o.format = ExportFormat::Jsonl;
+    o.include_originals = true;
+    ExportResult r;
+    std::istringstream lines(export_string(store, dir, "spans.jsonl", o, &r));
+    std::vector<nlohmann::json> rows;
+    for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+    REQUIRE(rows.size() == 5);
+    const nlohmann::json source_spans = nlohmann::json::parse(R"([[4, 6, "number"], [10, 16, "placeholder"]])");
+    CHECK(rows[0]["kind"] == "original");
+    CHECK(rows[0]["source_spans"] == source_spans);
+    CHECK(rows[0]["target_spans"] == source_spans);
+    CHECK(rows[1]["target"] == a.text);
+    CHECK(rows[1]["source_spans"] == source_spans);
+    CHECK(rows[1]["target_spans"] == nlohmann::json::parse(R"([[0, 6, "placeholder"], [12, 14, "number"]])"));
+    CHECK(rows[2]["target_spans"] == nlohmann::json::parse(R"([[0, 2, "number"], [7, 13, "placeholder"]])"));
+    CHECK_FALSE(rows[3].contains("source_spans"));  // a generation without spans: as before
+    CHECK_FALSE(rows[4].contains("target_spans"));
 }
 
 TEST_CASE("JSONL export: HF-style source/target, UTF-8 unescaped, originals, dedupe", "[history][export]") {

@@ -122,6 +122,30 @@ TEST_CASE("a record names its LoRA adapter (in the settings JSON; none for older
     CHECK(settings_json_with_adapter("{\"seed\":1}", "") == "{\"seed\":1}");  // no adapter: unchanged
 }
 
+TEST_CASE("protected spans travel in the settings JSON; records without them read as none", "[history]") {
+    HistoryStore store(":memory:");
+    GenerationResult result;
+    result.input = "Pay $5 to {name}";
+    result.spans = {{4, 6, "number"}, {10, 16, "placeholder"}};
+    Candidate c;
+    c.text = "{name} gets $5";
+    c.spans = {{0, 6, "placeholder"}, {12, 14, "number"}};
+    result.candidates = {c};
+    GenerationRecord rec = generation_record_of(result);
+    rec.settings_json = settings_json_with_spans(generation_options_to_json({}), result);
+    const GenerationId id = store.record(rec);
+    const GenerationId old = store.record(sample_record("old", {"a"}));
+    const RecordSpans back = spans_of_settings_json(store.get(id)->settings_json);
+    CHECK(back.input == result.spans);
+    REQUIRE(back.candidates.size() == 1);
+    CHECK(back.candidates[0] == c.spans);
+    CHECK(generation_options_from_json(store.get(id)->settings_json).max_new_tokens == GenerationOptions{}.max_new_tokens);
+    const RecordSpans none = spans_of_settings_json(store.get(old)->settings_json);
+    CHECK(none.input.empty());
+    CHECK(none.candidates.empty());
+    CHECK(settings_json_with_spans("{\"seed\":1}", GenerationResult{}) == "{\"seed\":1}");  // no spans: unchanged
+}
+
 TEST_CASE("decisions are events; state, undo and redo derive from them", "[history]") {
     int64_t t = 1000;
     HistoryStoreOptions opts;

@@ -281,6 +281,30 @@ bad({"text": 5}, 400, "text")
 bad({"text": "x", "stream": "yes"}, 400, "stream")
 bad({"text": "x", "keep_dropped": 1}, 400, "keep_dropped")
 bad({"text": "x", "model_scores": "no"}, 400, "model_scores")
+
+# ---- protected spans (issue 27): "protect" and "spans" in the request; equal to generate's --------
+SPAN_TEXT = "Send 3 kg to {customer_name} by 17:45"
+span_body = {"text": SPAN_TEXT, "protect": "numbers,placeholders", "num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 10}
+r = main.post(span_body)
+want = cli_generate(SPAN_TEXT, ["--protect", "numbers,placeholders", "--beams", "3", "--num-return", "2", "--max-new-tokens", "10"])
+check(r.status_code == 200, "spans request: %s %s" % (r.status_code, r.text[:300]))
+if r.status_code == 200:
+    got = r.json()["results"][0]
+    check(got["spans"] == want["spans"] and [(c["ids"], c["spans"], c["forced_spans"]) for c in got["candidates"]] ==
+          [(c["ids"], c["spans"], c["forced_spans"]) for c in want["candidates"]], "spans: serve equals generate --protect:\n%s\n%s" % (got, want))
+r = main.post(dict(span_body, spans=[[0, 4, "ACTION"]]))
+check(r.status_code == 200, "explicit spans request: %s %s" % (r.status_code, r.text[:300]))
+if r.status_code == 200:
+    got = r.json()["results"][0]
+    pieces = sorted((SPAN_TEXT[s:e], label) for s, e, label in got["spans"])
+    check(pieces == [("17:45", "number"), ("3 kg", "number"), ("Send", "ACTION"), ("{customer_name}", "placeholder")], "spans: %s" % pieces)
+    check(len(got["candidates"]) == 2 and all(sorted((c["text"][s:e], l) for s, e, l in c["spans"]) == pieces for c in got["candidates"]),
+          "spans: every served candidate keeps every span where its offsets say: %s" % got["candidates"])
+r = main.post({"texts": ["a 1", "b {x}"], "entities": [[[2, 3, "N"]], []], "protect": "placeholders", "max_new_tokens": 6})
+check(r.status_code == 200 and [len(x["spans"]) if "spans" in x else 0 for x in r.json()["results"]] == [1, 1], "entities per text: %s" % r.text[:300])
+bad({"text": "abc", "spans": [[1, 9, "X"]]}, 400, "spans")
+bad({"texts": ["a", "b"], "spans": [[]]}, 400, "spans")
+bad({"text": "x", "protect": "dates"}, 400, "protect")
 bad({"text": "x", "min_change": 2}, 400, "min_change")
 bad({"text": "x", "rank": "loudest"}, 400, "rank")
 bad(None, 413, "1 MiB", raw=json.dumps({"text": "a" * (1 << 20)}))
@@ -299,7 +323,7 @@ check(len(short) <= 3 and short == expected[(TEXTS[2], 0)]["candidates"][0]["ids
 check(own == expected[(TEXTS[2], 0)]["candidates"][0]["ids"], "a request naming max_new_tokens keeps it")
 requests.put(main.base + "/v1/settings", json={"max_new_tokens": before["max_new_tokens"]}, headers=main.headers, timeout=10)
 
-served_texts = 200 + 1 + len(quality_answers) + 1 + 2 + 2  # ... + the seed service's request
+served_texts = 200 + 1 + len(quality_answers) + 1 + 2 + 2 + 4  # + the seed service's request, the span requests (1 + 1 + 2 texts)
 rc = main.stop()
 check(rc == 0, "main server exit code after SIGTERM: %s" % rc)
 hist = subprocess.run([BIN, "history", "--history", history, "--limit", "10000", "--json"], capture_output=True, text=True)

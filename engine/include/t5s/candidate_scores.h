@@ -23,6 +23,11 @@ namespace t5s {
 // null: similarity stays empty and a similarity filter or rank is an InvalidArgument error.
 std::vector<GenerationResult> generate_scored(const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
                                               const GenerationOptions& options, GenerationControl* control = nullptr);
+// The same with protected spans given per text (t5s/spans.h; code points; empty: none for all,
+// else one list per text); options.protect / protect_regex add the detected ones.
+std::vector<GenerationResult> generate_scored(const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
+                                              const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+                                              GenerationControl* control = nullptr);
 
 // back_score of each (candidate, source) pair: the mean log-probability per token of the source
 // given task_prefix + candidate, teacher-forced, in one batched pass (chunks of batch_size rows).

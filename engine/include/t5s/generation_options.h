@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "t5s/spans.h"
+
 namespace t5s {
 
 struct GenerationOptions {
@@ -47,6 +49,15 @@ struct GenerationOptions {
     // decoding it); false computes them only where a filter or the ranking uses them, else they stay
     // empty. fluency and change are cheap and always computed.
     bool model_scores = true;
+    // Protected spans (t5s/spans.h): detected spans, and the spans given with an input, are masked
+    // to sentinels, kept exactly once in every candidate and restored (a candidate that lost one is
+    // dropped as "lost_span").
+    std::string protect;        // detectors, comma-separated: placeholders,numbers,urls,emails ("" = none)
+    std::string protect_regex;  // an ECMAScript regex whose matches are protected too, label "regex" ("" = none)
+    // Set by the engine when it masked spans (callers of generate_ids may set it): every sentinel
+    // <extra_id_N> of an input is then emitted exactly once in each of its candidates, forced
+    // before the length runs out. Not a user setting (not in the settings JSON).
+    bool keep_sentinels = false;
 };
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
@@ -107,10 +118,13 @@ struct Candidate {
     std::optional<double> back_score;  // mean log-prob per token of the source given task_prefix + candidate
     std::optional<double> change;      // 1 - chrF(candidate, source)
     std::optional<double> similarity;  // cosine of the sentence embeddings of source and candidate
+    // Protected spans at their offsets in `text` (code points), in the order they appear there.
+    std::vector<Span> spans;
+    int forced_spans = 0;  // spans whose sentinel the decoder had to force before the length ran out
 };
 
 // A candidate a filter removed, with why: e.g. "similarity<0.8", "change>0.9", "near_duplicate>0.7",
-// "copy" (no_copy), "duplicate" (distinct).
+// "copy" (no_copy), "duplicate" (distinct), "lost_span" (a protected span not kept exactly once).
 struct DroppedCandidate {
     Candidate candidate;
     std::string reason;
@@ -123,6 +137,7 @@ struct GenerationResult {
     int rounds = 1;             // generation rounds needed to find enough distinct candidates
     std::optional<double> diversity;        // mean pairwise 1 - chrF among the candidates (empty for < 2)
     std::vector<DroppedCandidate> dropped;  // in the order they were dropped
+    std::vector<Span> spans;                // the input's protected spans (given and detected), in its text
 };
 
 }  // namespace t5s

@@ -42,6 +42,15 @@ GenerationOptions generation_options_from_json(const std::string& json);
 // so records from before adapters existed read as "none" with no schema change.
 std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter);
 std::string adapter_of_settings_json(const std::string& settings_json);  // "" = none or unreadable
+// Protected spans (t5s/spans.h) travel in the settings JSON too, as "spans": {"input": [[start, end,
+// label], ...], "candidates": [[...] per candidate, in rank order]} (absent without spans), so no
+// schema change; records without them read as none.
+struct RecordSpans {
+    std::vector<Span> input;
+    std::vector<std::vector<Span>> candidates;
+};
+std::string settings_json_with_spans(const std::string& settings_json, const GenerationResult& result);
+RecordSpans spans_of_settings_json(const std::string& settings_json);  // empty = none or unreadable
 
 // ---- what the caller records ------------------------------------------------------------------------
 // The quality scores of a candidate (see t5s::Candidate); empty = not computed.

@@ -32,6 +32,7 @@ struct ServeRequest {
     GenerationOptions options;
     std::vector<std::string> named;
     double timeout_s = 0.0;  // 0 = none; past it the request ends as cancelled
+    std::vector<std::vector<Span>> spans;  // protected spans per text (t5s/spans.h); empty: none given
 };
 
 struct RequestOutcome {

@@ -90,6 +90,15 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
             const auto v = score_at(row.original ? nullptr : row.scores, k);
             j[kScoreColumns[k]] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
         }
+        auto spans_json = [](const std::vector<Span>& spans) {
+            nlohmann::ordered_json a = nlohmann::ordered_json::array();
+            for (const auto& s : spans) a.push_back({s.start, s.end, s.label});
+            return a;
+        };
+        if (row.source_spans && !row.source_spans->empty()) {
+            j["source_spans"] = spans_json(*row.source_spans);
+            if (row.target_spans) j["target_spans"] = spans_json(*row.target_spans);
+        }
         out += j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
         out.push_back('\n');
         return;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "t5s/history_store.h"
 
@@ -21,6 +22,10 @@ struct ExportRow {
     std::string_view model_hash;
     int64_t created_at_ms = 0;
     const CandidateScores* scores = nullptr;  // with_scores: the candidate's (null/empty for originals)
+    // Protected spans (JSONL only, when the generation has them): the source's, and the target's at
+    // their offsets in it (code points; none for an edited candidate, whose text moved them).
+    const std::vector<Span>* source_spans = nullptr;
+    const std::vector<Span>* target_spans = nullptr;
 };
 
 std::string iso8601_utc(int64_t unix_ms);           // 2024-05-01T12:00:00.250Z

@@ -98,7 +98,7 @@ private:
 
 constexpr const char* kExportColumns =
     "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
-    "c.similarity, c.back_score, c.change, c.fluency";
+    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json";
 
 // SQL conditions on the candidate scores (numbers formatted here, never user text).
 std::string score_conditions(const ExportOptions& o) {
@@ -131,10 +131,13 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     if (new_generation) {
         writer.start_generation();
         if (options.include_originals) {
+            const RecordSpans spans = spans_of_settings_json(rows.text(14));
             row.original = true;
             row.target = source;
+            row.source_spans = row.target_spans = &spans.input;
             writer.emit(row);
             row.original = false;
+            row.source_spans = row.target_spans = nullptr;
         }
     }
     row.target = state == CandidateState::Edited ? std::string_view(edited) : std::string_view(text);
@@ -143,6 +146,10 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     const CandidateScores scores = history::read_scores(rows, 10);
     row.scores = &scores;
     row.rank = static_cast<int>(rows.int64(5));
+    const RecordSpans spans = spans_of_settings_json(rows.text(14));  // protected spans, if any
+    row.source_spans = &spans.input;
+    const size_t rank = static_cast<size_t>(row.rank);
+    row.target_spans = state != CandidateState::Edited && rank < spans.candidates.size() ? &spans.candidates[rank] : nullptr;
     writer.emit(row);
 }
 

@@ -16,7 +16,7 @@ namespace t5s {
     X(num_return_sequences) X(do_sample) X(temperature) X(top_k) X(top_p) X(repetition_penalty)      \
     X(no_repeat_ngram_size) X(seed) X(no_copy) X(distinct) X(max_rounds) X(batch_size) X(max_source_tokens)   \
     X(task_prefix) X(rank) X(min_similarity) X(max_similarity) X(min_change) X(max_change) X(min_back_score) \
-    X(near_duplicate) X(model_scores)
+    X(near_duplicate) X(model_scores) X(protect) X(protect_regex)
 
 namespace {
 
@@ -98,6 +98,48 @@ std::string settings_json_with_adapter(const std::string& settings_json, const s
     if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
     j["adapter"] = adapter;
     return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+namespace {
+
+nlohmann::ordered_json spans_array(const std::vector<Span>& spans) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& s : spans) out.push_back({s.start, s.end, s.label});
+    return out;
+}
+
+std::vector<Span> spans_of(const nlohmann::json& j) {
+    std::vector<Span> out;
+    if (!j.is_array()) return out;
+    for (const auto& s : j) {
+        if (s.is_array() && s.size() == 3 && s[0].is_number_integer() && s[1].is_number_integer() && s[2].is_string())
+            out.push_back(Span{s[0].get<int64_t>(), s[1].get<int64_t>(), s[2].get<std::string>()});
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string settings_json_with_spans(const std::string& settings_json, const GenerationResult& result) {
+    if (result.spans.empty()) return settings_json;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(settings_json.empty() ? "{}" : settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const auto& c : result.candidates) candidates.push_back(spans_array(c.spans));
+    j["spans"] = {{"input", spans_array(result.spans)}, {"candidates", candidates}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+RecordSpans spans_of_settings_json(const std::string& settings_json) {
+    RecordSpans out;
+    const nlohmann::json j = nlohmann::json::parse(settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("spans") || !j["spans"].is_object()) return out;
+    const auto& s = j["spans"];
+    if (s.contains("input")) out.input = spans_of(s["input"]);
+    if (s.contains("candidates") && s["candidates"].is_array()) {
+        for (const auto& c : s["candidates"]) out.candidates.push_back(spans_of(c));
+    }
+    return out;
 }
 
 std::string adapter_of_settings_json(const std::string& settings_json) {

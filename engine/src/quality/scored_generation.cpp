@@ -37,16 +37,29 @@ std::vector<double> back_scores(const Model& model, const std::vector<std::strin
 
 std::vector<GenerationResult> generate_scored(const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
                                               const GenerationOptions& options, GenerationControl* control) {
+    return generate_scored(model, embedder, texts, {}, options, control);
+}
+
+std::vector<GenerationResult> generate_scored(const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
+                                              const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+                                              GenerationControl* control) {
     validate_generation_options(options);
     require_scores_available(options, embedder);
+    if (!spans.empty() && spans.size() != texts.size())
+        throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
     const Tokenizer& tok = model.tokenizer();
-    IdBatch ids;
-    for (const auto& t : texts) ids.push_back(tok.encode(options.task_prefix + t));
     std::vector<GenerationResult> results(texts.size());
     std::vector<InputRounds> inputs(texts.size());
-    for (size_t i = 0; i < texts.size(); ++i) results[i].input = inputs[i].source = texts[i];
-
     GenerationOptions o = options;
+    IdBatch ids;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string masked = plan_input(&inputs[i], texts[i], spans.empty() ? std::vector<Span>() : spans[i], options);
+        ids.push_back(tok.encode(options.task_prefix + masked));
+        results[i].input = texts[i];
+        results[i].spans = source_spans(inputs[i]);
+        o.keep_sentinels = o.keep_sentinels || inputs[i].plan.active();
+    }
+
     if (o.do_sample) o.seed = resolve_seed(o.seed);
     const int rounds = rounds_allowed(o);
     std::vector<size_t> pending(texts.size());
@@ -63,7 +76,7 @@ std::vector<GenerationResult> generate_scored(const Model& model, const Embedder
             const size_t i = pending[k];
             results[i].seed = o.do_sample ? o.seed : -1;
             results[i].rounds = round + 1;
-            for (auto& c : cands[k]) c.text = tok.decode(c.ids, true);
+            decode_round(tok, inputs[i], o, &cands[k]);
             fresh.push_back({&inputs[i], screen_round(&inputs[i], std::move(cands[k]), o), &o});
         }
         score_round(model, embedder, &fresh, std::max(1, o.batch_size) * std::max(1, o.num_return_sequences));

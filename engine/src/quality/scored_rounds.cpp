@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "quality/candidate_filters.h"
+#include "spans/sentinel_guard.h"
+#include "spans/span_restore.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"
@@ -53,6 +55,34 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
 
 }  // namespace
 
+std::string plan_input(InputRounds* input, const std::string& text, const std::vector<Span>& spans, const GenerationOptions& o) {
+    input->source = text;
+    input->plan = spans::plan_spans(text, spans, o);
+    return input->plan.masked;
+}
+
+std::vector<Span> source_spans(const InputRounds& input) {
+    std::vector<Span> out;
+    for (const auto& s : input.plan.spans) out.push_back(s.source);
+    return out;
+}
+
+void decode_round(const Tokenizer& tok, const InputRounds& input, const GenerationOptions& o, std::vector<Candidate>* decoded) {
+    if (!input.plan.active()) {
+        for (auto& c : *decoded) c.text = tok.decode(c.ids, true);
+        return;
+    }
+    const spans::SentinelRange range = spans::sentinel_range(tok);
+    std::vector<int> required;
+    for (const auto& s : input.plan.spans) required.push_back(spans::sentinel_id(tok, s.sentinel));
+    for (auto& c : *decoded) {
+        spans::RestoredText r = spans::restore_spans(input.plan, c.ids, tok);
+        c.text = std::move(r.text);
+        c.spans = std::move(r.spans);
+        c.forced_spans = spans::count_forced(required, c.ids, o.max_new_tokens, range);
+    }
+}
+
 int rounds_allowed(const GenerationOptions& o) { return (filters_active(o) && o.do_sample) ? o.max_rounds : 1; }
 
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder) {
@@ -67,7 +97,9 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
     std::vector<Candidate> fresh;
     for (auto& c : decoded) {
         const std::string key = normalize_for_compare(c.text);
-        if (o.no_copy && key == source) input->dropped.push_back({std::move(c), kCopyReason});
+        const bool kept = c.spans.size() == input->plan.spans.size() && spans::keeps_spans(input->source, c.text, input->plan.spans);
+        if (!kept) input->dropped.push_back({std::move(c), kLostSpanReason});
+        else if (o.no_copy && key == source) input->dropped.push_back({std::move(c), kCopyReason});
         else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), kDuplicateReason});
         else fresh.push_back(std::move(c));
     }
@@ -121,6 +153,7 @@ void finish_result(InputRounds input, const GenerationOptions& o, const std::str
 std::string option_of_reason(const std::string& reason) {
     if (reason == kCopyReason) return "no_copy";
     if (reason == kDuplicateReason) return "distinct";
+    if (reason == kLostSpanReason) return "protect";
     const size_t op = reason.find_first_of("<>");
     if (op == std::string::npos) return reason;
     const std::string score = reason.substr(0, op);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "spans/span_plan.h"
 #include "t5s/embedder.h"
 #include "t5s/generation_options.h"
 #include "t5s/model.h"
@@ -16,6 +17,7 @@ namespace t5s {
 // Reasons of the filters that run while decoding (the score filters' come from filter_reason).
 inline constexpr const char* kCopyReason = "copy";            // no_copy
 inline constexpr const char* kDuplicateReason = "duplicate";  // distinct
+inline constexpr const char* kLostSpanReason = "lost_span";   // a protected span not kept exactly once
 
 // One input on its way through the rounds.
 struct InputRounds {
@@ -23,8 +25,18 @@ struct InputRounds {
     std::vector<float> source_embedding;    // empty until the first round scored with an embedder
     std::set<std::string> seen;             // distinct: the normalised texts so far
     std::vector<Candidate> pool;            // scored candidates that passed no_copy / distinct, in decoding order
-    std::vector<DroppedCandidate> dropped;  // copies and duplicates so far, in order
+    std::vector<DroppedCandidate> dropped;  // copies, duplicates and lost spans so far, in order
+    spans::SpanPlan plan;                   // its protected spans (masked source); inactive: none
 };
+
+// Plans the protected spans of input `text` (explicit spans from the row, detectors of `o`) into
+// input->plan and sets input->source; returns what to encode (the masked text, no task prefix).
+std::string plan_input(InputRounds* input, const std::string& text, const std::vector<Span>& spans, const GenerationOptions& o);
+// The input's protected spans in the source, for GenerationResult::spans.
+std::vector<Span> source_spans(const InputRounds& input);
+
+// Sets text (spans restored), spans and forced_spans of one round's decoded candidates of `input`.
+void decode_round(const Tokenizer& tokenizer, const InputRounds& input, const GenerationOptions& o, std::vector<Candidate>* decoded);
 
 // Rounds that may run: max_rounds when sampling with any filter on; without sampling a second
 // round would repeat the first, so 1.
@@ -33,8 +45,8 @@ int rounds_allowed(const GenerationOptions& o);
 // Throws InvalidArgument naming the setting when a similarity filter or rank has no embedder.
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder);
 
-// One round's decoded candidates of `input` (text set): copies (no_copy) and repeats (distinct)
-// go to input->dropped; the rest are returned in order, not yet scored.
+// One round's decoded candidates of `input` (text set): those that lost a protected span
+// (lost_span), copies (no_copy) and repeats (distinct) go to input->dropped; the rest are returned in order, not yet scored.
 std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> decoded, const GenerationOptions& o);
 
 struct RoundCandidates {

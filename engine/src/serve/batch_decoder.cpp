@@ -9,6 +9,7 @@
 #include <map>
 
 #include "serve/batch_cache.h"
+#include "spans/sentinel_guard.h"
 #include "t5s/error.h"
 #include "torch/beam_search.h"
 #include "torch/logits_processors.h"
@@ -28,6 +29,8 @@ struct Group {
     int64_t rows = 0;   // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
+    std::vector<int> sentinels;  // protected spans (options.keep_sentinels): the input's sentinels
+    spans::SentinelRange sentinel_range;
     // Greedy / sampling.
     at::Generator generator;
     at::Tensor sequences;              // [rows, 1 + step] (start token included)
@@ -60,12 +63,13 @@ std::vector<size_t> next_order(const std::vector<int64_t>& old_rows, const std::
 }  // namespace
 
 struct BatchDecoder::Impl {
+    const Model& model;
     const T5Network& net;
     BatchCache cache;
     std::vector<std::unique_ptr<Group>> groups;  // in row order; a group's rows are contiguous
     std::map<GroupId, std::vector<Candidate>> results;
 
-    explicit Impl(const Model& model) : net(torch_network_of(model)) {}
+    explicit Impl(const Model& m) : model(m), net(torch_network_of(m)) {}
 
     int64_t total_rows() const { return cache.rows(); }
 
@@ -140,8 +144,13 @@ void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& en
     const DecoderState sub = net.start_decoding(enc, mask, new_table ? capacity : 1, n);
     g->start = cache.append(sub, n, capacity);
     g->rows = n;
+    if (o.keep_sentinels) {
+        g->sentinel_range = spans::sentinel_range(model.tokenizer());
+        g->sentinels = spans::sentinels_in(spec.input_ids, g->sentinel_range);
+    }
     if (o.num_beams > 1) {
         g->beam = std::make_unique<BeamSearch>(1, o, net.config(), dev);
+        if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, {g->sentinels}});
     } else {
         g->generator = at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed));
         g->sequences = at::full({n, 1}, net.config().decoder_start_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
@@ -158,6 +167,10 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
     const int64_t eos = net.config().eos_token_id;
     at::Tensor next, next_logprob;
     process_logits(logits, g.sequences, o, eos, /*include_warpers=*/false);
+    if (o.keep_sentinels) {
+        const std::vector<const std::vector<int>*> required(static_cast<size_t>(g.rows), &g.sentinels);
+        apply_sentinel_guard(logits, g.sequences, required, g.sentinel_range, o.max_new_tokens, eos);
+    }
     if (o.do_sample) {
         next = sample_tokens(logits, o, g.generator, &next_logprob);
     } else if (!greedy_pick_cpu(logits, next, next_logprob)) {

@@ -4,16 +4,24 @@
 #include <algorithm>
 
 #include "t5s/candidate_scores.h"
+#include "t5s/error.h"
 
 namespace t5s::serve {
 
-RequestRounds::RequestRounds(const std::vector<std::string>& texts, const GenerationOptions& options, const Embedder* embedder)
+RequestRounds::RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+                             const GenerationOptions& options, const Embedder* embedder)
     : options_(options),
       rank_key_(effective_rank(options.rank, embedder != nullptr)),
       rounds_allowed_(rounds_allowed(options)),
       inputs_(texts.size()),
       streamed_(texts.size(), 0) {
-    for (size_t i = 0; i < texts.size(); ++i) inputs_[i].source = texts[i];
+    if (!spans.empty() && spans.size() != texts.size())
+        throw Error(ErrorCode::InvalidArgument, "'spans' must have one list per text");
+    for (size_t i = 0; i < texts.size(); ++i) plan_input(&inputs_[i], texts[i], spans.empty() ? std::vector<Span>() : spans[i], options);
+}
+
+bool RequestRounds::protects() const {
+    return std::any_of(inputs_.begin(), inputs_.end(), [](const InputRounds& in) { return in.plan.active(); });
 }
 
 std::vector<RoundCandidates> RequestRounds::screen(std::vector<FinishedRound> rounds, std::vector<GenerationResult>* results) {

@@ -28,8 +28,20 @@ struct RoundsOutcome {
 
 class RequestRounds {
 public:
-    // `texts` without the task prefix; `options` complete (seed resolved). `embedder` may be null.
-    RequestRounds(const std::vector<std::string>& texts, const GenerationOptions& options, const Embedder* embedder);
+    // `texts` without the task prefix; `spans` their protected spans (empty: none given; else one
+    // list per text); `options` complete (seed resolved). `embedder` may be null. Plans the spans
+    // (InvalidArgument on bad spans or settings).
+    RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+                  const Embedder* embedder);
+
+    // Protected spans: whether any text has some; what to encode for text i (spans masked); the
+    // spans in text i; a finished round's candidates of text i decoded (spans restored).
+    bool protects() const;
+    const std::string& masked(size_t input) const { return inputs_[input].plan.masked; }
+    std::vector<Span> source_spans(size_t input) const { return t5s::source_spans(inputs_[input]); }
+    void decode(const Tokenizer& tokenizer, size_t input, std::vector<Candidate>* candidates) const {
+        decode_round(tokenizer, inputs_[input], options_, candidates);
+    }
 
     // The rounds of this request that finished in one decoding step, screened (no_copy /
     // distinct): their candidates, for score_round together with other requests' (sets

@@ -132,9 +132,13 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     require_scores_available(o, embedder_);
     if (o.do_sample) o.seed = resolve_seed(o.seed);
     const Tokenizer& tok = model_.tokenizer();
-    for (size_t i = 0; i < request.texts.size(); ++i) {
+    for (size_t i = 0; i < request.texts.size(); ++i)
         require_valid_utf8(request.texts[i], request.texts.size() == 1 ? "text" : "texts[" + std::to_string(i) + "]");
-        p->ids.push_back(tok.encode(o.task_prefix + request.texts[i]));
+    // Plans each text's protected spans; the masked texts are what the model sees.
+    p->rounds = std::make_unique<serve::RequestRounds>(request.texts, request.spans, o, embedder_);
+    o.keep_sentinels = o.keep_sentinels || p->rounds->protects();
+    for (size_t i = 0; i < request.texts.size(); ++i) {
+        p->ids.push_back(tok.encode(o.task_prefix + p->rounds->masked(i)));
         p->outcome.input_tokens += static_cast<int64_t>(p->ids.back().size());
     }
     check_source_lengths(p->ids, model_.info().config, o);
@@ -149,8 +153,8 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     for (size_t i = 0; i < p->texts.size(); ++i) {
         p->outcome.results[i].input = p->texts[i];
         p->outcome.results[i].seed = o.do_sample ? o.seed : -1;
+        p->outcome.results[i].spans = p->rounds->source_spans(i);
     }
-    p->rounds = std::make_unique<serve::RequestRounds>(p->texts, o, embedder_);
     p->events = std::move(events);
     p->submitted = Clock::now();
     if (request.timeout_s > 0) p->deadline = p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
@@ -337,7 +341,7 @@ void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finish
         GroupOwner o = it->second;
         owners.erase(it);
         o.request->groups.erase(gid);
-        for (auto& c : candidates) c.text = tok.decode(c.ids, true);
+        o.request->rounds->decode(tok, o.input, &candidates);
         auto slot = std::find_if(by_request.begin(), by_request.end(), [&](const auto& r) { return r.first == o.request; });
         if (slot == by_request.end()) slot = by_request.insert(by_request.end(), {o.request, {}});
         slot->second.push_back({o.input, o.round, std::move(candidates)});

@@ -50,6 +50,11 @@ at::Tensor BeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
     at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
     if (!log_softmax_inplace_cpu(log_probs)) log_probs = at::log_softmax(logits, -1);
     process_logits(log_probs, flat_seqs, o, eos_, false);
+    if (!guard_.range.empty()) {
+        std::vector<const std::vector<int>*> required;
+        for (int64_t r = 0; r < B * nb; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / nb)]);
+        apply_sentinel_guard(log_probs, flat_seqs, required, guard_.range, static_cast<int>(max_length_ - kPromptLength), eos_);
+    }
     // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
     log_probs.view({B, nb, V}).add_(running_scores_.unsqueeze(2));
     log_probs = log_probs.view({B, nb * V});

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "spans/sentinel_guard.h"
 #include "t5s/generation_options.h"
 #include "t5s/model_config.h"
 
@@ -22,6 +23,8 @@ public:
     BeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device);
 
     int64_t rows() const { return B_ * nb_; }
+    // Protected spans: guard.required[i] for input i's beams (logits_processors.h's sentinel guard).
+    void set_sentinel_guard(spans::SentinelGuard guard) { guard_ = std::move(guard); }
     // The token each row feeds to the decoder at this step [rows].
     at::Tensor last_tokens() const;
     // One step: `logits` [rows, vocab] float32 from the decoder (consumed in place); `options`
@@ -40,6 +43,7 @@ private:
     bool early_;
     at::Tensor running_seqs_, seqs_, running_scores_, beam_scores_, finished_, heuristic_open_, running_beam_idx_;
     at::Tensor top_nb_mask_, batch_offset_;
+    spans::SentinelGuard guard_;
     int64_t cur_len_ = 1;
     bool done_ = false;
 };

@@ -34,7 +34,8 @@ uint64_t initial_version(GenerationControl* control) {
 std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Network& net, const at::Tensor& encoder_hidden_in,
                                                                   const at::Tensor& attention_mask_in,
                                                                   const GenerationOptions& options_in,
-                                                                  GenerationControl* control, at::Generator* generator) {
+                                                                  GenerationControl* control, at::Generator* generator,
+                                                                  const spans::SentinelGuard* guard) {
     GenerationOptions o = options_in;
     uint64_t version = initial_version(control);
     const int64_t inputs = encoder_hidden_in.size(0);
@@ -52,6 +53,8 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
     at::Tensor active_rows = at::arange(rows, long_opts);  // original row of each running row
     at::Tensor scores_sum = at::zeros({rows}, encoder_hidden_in.options().dtype(at::kDouble));
 
+    std::vector<int64_t> row_of(static_cast<size_t>(rows));  // original row of each running row, on the host
+    for (int64_t r = 0; r < rows; ++r) row_of[static_cast<size_t>(r)] = r;
     std::vector<std::vector<int>> out_ids(rows);
     std::vector<double> out_scores(rows, 0.0);
     for (int step = 0; step < o.max_new_tokens; ++step) {
@@ -60,6 +63,11 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         at::Tensor logits = net.decode_step(state, sequences.select(1, sequences.size(1) - 1));
         at::Tensor next, next_logprob;
         process_logits(logits, sequences, o, cfg.eos_token_id, /*include_warpers=*/false);
+        if (guard && !guard->range.empty()) {
+            std::vector<const std::vector<int>*> required;
+            for (int64_t r : row_of) required.push_back(&guard->required[static_cast<size_t>(r / n_ret)]);
+            apply_sentinel_guard(logits, sequences, required, guard->range, o.max_new_tokens, cfg.eos_token_id);
+        }
         if (o.do_sample) {
             next = sample_tokens(logits, o, *generator, &next_logprob);
         } else if (!greedy_pick_cpu(logits, next, next_logprob)) {
@@ -91,6 +99,13 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         at::Tensor keep = (~finished).nonzero().squeeze(1);
         sequences = sequences.index_select(0, keep);
         active_rows = active_rows.index_select(0, keep);
+        if (guard && !guard->range.empty()) {  // the guard needs each running row's input
+            const at::Tensor kept_host = keep.to(at::kCPU).contiguous();
+            const int64_t* kept = kept_host.data_ptr<int64_t>();
+            std::vector<int64_t> next_rows;
+            for (int64_t i = 0; i < kept_host.size(0); ++i) next_rows.push_back(row_of[static_cast<size_t>(kept[i])]);
+            row_of = std::move(next_rows);
+        }
         T5Network::select_rows(state, keep);
     }
     std::vector<std::vector<DecodedSequence>> result(inputs);
@@ -100,12 +115,13 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
 
 std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& net, const at::Tensor& encoder_hidden,
                                                              const at::Tensor& attention_mask, const GenerationOptions& options_in,
-                                                             GenerationControl* control) {
+                                                             GenerationControl* control, const spans::SentinelGuard* guard) {
     GenerationOptions o = options_in;
     uint64_t version = initial_version(control);
     const int64_t B = encoder_hidden.size(0), nb = o.num_beams;
     DecoderState state = net.start_decoding(encoder_hidden, attention_mask, o.max_new_tokens + 1, nb);
     BeamSearch search(B, o, net.config(), encoder_hidden.device());
+    if (guard) search.set_sentinel_guard(*guard);
     while (true) {
         check_cancel(control);
         refresh_live_settings(control, &version, &o);

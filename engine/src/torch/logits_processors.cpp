@@ -174,6 +174,46 @@ at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& o, at::Gen
     return next.squeeze(1);
 }
 
+void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
+                          spans::SentinelRange range, int max_new_tokens, int64_t eos_id) {
+    const int64_t lo = range.lo, n = std::min<int64_t>(range.hi, scores.size(1)) - lo;
+    if (n <= 0) return;
+    at::Tensor slice = scores.narrow(1, lo, n);
+    // The scores the allowed sentinels keep: a copy (to() alone would alias a CPU float slice).
+    const at::Tensor saved = slice.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    const at::Tensor eos_saved = scores.select(1, eos_id).to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    slice.fill_(kNegInf);
+    const at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
+    const int64_t len = host.size(1);
+    std::vector<int64_t> rows, cols, eos_rows, forced_rows;
+    std::vector<float> values;
+    for (int64_t r = 0; r < host.size(0) && r < static_cast<int64_t>(row_required.size()); ++r) {
+        if (!row_required[r] || row_required[r]->empty()) continue;
+        const spans::GuardStep g =
+            spans::guard_step(*row_required[r], host.data_ptr<int64_t>() + r * len + 1, len - 1, max_new_tokens, range);
+        if (g.remaining.empty()) continue;
+        eos_rows.push_back(r);
+        if (g.force) forced_rows.push_back(r);
+        for (int id : g.remaining) {
+            float v = saved.data_ptr<float>()[r * n + (id - lo)];
+            if (g.force && !std::isfinite(v)) v = -1.0e4f;  // banned by another processor: forced all the same
+            // Not forced: the model's wish to end becomes a wish to place an owed span (a model that
+            // never emits sentinels would otherwise run to the length limit).
+            if (!g.force) v = std::max(v, eos_saved.data_ptr<float>()[r]);
+            rows.push_back(r);
+            cols.push_back(id);
+            values.push_back(v);
+            if (g.force) break;
+        }
+    }
+    const auto dev = scores.device();
+    auto longs = [&](const std::vector<int64_t>& v) { return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(dev); };
+    const at::Tensor neg_inf = at::scalar_tensor(kNegInf, scores.options());
+    if (!eos_rows.empty()) scores.index_put_({longs(eos_rows), longs(std::vector<int64_t>(eos_rows.size(), eos_id))}, neg_inf);
+    if (!forced_rows.empty()) scores.index_fill_(0, longs(forced_rows), kNegInf);
+    if (!rows.empty()) scores.index_put_({longs(rows), longs(cols)}, at::tensor(values).to(dev, scores.scalar_type()));
+}
+
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
                     bool include_warpers) {
     apply_repetition_penalty(scores, sequences, o.repetition_penalty);

@@ -4,6 +4,9 @@
 // Tested on synthetic logits without a model (tests/test_logits_processors.cpp).
 #include <ATen/ATen.h>
 
+#include <vector>
+
+#include "spans/sentinel_guard.h"
 #include "t5s/generation_options.h"
 
 namespace t5s {
@@ -39,6 +42,15 @@ at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& options, a
 // [N, V] when the top k+1 values of every row are distinct (the result is then unique); at::topk
 // itself otherwise, so that ties keep its order. Used by beam search.
 std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, int64_t k);
+
+// Protected spans (spans/sentinel_guard.h): row r must emit each sentinel of *row_required[r]
+// (nullptr or empty: none) exactly once, in any order; every other sentinel of `range` is banned,
+// </s> is banned while one remains and its score goes to the owed sentinels (each keeps the larger
+// of its own and </s>'s: where the model would end, it places a span), and the next one is forced
+// (all other scores -inf) when only as many steps are left. Applied after the other processors,
+// before the warpers.
+void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
+                          spans::SentinelRange range, int max_new_tokens, int64_t eos_id);
 
 // All processors of `options` in HF's order (penalties; then warpers when sampling).
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t eos_id,

@@ -223,12 +223,13 @@ public:
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
             IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
             check_memory_for(chunk, options);
+            const spans::SentinelGuard sentinels = sentinel_guard_for(chunk, options);
             auto decoded = guarded([&] {
                 c10::InferenceMode guard;
                 auto [ids, mask] = pad_batch(chunk, net_->config().pad_token_id, rt_.device);
                 at::Tensor enc = net_->encode(ids, mask);
-                return options.num_beams > 1 ? decode_beam_search(*net_, enc, mask, options, control)
-                                             : decode_greedy_or_sample(*net_, enc, mask, options, control, &gen);
+                return options.num_beams > 1 ? decode_beam_search(*net_, enc, mask, options, control, &sentinels)
+                                             : decode_greedy_or_sample(*net_, enc, mask, options, control, &gen, &sentinels);
             });
             for (auto& seqs : decoded) {
                 std::vector<Candidate> cands;
@@ -256,6 +257,15 @@ public:
     }
 
 private:
+    // Protected spans: with options.keep_sentinels, each input's sentinels (needs the tokenizer).
+    spans::SentinelGuard sentinel_guard_for(const IdBatch& chunk, const GenerationOptions& options) const {
+        spans::SentinelGuard g;
+        if (!options.keep_sentinels) return g;
+        g.range = spans::sentinel_range(tokenizer());
+        for (const auto& row : chunk) g.required.push_back(spans::sentinels_in(row, g.range));
+        return g;
+    }
+
     // Refuses (OutOfMemory, one line) a batch whose estimated peak exceeds the memory free now,
     // before anything is allocated: --max-new-tokens 99999999 asked for tens of GB.
     void check_memory_for(const IdBatch& chunk, const GenerationOptions& options) const {
