@@ -23,6 +23,7 @@
 #include "panels/panels.h"
 #include "settings.h"
 #include "t5s/engine_thread.h"
+#include "t5s/hub.h"
 #include "t5s/install_paths.h"
 #include "test_driver.h"
 
@@ -40,7 +41,15 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
             return true;
         };
         std::string v;
-        if (a == "--model") { if (!value(o.model)) return false; }
+        if (a == "--model") {
+            if (!value(o.model)) return false;
+            try {
+                o.model = hub::resolve_model(o.model).string();  // a folder, or ORG/NAME[@REV] from the HF cache
+            } catch (const Error& e) {
+                *error = e.what();
+                return false;
+            }
+        }
         else if (a == "--history") { if (!value(o.history_db)) return false; }
         else if (a == "--config-dir") { if (!value(o.config_dir)) return false; }
         else if (a == "--test-script") { if (!value(o.test_script)) return false; }

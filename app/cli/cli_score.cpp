@@ -9,7 +9,7 @@
 namespace t5s::cli {
 
 const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given a source (as transformers with labels)", {
-    {"model", "DIR", "model folder"},
+    {"model", "DIR", "model folder", kModel},
     {"source", "S", "the input text"},
     {"target", "T", "the output text to score"},
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
