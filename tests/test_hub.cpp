@@ -85,6 +85,8 @@ TEST_CASE("hub: --model resolves a folder first, then ORG/NAME[@REV] in the cach
     CHECK(resolve_model("org/tiny@" + commit) == repo / "snapshots" / commit);
     CHECK_THROWS_WITH(resolve_model("org/tiny@v2"), Catch::Contains("t5studio pull org/tiny@v2"));
     CHECK_THROWS_WITH(resolve_model("org/absent"), Catch::Contains("not in the Hugging Face cache"));
+    CHECK(resolve_model("/no/such/folder") == fs::path("/no/such/folder"));  // the loader says "not found"
+    CHECK(resolve_model("absent") == fs::path("absent"));
     // An existing folder of that name wins over the repository id.
     const fs::path cwd = fs::current_path();
     fs::current_path(tmp.path);

@@ -42,7 +42,9 @@ std::optional<std::filesystem::path> find_snapshot(const std::filesystem::path& 
 // What every `--model` / `--embedder` value goes through: an existing file or folder is returned
 // unchanged (a folder always wins over a repository id); otherwise `text` is read as ORG/NAME[@REV]
 // and resolved to its snapshot folder in the cache. Throws t5s::Error(FileNotFound), one line: not a
-// folder and not in the cache, with the `t5studio pull` command that fetches it.
+// folder and not in the cache, with the `t5studio pull` command that fetches it, for ORG/NAME[@REV];
+// anything else not found (an absolute path, a bare NAME not in the cache) comes back unchanged for
+// the loader to report as a missing folder.
 std::filesystem::path resolve_model(const std::string& text);
 
 // One model found in a cache or a folder, for `t5studio models` and the app's model list.

@@ -116,10 +116,12 @@ std::optional<fs::path> find_snapshot(const fs::path& cache, const RepoRef& ref)
 fs::path resolve_model(const std::string& text) {
     std::error_code ec;
     if (text.empty() || fs::exists(text, ec)) return text;
+    // Not a repository id: the loader reports the missing folder in its own words.
     const std::optional<RepoRef> ref = parse_repo_ref(text);
-    if (!ref) throw Error(ErrorCode::FileNotFound, text + ": no such folder (nor a repository id ORG/NAME[@REV])");
+    if (!ref) return text;
     const fs::path cache = cache_dir();
     if (auto snap = find_snapshot(cache, *ref)) return *snap;
+    if (ref->repo.find('/') == std::string::npos) return text;  // a bare NAME is more likely a folder than a legacy repo
     throw Error(ErrorCode::FileNotFound, text + ": not a folder, and not in the Hugging Face cache (" + cache.string() +
                                              "); download it with: t5studio pull " + text);
 }
