@@ -109,6 +109,21 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The Models window's data: the shipped catalogue (read once, like the settings) and the app's
+// own models folder (listed beside the Hugging Face cache).
+void init_models_window(UiState& st) {
+    st.models.models_folder = (data_dir() / "models").string();
+    const std::filesystem::path path = asset_file("model_catalogue.json");
+    std::ifstream in(path);
+    if (!in) {
+        st.models.catalogue_error = "model_catalogue.json not found: type a repository above";
+        return;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    st.models.catalogue = parse_catalogue(ss.str(), &st.models.catalogue_error);
+}
+
 int App::run() {
     // Settings (read once, before the first frame).
     config_dir_ = opts_.config_dir.empty() ? config_dir() : std::filesystem::path(opts_.config_dir);
@@ -168,6 +183,7 @@ int App::run() {
                                         [this](std::string_view t) { fonts_->note(t); });
     auto& st = ctl_->state();
     if (have_settings) restore_settings(settings_, st);
+    init_models_window(st);
     if (!warning.empty()) ctl_->log(true, warning);
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
     if (opts_.scale > 0) st.dpi_scale = opts_.scale;
@@ -179,6 +195,8 @@ int App::run() {
     if (!model.empty()) {
         st.model.path_input = model;
         ctl_->load_model();
+    } else {
+        ctl_->models().open_models(st.model.recent.empty() ? 1 : 0);  // first run, no demo model: get one
     }
     if (!opts_.test_script.empty()) {
         std::ifstream in(opts_.test_script);
@@ -326,6 +344,7 @@ void App::draw_menu_bar() {
     const auto& keys = ctl_->keymap();
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open model...", keys.label(Action::OpenModel).c_str())) ctl_->perform(Action::OpenModel);
+        if (ImGui::MenuItem("Models...", keys.label(Action::OpenModels).c_str())) ctl_->perform(Action::OpenModels);
         if (ImGui::MenuItem("Load rows...", keys.label(Action::OpenBatch).c_str())) ctl_->perform(Action::OpenBatch);
         if (ImGui::MenuItem("Export...", keys.label(Action::OpenExport).c_str())) ctl_->perform(Action::OpenExport);
         if (ImGui::MenuItem("Train a model...", keys.label(Action::OpenTraining).c_str())) ctl_->perform(Action::OpenTraining);
@@ -399,6 +418,7 @@ void App::frame() {
     draw_history_panel(ctx);
     draw_export_panel(ctx);
     draw_training_panel(ctx);  // a window over the workspace, opened from View > Training
+    draw_models_panel(ctx);    // File > Models... (Ctrl+M)
     if (st.engine_dead) ImGui::EndDisabled();
     draw_monitor_panel(ctx);
     draw_help_panel(ctx);

@@ -34,6 +34,15 @@
 //   expect_batch_counts      the batch finished with candidates kept and dropped by reason
 //   history_dropped          the History panel's "dropped" toggle on; waits until its first page lists a
 //                            generation with dropped candidates (reasons and scores) and selects it
+// Models window (ui/test_driver_models.cpp):
+//   models_tab local|download     open the Models window on that tab
+//   download ORG/NAME[@REV]       the Download tab's free field + Download
+//   wait_download_progress [S]    the last download is fetching a file and has part of it
+//   cancel_download               the last download's Cancel
+//   wait_download STATE [S]       the last download ended in STATE: done | cancelled | failed
+//   expect_local ORG/NAME         after a fresh listing, the Local tab has the row (parameters, size)
+//   open_local ORG/NAME           select the row and press Open (then wait_model)
+//   expect_loaded ORG/NAME        the loaded model is that row's folder
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>
