@@ -48,6 +48,11 @@ bool TestDriver::models_step(const ScriptStep& st, Controller& ctl) {
         m.repo_input = st.arg;  // the free field, as typed
         if (!ctl.models().start_download_from_input()) return fail("download not started: " + m.error), true;
         next();
+    } else if (st.op == "resume_download") {  // the last row's Resume button
+        if (m.downloads.empty() || m.downloads.back().phase == DownloadPhase::Running) return fail("no download to resume"), true;
+        const DownloadVm d = m.downloads.back();
+        if (!ctl.models().start_download(d.repo + "@" + d.revision)) return fail("resume not started: " + m.error), true;
+        next();
     } else if (st.op == "cancel_download") {
         if (m.downloads.empty() || m.downloads.back().phase != DownloadPhase::Running) return fail("no running download"), true;
         ctl.models().cancel_download(m.downloads.size() - 1);
@@ -76,15 +81,17 @@ bool TestDriver::models_step(const ScriptStep& st, Controller& ctl) {
     return true;
 }
 
-// wait_download_progress [S]: the last download is fetching and has bytes; wait_download STATE [S]:
+// wait_download_progress [S [MIN_BYTES]]: the last download is fetching and has MIN_BYTES (default 1)
+// but not all; wait_download STATE [S]:
 // it ended in STATE (done | cancelled | failed); ending in another state fails at once.
 void TestDriver::step_wait_download(const ScriptStep& st, Controller& ctl) {
     const auto& m = ctl.state().models;
     std::istringstream in(st.arg);
     std::string want;
     double seconds = 60;
+    int64_t min_bytes = 1;
     if (st.op == "wait_download") in >> want;
-    in >> seconds;
+    in >> seconds >> min_bytes;
     if (phase_ == 0) {
         deadline_ = now_seconds() + seconds;
         phase_ = 1;
@@ -92,7 +99,7 @@ void TestDriver::step_wait_download(const ScriptStep& st, Controller& ctl) {
     if (m.downloads.empty()) return fail("no download");
     const DownloadVm& d = m.downloads.back();
     if (st.op == "wait_download_progress") {
-        if (d.phase == DownloadPhase::Running && d.step == "download" && d.done > 0 && d.done < d.total) {
+        if (d.phase == DownloadPhase::Running && d.step == "download" && d.done >= min_bytes && d.done < d.total) {
             std::cout << "download progress: " << download_progress_text(d) << " (" << d.file << ")\n";
             return next();
         }

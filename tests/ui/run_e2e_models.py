@@ -36,7 +36,8 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-SCRIPT = f"""frames 3
+# Run 1: download, cancel mid-file, resume, then close the app mid-download (the settings keep it).
+SCRIPT1 = f"""frames 3
 wait_model 300
 key ctrl+m
 frames 3
@@ -44,14 +45,25 @@ models_tab download
 frames 3
 screenshot models_catalogue Models
 download {REPO}
-wait_download_progress 60
+wait_download_progress 60 40000
 frames 2
 screenshot models_downloading Models
 cancel_download
 wait_download cancelled 30
 frames 2
 screenshot models_cancelled Models
-download {REPO}
+resume_download
+wait_download_progress 60 300000
+log closing the app mid-download
+"""
+# Run 2 (same settings; no model given and, in test mode, the last one not reopened: the Models window
+# opens by itself): the download is listed as interrupted; Resume finishes it; Local; Open.
+SCRIPT2 = f"""frames 3
+models_tab download
+wait_download interrupted 5
+frames 3
+screenshot models_interrupted Models
+resume_download
 wait_download done 120
 frames 2
 screenshot models_downloaded Models
@@ -65,7 +77,8 @@ frames 3
 screenshot models_opened
 log done
 """
-SHOTS = ["models_catalogue", "models_downloading", "models_cancelled", "models_downloaded", "models_local", "models_opened"]
+SHOTS = ["models_catalogue", "models_downloading", "models_cancelled", "models_interrupted", "models_downloaded", "models_local",
+         "models_opened"]
 
 
 def main():
@@ -83,33 +96,42 @@ def main():
             print("hub server did not start: %r" % line)
             return 1
         url = line.split()[1]
-        # ~60 KB/s for the LFS bodies: each ~240 KB file takes ~4 s, long enough to see and cancel.
+        # ~60 KB/s for the LFS bodies: each ~240 KB file takes ~4 s, long enough to see and cancel. The byte
+        # marks of the script (40000, 300000) fall inside the first and the second LFS file.
         req = urllib.request.Request(url + "/_control", data=json.dumps({"slow": [{"match": "/_lfs/", "bytes_per_s": 60000}]}).encode(),
                                      method="POST")
         urllib.request.urlopen(req, timeout=10).read()
-        script = os.path.join(OUT, "models.script")
-        with open(script, "w") as f:
-            f.write(SCRIPT)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
         env.update(HF_ENDPOINT=url, HF_HUB_CACHE=os.path.join(OUT, "cache"), HOME=os.path.join(OUT, "home"),
                    XDG_DATA_HOME=os.path.join(OUT, "home", "data"), HF_HUB_DISABLE_TELEMETRY="1")
-        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", APP, "--config-dir", os.path.join(OUT, "config"),
-               "--history", os.path.join(OUT, "history.sqlite"), "--test-script", script,
-               "--screenshot-dir", os.path.join(OUT, "screenshots"), "--size", "1400x900"]
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=540)
-        with open(os.path.join(OUT, "app.log"), "w") as f:
-            f.write(r.stdout + r.stderr)
-        print("\n".join(l for l in (r.stdout + r.stderr).splitlines()
-                        if l.startswith(("download", "local:", "loaded", "screenshot:", "test script", "script:"))))
-        check(r.returncode == 0, f"the app ran the script to the end (exit {r.returncode}; log {OUT}/app.log)")
+        outputs = ""
+        for n, text in ((1, SCRIPT1), (2, SCRIPT2)):
+            script = os.path.join(OUT, f"models{n}.script")
+            with open(script, "w") as f:
+                f.write(text)
+            cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", APP, "--config-dir", os.path.join(OUT, "config"),
+                   "--history", os.path.join(OUT, "history.sqlite"), "--test-script", script,
+                   "--screenshot-dir", os.path.join(OUT, "screenshots"), "--size", "1400x900"]
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=270)
+            with open(os.path.join(OUT, f"app{n}.log"), "w") as f:
+                f.write(r.stdout + r.stderr)
+            outputs += r.stdout
+            print(f"-- run {n}")
+            print("\n".join(l for l in (r.stdout + r.stderr).splitlines()
+                            if l.startswith(("download", "local:", "loaded", "screenshot:", "test script", "script:"))))
+            check(r.returncode == 0, f"run {n}: the app ran the script to the end (exit {r.returncode}; log {OUT}/app{n}.log)")
+            if n == 1:
+                with open(os.path.join(OUT, "config", "settings.json")) as f:
+                    pending = json.load(f).get("pending_downloads", [])
+                check(pending == [REPO + "@main"], f"run 1 closed mid-download: the settings keep it to resume ({pending})")
         stats = json.load(urllib.request.urlopen(url + "/_stats", timeout=10))
     finally:
         server.terminate()
         server.wait(timeout=10)
-    check("loaded from the Local tab" in r.stdout, "Open in the Local tab loaded the downloaded snapshot")
+    check("loaded from the Local tab" in outputs, "Open in the Local tab loaded the downloaded snapshot")
     # Resumed, not restarted: a ranged GET of an LFS body, and no file fetched twice over.
     ranged = [q for q in stats["requests"] if q["method"] == "GET" and "/_lfs/" in q["path"] and (q.get("range_start") or 0) > 0]
-    check(len(ranged) >= 1, f"the second Download resumed the cancelled file with a Range request ({len(ranged)} ranged GETs)")
+    check(len(ranged) >= 2, f"resumed with Range requests after Cancel and after the restart ({len(ranged)} ranged GETs)")
     for q in ranged:  # the resumed file was fetched from byte 0 once only (the cancelled attempt)
         from_zero = [x for x in stats["requests"] if x["method"] == "GET" and x["path"] == q["path"] and not x.get("range_start")]
         check(len(from_zero) == 1, f"{q['path']}: fetched from byte 0 once, then resumed at byte {q['range_start']}")

@@ -134,6 +134,7 @@ TEST_CASE("models: a download's commands and events, cancel then resume, open wh
     REQUIRE(restored.models.downloads.size() == 1);
     CHECK(restored.models.downloads[0].phase == DownloadPhase::Interrupted);
     CHECK(restored.models.downloads[0].revision == "v1");
+    CHECK(download_progress_text(restored.models.downloads[0]) == "partial file kept in the cache");
     // Resume: the same row, a new PullModel (the engine continues the .incomplete blob).
     REQUIRE(fake.c.models().start_download("org/tiny@v1"));
     CHECK(s.models.downloads.size() == 1);

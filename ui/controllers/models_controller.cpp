@@ -82,6 +82,7 @@ std::array<MemoryFit, 3> memory_fits(int64_t parameters, int64_t available_bytes
 }
 
 std::string download_progress_text(const DownloadVm& d) {
+    if (d.total <= 0) return d.phase == DownloadPhase::Running ? "reading the file list" : "partial file kept in the cache";
     std::string t = mib(d.done) + " / " + (d.total > 0 ? mib(d.total) : std::string("?"));
     if (d.phase != DownloadPhase::Running) return t;
     t += "  " + mib(int64_t(d.rate)) + "/s";
