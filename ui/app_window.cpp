@@ -418,10 +418,10 @@ void App::frame() {
     draw_history_panel(ctx);
     draw_export_panel(ctx);
     draw_training_panel(ctx);  // a window over the workspace, opened from View > Training
-    draw_models_panel(ctx);    // File > Models... (Ctrl+M)
     if (st.engine_dead) ImGui::EndDisabled();
     draw_monitor_panel(ctx);
     draw_help_panel(ctx);
+    draw_models_panel(ctx);  // File > Models... (Ctrl+M); last, so that it opens above the panels
     st.reset_layout = false;
     ImGui::Render();
     const double t_built = now_s();

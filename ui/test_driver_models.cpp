@@ -41,7 +41,11 @@ int local_index(const UiState& s, const std::string& name) {
 
 bool TestDriver::models_step(const ScriptStep& st, Controller& ctl) {
     auto& m = ctl.state().models;
-    if (st.op == "models_tab") {
+    if (st.op == "expect_models_open") {  // opened by the app itself (no model to open at start)
+        if (!m.open) return fail("the Models window is not open"), true;
+        std::cout << "models window open at start, tab " << (m.select_tab == 1 ? "download" : "local") << "\n";
+        next();
+    } else if (st.op == "models_tab") {
         ctl.models().open_models(st.arg == "download" ? 1 : 0);
         next();
     } else if (st.op == "download") {

@@ -35,6 +35,7 @@
 //   history_dropped          the History panel's "dropped" toggle on; waits until its first page lists a
 //                            generation with dropped candidates (reasons and scores) and selects it
 // Models window (ui/test_driver_models.cpp):
+//   expect_models_open            the Models window is open (the app opens it when it starts with no model)
 //   models_tab local|download     open the Models window on that tab
 //   download ORG/NAME[@REV]       the Download tab's free field + Download
 //   wait_download_progress [S [B]] the last download is fetching a file and has at least B bytes (default 1), not all

@@ -59,6 +59,9 @@ log closing the app mid-download
 # Run 2 (same settings; no model given and, in test mode, the last one not reopened: the Models window
 # opens by itself): the download is listed as interrupted; Resume finishes it; Local; Open.
 SCRIPT2 = f"""frames 3
+expect_models_open
+frames 3
+screenshot models_first_run
 models_tab download
 wait_download interrupted 5
 frames 3
@@ -77,7 +80,7 @@ frames 3
 screenshot models_opened
 log done
 """
-SHOTS = ["models_catalogue", "models_downloading", "models_cancelled", "models_interrupted", "models_downloaded", "models_local",
+SHOTS = ["models_catalogue", "models_downloading", "models_cancelled", "models_first_run", "models_interrupted", "models_downloaded", "models_local",
          "models_opened"]
 
 
@@ -118,7 +121,7 @@ def main():
             outputs += r.stdout
             print(f"-- run {n}")
             print("\n".join(l for l in (r.stdout + r.stderr).splitlines()
-                            if l.startswith(("download", "local:", "loaded", "screenshot:", "test script", "script:"))))
+                            if l.startswith(("download", "local:", "models window", "loaded", "screenshot:", "test script", "script:"))))
             check(r.returncode == 0, f"run {n}: the app ran the script to the end (exit {r.returncode}; log {OUT}/app{n}.log)")
             if n == 1:
                 with open(os.path.join(OUT, "config", "settings.json")) as f:
