@@ -30,6 +30,8 @@ const Command kCommands[] = {
     {kServeSpec, run_serve},
     {kEmbedSpec, run_embed},
     {kStsSpec, run_sts},
+    {kPullSpec, run_pull},
+    {kModelsSpec, run_models},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};
@@ -38,7 +40,9 @@ const CommandSpec kVersionSpec{"version", "print the version of t5studio and of 
 const char* kFooter =
     "With no subcommand t5studio opens the desktop app.\n"
     "`t5studio SUBCOMMAND --help` (or `t5studio help SUBCOMMAND`) lists a subcommand's flags.\n"
-    "Exit codes: 0 done, 1 bad input or file, 2 usage error, 3 internal error, 4 out of memory.";
+    "Exit codes: 0 done, 1 bad input or file, 2 usage error, 3 internal error, 4 out of memory\n"
+    "(pull adds 10 access denied, 11 not found, 12 network, 13 server, 14 hash mismatch, 15 disk full,\n"
+    "16 unsupported model, 17 offline and not cached, 130 interrupted).";
 
 std::string usage() {
     std::vector<const CommandSpec*> specs;

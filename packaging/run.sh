@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build and open the T5 Studio desktop app on the bundled demo model (or on the model
-# folder given as the first argument, e.g. a Hugging Face t5-small / flan-t5 / mT5 download).
+# folder given as the first argument, e.g. a Hugging Face t5-small / flan-t5 / mT5 download, or
+# ORG/NAME[@REV] of a model in the Hugging Face cache, e.g. after `t5studio pull ORG/NAME`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # The runtime profile has no Catch2: build the app, not the test suite.

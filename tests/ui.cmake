@@ -1,6 +1,7 @@
 # UI tests (included by tests/CMakeLists.txt).
 #   test_ui_logic      view-models without GL: candidate states, undo/redo, CJK/Latin diff, keymap,
-#                      controller flow with a fake engine, script parsing, quality-score view (test_ui_scores.cpp)
+#                      controller flow with a fake engine, script parsing, quality-score view (test_ui_scores.cpp),
+#                      the Models window's catalogue / memory fits / download flow (test_ui_models.cpp)
 #   test_engine_thread commands/events on the fake model (and a tiny real model when present),
 #                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
 #   ui_e2e_scores      the app with an embedding model: score bars, sort, thresholds moved mid-session,
@@ -9,9 +10,10 @@
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
   # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
   t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")

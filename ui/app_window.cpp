@@ -23,6 +23,7 @@
 #include "panels/panels.h"
 #include "settings.h"
 #include "t5s/engine_thread.h"
+#include "t5s/hub.h"
 #include "t5s/install_paths.h"
 #include "test_driver.h"
 
@@ -40,7 +41,15 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
             return true;
         };
         std::string v;
-        if (a == "--model") { if (!value(o.model)) return false; }
+        if (a == "--model") {
+            if (!value(o.model)) return false;
+            try {
+                o.model = hub::resolve_model(o.model).string();  // a folder, or ORG/NAME[@REV] from the HF cache
+            } catch (const Error& e) {
+                *error = e.what();
+                return false;
+            }
+        }
         else if (a == "--history") { if (!value(o.history_db)) return false; }
         else if (a == "--config-dir") { if (!value(o.config_dir)) return false; }
         else if (a == "--test-script") { if (!value(o.test_script)) return false; }
@@ -98,6 +107,21 @@ private:
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The Models window's data: the shipped catalogue (read once, like the settings) and the app's
+// own models folder (listed beside the Hugging Face cache).
+void init_models_window(UiState& st) {
+    st.models.models_folder = (data_dir() / "models").string();
+    const std::filesystem::path path = asset_file("model_catalogue.json");
+    std::ifstream in(path);
+    if (!in) {
+        st.models.catalogue_error = "model_catalogue.json not found: type a repository above";
+        return;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    st.models.catalogue = parse_catalogue(ss.str(), &st.models.catalogue_error);
 }
 
 int App::run() {
@@ -159,6 +183,7 @@ int App::run() {
                                         [this](std::string_view t) { fonts_->note(t); });
     auto& st = ctl_->state();
     if (have_settings) restore_settings(settings_, st);
+    init_models_window(st);
     if (!warning.empty()) ctl_->log(true, warning);
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
     if (opts_.scale > 0) st.dpi_scale = opts_.scale;
@@ -170,6 +195,8 @@ int App::run() {
     if (!model.empty()) {
         st.model.path_input = model;
         ctl_->load_model();
+    } else {
+        ctl_->models().open_models(st.model.recent.empty() ? 1 : 0);  // first run, no demo model: get one
     }
     if (!opts_.test_script.empty()) {
         std::ifstream in(opts_.test_script);
@@ -317,6 +344,7 @@ void App::draw_menu_bar() {
     const auto& keys = ctl_->keymap();
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open model...", keys.label(Action::OpenModel).c_str())) ctl_->perform(Action::OpenModel);
+        if (ImGui::MenuItem("Models...", keys.label(Action::OpenModels).c_str())) ctl_->perform(Action::OpenModels);
         if (ImGui::MenuItem("Load rows...", keys.label(Action::OpenBatch).c_str())) ctl_->perform(Action::OpenBatch);
         if (ImGui::MenuItem("Export...", keys.label(Action::OpenExport).c_str())) ctl_->perform(Action::OpenExport);
         if (ImGui::MenuItem("Train a model...", keys.label(Action::OpenTraining).c_str())) ctl_->perform(Action::OpenTraining);
@@ -393,6 +421,7 @@ void App::frame() {
     if (st.engine_dead) ImGui::EndDisabled();
     draw_monitor_panel(ctx);
     draw_help_panel(ctx);
+    draw_models_panel(ctx);  // File > Models... (Ctrl+M); last, so that it opens above the panels
     st.reset_layout = false;
     ImGui::Render();
     const double t_built = now_s();

@@ -29,13 +29,14 @@ bool holds_any(const Event& event) {
 // The last event of a job: its owner is forgotten after it.
 bool last_event_of_job(const Event& e) {
     return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, DatasetLoaded,
-                     HistoryLoaded, DecisionRecorded, ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet>(e);
+                     HistoryLoaded, DecisionRecorded, ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet,
+                     ModelPulled, ModelsListed, ModelDeleted>(e);
 }
 
 // Events that end what the status bar shows as running.
 bool ends_status_job(const Event& e) {
     return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, ExportDone,
-                     FileExists, AdapterSet>(e);
+                     FileExists, AdapterSet, ModelPulled>(e);
 }
 
 }  // namespace
@@ -43,6 +44,7 @@ bool ends_status_job(const Event& e) {
 Controller::Controller(Submit submit, NoteText note_text)
     : ctx_(s_, std::move(submit), std::move(note_text)),
       model_(ctx_),
+      models_(ctx_, model_),
       ws_(ctx_),
       batch_(ctx_, ws_),
       history_(ctx_),
@@ -63,7 +65,7 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
     s_.death_message = message;
     if (dead) {
         // Everything in flight is lost.
-        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &ws_, &batch_, &history_, &export_, &training_})
+        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &models_, &ws_, &batch_, &history_, &export_, &training_})
             p->engine_died();
         s_.job_kind.clear();
         ctx_.release_all();
@@ -132,6 +134,7 @@ void Controller::perform(Action a) {
         case Action::ReviewQueue: batch_.review_in_workspace(); break;
         case Action::ZoomOut: s_.dpi_scale = std::max(0.5f, s_.dpi_scale - 0.1f); break;
         case Action::OpenTraining: training_.open_training(); break;
+        case Action::OpenModels: models_.open_models(); break;
     }
 }
 

@@ -12,6 +12,7 @@
 #include "controllers/export_controller.h"
 #include "controllers/history_controller.h"
 #include "controllers/model_controller.h"
+#include "controllers/models_controller.h"
 #include "controllers/monitor_controller.h"
 #include "controllers/training_controller.h"
 #include "controllers/workspace_controller.h"
@@ -36,6 +37,7 @@ public:
     void set_engine_dead(bool dead, const std::string& message);
 
     ModelController& model() { return model_; }
+    ModelsController& models() { return models_; }
     WorkspaceController& workspace() { return ws_; }
     BatchController& batch() { return batch_; }
     HistoryController& history() { return history_; }
@@ -103,6 +105,7 @@ private:
     Keymap keymap_;
     ControllerContext ctx_;
     ModelController model_;
+    ModelsController models_;
     WorkspaceController ws_;
     BatchController batch_;
     HistoryController history_;

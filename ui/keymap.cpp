@@ -43,6 +43,7 @@ Keymap::Keymap() {
         {Action::ReviewQueue, k(GLFW_KEY_R, true), "Review rows", "Walk the loaded file's rows one by one in the workspace"},
         {Action::ZoomOut, k(GLFW_KEY_MINUS, true), "Zoom out", "Smaller UI (DPI scale -10%)"},
         {Action::OpenTraining, k(GLFW_KEY_T, true), "Training", "Open the training panel (fine-tune a model)"},
+        {Action::OpenModels, k(GLFW_KEY_M, true), "Models", "Open the Models window (local models, downloads from the Hub)"},
     };
 }
 

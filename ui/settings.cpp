@@ -28,6 +28,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["export_path"] = s.export_path;
     j["batch_path"] = s.batch_path;
     j["per_row"] = s.per_row;
+    j["pending_downloads"] = s.pending_downloads;
     j["imgui_ini"] = s.imgui_ini;
     return j.dump(2);
 }
@@ -50,6 +51,7 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.export_path = j.value("export_path", std::string());
         s.batch_path = j.value("batch_path", std::string());
         s.per_row = std::clamp(j.value("per_row", 3), 1, 64);
+        s.pending_downloads = j.value("pending_downloads", std::vector<std::string>{});
         s.imgui_ini = j.value("imgui_ini", std::string());
     } catch (const std::exception& e) {
         if (warning) *warning = std::string("settings ignored (") + e.what() + ")";
@@ -74,6 +76,9 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.export_path = st.exp.path;
     s.batch_path = st.batch.path;
     s.per_row = st.batch.per_row;
+    s.pending_downloads.clear();
+    for (const auto& d : st.models.downloads)
+        if (d.phase != DownloadPhase::Done) s.pending_downloads.push_back(d.repo + "@" + d.revision);
 }
 
 void restore_settings(const AppSettings& s, UiState& st) {
@@ -91,6 +96,16 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.exp.path = s.export_path;
     st.batch.path = s.batch_path;
     st.batch.per_row = s.per_row;
+    st.models.downloads.clear();
+    for (const std::string& ref : s.pending_downloads) {  // shown as interrupted: Resume continues the .incomplete file
+        const auto at = ref.rfind('@');
+        DownloadVm d;
+        d.repo = ref.substr(0, at);
+        d.revision = at == std::string::npos ? "main" : ref.substr(at + 1);
+        d.phase = DownloadPhase::Interrupted;
+        d.error = "interrupted when the app closed; Resume continues from the partial file";
+        if (!d.repo.empty()) st.models.downloads.push_back(std::move(d));
+    }
 }
 
 }  // namespace t5s::ui

@@ -27,6 +27,7 @@ struct AppSettings {
     std::string export_path;
     std::string batch_path;
     int per_row = 3;
+    std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };
 

@@ -130,6 +130,8 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         step_expect_training_run(st, ctl);
     } else if (score_step(st, ctl)) {
         // done (or still waiting) in test_driver_scores.cpp
+    } else if (models_step(st, ctl)) {
+        // done (or still waiting) in test_driver_models.cpp
     } else if (st.op == "export_all") {
         s.exp.path = st.arg;
         s.exp.accepted_only = false;

@@ -52,6 +52,10 @@ private:
     void step_expect_filtered(Controller& ctl);
     void step_expect_batch_counts(Controller& ctl);
     void step_history_dropped(Controller& ctl);
+    // Models-window ops (test_driver_models.cpp); true when the op was one of them.
+    bool models_step(const ScriptStep& st, Controller& ctl);
+    void step_wait_download(const ScriptStep& st, Controller& ctl);
+    void step_expect_local(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

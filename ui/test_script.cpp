@@ -27,7 +27,9 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "export_all", "train_history", "show_past_runs", "expect_training_run",
                                               "expect_error", "load_embedder", "wait_embedder", "option", "sort",
                                               "expect_scores", "expect_order", "split_threshold", "expect_window",
-                                              "expect_filtered", "run_batch", "expect_batch_counts", "history_dropped"};
+                                              "expect_filtered", "run_batch", "expect_batch_counts", "history_dropped",
+                                              "expect_models_open", "models_tab", "download", "resume_download", "cancel_download", "wait_download_progress",
+                                              "wait_download", "expect_local", "open_local", "expect_loaded"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

@@ -34,6 +34,18 @@
 //   expect_batch_counts      the batch finished with candidates kept and dropped by reason
 //   history_dropped          the History panel's "dropped" toggle on; waits until its first page lists a
 //                            generation with dropped candidates (reasons and scores) and selects it
+// Models window (ui/test_driver_models.cpp):
+//   expect_models_open            the Models window is open (the app opens it when it starts with no model)
+//   models_tab local|download     open the Models window on that tab
+//   download ORG/NAME[@REV]       the Download tab's free field + Download
+//   wait_download_progress [S [B]] the last download is fetching a file and has at least B bytes (default 1), not all
+//   cancel_download               the last download's Cancel
+//   resume_download               the last (cancelled / failed / interrupted) download's Resume
+//   wait_download STATE [S]       the last download ended in STATE: done | cancelled | failed | interrupted
+//                                 (interrupted: restored from the settings of a run that closed mid-download)
+//   expect_local ORG/NAME         after a fresh listing, the Local tab has the row (parameters, size)
+//   open_local ORG/NAME           select the row and press Open (then wait_model)
+//   expect_loaded ORG/NAME        the loaded model is that row's folder
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

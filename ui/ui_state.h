@@ -192,8 +192,51 @@ struct TrainingVm {
     bool show_past_runs = false;             // one-shot: open the "Past runs" section
 };
 
+// Models window (File > Models..., Ctrl+M): the model store. Local tab: the models in the Hugging
+// Face cache, the app's models folder and recently opened folders (ListModels); Download tab: the
+// curated catalogue (assets/model_catalogue.json) and a free ORG/NAME[@REV] field, one row per
+// download with its progress (PullModel on the engine's download lane).
+struct CatalogueEntry {
+    std::string repo, kind, task_prefix, languages, parameters, licence, good_for;
+};
+
+enum class DownloadPhase { Running, Done, Cancelled, Failed, Interrupted };
+
+struct DownloadVm {
+    std::string repo, revision = "main";
+    JobId job = 0;                           // 0 once it ended
+    DownloadPhase phase = DownloadPhase::Running;
+    std::string step, file;                  // the pull's phase ("metadata", "download", ...) and file
+    int64_t done = 0, total = 0;
+    double rate = 0.0, eta_s = -1.0;
+    std::string snapshot;                    // Done: the folder to open
+    std::string kind;                        // Done: "generation" | "encoder"
+    std::string error;                       // Failed / Cancelled: the one-line message
+};
+
+struct ModelsVm {
+    bool open = false;                       // window shown
+    bool focus = false;                      // one-shot
+    int select_tab = -1;                     // one-shot: 0 Local, 1 Download
+    std::string cache;                       // "" = the engine's default ($HF_HUB_CACHE ...)
+    std::string models_folder;               // the app's own models folder (listed too)
+    std::vector<hub::StoredModel> local;
+    int64_t available_bytes = 0;
+    std::string listed_cache;                // the cache the last listing read
+    bool stale = true;                       // list again when next drawn
+    JobId list_job = 0, delete_job = 0;
+    int selected = -1;                       // row of `local`
+    std::string confirm_delete;              // repo awaiting confirmation ("" = none)
+    std::string status, error;
+    std::vector<CatalogueEntry> catalogue;
+    std::string catalogue_error;
+    std::string repo_input;                  // the free ORG/NAME[@REV] field
+    std::vector<DownloadVm> downloads;       // newest last; unfinished ones are persisted
+};
+
 struct UiState {
     ModelVm model;
+    ModelsVm models;
     WorkspaceVm ws;
     BatchVm batch;
     HistoryVm history;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "t5s/hub.h"
 #include "t5s/model.h"
 
 namespace t5s::cli {
@@ -27,7 +28,8 @@ std::unique_ptr<CLI::App> make_app(const CommandSpec& spec, std::map<const CLI::
     app->allow_extras();  // unknown arguments come back in remaining(), reported with the nearest flag
     app->get_formatter()->column_width(30);
     for (const Flag& f : spec.flags) {
-        const std::string help = f.help + (f.kind == FlagKind::Repeatable ? " (repeatable)" : "");
+        const std::string help = f.help + (f.kind == FlagKind::Repeatable ? " (repeatable)" : "") +
+                                 (f.kind == FlagKind::Model ? "; or ORG/NAME[@REV] from the Hugging Face cache" : "");
         CLI::Option* o = nullptr;
         if (f.kind == FlagKind::Positional) o = app->add_option(f.name, help)->expected(0, -1)->allow_extra_args();
         else if (is_switch(f)) o = app->add_flag("--" + f.name, help);
@@ -134,7 +136,8 @@ Args::Args(const std::vector<std::string>& argv, const CommandSpec& spec) {
         const auto it = flag_of.find(o);
         if (it == flag_of.end()) continue;
         const Flag& f = *it->second;
-        const std::string value = is_switch(f) ? "1" : o->results().at(used[o]++);
+        std::string value = is_switch(f) ? "1" : o->results().at(used[o]++);
+        if (f.kind == FlagKind::Model) value = hub::resolve_model(value).string();
         values_[f.name].push_back(value);
         order_.emplace_back(f.name, value);
     }

@@ -28,8 +28,11 @@ enum class FlagKind {
     Single,      // one value (given twice: the last one counts)
     Repeatable,  // every value counts: all()
     Positional,  // bare arguments, in order: all(name)
+    Model,       // one value: a model folder, or ORG/NAME[@REV] resolved to its folder in the Hugging
+                 // Face cache (t5s/hub.h: an existing path wins); get() returns the folder
 };
 constexpr FlagKind kRepeatable = FlagKind::Repeatable;
+constexpr FlagKind kModel = FlagKind::Model;
 constexpr FlagKind kPositional = FlagKind::Positional;
 
 // One row of a flag table: {"beams", "K", "beam search with K beams (1 = greedy)"}.

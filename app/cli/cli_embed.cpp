@@ -30,7 +30,7 @@ nlohmann::json to_json(const EmbedderInfo& info) {
 }  // namespace
 
 const CommandSpec kEmbedSpec = {"embed", "sentence embeddings from a sentence-transformers folder, as SentenceTransformer.encode", {
-    {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)"},
+    {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)", kModel},
     {"text", "T", "a text to embed", kRepeatable},
     {"prefix", "P", "prepended to every text, e.g. \"query: \" for multilingual-e5"},
     {"batch-size", "B", "texts encoded together, padded (default 32)"},

@@ -132,7 +132,7 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 }
 
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
-    {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below"},
+    {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below", kModel},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
     {"input", "FILE", "inputs, one per line (or JSONL with \"text\" and optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, and \"label\"), streamed; one JSONL line per input, per batch"},
     {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
@@ -164,7 +164,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
     {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
-    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score"},
+    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
     {"min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]"},
     {"max-similarity", "X", "drop candidates whose similarity is above X (near copies)"},
     {"min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]"},

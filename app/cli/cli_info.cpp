@@ -8,7 +8,7 @@
 namespace t5s::cli {
 
 const CommandSpec kInfoSpec = {"info", "describe a model folder: architecture, parameters, dtype, files, recommended settings", {
-    {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)"},
+    {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)", kModel},
     {"dtype", "D", "precision to load it in: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
     {"device", "D", "cpu (default), cuda or auto"},
     {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},

@@ -12,7 +12,7 @@
 namespace t5s::cli {
 
 const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given a source (as transformers with labels)", {
-    {"model", "DIR", "model folder"},
+    {"model", "DIR", "model folder", kModel},
     {"source", "S", "the input text"},
     {"target", "T", "the output text to score"},
     {"max-source-tokens", "N", "longest source and target in tokens (default: the model's n_positions, else 512), as generate"},

@@ -74,9 +74,9 @@ serve::ServeConfig config_from_flags(const Args& a) {
 }  // namespace
 
 const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
-    {"model", "DIR", "model folder"},
+    {"model", "DIR", "model folder", kModel},
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank"},
+    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank", kModel},
     {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
     {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
     {"api-key-file", "F", "file holding the Bearer key clients must send"},

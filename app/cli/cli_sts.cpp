@@ -82,9 +82,9 @@ std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
 
 const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
     {"data", "FILE", "JSONL pairs: \"sentence1\", \"sentence2\", numeric \"label\""},
-    {"model", "DIR", "score by the T5 model's symmetric back_score"},
+    {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
     {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
-    {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)"},
+    {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)", kModel},
     {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
     {"limit", "N", "only the first N pairs (default: all)"},
     {"scores", "FILE", "also write each pair with its score (JSONL)"},

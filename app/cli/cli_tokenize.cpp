@@ -11,7 +11,7 @@
 namespace t5s::cli {
 
 const CommandSpec kTokenizeSpec = {"tokenize", "token ids and pieces of texts by the model's SentencePiece tokenizer", {
-    {"model", "DIR", "model folder; only spiece.model or tokenizer.json is needed (config.json, when present, must fit its vocabulary)"},
+    {"model", "DIR", "model folder; only spiece.model or tokenizer.json is needed (config.json, when present, must fit its vocabulary)", kModel},
     {"text", "T", "a text to tokenize", kRepeatable},
     {"no-eos", "", "leave out the final </s>"},
     {"json", "", "print {\"ids\": [[...]], \"tokens\": [[...]]} on stdout"},

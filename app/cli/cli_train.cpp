@@ -66,7 +66,7 @@ std::string pairs_from_history(const std::string& history_path, const std::strin
 }  // namespace
 
 const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs", {
-    {"model", "DIR", "model folder to fine-tune (or --init-config)"},
+    {"model", "DIR", "model folder to fine-tune (or --init-config)", kModel},
     {"init-config", "FILE", "config.json of a new model trained from scratch, with a vocabulary trained on the data"},
     {"vocab-size", "N", "with --init-config: SentencePiece pieces (default 8000; the model adds 100 sentinels)"},
     {"data", "FILE", "training pairs: JSONL (source/target, input/output, text/target) or CSV/TSV with a header"},

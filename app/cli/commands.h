@@ -38,5 +38,9 @@ extern const CommandSpec kEmbedSpec;
 int run_embed(const Argv& argv);
 extern const CommandSpec kStsSpec;
 int run_sts(const Argv& argv);
+extern const CommandSpec kPullSpec;
+int run_pull(const Argv& argv);
+extern const CommandSpec kModelsSpec;
+int run_models(const Argv& argv);
 
 }  // namespace t5s::cli

@@ -50,6 +50,19 @@ fs::path demo_model_dir() {
     return {};
 }
 
+fs::path asset_file(const std::string& name) {
+    std::error_code ec;
+    if (const fs::path lib = installed_lib_dir(); !lib.empty()) {
+        const fs::path installed = lib.parent_path().parent_path() / "share" / "t5studio" / name;
+        return fs::exists(installed, ec) ? installed : fs::path();
+    }
+#ifdef T5S_SOURCE_DEMO_MODEL_DIR
+    const fs::path source = fs::path(T5S_SOURCE_DEMO_MODEL_DIR).parent_path() / name;  // assets/NAME
+    if (fs::exists(source, ec)) return source;
+#endif
+    return {};
+}
+
 fs::path user_config_dir() {
     return xdg_dir("XDG_CONFIG_HOME", ".config");
 }

@@ -723,3 +723,45 @@ TEST_CASE("job registry: ids, states, requests, settings and hooks without the e
     CHECK(shared.size() == 1000);
     CHECK(shared.reserve_id() == 2001);
 }
+
+TEST_CASE("engine thread: model store jobs (list, delete, a pull cancelled on its own lane)", "[engine_thread][hub]") {
+    namespace fs = std::filesystem;
+    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const fs::path cache = temp_dir("hub_cache");
+    const fs::path snap = cache / "models--org--tiny" / "snapshots" / "abc123";
+    fs::create_directories(snap);
+    for (const char* f : {"config.json", "model.safetensors", "spiece.model"}) fs::copy_file(model / f, snap / f);
+    fs::create_directories(cache / "models--org--tiny" / "refs");
+    std::ofstream(cache / "models--org--tiny" / "refs" / "main") << "abc123";
+    EngineThread engine(fake_config());
+    Collector c{engine};
+
+    const auto listed = c.wait_job<ModelsListed>(engine.submit(ListModels{cache, {}}));
+    REQUIRE(listed.models.size() == 1);
+    CHECK(listed.models[0].name == "org/tiny");
+    CHECK(listed.models[0].revision == "main");
+    CHECK(listed.models[0].parameters > 0);
+    CHECK(listed.models[0].disk_bytes > 0);
+    CHECK(listed.available_bytes > 0);
+
+    // A pull to an address nobody answers retries with backoff on the download lane; the io lane
+    // answers meanwhile, and Cancel stops the pull (code Cancelled, as the UI expects).
+    PullModel pull;
+    pull.repo = "org/elsewhere";
+    pull.cache = cache;
+    pull.endpoint = "http://127.0.0.1:9";
+    const JobId pj = engine.submit(pull);
+    CHECK(c.wait_job<ModelsListed>(engine.submit(ListModels{cache, {}})).models.size() == 1);
+    engine.submit(Cancel{pj});
+    const auto failed = c.wait_job<JobFailed>(pj, 30.0);
+    CHECK(failed.code == ErrorCode::Cancelled);
+
+    // Deleting: a name that is no repository id, one not in the cache, then the real one.
+    CHECK(c.wait_job<JobFailed>(engine.submit(DeleteModel{cache, "../etc"})).code == ErrorCode::InvalidArgument);
+    CHECK(c.wait_job<JobFailed>(engine.submit(DeleteModel{cache, "org/none"})).code == ErrorCode::FileNotFound);
+    const auto deleted = c.wait_job<ModelDeleted>(engine.submit(DeleteModel{cache, "org/tiny"}));
+    CHECK(deleted.repo == "org/tiny");
+    CHECK(deleted.bytes_freed >= int64_t(fs::file_size(model / "model.safetensors")));
+    CHECK_FALSE(fs::exists(cache / "models--org--tiny"));
+    CHECK(fs::exists(cache));
+}

@@ -35,9 +35,11 @@ void draw_browser(Controller& ctl) {
     ImGui::EndChild();
 }
 
-void draw_info(const ModelVm& m) {
+void draw_info(Controller& ctl, const ModelVm& m) {
     if (!m.info) {
         ImGui::TextDisabled("No model loaded. Type a folder, drop one on the window, or browse.");
+        if (ImGui::Button("Get a model...")) ctl.perform(Action::OpenModels);  // the Models window
+        action_tooltip(ctl.keymap(), Action::OpenModels);
         return;
     }
     const auto& i = *m.info;
@@ -186,7 +188,7 @@ void draw_model_panel(PanelContext& ctx) {
     }
     draw_adapters(ctl);
     ImGui::Separator();
-    draw_info(m);
+    draw_info(ctl, m);
     ImGui::Separator();
     draw_embedder(ctl);
     ImGui::End();

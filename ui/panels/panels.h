@@ -13,6 +13,7 @@ inline constexpr const char* kExportPanel = "Export";
 inline constexpr const char* kMonitorPanel = "Monitor";
 inline constexpr const char* kHelpPanel = "Keys (F1)";
 inline constexpr const char* kTrainingPanel = "Training";
+inline constexpr const char* kModelsPanel = "Models";
 
 void draw_model_panel(PanelContext& ctx);
 void draw_workspace_panel(PanelContext& ctx);
@@ -22,5 +23,6 @@ void draw_export_panel(PanelContext& ctx);
 void draw_monitor_panel(PanelContext& ctx);
 void draw_help_panel(PanelContext& ctx);
 void draw_training_panel(PanelContext& ctx);  // shown when state().train.open (View > Training)
+void draw_models_panel(PanelContext& ctx);    // shown when state().models.open (File > Models..., Ctrl+M)
 
 }  // namespace t5s::ui

@@ -1,10 +1,11 @@
 #pragma once
 // The only door into the engine for interactive front ends. Commands go in as values through
 // submit(), which never blocks; events come out as values through drain_events(), which swaps a
-// vector under a lock. Work runs on two lanes:
-//   model lane: LoadModel, SetAdapter, Generate, BatchAugment, StartTraining (torch work, one at a time);
-//   io lane:    datasets, history queries/decisions, export, directory listings, file writes
-//               (each lane that touches SQLite opens its own connection).
+// vector under a lock. Work runs on three lanes:
+//   model lane:    LoadModel, SetAdapter, Generate, BatchAugment, StartTraining (torch work, one at a time);
+//   io lane:       datasets, history queries/decisions, export, directory listings, file writes,
+//                  model store listings and deletions (each lane that touches SQLite opens its own connection);
+//   download lane: PullModel (downloads from the Hub, one at a time, queued behind each other).
 // Cancel, PauseJob and UpdateSettings act immediately on the running job (atomics / SettingsHandle).
 // Every exception is caught at the job boundary and becomes JobFailed. If a lane dies anyway,
 // EngineDied is emitted, alive() turns false and restart() brings fresh lanes up.
@@ -22,6 +23,7 @@
 #include "t5s/error.h"
 #include "t5s/generation_options.h"
 #include "t5s/history_store.h"
+#include "t5s/hub.h"
 #include "t5s/jobs.h"
 #include "t5s/model.h"
 #include "t5s/trainer.h"
@@ -112,10 +114,30 @@ struct StartTraining {
 struct SetAdapter { std::filesystem::path dir; };
 struct QueryTrainingRuns { int limit = 50; };          // newest first, with their curves
 struct DeleteTrainingRun { int64_t run_id = 0; };      // the record only; checkpoints stay on disk
+// The model store (t5s/hub.h, t5s/hub_pull.h), on the download lane (a third lane, so a download
+// never holds up the io lane's history queries). PullModel: JobStarted{"pull"}, ModelPullProgress
+// (<= ~10 Hz), then ModelPulled or JobFailed with the pull's one-line error (code Cancelled after
+// Cancel: the .incomplete blob stays and the next PullModel of the repo resumes it).
+struct PullModel {
+    std::string repo;                    // "ORG/NAME"
+    std::string revision = "main";
+    std::filesystem::path cache;         // "" = hub::cache_dir()
+    std::string endpoint;                // "" = $HF_ENDPOINT, else the Hub
+};
+// hub::list_models(cache, folders) with this machine's available memory: answers ModelsListed.
+struct ListModels {
+    std::filesystem::path cache;         // "" = hub::cache_dir()
+    std::vector<std::filesystem::path> folders;  // the app's models folder, recently opened folders
+};
+// Removes <cache>/models--ORG--NAME (every snapshot and blob of the repository): ModelDeleted.
+struct DeleteModel {
+    std::filesystem::path cache;         // "" = hub::cache_dir()
+    std::string repo;
+};
 using Command = std::variant<LoadModel, UnloadModel, LoadEmbedder, UnloadEmbedder, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
                              ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
-                             DeleteTrainingRun, SetAdapter>;
+                             DeleteTrainingRun, SetAdapter, PullModel, ListModels, DeleteModel>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -157,6 +179,30 @@ struct ExportDone { JobId job = 0; ExportResult result; };
 struct FileExists { JobId job = 0; std::filesystem::path path; };
 struct DirectoryListing { JobId job = 0; std::filesystem::path dir; std::vector<DirEntry> entries; std::string error; };
 struct FileWritten { JobId job = 0; std::filesystem::path path; };
+struct ModelPullProgress {
+    JobId job = 0;
+    std::string repo;
+    std::string phase;                   // "metadata" | "download" | "verify" | "done"
+    std::string file;
+    int file_index = 0, file_count = 0;
+    int64_t done_bytes = 0, total_bytes = 0;
+    double rate_bytes_per_s = 0.0;
+    double eta_s = -1.0;
+};
+struct ModelPulled {
+    JobId job = 0;
+    std::string repo, revision, commit;
+    std::filesystem::path snapshot;      // the folder to open
+    std::string kind, architecture;      // "generation" | "encoder"; model_type
+    int64_t total_bytes = 0, downloaded_bytes = 0, reused_bytes = 0;
+};
+struct ModelsListed {
+    JobId job = 0;
+    std::filesystem::path cache;
+    std::vector<hub::StoredModel> models;
+    int64_t available_bytes = 0;         // host memory available now (MemAvailable)
+};
+struct ModelDeleted { JobId job = 0; std::string repo; int64_t bytes_freed = 0; };
 struct TelemetrySample {
     double t_s = 0.0;                 // seconds since the engine started
     int64_t rss_bytes = 0;            // process resident set (t5s/process_memory.h)
@@ -175,7 +221,8 @@ using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, EmbedderLoade
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
                            DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
-                           TrainingRunsLoaded, EngineDied, AdapterSet>;
+                           TrainingRunsLoaded, EngineDied, AdapterSet, ModelPullProgress, ModelPulled, ModelsListed,
+                           ModelDeleted>;
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;

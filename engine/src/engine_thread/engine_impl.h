@@ -40,7 +40,7 @@ struct LaneTask {
 // kept off the lanes until ResumeJob puts it back).
 enum class JobEnd { Done, Parked };
 
-enum class LaneId { Model, Io };
+enum class LaneId { Model, Io, Download };
 
 struct Lane {
     std::mutex mutex;
@@ -64,7 +64,7 @@ struct EngineImpl {
     std::condition_variable events_cv;  // notified by emit()
     std::vector<Event> events;
 
-    Lane model_lane, io_lane;
+    Lane model_lane, io_lane, download_lane;  // download: PullModel only (hub_jobs.cpp)
 
     mutable std::mutex control_mutex;  // guards parked, dead and death_message
     std::map<JobId, LaneTask> parked;  // paused batches
@@ -94,13 +94,14 @@ struct EngineImpl {
     void fail(Job& job, ErrorCode code, std::string message);   // the job's error + JobFailed
     void park(LaneTask task);
     std::optional<LaneTask> unpark(JobId job);
-    Lane& lane(LaneId id) { return id == LaneId::Model ? model_lane : io_lane; }
+    Lane& lane(LaneId id) { return id == LaneId::Model ? model_lane : id == LaneId::Io ? io_lane : download_lane; }
     void enqueue(Lane& lane, LaneTask task);
     void lane_loop(Lane& lane, bool model_lane);
     void run_task(LaneTask& task, bool model_lane);
     JobEnd run_guarded(LaneTask& task, bool model_lane);
     JobEnd run_model_job(LaneTask& task);  // model_jobs.cpp
     void run_io_job(LaneTask& task);       // io_jobs.cpp
+    bool run_hub_job(LaneTask& task);      // hub_jobs.cpp: PullModel, ListModels, DeleteModel (false: not one)
     void mark_dead(const std::string& message);
     void start_lanes();
     void stop_lanes();

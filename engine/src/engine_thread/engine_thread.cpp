@@ -1,5 +1,5 @@
-// EngineThread: two worker lanes (model, io), a telemetry sampler, and the routing between them.
-// The job bodies live in model_jobs.cpp and io_jobs.cpp.
+// EngineThread: three worker lanes (model, io, download), a telemetry sampler, and the routing
+// between them. The job bodies live in model_jobs.cpp, io_jobs.cpp and hub_jobs.cpp.
 #include "t5s/device.h"
 #include "t5s/engine_thread.h"
 
@@ -36,7 +36,7 @@ JobEnd EngineImpl::run_guarded(LaneTask& task, bool model_lane) {
     Job& job = *task.job;
     try {
         if (model_lane) return run_model_job(task);
-        run_io_job(task);
+        if (!run_hub_job(task)) run_io_job(task);
     } catch (...) {
         // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
         // exception type (torch/torch_errors.h); an Internal error reaching here is a bug.
@@ -103,18 +103,20 @@ void EngineImpl::start_lanes() {
     io_lane.stop = false;
     model_lane.thread = std::thread([this] { lane_loop(model_lane, true); });
     io_lane.thread = std::thread([this] { lane_loop(io_lane, false); });
+    download_lane.stop = false;
+    download_lane.thread = std::thread([this] { lane_loop(download_lane, false); });
 }
 
 void EngineImpl::stop_lanes() {
     jobs.cancel_all();  // running bodies stop at their next safe point; a paused trainer wakes to stop
-    for (Lane* lane : {&model_lane, &io_lane}) {
+    for (Lane* lane : {&model_lane, &io_lane, &download_lane}) {
         {
             std::lock_guard<std::mutex> lock(lane->mutex);
             lane->stop = true;
         }
         lane->cv.notify_all();
     }
-    for (Lane* lane : {&model_lane, &io_lane})
+    for (Lane* lane : {&model_lane, &io_lane, &download_lane})
         if (lane->thread.joinable()) lane->thread.join();
 }
 
@@ -174,7 +176,7 @@ void EngineImpl::sampler_loop() {
 
 int EngineImpl::queue_length() {
     int n = 0;
-    for (Lane* lane : {&model_lane, &io_lane}) {
+    for (Lane* lane : {&model_lane, &io_lane, &download_lane}) {
         std::lock_guard<std::mutex> lock(lane->mutex);
         n += int(lane->queue.size()) + lane->running.load();
     }
@@ -246,7 +248,7 @@ std::string EngineThread::death_message() const {
 void EngineThread::restart() {
     impl_->stop_lanes();
     std::vector<detail::LaneTask> lost;
-    for (detail::Lane* lane : {&impl_->model_lane, &impl_->io_lane}) {
+    for (detail::Lane* lane : {&impl_->model_lane, &impl_->io_lane, &impl_->download_lane}) {
         std::lock_guard<std::mutex> lock(lane->mutex);
         for (auto& t : lane->queue) lost.push_back(std::move(t));
         lane->queue.clear();

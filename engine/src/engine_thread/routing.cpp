@@ -31,6 +31,9 @@ Route route(const ListDirectory&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const WriteTextFile&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const QueryTrainingRuns&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const DeleteTrainingRun&) { return {JobKind::Io, LaneId::Io}; }
+Route route(const PullModel&) { return {JobKind::Io, LaneId::Download}; }
+Route route(const ListModels&) { return {JobKind::Io, LaneId::Io}; }
+Route route(const DeleteModel&) { return {JobKind::Io, LaneId::Io}; }
 // Commands that act at once never reach a lane (act_now answers them first).
 Route route(const Cancel&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const PauseJob&) { return {JobKind::Io, LaneId::Io}; }

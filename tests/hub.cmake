@@ -1,0 +1,10 @@
+# The model store and `t5studio pull` against a local Hub server (tests/hub/hub_server.py), no
+# network: the server proven honest with huggingface_hub.snapshot_download, then our pull, resume
+# after kill -9 / a dropped connection / Ctrl-C, a corrupted file, 401/404/500/refused/unsupported/
+# offline, transformers and sentence-transformers loading our cache, `--model ORG/NAME` and
+# `models` on a cache huggingface_hub wrote. The full-disk case needs a tmpfs (root): skippable.
+add_test(NAME hub COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hub/test_hub_pull.py $<TARGET_FILE:t5studio>
+         ${CMAKE_CURRENT_BINARY_DIR}/hub_work)
+set_tests_properties(hub PROPERTIES TIMEOUT 600)
+t5s_add_skippable_test(hub_disk_full ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hub/test_hub_pull.py
+                       $<TARGET_FILE:t5studio> ${CMAKE_CURRENT_BINARY_DIR}/hub_disk_work disk_full)
