@@ -53,6 +53,9 @@ TEST_CASE("hub: SHA-256 equals hashlib's, whatever the chunking", "[hub]") {
         for (size_t at = 0; at < big.size(); at += chunk) h.update(big.data() + at, std::min(chunk, big.size() - at));
         CHECK(h.hex_digest() == want);
     }
+    TempDir tmp;  // sha256_file: OpenSSL's where built with it, else the same class
+    std::ofstream(tmp.path / "big", std::ios::binary) << big;
+    CHECK(sha256_file(tmp.path / "big") == want);
 }
 
 TEST_CASE("hub: repository ids and revisions", "[hub]") {
@@ -70,6 +73,8 @@ TEST_CASE("hub: repository ids and revisions", "[hub]") {
         CHECK_FALSE(parse_repo_ref(bad));
     }
     CHECK(repo_folder("/c", "google/flan-t5-small") == fs::path("/c/models--google--flan-t5-small"));
+    CHECK(display_name("/c/models--google--flan-t5-small/snapshots/0123") == "google/flan-t5-small");
+    CHECK(display_name("/m/my-model/") == "my-model");
 }
 
 TEST_CASE("hub: --model resolves a folder first, then ORG/NAME[@REV] in the cache, else says how to pull it", "[hub]") {

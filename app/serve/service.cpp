@@ -9,6 +9,7 @@
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
+#include "t5s/hub.h"
 #include "t5s/process_memory.h"
 
 namespace t5s::serve {
@@ -126,7 +127,8 @@ std::vector<Replica*> Service::replicas() {
     return out;
 }
 
-std::string Service::model_name() const { return std::filesystem::path(config_.model_dir).filename().string(); }
+// "ORG/NAME" for a model opened from the Hugging Face cache, else the folder's name.
+std::string Service::model_name() const { return hub::display_name(config_.model_dir); }
 
 void Service::record(const Replica& replica, const RequestOutcome& o) {
     const Labels labels = replica_label(replica.index);

@@ -18,7 +18,8 @@ revision 404 (RevisionNotFound), a gated repository's files without the right be
   POST /_control {"fail": [{"match": S, "status": 500, "count": N}],     answer N requests with status
                   "drop": [{"match": S, "after": BYTES, "count": N}],   close after BYTES of a body
                   "slow": [{"match": S, "bytes_per_s": R}],             throttle bodies
-                  "corrupt": [{"match": S}]}                            flip one byte of the body
+                  "corrupt": [{"match": S}],                            flip one byte of the body
+                  "norange": [{"match": S}]}                            ignore Range (answer 200, whole file)
   POST /_reset   clear faults and counters
   GET  /_stats   {"served": {path: body bytes sent}, "requests": [{"method", "path", "range_start", "status"}]}
 
@@ -73,7 +74,7 @@ class State:
 
     def reset(self):
         with self.lock:
-            self.faults = {"fail": [], "drop": [], "slow": [], "corrupt": []}
+            self.faults = {"fail": [], "drop": [], "slow": [], "corrupt": [], "norange": []}
             self.served, self.requests = {}, []
 
     def take(self, kind, path):
@@ -219,6 +220,8 @@ class Handler(BaseHTTPRequestHandler):
         path = urlparse(self.path).path
         start = 0
         rng = re.match(r"bytes=(\d+)-$", self.headers.get("Range") or "")
+        if rng and self.state.take("norange", path):
+            rng = None  # a server (or proxy) that ignores Range: the whole file, 200
         if rng:
             start = int(rng.group(1))
             if start >= len(data):

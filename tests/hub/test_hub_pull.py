@@ -198,6 +198,14 @@ def check_drop_and_resume(hub):
     check(served == size, f"bytes served for the file = its size ({served} vs {size}): nothing fetched twice")
     blob = os.path.join(repo_dir(cache, repo), "blobs", want)
     check(os.path.isfile(blob) and sha256(blob) == want, "the resumed blob has the right SHA-256")
+    # A server that ignores Range after the drop: the partial file is discarded, the file fetched whole.
+    cache = fresh("cache-norange")
+    hub.post("/_reset")
+    hub.post("/_control", {"drop": [{"match": want, "after": 4 << 20, "count": 1}], "norange": [{"match": want}]})
+    r, _ = pull(repo, cache, hub.url)
+    blob = os.path.join(repo_dir(cache, repo), "blobs", want)
+    check(r.returncode == 0 and os.path.isfile(blob) and sha256(blob) == want and not incomplete_files(cache, repo),
+          "a server ignoring Range after a drop: the file is fetched whole, hash right")
 
 
 def check_kill_and_resume(hub):

@@ -47,6 +47,10 @@ std::optional<std::filesystem::path> find_snapshot(const std::filesystem::path& 
 // the loader to report as a missing folder.
 std::filesystem::path resolve_model(const std::string& text);
 
+// A model's name for people: "ORG/NAME" for a snapshot folder of the cache
+// (…/models--ORG--NAME/snapshots/COMMIT), else the folder's own name.
+std::string display_name(const std::filesystem::path& dir);
+
 // One model found in a cache or a folder, for `t5studio models` and the app's model list.
 struct StoredModel {
     std::string name;                 // "ORG/NAME" for cache entries, the folder name otherwise

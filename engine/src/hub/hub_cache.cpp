@@ -113,6 +113,17 @@ std::optional<fs::path> find_snapshot(const fs::path& cache, const RepoRef& ref)
     return std::nullopt;
 }
 
+std::string display_name(const fs::path& dir) {
+    const fs::path d = dir.has_filename() ? dir : dir.parent_path();
+    const std::string repo = d.parent_path().parent_path().filename().string();
+    if (d.parent_path().filename() == "snapshots" && repo.rfind("models--", 0) == 0) {
+        std::string name = repo.substr(8);
+        if (const size_t sep = name.find("--"); sep != std::string::npos) name.replace(sep, 2, "/");
+        return name;
+    }
+    return d.filename().string();
+}
+
 fs::path resolve_model(const std::string& text) {
     std::error_code ec;
     if (text.empty() || fs::exists(text, ec)) return text;

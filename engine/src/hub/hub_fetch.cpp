@@ -151,8 +151,9 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
         });
         if (std::fclose(out) != 0) r.write_failed = true;
         network += std::max<int64_t>(0, int64_t(fs::file_size(part, ec)) - have);
-        if (r.status == 200 && have > 0) {  // the server ignored the Range: start over
+        if (r.status == 200 && have > 0) {  // the server ignored the Range: start over (a bounded number of times)
             fs::remove(part, ec);
+            if (attempt++ >= options_.max_retries) check_status(r, file);
             continue;
         }
         if ((r.status == 200 || r.status == 206) && r.curl_error.empty()) break;

@@ -98,8 +98,7 @@ void add_cache_models(const fs::path& cache, std::vector<StoredModel>& out) {
     for (const auto& repo : fs::directory_iterator(cache, ec)) {
         const std::string folder = repo.path().filename().string();
         if (folder.rfind("models--", 0) != 0) continue;
-        std::string name = folder.substr(8);
-        if (const size_t sep = name.find("--"); sep != std::string::npos) name.replace(sep, 2, "/");
+        const std::string name = display_name(repo.path() / "snapshots" / "x");
         std::map<std::string, std::string> refs;  // commit -> ref names
         for (const auto& r : fs::recursive_directory_iterator(repo.path() / "refs", ec)) {
             if (!r.is_regular_file(ec)) continue;

@@ -123,13 +123,12 @@ PullResult from_cache(const PullOptions& o, const fs::path& cache) {
 
 class Progress {
 public:
-    explicit Progress(const std::function<void(const PullProgress&)>& cb) : cb_(cb), start_(clock::now()) {}
+    explicit Progress(const std::function<void(const PullProgress&)>& cb) : cb_(cb), window_start_(clock::now()) {}
     void report(PullProgress p, bool force) {
         const auto now = clock::now();
         if (!cb_ || (!force && now - last_ < std::chrono::milliseconds(100))) return;
         last_ = now;
-        const double secs = std::chrono::duration<double>(now - start_).count();
-        p.rate_bytes_per_s = secs > 0 ? double(network_) / secs : 0;
+        p.rate_bytes_per_s = rate(now);
         p.eta_s = p.rate_bytes_per_s > 0 ? double(p.total_bytes - p.done_bytes) / p.rate_bytes_per_s : -1;
         cb_(p);
     }
@@ -137,8 +136,22 @@ public:
 
 private:
     using clock = std::chrono::steady_clock;
+    static double secs(clock::duration d) { return std::chrono::duration<double>(d).count(); }
+    // Over a window of about 3 s (the previous window's rate while the new one is young), so that
+    // the metadata phase and a stall long ago do not skew the ETA.
+    double rate(clock::time_point now) {
+        if (now - window_start_ >= std::chrono::seconds(3)) {
+            previous_rate_ = double(network_ - window_bytes_) / secs(now - window_start_);
+            window_start_ = now, window_bytes_ = network_;
+        }
+        const double w = secs(now - window_start_);
+        if (w >= 0.5 || previous_rate_ <= 0) return w > 0 ? double(network_ - window_bytes_) / w : 0;
+        return previous_rate_;
+    }
     const std::function<void(const PullProgress&)>& cb_;
-    clock::time_point start_, last_{};
+    clock::time_point window_start_, last_{};
+    int64_t window_bytes_ = 0;
+    double previous_rate_ = 0;
 };
 
 }  // namespace

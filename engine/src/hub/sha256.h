@@ -23,7 +23,8 @@ private:
     uint64_t total_ = 0;
 };
 
-// The hex SHA-256 of a file's bytes; throws t5s::Error(FileNotFound) when it cannot be read.
+// The hex SHA-256 of a file's bytes (OpenSSL's libcrypto where the build found it, else Sha256);
+// throws t5s::Error(FileNotFound) when it cannot be read.
 std::string sha256_file(const std::filesystem::path& file);
 
 }  // namespace t5s::hub
