@@ -30,6 +30,7 @@ const Command kCommands[] = {
     {kServeSpec, run_serve},
     {kEmbedSpec, run_embed},
     {kStsSpec, run_sts},
+    {kLearnSpec, run_learn},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

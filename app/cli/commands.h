@@ -38,5 +38,7 @@ extern const CommandSpec kEmbedSpec;
 int run_embed(const Argv& argv);
 extern const CommandSpec kStsSpec;
 int run_sts(const Argv& argv);
+extern const CommandSpec kLearnSpec;
+int run_learn(const Argv& argv);
 
 }  // namespace t5s::cli
