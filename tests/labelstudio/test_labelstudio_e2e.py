@@ -95,7 +95,7 @@ def start_label_studio():
     token = "t5s-e2e-token-0123456789abcdef0123456789"
     env = dict(os.environ, LABEL_STUDIO_BASE_DATA_DIR=data, LABEL_STUDIO_USERNAME="e2e@example.com", LABEL_STUDIO_PASSWORD="e2e-password-1",
                LABEL_STUDIO_USER_TOKEN=token, LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true", LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK="true",
-               COLLECT_ANALYTICS="false", SENTRY_DSN="", FRONTEND_SENTRY_DSN="", SSRF_PROTECTION_ENABLED="false",
+               COLLECT_ANALYTICS="false", SENTRY_DSN="", FRONTEND_SENTRY_DSN="", SSRF_PROTECTION_ENABLED="false", USE_DEFAULT_BANNED_SUBNETS="false",
                DJANGO_DB="sqlite", LOG_LEVEL="WARNING", PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
     log = open(os.path.join(WORK, "label-studio.log"), "w")
     p = subprocess.Popen([os.path.join(VENV_BIN, "label-studio"), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(port),
@@ -158,6 +158,14 @@ def main():
     status, ml = http("POST", ls + "/api/ml", {"project": pid, "url": serve, "title": "t5studio", "auth_method": "BASIC_AUTH",
                                                "basic_auth_user": "labelstudio", "basic_auth_pass": "s3cret"}, auth)
     check(status == 201, f"t5studio serve connected as the ML backend (HTTP {status}: {ml if status != 201 else ''})")
+
+    # Label Studio made a webhook to SERVE/webhook for the backend; it sends no credentials of its
+    # own, so the backend's Basic auth goes into the webhook's headers (as the README says).
+    status, hooks = http("GET", f"{ls}/api/webhooks?project={pid}", None, auth)
+    hook = next((h for h in hooks if h["url"].rstrip("/") == serve + "/webhook"), None)
+    check(hook is not None, f"Label Studio made the ML backend's webhook (hooks: {hooks})")
+    status, _ = http("PATCH", f"{ls}/api/webhooks/{hook['id']}", {"headers": basic}, auth)
+    check(status == 200, f"the webhook carries the backend's Basic auth (HTTP {status})")
 
     probe = [by_text[s] for s, _ in pairs[:3]]
     preds = ls_predictions(ls, auth, pid, probe)
