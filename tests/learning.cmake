@@ -16,3 +16,9 @@ set_tests_properties(labelstudio_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1800
 add_test(NAME cli_learn COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_learn.sh $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}
          ${CMAKE_CURRENT_BINARY_DIR}/cli_learn_work)
 set_tests_properties(cli_learn PROPERTIES TIMEOUT 600 LABELS learning)
+
+# The ML-backend protocol without Label Studio (tiny model): shapes, config errors, auth, webhooks
+# as pairs, a round every --learn-every pairs, model_version, versions in the served history.
+add_test(NAME serve_labelstudio_protocol COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/serve/test_ls_protocol.py
+         $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/serve_ls_protocol_work)
+set_tests_properties(serve_labelstudio_protocol PROPERTIES TIMEOUT 600 LABELS learning)
