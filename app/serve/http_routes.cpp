@@ -127,7 +127,7 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
     };
     std::shared_ptr<Job> job;
     try {
-        job = replica->scheduler->submit(std::move(a.request), std::move(events));
+        job = svc.submit(*replica, std::move(a.request), std::move(events));  // waits while an adapter swap runs
     } catch (const Error& e) {
         return send_error(res, e.code() == ErrorCode::OutOfMemory ? 413 : 400, e.what());
     }

@@ -66,7 +66,7 @@ std::vector<GenerationResult> generate(Service& svc, const std::vector<std::stri
         done->set_value(o);
     };
     auto future = done->get_future();
-    if (!replica->scheduler->submit(std::move(request), std::move(events))) throw Error(ErrorCode::Cancelled, "the queue is full");
+    if (!svc.submit(*replica, std::move(request), std::move(events))) throw Error(ErrorCode::Cancelled, "the queue is full");
     const RequestOutcome o = future.get();
     if (o.error) throw Error(o.error->code, o.error->message);
     return o.results;

@@ -110,7 +110,7 @@ void Learner::round() {
     try {
         const LearningRoundResult r = run_learning_round(options_, {}, &cancel_);
         if (r.status == "adopted") {
-            for (Replica* replica : service_.replicas()) replica->model->set_adapter(r.adapter);
+            service_.swap_adapter(r.adapter);  // between requests: running ones finish with theirs
             version_ = r.version;
         }
         std::cerr << "t5studio serve: learning round (job " << id << "): " << r.status << ": " << r.why << "\n";

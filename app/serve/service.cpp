@@ -145,6 +145,51 @@ void Service::start_learner() {
     learner_->start();
 }
 
+std::shared_ptr<Job> Service::submit(Replica& replica, ServeRequest request, RequestEvents events) {
+    {
+        std::unique_lock<std::mutex> lock(swap_mutex_);
+        swap_cv_.wait(lock, [&] { return !swapping_; });
+        ++in_flight_;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    auto finish = [this, done] {
+        if (done->exchange(true)) return;
+        std::lock_guard<std::mutex> lock(swap_mutex_);
+        --in_flight_;
+        swap_cv_.notify_all();
+    };
+    auto on_done = std::move(events.on_done);
+    events.on_done = [on_done, finish](const RequestOutcome& o) {
+        if (on_done) on_done(o);
+        finish();
+    };
+    std::shared_ptr<Job> job;
+    try {
+        job = replica.scheduler->submit(std::move(request), std::move(events));
+    } catch (...) {
+        finish();
+        throw;
+    }
+    if (!job) finish();
+    return job;
+}
+
+void Service::swap_adapter(const std::string& dir) {
+    std::unique_lock<std::mutex> lock(swap_mutex_);
+    swap_cv_.wait(lock, [&] { return !swapping_; });
+    swapping_ = true;
+    swap_cv_.wait(lock, [&] { return in_flight_ == 0; });
+    try {
+        for (const auto& r : replicas_) r->model->set_adapter(dir);
+    } catch (...) {
+        swapping_ = false;
+        swap_cv_.notify_all();
+        throw;
+    }
+    swapping_ = false;
+    swap_cv_.notify_all();
+}
+
 std::string Service::model_version() const {
     const int64_t v = learner_ ? learner_->version() : 0;
     std::string name = model_name();

@@ -4,6 +4,8 @@
 // writer. The HTTP layer (http_routes.cpp) only talks to this.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -73,6 +75,13 @@ public:
     std::string model_version() const;
     Learner* learner() { return learner_.get(); }  // null without --learn-dir
 
+    // Submits to the replica's scheduler, counted in flight until its on_done. Waits while an
+    // adapter swap is under way. Returns the scheduler's answer (null: queue full / draining).
+    std::shared_ptr<Job> submit(Replica& replica, ServeRequest request, RequestEvents events);
+    // Switches every replica to the adapter `dir` between requests: new requests wait, the
+    // requests in flight finish with the adapter they started with, then the swap, then new ones go.
+    void swap_adapter(const std::string& dir);
+
     // Bookkeeping of one finished /augment request (metrics, history).
     void record(const Replica& replica, const RequestOutcome& outcome);
     // Gauges read at scrape time, then the text.
@@ -95,6 +104,10 @@ private:
     std::map<std::string, std::unique_ptr<Embedder>> embedders_;
     std::vector<std::unique_ptr<Replica>> replicas_;
     std::atomic<bool> ready_{false}, draining_{false};
+    std::mutex swap_mutex_;  // guards in_flight_ and swapping_
+    std::condition_variable swap_cv_;
+    int64_t in_flight_ = 0;
+    bool swapping_ = false;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
