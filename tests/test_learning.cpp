@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "t5s/error.h"
@@ -215,4 +217,22 @@ TEST_CASE("generations made with a version's adapter name the version in the his
     CHECK(stored->adapter == v1);
     CHECK(stored->adapter_version == 1);
     CHECK(adapter_version_of_settings_json(stored->settings_json) == 1);
+}
+
+TEST_CASE("one round at a time per versions folder", "[learning]") {
+    Workspace w;
+    fill_history(w.history(), 0, 10);
+    fs::create_directories(w.versions());
+    const std::string lock_path = (fs::path(w.versions()) / ".lock").string();
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // as a round in another process holds it
+    try {
+        run_learning_round(options(w));
+        FAIL("a second round ran beside the first");
+    } catch (const Error& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("another learning round is running"));
+    }
+    ::close(fd);
+    CHECK(run_learning_round(options(w)).status != "");  // free again
 }

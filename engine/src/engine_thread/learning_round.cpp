@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -35,6 +37,26 @@ std::string pair_key(const TextPair& p) {
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
 }
+
+// One round at a time per versions folder (serve and a cron'd `learn` may share it): an flock on
+// DIR/.lock, released when the process ends whatever happens.
+struct RoundLock {
+    int fd = -1;
+    explicit RoundLock(const fs::path& dir) {
+        const std::string path = (dir / ".lock").string();
+        fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) throw Error(ErrorCode::InvalidArgument, path + ": cannot open the learning lock file");
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd);
+            throw Error(ErrorCode::InvalidArgument, dir.string() + ": another learning round is running on this folder");
+        }
+    }
+    ~RoundLock() {
+        if (fd >= 0) ::close(fd);
+    }
+    RoundLock(const RoundLock&) = delete;
+    RoundLock& operator=(const RoundLock&) = delete;
+};
 
 // Removes the round's temp folder whatever happens.
 struct TempDir {
@@ -217,6 +239,7 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     if (o.model_dir.empty() || o.history_path.empty() || o.adapter_dir.empty())
         throw Error(ErrorCode::InvalidArgument, "learning: model_dir, history_path and adapter_dir are required");
     fs::create_directories(o.adapter_dir);
+    const RoundLock lock(o.adapter_dir);
     LearningRoundResult r;
     r.previous_version = r.version = current_adapter_version(o.adapter_dir);
     const std::string current_dir = adapter_version_dir(o.adapter_dir, r.version);
