@@ -32,6 +32,7 @@ const Command kCommands[] = {
     {kStsSpec, run_sts},
     {kPullSpec, run_pull},
     {kModelsSpec, run_models},
+    {kLearnSpec, run_learn},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

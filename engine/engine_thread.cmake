@@ -9,6 +9,8 @@ add_library(t5s_engine_thread STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/hub_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/dataset_reader.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_round.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_versions.cpp
 )
 target_include_directories(t5s_engine_thread PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
                                              PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -145,7 +145,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
             gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", iso_time(g.created_at_ms)},
                             {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
                             {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
-                            {"adapter", g.adapter},
+                            {"adapter", g.adapter}, {"adapter_version", g.adapter_version},
                             {"candidates", cands}});
         }
         nlohmann::ordered_json out = {{"generations", gens}};

@@ -65,6 +65,16 @@ serve::ServeConfig config_from_flags(const Args& a) {
     c.history = a.get("history");
     c.drain_timeout_s = a.get_double("drain-timeout", c.drain_timeout_s);
     if (c.drain_timeout_s < 0) throw UsageError("--drain-timeout must be >= 0 seconds");
+    c.learn_dir = a.get("learn-dir");
+    c.learn_every = a.get_int64("learn-every", c.learn_every, 0, INT64_MAX);
+    c.learn_max_steps = a.get_int64("learn-max-steps", c.learn_max_steps, 1, INT64_MAX);
+    c.learn_max_time_s = a.get_double("learn-max-time", c.learn_max_time_s);
+    c.task_prefix = a.get("task-prefix");
+    if (a.has("basic-auth-file")) {
+        c.basic_auth = read_api_key(a.get("basic-auth-file"));
+        if (c.basic_auth.find(':') == std::string::npos) throw UsageError("--basic-auth-file must hold USER:PASSWORD");
+    }
+    if (!c.learn_dir.empty() && c.history.empty()) throw UsageError("--learn-dir needs --history (the annotations are recorded there)");
     if (!serve::is_loopback(c.host) && c.api_key.empty())
         throw UsageError("refusing to listen on " + c.host + " without --api-key-file: only loopback addresses may be served without a key");
     runtime_from_flags(c.device, c.dtype, 1);  // flags checked before anything starts
@@ -89,6 +99,12 @@ const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continu
     {"devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)"},
     {"history", "PATH", "record every served request in this history"},
     {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
+    {"learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"},
+    {"learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)"},
+    {"learn-max-steps", "N", "optimizer steps of a learning round, at most (default 40)"},
+    {"learn-max-time", "S", "seconds of training of a learning round, at most (default 300)"},
+    {"task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"},
+    {"basic-auth-file", "F", "file holding USER:PASSWORD that Label Studio sends (HTTP Basic) to the ML-backend endpoints"},
 }};
 
 int run_serve(const Argv& argv) {

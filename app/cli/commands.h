@@ -42,5 +42,7 @@ extern const CommandSpec kPullSpec;
 int run_pull(const Argv& argv);
 extern const CommandSpec kModelsSpec;
 int run_models(const Argv& argv);
+extern const CommandSpec kLearnSpec;
+int run_learn(const Argv& argv);
 
 }  // namespace t5s::cli

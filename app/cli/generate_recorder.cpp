@@ -3,12 +3,15 @@
 #include "cli/args.h"
 
 #include "t5s/history_store.h"
+#include "t5s/learning.h"
 
 namespace t5s::cli {
 
 struct GenerateRecorder::Impl {
     HistoryStore store;
     const ModelInfo& info;
+    std::string version_of;  // the adapter folder adapter_version was read for
+    int64_t adapter_version = 0;
 };
 
 GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model& model) {
@@ -26,6 +29,11 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
         rec.precision = impl_->info.precision;
         rec.device = impl_->info.device;
         rec.adapter = impl_->info.adapter.string();
+        if (rec.adapter != impl_->version_of) {  // a learning-loop version names itself (manifest.json)
+            impl_->adapter_version = adapter_version_of_dir(rec.adapter);
+            impl_->version_of = rec.adapter;
+        }
+        rec.adapter_version = impl_->adapter_version;
         rec.total_ms = elapsed_ms / static_cast<double>(results.size());
         rec.origin = "cli";
         records.push_back(std::move(rec));

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "serve/labelstudio.h"
 #include "serve/peer_watch.h"
 #include "serve/request_json.h"
 #include "serve/service.h"
@@ -51,7 +52,9 @@ std::string sse(const std::string& event, const nlohmann::json& data) {
 }
 
 const std::map<std::string, std::string> kAllowed = {
-    {"/augment", "POST"}, {"/v1/settings", "GET, PUT"}, {"/health", "GET"}, {"/ready", "GET"}, {"/metrics", "GET"}};
+    {"/augment", "POST"}, {"/v1/settings", "GET, PUT"}, {"/health", "GET"}, {"/ready", "GET"}, {"/metrics", "GET"},
+    // Label Studio's ML backend (serve/labelstudio.cpp)
+    {"/", "GET"}, {"/setup", "POST"}, {"/predict", "POST"}, {"/webhook", "POST"}, {"/train", "POST"}};
 
 bool needs_key(const std::string& path) { return path == "/augment" || path == "/v1/settings"; }
 
@@ -124,7 +127,7 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
     };
     std::shared_ptr<Job> job;
     try {
-        job = replica->scheduler->submit(std::move(a.request), std::move(events));
+        job = svc.submit(*replica, std::move(a.request), std::move(events));  // waits while an adapter swap runs
     } catch (const Error& e) {
         return send_error(res, e.code() == ErrorCode::OutOfMemory ? 413 : 400, e.what());
     }
@@ -186,6 +189,12 @@ void install_routes(httplib::Server& server, Service& svc) {
             return httplib::Server::HandlerResponse::Handled;
         }
         const std::string& key = svc.config().api_key;
+        if (is_labelstudio_path(req.path)) {  // HTTP Basic as Label Studio sends it, or the Bearer key
+            if (labelstudio_authorized(req, svc)) return httplib::Server::HandlerResponse::Unhandled;
+            res.set_header("WWW-Authenticate", "Basic realm=\"t5studio\"");
+            send_error(res, 401, "missing or wrong credentials (HTTP Basic as configured with --basic-auth-file, or Bearer KEY)");
+            return httplib::Server::HandlerResponse::Handled;
+        }
         if (!key.empty() && needs_key(req.path) && !constant_time_equal(req.get_header_value("Authorization"), "Bearer " + key)) {
             res.set_header("WWW-Authenticate", "Bearer");
             send_error(res, 401, "missing or wrong API key (Authorization: Bearer KEY)");
@@ -219,6 +228,7 @@ void install_routes(httplib::Server& server, Service& svc) {
         res.status = 200;
         res.set_content(svc.render_metrics(), "text/plain; version=0.0.4; charset=utf-8");
     });
+    install_labelstudio_routes(server, svc);
 }
 
 }  // namespace t5s::serve

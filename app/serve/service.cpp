@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/json_output.h"
+#include "serve/learner.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
@@ -53,6 +54,7 @@ Service::Service(ServeConfig config) : config_(std::move(config)) {
 }
 
 Service::~Service() {
+    learner_.reset();  // a running round is cancelled before the replicas go
     replicas_.clear();  // schedulers stop before the history writer goes
     history_.reset();
 }
@@ -73,6 +75,7 @@ void Service::load() {
     });
     loader.join();
     if (error) std::rethrow_exception(error);
+    if (!config_.learn_dir.empty()) start_learner();
     ready_ = true;
 }
 
@@ -127,6 +130,75 @@ std::vector<Replica*> Service::replicas() {
     return out;
 }
 
+void Service::start_learner() {
+    LearningOptions o;
+    o.model_dir = config_.model_dir;
+    o.history_path = config_.history;
+    o.adapter_dir = config_.learn_dir;
+    o.source_prefix = config_.task_prefix;
+    o.max_steps = config_.learn_max_steps;
+    o.max_time_s = config_.learn_max_time_s;
+    o.threads = config_.threads;
+    learner_ = std::make_unique<Learner>(*this, o, config_.learn_every);
+    const std::string current = adapter_version_dir(config_.learn_dir, learner_->version());
+    if (!current.empty())
+        for (const auto& r : replicas_) r->model->set_adapter(current);
+    learner_->start();
+}
+
+std::shared_ptr<Job> Service::submit(Replica& replica, ServeRequest request, RequestEvents events) {
+    {
+        std::unique_lock<std::mutex> lock(swap_mutex_);
+        swap_cv_.wait(lock, [&] { return !swapping_; });
+        ++in_flight_;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    auto finish = [this, done] {
+        if (done->exchange(true)) return;
+        std::lock_guard<std::mutex> lock(swap_mutex_);
+        --in_flight_;
+        swap_cv_.notify_all();
+    };
+    auto on_done = std::move(events.on_done);
+    events.on_done = [on_done, finish](const RequestOutcome& o) {
+        if (on_done) on_done(o);
+        finish();
+    };
+    std::shared_ptr<Job> job;
+    try {
+        job = replica.scheduler->submit(std::move(request), std::move(events));
+    } catch (...) {
+        finish();
+        throw;
+    }
+    if (!job) finish();
+    return job;
+}
+
+void Service::swap_adapter(const std::string& dir) {
+    std::unique_lock<std::mutex> lock(swap_mutex_);
+    swap_cv_.wait(lock, [&] { return !swapping_; });
+    swapping_ = true;
+    swap_cv_.wait(lock, [&] { return in_flight_ == 0; });
+    try {
+        for (const auto& r : replicas_) r->model->set_adapter(dir);
+    } catch (...) {
+        swapping_ = false;
+        swap_cv_.notify_all();
+        throw;
+    }
+    swapping_ = false;
+    swap_cv_.notify_all();
+}
+
+std::string Service::model_version() const {
+    const int64_t v = learner_ ? learner_->version() : 0;
+    std::string name = model_name();
+    if (v > 0) name += "+adapter-v" + std::to_string(v);
+    else if (!config_.adapter.empty()) name += "+" + std::filesystem::path(config_.adapter).filename().string();
+    return name;
+}
+
 // "ORG/NAME" for a model opened from the Hugging Face cache, else the folder's name.
 std::string Service::model_name() const { return hub::display_name(config_.model_dir); }
 
@@ -168,6 +240,9 @@ nlohmann::json Service::health() const {
         j["threads_per_replica"] = replicas_[0]->model->info().threads;
         if (!config_.embedder.empty()) j["embedder"] = config_.embedder;
     }
+    j["model_class"] = "T5Studio";  // Label Studio's ML backend shape (GET / answers {"status": "UP", ...})
+    j["model_version"] = model_version();
+    if (learner_) j["learning"] = learner_->status();
     return j;
 }
 

@@ -4,6 +4,8 @@
 // writer. The HTTP layer (http_routes.cpp) only talks to this.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "serve/history_writer.h"
 #include "serve/metrics.h"
 #include "t5s/embedder.h"
+#include "t5s/learning.h"
 #include "t5s/model.h"
 #include "t5s/scheduler.h"
 
@@ -33,7 +36,16 @@ struct ServeConfig {
     int replicas = 1;
     std::string history;
     double drain_timeout_s = 30.0;
+    // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
+    std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
+    int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
+    int64_t learn_max_steps = 40;
+    double learn_max_time_s = 300;
+    std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
+    std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
 };
+
+class Learner;
 
 struct Replica {
     int index = 0;
@@ -59,6 +71,16 @@ public:
     Metrics& metrics() { return metrics_; }
     HistoryWriter& history() { return *history_; }
     std::string model_name() const;
+    // "BASE" or "BASE+adapter-vN": what Label Studio shows and compares (stale predictions).
+    std::string model_version() const;
+    Learner* learner() { return learner_.get(); }  // null without --learn-dir
+
+    // Submits to the replica's scheduler, counted in flight until its on_done. Waits while an
+    // adapter swap is under way. Returns the scheduler's answer (null: queue full / draining).
+    std::shared_ptr<Job> submit(Replica& replica, ServeRequest request, RequestEvents events);
+    // Switches every replica to the adapter `dir` between requests: new requests wait, the
+    // requests in flight finish with the adapter they started with, then the swap, then new ones go.
+    void swap_adapter(const std::string& dir);
 
     // Bookkeeping of one finished /augment request (metrics, history).
     void record(const Replica& replica, const RequestOutcome& outcome);
@@ -71,15 +93,21 @@ public:
 
 private:
     void load_replicas();
+    void start_learner();
     ServeConfig config_;
     std::shared_ptr<SettingsHandle> defaults_;
     Metrics metrics_;
     std::unique_ptr<HistoryWriter> history_;
+    std::unique_ptr<Learner> learner_;
     // One sentence embedder per device, shared by the replicas there: embed() is const and keeps
     // no state between calls, so schedulers call it concurrently. Outlives the replicas.
     std::map<std::string, std::unique_ptr<Embedder>> embedders_;
     std::vector<std::unique_ptr<Replica>> replicas_;
     std::atomic<bool> ready_{false}, draining_{false};
+    std::mutex swap_mutex_;  // guards in_flight_ and swapping_
+    std::condition_variable swap_cv_;
+    int64_t in_flight_ = 0;
+    bool swapping_ = false;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

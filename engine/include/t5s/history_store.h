@@ -51,6 +51,10 @@ struct RecordSpans {
 };
 std::string settings_json_with_spans(const std::string& settings_json, const GenerationResult& result);
 RecordSpans spans_of_settings_json(const std::string& settings_json);  // empty = none or unreadable
+// The learning loop's adapter version (t5s/learning.h) as "adapter_version" in the settings JSON
+// (0 = none: the key is left out); read back 0 when absent or unreadable.
+std::string settings_json_with_adapter_version(const std::string& settings_json, int64_t version);
+int64_t adapter_version_of_settings_json(const std::string& settings_json);
 
 // ---- what the caller records ------------------------------------------------------------------------
 // The quality scores of a candidate (see t5s::Candidate); empty = not computed.
@@ -81,6 +85,7 @@ struct GenerationRecord {
     std::string precision;                   // "fp32" | "bf16" | "fp16" | "int8" (free text)
     std::string device;                      // "cpu" | "cuda:0" ... (free text)
     std::string adapter;                     // LoRA adapter folder applied ("" = none); stored in settings_json
+    int64_t adapter_version = 0;             // learning-loop version of that adapter (0 = none); in settings_json
     double total_ms = 0.0;                   // wall time of the whole request
     std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
     std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
@@ -117,6 +122,7 @@ struct StoredGeneration {
     std::string precision;
     std::string device;
     std::string adapter;  // LoRA adapter folder ("" = none)
+    int64_t adapter_version = 0;  // learning-loop adapter version (0 = none)
     double total_ms = 0.0;
     std::string timings_json;
     std::string origin;

@@ -30,8 +30,9 @@ namespace t5s {
 
 using JobId = uint64_t;  // 0 = none; ids increase from 1
 
-enum class JobKind { LoadModel, UnloadModel, Generate, Batch, Train, Io };
-const char* to_string(JobKind kind);  // "load" | "unload" | "generate" | "batch" | "train" | "io"
+enum class JobKind { LoadModel, UnloadModel, Generate, Batch, Train, Io, Learn };
+// "load" | "unload" | "generate" | "batch" | "train" | "io" | "learn" (a learning-loop round, t5s/learning.h)
+const char* to_string(JobKind kind);
 
 // Queued -> Running -> Finished | Failed | Cancelled; a pausable job may go Running -> Paused ->
 // Queued (resumed) -> Running again.
@@ -53,7 +54,7 @@ public:
 
     JobId id() const { return id_; }
     JobKind kind() const { return kind_; }
-    bool pausable() const { return kind_ == JobKind::Batch || kind_ == JobKind::Train; }
+    bool pausable() const { return kind_ == JobKind::Batch || kind_ == JobKind::Train; }  // Learn: cancel only
 
     JobState state() const { return state_.load(std::memory_order_acquire); }
     void set_state(JobState state) { state_.store(state, std::memory_order_release); }

@@ -17,6 +17,8 @@ const char* to_string(JobKind kind) {
             return "train";
         case JobKind::Io:
             return "io";
+        case JobKind::Learn:
+            return "learn";
     }
     return "?";
 }

@@ -115,7 +115,9 @@ struct HistoryStore::Impl {
         gen.reset();
         gen.bind(1, r.created_at_ms != 0 ? r.created_at_ms : now())
             .bind(2, r.input)
-            .bind(3, settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter))
+            .bind(3, settings_json_with_adapter_version(
+                      settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter),
+                      r.adapter_version))
             .bind(4, r.seed)
             .bind(5, r.model_path)
             .bind(6, r.model_hash)

@@ -149,4 +149,19 @@ std::string adapter_of_settings_json(const std::string& settings_json) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+std::string settings_json_with_adapter_version(const std::string& settings_json, int64_t version) {
+    if (version <= 0) return settings_json;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(settings_json.empty() ? "{}" : settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
+    j["adapter_version"] = version;
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+int64_t adapter_version_of_settings_json(const std::string& settings_json) {
+    const nlohmann::json j = nlohmann::json::parse(settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return 0;
+    const auto it = j.find("adapter_version");
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
 }  // namespace t5s

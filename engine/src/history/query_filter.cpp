@@ -85,6 +85,7 @@ StoredGeneration read_generation(const Stmt& s) {
     g.input = s.text(2);
     g.settings_json = s.text(3);
     g.adapter = adapter_of_settings_json(g.settings_json);
+    g.adapter_version = adapter_version_of_settings_json(g.settings_json);
     g.seed = s.int64(4);
     g.model_path = s.text(5);
     g.model_hash = s.text(6);

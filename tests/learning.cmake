@@ -1,0 +1,24 @@
+# The learning loop (issue 25): engine rounds on the tiny model (adoption, rejection, crash, cancel,
+# restore, versions in the history), the `learn` CLI contract, and Label Studio end to end.
+add_executable(test_learning test_learning.cpp)
+target_link_libraries(test_learning PRIVATE t5s_engine t5s_engine_thread t5s_history t5s_catch_main)
+target_include_directories(test_learning PRIVATE ${CMAKE_SOURCE_DIR}/engine/src)
+add_test(NAME learning COMMAND test_learning)
+set_tests_properties(learning PROPERTIES TIMEOUT 600 LABELS learning)
+
+# Label Studio end to end: a real Label Studio (PyPI, in .venv-ls made by the test itself) with
+# `t5studio serve` as its ML backend. `ctest -L labelstudio` runs it alone; SKIPPED (77) only when
+# label-studio cannot be installed. Needs ../shared JGLUE JSTS (the annotations).
+add_test(NAME labelstudio_e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/labelstudio/run_e2e.sh $<TARGET_FILE:t5studio>
+         ${CMAKE_SOURCE_DIR}/assets/demo-model ${T5S_SHARED_DIR}/data/jglue-jsts/valid.jsonl ${CMAKE_CURRENT_BINARY_DIR}/labelstudio_work)
+set_tests_properties(labelstudio_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1800 LABELS labelstudio)
+
+add_test(NAME cli_learn COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_learn.sh $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}
+         ${CMAKE_CURRENT_BINARY_DIR}/cli_learn_work)
+set_tests_properties(cli_learn PROPERTIES TIMEOUT 600 LABELS learning)
+
+# The ML-backend protocol without Label Studio (tiny model): shapes, config errors, auth, webhooks
+# as pairs, a round every --learn-every pairs, model_version, versions in the served history.
+add_test(NAME serve_labelstudio_protocol COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/serve/test_ls_protocol.py
+         $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/serve_ls_protocol_work)
+set_tests_properties(serve_labelstudio_protocol PROPERTIES TIMEOUT 600 LABELS learning)
