@@ -246,6 +246,7 @@ struct LearningVm {
     bool open = false;                       // Learning window shown
     bool focus = false;                      // one-shot
     int64_t new_pairs = 0;                   // accepted/edited in this session since the last round began
+    bool resume_current = false;             // one-shot after a load: with the switch on, use the folder's current version
     JobId round_job = 0, list_job = 0, use_job = 0;
     int64_t step = 0, total_steps = 0;       // the running round's progress
     int64_t current = 0;                     // version in use (0 = the base alone)

@@ -5,7 +5,8 @@
 # meanwhile), then two more rounds through "learn now"; the Learning window lists the versions
 # with their held-out losses, "use this one" goes back to the base and forward to the newest.
 # Screenshots: learn_workspace (the switch and the status line), learn_versions (the Learning
-# window), learn_base (the base back in use), learn_window (the whole app).
+# window), learn_base (the base back in use), learn_window (the whole app). Then the app is opened
+# again with the same settings: the model comes up with the version the loop was using.
 # usage: run_e2e_learning.sh APP UI_TEST_DIR MODEL_DIR OUT_DIR
 set -euo pipefail
 app=$1; src=$2; model=$3; out=$4
@@ -20,6 +21,8 @@ accept_next() {  # accept candidate 1 of the current row, next row (generates)
 {
   echo "frames 3"
   echo "wait_model 300"
+  # beam search: the same candidates every run, so the rounds (seeded) train on the same pairs
+  echo 'option {"do_sample": false, "num_beams": 4, "num_return_sequences": 4, "max_new_tokens": 32}'
   echo "learn_settings 6 30"              # a round every 6 accepted/edited candidates, 30 steps at most
   echo "learn_switch on"
   echo "key ctrl+b"
@@ -75,4 +78,11 @@ for shot in learn_versions learn_workspace learn_base learn_window; do
 done
 ls "$out"/data/t5studio/learning/*/v0001/manifest.json
 grep -q '"learn"' "$out/config/settings.json" || { echo "settings.json has no learn settings"; exit 1; }
+
+# The app again, same settings and data: the switch is on, so the model opens with the version in use.
+printf 'frames 3\nwait_model 300\nexpect_versions 1 -2\nlog done\n' > "$out/reopen.script"
+XDG_DATA_HOME="$out/data" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$app" --model "$model" --history "$out/history.db" --config-dir "$out/config" \
+         --test-script "$out/reopen.script" --screenshot-dir "$out/screenshots" --size 1600x1000 | tee "$out/reopen.log"
+grep -Eq "v[0-9]+ in use, active adapter '.*/v[0-9]{4}'" "$out/reopen.log" || { echo "reopened without the learned version"; exit 1; }
 echo "ui_e2e_learning: ok ($(ls "$out/screenshots" | wc -l) screenshots in $out/screenshots)"

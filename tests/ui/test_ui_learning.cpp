@@ -216,3 +216,28 @@ TEST_CASE("learning: the switch, N and the steps persist in settings.json", "[ui
     CHECK_FALSE(old.learn_enabled);
     CHECK(old.learn_every == 50);
 }
+
+TEST_CASE("learning: with the switch on, a reopened model continues with the folder's current version", "[ui][learning]") {
+    Fake f;
+    f.s.learn.root = "/data/learning";
+    f.s.learn.enabled = true;
+    f.load("/models/demo");
+    AdapterVersionsListed listed;
+    listed.job = f.s.learn.list_job;
+    listed.adapter_dir = f.s.learn.adapter_dir;
+    listed.current = 2;
+    listed.versions = {version(1, 3, 2.5, 2.4, ""), version(2, 9, 2.4, 2.3, "")};
+    f.c.apply(listed);
+    REQUIRE(std::holds_alternative<UseAdapterVersion>(f.sent.back()));
+    CHECK(std::get<UseAdapterVersion>(f.sent.back()).version == 2);
+    // Only once per load; and not with the switch off.
+    f.c.apply(listed);
+    CHECK(f.count<UseAdapterVersion>() == 1);
+    Fake off;
+    off.s.learn.root = "/data/learning";
+    off.load("/models/demo");
+    listed.job = off.s.learn.list_job;
+    off.c.apply(listed);
+    CHECK(off.count<UseAdapterVersion>() == 0);
+    CHECK(off.s.learn.current == 2);
+}

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 
 namespace t5s::ui {
 
@@ -105,6 +106,8 @@ void LearningController::model_loaded() {
     l.adapter_dir = learning_dir_for(l.root, s.model.info->dir.string());
     l.versions.clear();
     l.current = 0;
+    l.resume_current = true;
+    l.list_job = 0;  // a listing of the previous model's folder is ignored when it comes
     refresh();
 }
 
@@ -177,6 +180,10 @@ void LearningController::apply(const Event& event) {
         l.current = v->current;
         l.versions = v->versions;
         l.rejected_rounds = v->rejected_rounds;
+        // The app restarted (or the model was reopened) with the switch on: continue with the version
+        // the loop was using, unless the model was opened with an adapter of its own.
+        if (std::exchange(l.resume_current, false) && l.enabled && l.current > 0 && s.model.active_adapter.empty())
+            use_version(l.current);
     } else if (const auto* a = std::get_if<AdapterSet>(&event)) {
         // From "use this one", or the switch the engine made after an adopted round.
         if (a->job == l.use_job) l.use_job = 0;
