@@ -1,14 +1,19 @@
 // The learning loop through the engine thread (issue 25, the app's side) on the tiny real model:
 // LearnNow runs a round on the history beside the loaded model (a Generate submitted during the
 // round finishes before it), the adopted version is switched on without a reload and names itself
-// in the next generation's history record, ListAdapterVersions reports the manifests' numbers, and
-// UseAdapterVersion goes back to the base and forward again (an unknown version fails, the current
-// one stays).
+// in the next generation's history record, the round ran at a lower CPU priority (nice 10),
+// ListAdapterVersions reports the manifests' numbers, and UseAdapterVersion goes back to the base
+// and forward again (an unknown version fails, the current one stays).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
@@ -50,6 +55,22 @@ struct Events {
         return all.size();
     }
 };
+
+// Threads of this process whose nice value is `nice` (/proc/self/task/*/stat, field 19).
+int threads_at_nice(int nice) {
+    int n = 0;
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+        std::ifstream in(task.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto close = stat.rfind(')');  // the command name may hold spaces
+        if (close == std::string::npos) continue;
+        std::istringstream fields(stat.substr(close + 2));
+        std::string f;
+        for (int i = 3; i <= 19 && fields >> f; ++i)
+            if (i == 19 && std::atoi(f.c_str()) == nice) ++n;
+    }
+    return n;
+}
 
 // Decisions like tests/test_learning.cpp's: most edited targets share one phrase (learnable).
 void fill_history(const std::string& path, int n) {
@@ -114,6 +135,8 @@ TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapte
     CHECK(done->result.version == 1);
     CHECK(done->result.loss_after < done->result.loss_before);
     CHECK(done->train_losses.size() == size_t(done->result.steps));
+    if (::getpriority(PRIO_PROCESS, 0) < 10)  // the lane that ran the round yields the CPU to generation
+        CHECK(threads_at_nice(10) >= 1);
     // The engine switched the loaded model to v1 itself (a SetAdapter of its own on the model lane).
     const auto set = ev.wait<AdapterSet>(
         [&](const AdapterSet& a) { return a.dir == fs::path(adapter_version_dir(versions.string(), 1)); }, 120);

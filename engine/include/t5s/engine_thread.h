@@ -138,7 +138,8 @@ struct DeleteModel {
 // The learning loop (t5s/learning.h) for the app. LearnNow runs one round on the history
 // (EngineConfig.history_db) into adapter_dir on the download lane, not the model lane: a round loads
 // its own copy of the base and trains beside the loaded model, so Generate never waits behind it
-// (a PullModel queues behind a round, and a round behind a pull). Events: JobStarted{"learn"},
+// (a PullModel queues behind a round, and a round behind a pull); the lane thread runs it at nice 10
+// (Linux, per thread; threads it starts inherit it) so it yields the CPU to generation. Events: JobStarted{"learn"},
 // TrainingUpdate (the round's trainer events, Step throttled to <= 10 Hz), then LearningRoundDone
 // (adopted | rejected | waiting), or JobFailed (Cancelled after Cancel: the current version stays).
 // An adopted version is switched on for the loaded model through SetAdapter (queued on the model

@@ -1,6 +1,10 @@
 // The learning loop's jobs (t5s/learning.h): LearnNow on the download lane (never the model lane,
 // so generation does not wait behind a round), ListAdapterVersions on the io lane, and
 // UseAdapterVersion on the model lane (restore + the loaded model's adapter switch, no reload).
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +31,16 @@ AdapterVersionEntry entry_of(const AdapterVersion& v) {
     e.elapsed_s = j.value("elapsed_s", 0.0);
     e.created_at = j.value("created_at", std::string());
     return e;
+}
+
+// A round is background work: the lane thread that runs it (and threads it starts afterwards, which
+// inherit its nice value) yields the CPU to generation. Linux nice is per thread; an unprivileged
+// process cannot lower it again, so the download lane stays at this level (downloads wait on the
+// network, not the CPU). Best effort: a failure leaves the priority as it was.
+void lower_this_thread_priority() {
+    constexpr int kNice = 10;
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    if (::getpriority(PRIO_PROCESS, tid) < kNice) ::setpriority(PRIO_PROCESS, tid, kNice);
 }
 
 int64_t count_rejected(const std::filesystem::path& adapter_dir) {
@@ -59,6 +73,7 @@ bool EngineImpl::run_learn_job(LaneTask& task) {
     const auto* c = std::get_if<LearnNow>(&task.command);
     if (!c) return false;
     emit(JobStarted{id, "learn"});
+    lower_this_thread_priority();
     if (config.history_db.empty()) throw Error(ErrorCode::InvalidArgument, "learning: the app has no history to learn from");
     LearningOptions o;
     o.model_dir = c->model_dir.string();
