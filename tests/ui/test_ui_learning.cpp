@@ -171,6 +171,9 @@ TEST_CASE("learning: learn now, use this one, failures", "[ui][learning]") {
     const JobId round = f.s.learn.round_job;
     CHECK_FALSE(f.c.learning().learn_now());  // one at a time
     CHECK(f.count<LearnNow>() == 1);
+    f.c.learning().cancel_round();
+    REQUIRE(std::holds_alternative<Cancel>(f.sent.back()));
+    CHECK(std::get<Cancel>(f.sent.back()).job == round);
     f.c.apply(JobFailed{round, ErrorCode::Cancelled, "learning round cancelled"});
     CHECK(f.s.learn.round_job == 0);
     CHECK(f.s.learn.error == "learning round cancelled");

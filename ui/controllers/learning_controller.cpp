@@ -141,6 +141,10 @@ bool LearningController::learn_now() {
     return true;
 }
 
+void LearningController::cancel_round() {
+    if (s.learn.round_job) ctx.send(Cancel{s.learn.round_job});
+}
+
 void LearningController::use_version(int64_t version) {
     auto& l = s.learn;
     if (l.adapter_dir.empty() || l.use_job) return;

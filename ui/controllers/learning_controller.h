@@ -31,6 +31,7 @@ public:
     void open_learning();                    // show (and focus) the Learning window, list versions
     void set_enabled(bool on);               // the switch (a round starts if enough pairs wait)
     bool learn_now();                        // false (and error) when it cannot start
+    void cancel_round();                     // the current version stays (JobFailed Cancelled follows)
     void refresh();                          // ListAdapterVersions
     void use_version(int64_t version);       // 0 = the base alone
     void decision_recorded(EventKind kind);  // from every DecisionRecorded: counts accepted/edited pairs

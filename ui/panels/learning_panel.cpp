@@ -136,6 +136,10 @@ void draw_learning_panel(PanelContext& ctx) {
     if (!can) ImGui::BeginDisabled();
     if (ImGui::Button("Learn now")) ctl.learning().learn_now();
     if (!can) ImGui::EndDisabled();
+    if (l.round_job) {
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel round")) ctl.learning().cancel_round();
+    }
     ImGui::SameLine();
     if (ImGui::Button("Refresh")) ctl.learning().refresh();
     if (!l.error.empty()) ImGui::TextColored(kRed, "%s", l.error.c_str());
