@@ -11,6 +11,7 @@ add_library(t5s_engine_thread STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_round.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_versions.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learn_jobs.cpp
 )
 target_include_directories(t5s_engine_thread PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
                                              PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -10,7 +10,8 @@
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
@@ -21,7 +22,8 @@ endif()
 
 # fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).
 add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_learning.cpp)
 target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
 target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
 add_test(NAME engine_thread COMMAND test_engine_thread)
@@ -62,4 +64,10 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_scores)
   set_tests_properties(ui_e2e_scores PROPERTIES TIMEOUT 600 LABELS "gui")
+  # The learning loop (issue 25): decisions in the workspace, the switch, three rounds, the Learning window.
+  add_test(NAME ui_e2e_learning
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_learning.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
+                   ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_learning)
+  set_tests_properties(ui_e2e_learning PROPERTIES TIMEOUT 900 LABELS "gui;learning")
 endif()

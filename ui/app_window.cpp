@@ -184,6 +184,7 @@ int App::run() {
     auto& st = ctl_->state();
     if (have_settings) restore_settings(settings_, st);
     init_models_window(st);
+    st.learn.root = (data_dir() / "learning").string();  // one versions folder per base model below it
     if (!warning.empty()) ctl_->log(true, warning);
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
     if (opts_.scale > 0) st.dpi_scale = opts_.scale;
@@ -360,6 +361,10 @@ void App::draw_menu_bar() {
             if (st.train.open) st.train.open = false;
             else ctl_->open_training();
         }
+        if (ImGui::MenuItem("Learning", keys.label(Action::OpenLearning).c_str(), st.learn.open)) {
+            if (st.learn.open) st.learn.open = false;
+            else ctl_->perform(Action::OpenLearning);
+        }
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Engine")) {
@@ -418,6 +423,7 @@ void App::frame() {
     draw_history_panel(ctx);
     draw_export_panel(ctx);
     draw_training_panel(ctx);  // a window over the workspace, opened from View > Training
+    draw_learning_panel(ctx);  // View > Learning (Ctrl+L)
     if (st.engine_dead) ImGui::EndDisabled();
     draw_monitor_panel(ctx);
     draw_help_panel(ctx);

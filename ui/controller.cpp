@@ -30,13 +30,13 @@ bool holds_any(const Event& event) {
 bool last_event_of_job(const Event& e) {
     return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, DatasetLoaded,
                      HistoryLoaded, DecisionRecorded, ExportDone, FileExists, DirectoryListing, TrainingRunsLoaded, AdapterSet,
-                     ModelPulled, ModelsListed, ModelDeleted>(e);
+                     ModelPulled, ModelsListed, ModelDeleted, LearningRoundDone, AdapterVersionsListed>(e);
 }
 
 // Events that end what the status bar shows as running.
 bool ends_status_job(const Event& e) {
     return holds_any<ModelLoaded, EmbedderLoaded, EmbedderUnloaded, GenerationDone, JobFailed, JobFinished, ExportDone,
-                     FileExists, AdapterSet, ModelPulled>(e);
+                     FileExists, AdapterSet, ModelPulled, LearningRoundDone>(e);
 }
 
 }  // namespace
@@ -50,6 +50,7 @@ Controller::Controller(Submit submit, NoteText note_text)
       history_(ctx_),
       export_(ctx_),
       training_(ctx_, model_),
+      learning_(ctx_),
       monitor_(ctx_) {
     auto& o = s_.ws.options;
     o.do_sample = true;
@@ -65,7 +66,7 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
     s_.death_message = message;
     if (dead) {
         // Everything in flight is lost.
-        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &models_, &ws_, &batch_, &history_, &export_, &training_})
+        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &models_, &ws_, &batch_, &history_, &export_, &training_, &learning_})
             p->engine_died();
         s_.job_kind.clear();
         ctx_.release_all();
@@ -84,6 +85,10 @@ PanelController* Controller::handler_of(const Event& event, JobId job) {
     if (holds_any<HistoryDeleted>(event)) return &history_;  // from the history or the training panel
     if (holds_any<TrainingRunRecorded>(event)) return &training_;
     if (holds_any<TelemetrySample>(event)) return &monitor_;
+    // The learning loop's listings come after the job's other events (the owner may be released),
+    // and an adopted round switches the adapter through a SetAdapter of the engine's own (no owner).
+    if (holds_any<AdapterVersionsListed>(event)) return &learning_;
+    if (holds_any<AdapterSet>(event) && !ctx_.owner_of(job)) return &learning_;
     if (holds_any<JobStarted, SettingsUpdated, FileWritten>(event)) return nullptr;  // nothing to show
     return ctx_.owner_of(job);
 }
@@ -99,6 +104,8 @@ void Controller::apply(const Event& event) {
     } else if (handler) {
         handler->apply(event);
     }
+    if (const auto* d = std::get_if<DecisionRecorded>(&event)) learning_.decision_recorded(d->kind);
+    if (std::holds_alternative<ModelLoaded>(event) && s_.model.info) learning_.model_loaded();
     if (last_event_of_job(event)) ctx_.release(job);
 }
 
@@ -135,6 +142,7 @@ void Controller::perform(Action a) {
         case Action::ZoomOut: s_.dpi_scale = std::max(0.5f, s_.dpi_scale - 0.1f); break;
         case Action::OpenTraining: training_.open_training(); break;
         case Action::OpenModels: models_.open_models(); break;
+        case Action::OpenLearning: learning_.open_learning(); break;
     }
 }
 

@@ -11,6 +11,7 @@
 #include "controllers/batch_controller.h"
 #include "controllers/export_controller.h"
 #include "controllers/history_controller.h"
+#include "controllers/learning_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/models_controller.h"
 #include "controllers/monitor_controller.h"
@@ -43,6 +44,7 @@ public:
     HistoryController& history() { return history_; }
     ExportController& exporter() { return export_; }
     TrainingController& training() { return training_; }
+    LearningController& learning() { return learning_; }
 
     // Model panel.
     void load_model() { model_.load_model(); }  // from model.path_input
@@ -111,6 +113,7 @@ private:
     HistoryController history_;
     ExportController export_;
     TrainingController training_;
+    LearningController learning_;
     MonitorController monitor_;
 };
 

@@ -44,6 +44,7 @@ Keymap::Keymap() {
         {Action::ZoomOut, k(GLFW_KEY_MINUS, true), "Zoom out", "Smaller UI (DPI scale -10%)"},
         {Action::OpenTraining, k(GLFW_KEY_T, true), "Training", "Open the training panel (fine-tune a model)"},
         {Action::OpenModels, k(GLFW_KEY_M, true), "Models", "Open the Models window (local models, downloads from the Hub)"},
+        {Action::OpenLearning, k(GLFW_KEY_L, true), "Learning", "Open the Learning window (adapter versions learned from your decisions)"},
     };
 }
 

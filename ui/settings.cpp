@@ -29,6 +29,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["batch_path"] = s.batch_path;
     j["per_row"] = s.per_row;
     j["pending_downloads"] = s.pending_downloads;
+    j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn_every}, {"max_steps", s.learn_max_steps}};
     j["imgui_ini"] = s.imgui_ini;
     return j.dump(2);
 }
@@ -52,6 +53,11 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.batch_path = j.value("batch_path", std::string());
         s.per_row = std::clamp(j.value("per_row", 3), 1, 64);
         s.pending_downloads = j.value("pending_downloads", std::vector<std::string>{});
+        if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
+            s.learn_enabled = l->value("enabled", false);
+            s.learn_every = std::clamp(l->value("every", 50), 1, 100000);
+            s.learn_max_steps = std::clamp(l->value("max_steps", 40), 1, 100000);
+        }
         s.imgui_ini = j.value("imgui_ini", std::string());
     } catch (const std::exception& e) {
         if (warning) *warning = std::string("settings ignored (") + e.what() + ")";
@@ -76,6 +82,9 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.export_path = st.exp.path;
     s.batch_path = st.batch.path;
     s.per_row = st.batch.per_row;
+    s.learn_enabled = st.learn.enabled;
+    s.learn_every = st.learn.every;
+    s.learn_max_steps = st.learn.max_steps;
     s.pending_downloads.clear();
     for (const auto& d : st.models.downloads)
         if (d.phase != DownloadPhase::Done) s.pending_downloads.push_back(d.repo + "@" + d.revision);
@@ -96,6 +105,9 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.exp.path = s.export_path;
     st.batch.path = s.batch_path;
     st.batch.per_row = s.per_row;
+    st.learn.enabled = s.learn_enabled;
+    st.learn.every = s.learn_every;
+    st.learn.max_steps = s.learn_max_steps;
     st.models.downloads.clear();
     for (const std::string& ref : s.pending_downloads) {  // shown as interrupted: Resume continues the .incomplete file
         const auto at = ref.rfind('@');

@@ -27,6 +27,9 @@ struct AppSettings {
     std::string export_path;
     std::string batch_path;
     int per_row = 3;
+    bool learn_enabled = false;  // "learn from my decisions"
+    int learn_every = 50;        // a round every N new accepted/edited pairs
+    int learn_max_steps = 40;    // optimizer steps of a round
     std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };

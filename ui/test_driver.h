@@ -56,6 +56,8 @@ private:
     bool models_step(const ScriptStep& st, Controller& ctl);
     void step_wait_download(const ScriptStep& st, Controller& ctl);
     void step_expect_local(const ScriptStep& st, Controller& ctl);
+    // Learning-loop ops (test_driver_learning.cpp); true when the op was one of them.
+    bool learning_step(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

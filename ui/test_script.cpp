@@ -29,7 +29,9 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "expect_scores", "expect_order", "split_threshold", "expect_window",
                                               "expect_filtered", "run_batch", "expect_batch_counts", "history_dropped",
                                               "expect_models_open", "models_tab", "download", "resume_download", "cancel_download", "wait_download_progress",
-                                              "wait_download", "expect_local", "open_local", "expect_loaded"};
+                                              "wait_download", "expect_local", "open_local", "expect_loaded",
+                                              "learn_switch", "learn_settings", "decide", "learn_now", "wait_learn",
+                                              "expect_versions", "use_version", "open_learning"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

@@ -234,6 +234,30 @@ struct ModelsVm {
     std::vector<DownloadVm> downloads;       // newest last; unfinished ones are persisted
 };
 
+// The learning loop (View > Learning, the workspace's "learn from my decisions" switch): rounds of
+// t5s/learning.h on the app's history (LearnNow on the engine's download lane), the adopted
+// versions of the loaded model's versions folder, "use this one" (UseAdapterVersion).
+struct LearningVm {
+    bool enabled = false;                    // "learn from my decisions" (persisted)
+    int every = 50;                          // a round every N new accepted/edited pairs (persisted)
+    int max_steps = 40;                      // optimizer steps of a round (persisted)
+    std::string root;                        // the app's learning folder (data dir/learning)
+    std::string adapter_dir;                 // the loaded model's versions folder under root
+    bool open = false;                       // Learning window shown
+    bool focus = false;                      // one-shot
+    int64_t new_pairs = 0;                   // accepted/edited in this session since the last round began
+    bool resume_current = false;             // one-shot after a load: with the switch on, use the folder's current version
+    JobId round_job = 0, list_job = 0, use_job = 0;
+    int64_t step = 0, total_steps = 0;       // the running round's progress
+    int64_t current = 0;                     // version in use (0 = the base alone)
+    std::vector<AdapterVersionEntry> versions;  // oldest first
+    int64_t rejected_rounds = 0;
+    std::optional<LearningRoundResult> last; // the last round of this session
+    int64_t last_done_ms = 0;                // unix ms when it ended
+    std::vector<float> last_curve;           // its training loss per step
+    std::string error;
+};
+
 struct UiState {
     ModelVm model;
     ModelsVm models;
@@ -243,6 +267,7 @@ struct UiState {
     ExportVm exp;
     MonitorVm monitor;
     TrainingVm train;
+    LearningVm learn;
     std::deque<LogLine> log;                 // last 200 lines
     bool engine_dead = false;
     std::string death_message;

@@ -125,6 +125,7 @@ void draw_workspace_panel(PanelContext& ctx) {
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("task prefix", &ws.task_prefix);
     help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model.");
+    draw_learning_switch(ctl);
     if (ws.focus_source) {
         ImGui::SetKeyboardFocusHere();
         ws.focus_source = false;

@@ -25,6 +25,7 @@
 #include "t5s/history_store.h"
 #include "t5s/hub.h"
 #include "t5s/jobs.h"
+#include "t5s/learning.h"
 #include "t5s/model.h"
 #include "t5s/trainer.h"
 
@@ -134,10 +135,37 @@ struct DeleteModel {
     std::filesystem::path cache;         // "" = hub::cache_dir()
     std::string repo;
 };
+// The learning loop (t5s/learning.h) for the app. LearnNow runs one round on the history
+// (EngineConfig.history_db) into adapter_dir on the download lane, not the model lane: a round loads
+// its own copy of the base and trains beside the loaded model, so Generate never waits behind it
+// (a PullModel queues behind a round, and a round behind a pull); the lane thread runs it at nice 10
+// (Linux, per thread; threads it starts inherit it) so it yields the CPU to generation. Events: JobStarted{"learn"},
+// TrainingUpdate (the round's trainer events, Step throttled to <= 10 Hz), then LearningRoundDone
+// (adopted | rejected | waiting), or JobFailed (Cancelled after Cancel: the current version stays).
+// An adopted version is switched on for the loaded model through SetAdapter (queued on the model
+// lane after the round: running requests finish on the old adapter), then AdapterVersionsListed.
+struct LearnNow {
+    std::filesystem::path model_dir;     // the base model (the loaded model's folder)
+    std::filesystem::path adapter_dir;   // the versions folder (created when missing)
+    std::string task_prefix;             // the base's task prefix, e.g. "paraphrase: "
+    int64_t min_new_pairs = 1;
+    int64_t max_steps = 40;
+    double max_time_s = 300;
+    double lr = 1e-3;
+    int lora_r = 8;
+    int threads = 0;                     // 0 = physical cores
+    bool use_adopted = true;             // adopted: SetAdapter on the loaded model (when one is loaded)
+};
+// The versions of adapter_dir with their manifests: AdapterVersionsListed (io lane).
+struct ListAdapterVersions { std::filesystem::path adapter_dir; };
+// restore_adapter_version + the loaded model's adapter switched to it (model lane, no reload; 0 =
+// the base alone): AdapterSet, then AdapterVersionsListed. A model must be loaded.
+struct UseAdapterVersion { std::filesystem::path adapter_dir; int64_t version = 0; };
 using Command = std::variant<LoadModel, UnloadModel, LoadEmbedder, UnloadEmbedder, Generate, UpdateSettings, Cancel, PauseJob, ResumeJob,
                              LoadDataset, BatchAugment, QueryHistory, RecordDecision, DeleteHistory,
                              ExportHistory, ListDirectory, WriteTextFile, StartTraining, QueryTrainingRuns,
-                             DeleteTrainingRun, SetAdapter, PullModel, ListModels, DeleteModel>;
+                             DeleteTrainingRun, SetAdapter, PullModel, ListModels, DeleteModel, LearnNow,
+                             ListAdapterVersions, UseAdapterVersion>;
 
 // ---------------------------------------------------------------- events
 struct JobStarted { JobId job = 0; std::string kind; };
@@ -217,12 +245,34 @@ struct TrainingRunsLoaded { JobId job = 0; std::vector<StoredTrainingRun> runs; 
 struct EngineDied { std::string message; };
 struct AdapterSet { JobId job = 0; std::filesystem::path dir; int64_t parameters = 0; };  // dir empty: none
 
+// One adopted version of the learning loop, its manifest's numbers (-1 / 0 where missing).
+struct AdapterVersionEntry {
+    int64_t version = 0;
+    std::filesystem::path dir;
+    bool current = false;
+    int64_t round = 0, pairs_total = 0, pairs_new = 0, pairs_heldout = 0, steps = 0;
+    double loss_before = -1, loss_after = -1, elapsed_s = 0;
+    std::string created_at;              // ISO 8601 UTC, as in the manifest
+};
+struct AdapterVersionsListed {
+    JobId job = 0;
+    std::filesystem::path adapter_dir;
+    int64_t current = 0;                 // 0 = the base alone
+    std::vector<AdapterVersionEntry> versions;  // oldest first
+    int64_t rejected_rounds = 0;         // rejected/rN.json files
+};
+struct LearningRoundDone {
+    JobId job = 0;
+    LearningRoundResult result;
+    std::vector<double> train_losses;    // the round's training loss per step (the curve)
+};
+
 using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, EmbedderLoaded, EmbedderUnloaded, GenerationStep, GenerationDone, JobFailed,
                            Progress, BatchRowDone, JobPaused, JobFinished, SettingsUpdated, DatasetLoaded,
                            HistoryLoaded, DecisionRecorded, HistoryDeleted, ExportDone, FileExists,
                            DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
                            TrainingRunsLoaded, EngineDied, AdapterSet, ModelPullProgress, ModelPulled, ModelsListed,
-                           ModelDeleted>;
+                           ModelDeleted, AdapterVersionsListed, LearningRoundDone>;
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;

@@ -102,6 +102,8 @@ struct EngineImpl {
     JobEnd run_model_job(LaneTask& task);  // model_jobs.cpp
     void run_io_job(LaneTask& task);       // io_jobs.cpp
     bool run_hub_job(LaneTask& task);      // hub_jobs.cpp: PullModel, ListModels, DeleteModel (false: not one)
+    bool run_learn_job(LaneTask& task);    // learn_jobs.cpp: LearnNow, ListAdapterVersions (false: not one)
+    AdapterVersionsListed versions_listed(JobId id, const std::filesystem::path& adapter_dir);
     void mark_dead(const std::string& message);
     void start_lanes();
     void stop_lanes();
@@ -112,6 +114,7 @@ struct EngineImpl {
     void load_model(Job& job, const LoadModel& cmd);
     void load_embedder(Job& job, const LoadEmbedder& cmd);
     void set_adapter(Job& job, const SetAdapter& cmd);
+    void use_adapter_version(Job& job, const UseAdapterVersion& cmd);  // learn_jobs.cpp
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
     std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const GenerationOptions& options,
                                                  GenerationControl* control);

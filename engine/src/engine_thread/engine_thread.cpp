@@ -36,7 +36,7 @@ JobEnd EngineImpl::run_guarded(LaneTask& task, bool model_lane) {
     Job& job = *task.job;
     try {
         if (model_lane) return run_model_job(task);
-        if (!run_hub_job(task)) run_io_job(task);
+        if (!run_hub_job(task) && !run_learn_job(task)) run_io_job(task);
     } catch (...) {
         // Models and the trainer report running out of memory as Error(OutOfMemory), recognised by
         // exception type (torch/torch_errors.h); an Internal error reaching here is a bug.

@@ -43,6 +43,7 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
                        emit(EmbedderUnloaded{job.id()});
                    },
                    [&](const SetAdapter& c) { set_adapter(job, c); },
+                   [&](const UseAdapterVersion& c) { use_adapter_version(job, c); },
                    [&](const Generate& c) { generate(job, c, task.submitted); },
                    [&](const BatchAugment&) { end = run_batch(task); },
                    [&](const StartTraining& c) { run_training(job, *task.trainer, c); },
@@ -93,6 +94,7 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
     rec.precision = info.precision;
     rec.device = info.device;
     rec.adapter = info.adapter.string();
+    rec.adapter_version = rec.adapter.empty() ? 0 : adapter_version_of_dir(rec.adapter);  // learning loop (0: other)
     rec.total_ms = total_ms;
     rec.origin = std::move(origin);
     return rec;

@@ -34,6 +34,9 @@ Route route(const DeleteTrainingRun&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const PullModel&) { return {JobKind::Io, LaneId::Download}; }
 Route route(const ListModels&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const DeleteModel&) { return {JobKind::Io, LaneId::Io}; }
+Route route(const LearnNow&) { return {JobKind::Learn, LaneId::Download}; }  // never on the model lane
+Route route(const ListAdapterVersions&) { return {JobKind::Io, LaneId::Io}; }
+Route route(const UseAdapterVersion&) { return {JobKind::LoadModel, LaneId::Model}; }
 // Commands that act at once never reach a lane (act_now answers them first).
 Route route(const Cancel&) { return {JobKind::Io, LaneId::Io}; }
 Route route(const PauseJob&) { return {JobKind::Io, LaneId::Io}; }
