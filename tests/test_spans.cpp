@@ -13,22 +13,14 @@
 #include "spans/span_restore.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
+#include "span_test_support.h"
 
 using namespace t5s;
 using namespace t5s::spans;
 
-namespace {
+using t5s::test::code_point_slice;
 
-// The text of [start, end) in code points, decoded independently of the code under test.
-std::string code_point_slice(const std::string& s, int64_t start, int64_t end) {
-    std::vector<size_t> starts;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
-    }
-    starts.push_back(s.size());
-    REQUIRE(end < static_cast<int64_t>(starts.size()));
-    return s.substr(starts[static_cast<size_t>(start)], starts[static_cast<size_t>(end)] - starts[static_cast<size_t>(start)]);
-}
+namespace {
 
 std::vector<std::string> texts_of(const std::string& text, const std::vector<ByteSpan>& spans) {
     std::vector<std::string> out;

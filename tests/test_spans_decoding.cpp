@@ -19,6 +19,7 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/scheduler.h"
 #include "torch/logits_processors.h"
+#include "span_test_support.h"
 
 namespace t5s {
 // How Catch2 (through c10's container printer) shows a span in a failed check.
@@ -27,17 +28,9 @@ inline std::ostream& operator<<(std::ostream& out, const Span& s) { return out <
 
 using namespace t5s;
 
-namespace {
+using t5s::test::code_point_slice;
 
-std::string code_point_slice(const std::string& s, int64_t start, int64_t end) {
-    std::vector<size_t> starts;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
-    }
-    starts.push_back(s.size());
-    REQUIRE(end < static_cast<int64_t>(starts.size()));
-    return s.substr(starts[static_cast<size_t>(start)], starts[static_cast<size_t>(end)] - starts[static_cast<size_t>(start)]);
-}
+namespace {
 
 // The texts of spans in `text`, sorted (a paraphrase may reorder them).
 std::vector<std::string> span_texts(const std::string& text, const std::vector<Span>& spans) {
