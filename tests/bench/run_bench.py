@@ -23,6 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import bandwidth_limit  # noqa: E402
 import bench_common as bc  # noqa: E402
 
 ENGINES = ["t5studio", "transformers", "ctranslate2"]
@@ -141,9 +142,28 @@ def fmt_ratio(a, b):
     return f"{a['tokens_per_s'] / b['tokens_per_s']:.2f}x"
 
 
+def limit_table(meta, model, rows):
+    """greedy_b1 against the bandwidth limit (tests/bench/bandwidth_limit.py) per dtype and engine."""
+    limits = meta.get("batch1_limit_tok_s", {}).get(model, {})
+    out = []
+    for r in [r for r in rows if r["model"] == model and r["workload"] == "greedy_b1" and limits.get(r["dtype"])]:
+        limit = limits[r["dtype"]]
+        cells = [f"{r['engines'][e]['tokens_per_s'] / limit * 100:.0f} %" if r["engines"].get(e) else "—" for e in ENGINES]
+        out.append(f"| {r['dtype']} | {limit:.0f} | " + " | ".join(cells) + " |")
+    if not out:
+        return []
+    head = ["", f"greedy_b1 as a share of the limit (weights streamed once per token at "
+                f"{meta['read_bandwidth_gbs']:.1f} GB/s, CPU class {meta['cpu_class']}):", "",
+            "| dtype | limit tok/s | " + " | ".join(LABEL[e] for e in ENGINES) + " |", "|---|---|" + "---|" * len(ENGINES)]
+    return head + out
+
+
 def build_markdown(meta, models, rows, loads, notes):
     md = [f"# T5 Studio benchmark ({meta['device']})", ""]
     md.append(f"- date: {meta['date']}; CPU: {meta['cpu']} ({meta['cpus']} logical CPUs); threads per engine: {meta['threads']}")
+    if meta.get("read_bandwidth_gbs"):
+        md.append(f"- CPU class {meta['cpu_class']}; measured read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s "
+                  f"({meta['threads']} threads, best of 5 sums over 1 GiB)")
     if meta.get("gpu"):
         md.append(f"- GPU: {meta['gpu']}")
     md.append(f"- versions: T5 Studio {meta['versions'].get('t5studio', '?')} (LibTorch {meta['versions'].get('libtorch', '?')}), "
@@ -175,6 +195,7 @@ def build_markdown(meta, models, rows, loads, notes):
                 line += " " + " / ".join(f"{s[e]['peak_gpu_mb']:.0f}" if s.get(e) and s[e]["peak_gpu_mb"] is not None
                                          else "—" for e in ["t5studio", "transformers"]) + " |"
             md.append(line)
+        md += limit_table(meta, model, rows)
         md += ["", "| engine | dtype | load s | load → first token s | process start → first token s | "
                "RSS before load MB | peak RSS MB (whole process) | weight MB |", "|---|---|---|---|---|---|---|---|"]
         for ld in [x for x in loads if x["model"] == model]:
@@ -289,6 +310,9 @@ def main():
         except OSError:
             pass
     log(f"load average at start: {meta['loadavg_start']}; threads {threads}; runs {runs}")
+    if args.device == "cpu":
+        meta["cpu_class"], meta["read_bandwidth_gbs"] = bandwidth_limit.cpu_class(), bandwidth_limit.read_bandwidth_gbs(threads)
+        log(f"CPU class {meta['cpu_class']}; read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s")
 
     if "t5studio" in engines and not os.path.exists(t5s_bench):
         sys.exit(f"{t5s_bench} not found: build it first (tests/bench/run.sh does)")
@@ -299,6 +323,9 @@ def main():
     if made.returncode != 0:
         sys.exit("make_models.py failed:\n" + made.stderr)
     model_dirs = {json.loads(line)["name"]: json.loads(line) for line in made.stdout.splitlines() if line.startswith("{")}
+    if meta.get("read_bandwidth_gbs"):
+        meta["batch1_limit_tok_s"] = {m: {d: bandwidth_limit.limit_tokens_per_s(model_dirs[m]["hf"], d, meta["read_bandwidth_gbs"])
+                                          for d in bandwidth_limit.WEIGHT_BYTES} for m in models}
 
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false",
                PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3")
