@@ -2,13 +2,7 @@
 # The t5studio command-line contract: JSON fields, generation flags, and one-line errors with a
 # non-zero exit code on bad input. Usage: test_cli.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
-bin="$1"; data="$2"; work="$3"
-rm -rf "$work"; mkdir -p "$work"
-model="$data/models/t5v10-tied-relu"
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # expect_fail NAME PATTERN CMD...: exit != 0, exactly one stderr line, matching PATTERN, no crash.
 expect_fail() {
@@ -197,13 +191,6 @@ expect_fail "adapter without adapter_config.json" "$work: no adapter_config.json
 expect_fail "adapter for another base" "lora_A.weight has shape \[4, 24\] but the base model needs \[4, 32\]" "$bin" generate --model "$model" --adapter "$data/lora/flan-qv-wo" --text hi
 
 # --- issue #16: hardening (each class of the black-box sweep; exact exit codes) ------------------
-# expect_code NAME CODE PATTERN CMD...: exit CODE, one stderr line matching PATTERN.
-expect_code() {
-  local name="$1" code="$2"; shift 2
-  expect_fail "$name" "$@"
-  local rc; "${@:2}" >/dev/null 2>&1; rc=$?
-  [ "$rc" -eq "$code" ] || bad "$name: exit $rc, expected $code"
-}
 expect_code "threads 100000" 2 "--threads 100000 is out of range \(an integer from 0 to 1024\)" \
   "$bin" generate --model "$model" --text hi --threads 100000
 expect_code "lora base precision int4" 2 "--lora-base-precision must be fp32, bf16, fp16 or int8, not 'int4'" \
@@ -349,5 +336,4 @@ for flag in --version version; do
   [ "$(head -1 <<<"$out")" = "t5studio $want_version" ] && ok || bad "$flag printed '$out', want 't5studio $want_version'"
 done
 
-echo "cli: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish "cli"

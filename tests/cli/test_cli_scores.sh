@@ -3,23 +3,8 @@
 # `generate`, dropped candidates in the history, `sts`, and `export --with-scores / --dedupe near`.
 # Usage: test_cli_scores.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
-bin="$1"; data="$2"; work="$3"
-rm -rf "$work"; mkdir -p "$work"
-model="$data/models/t5v10-tied-relu"
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-py() { python3 - "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 py_field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
-
-# expect_code NAME CODE PATTERN CMD...: exit CODE, exactly one stderr line matching PATTERN.
-expect_code() {
-  local name="$1" code="$2" pattern="$3"; shift 3
-  "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc -ne "$code" ]; then bad "$name: exit $rc, want $code ($(head -c 300 "$work/err"))"; return; fi
-  if [ "$(wc -l <"$work/err")" -ne 1 ]; then bad "$name: not one stderr line: $(cat "$work/err")"; return; fi
-  grep -qE -- "$pattern" "$work/err" && ok || bad "$name: '$(cat "$work/err")' lacks /$pattern/"
-}
 
 # --- scores on every candidate; existing fields unchanged ---------------------------------------
 "$bin" generate --model "$model" --text "Tom is a good boy." --prefix "paraphrase: " --beams 4 --num-return 3 --max-new-tokens 8 \
@@ -168,5 +153,4 @@ expect_code "near threshold out of range" 2 "--near-threshold must be in \(0, 1\
   "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe near --near-threshold 1.5
 expect_code "dedupe mode" 2 "--dedupe must be exact or near, got 'fuzzy'" "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe fuzzy
 
-echo "cli_scores: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish "cli_scores"

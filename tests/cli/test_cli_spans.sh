@@ -5,21 +5,7 @@
 # "forced_spans", spans kept in the history, one-line errors.
 # Usage: test_cli_spans.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
-bin="$1"; data="$2"; work="$3"
-rm -rf "$work"; mkdir -p "$work"
-model="$data/models/t5v10-tied-relu"
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-py() { python3 - "$@"; }
-
-expect_code() {
-  local name="$1" code="$2" pattern="$3"; shift 3
-  "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc -ne "$code" ]; then bad "$name: exit $rc, want $code ($(head -c 300 "$work/err"))"; return; fi
-  if [ "$(wc -l <"$work/err")" -ne 1 ]; then bad "$name: not one stderr line: $(cat "$work/err")"; return; fi
-  grep -qE -- "$pattern" "$work/err" && ok || bad "$name: '$(cat "$work/err")' lacks /$pattern/"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # --- --text with detectors and a regex: beam and sampling --------------------------------------
 for mode in "--beams 3 --num-return 2" "--sample --num-return 3 --seed 5 --top-k 20"; do
@@ -118,5 +104,4 @@ expect_code "overlapping spans" 1 "overlap.jsonl:1: \"spans\": two spans overlap
 printf '{"text": "abc", "spans": [["a", 2, "X"]]}\n' >"$work/type.jsonl"
 expect_code "span offsets not integers" 1 "type.jsonl:1: \"spans\": span offsets must be integers" "$bin" generate --model "$model" --input "$work/type.jsonl"
 
-echo "cli_spans: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish "cli_spans"

@@ -4,14 +4,8 @@
 # generation made with v1's adapter names adapter_version 1 in the history.
 # Usage: test_learn.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
-bin="$1"; data="$2"; work="$3"
-rm -rf "$work"; mkdir -p "$work"
-model="$data/models/t5v10-tied-relu"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 h="$work/history.sqlite"; dir="$work/learning"
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 texts=()
 for i in $(seq 1 24); do texts+=(--text "item number $i"); done
@@ -46,5 +40,4 @@ done
 "$bin" history --history "$h" --limit 1 --json >"$work/last.json" && ok || bad "history last"
 [ "$(json "$work/last.json" "d['generations'][0]['adapter_version']")" = 1 ] && ok || bad "adapter_version in the history: $(cat "$work/last.json")"
 
-echo "learn CLI: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish "learn CLI"
