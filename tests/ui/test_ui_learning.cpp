@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "controller.h"
+#include "recording_controller.h"
 #include "settings.h"
 
 using namespace t5s;
@@ -13,13 +14,7 @@ using namespace t5s::ui;
 
 namespace {
 
-struct Fake {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c{[this](Command cmd) {
-        sent.push_back(std::move(cmd));
-        return next++;
-    }};
+struct Fake : test::RecordingController {
     UiState& s = c.state();
 
     void load(const std::string& dir) {
@@ -28,12 +23,6 @@ struct Fake {
         ModelInfo info;
         info.dir = dir;
         c.apply(ModelLoaded{s.model.load_job, info, 1.0});
-    }
-    template <class T>
-    int count() const {
-        int n = 0;
-        for (const auto& c : sent) n += std::holds_alternative<T>(c) ? 1 : 0;
-        return n;
     }
 };
 

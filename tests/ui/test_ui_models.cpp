@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "controller.h"
+#include "recording_controller.h"
 #include "settings.h"
 #include "t5s/hub.h"
 
@@ -14,14 +15,7 @@ using namespace t5s::ui;
 
 namespace {
 
-struct Fake {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c{[this](Command cmd) {
-        sent.push_back(std::move(cmd));
-        return next++;
-    }};
-};
+using Fake = test::RecordingController;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "controller.h"
+#include "recording_controller.h"
 #include "score_view.h"
 #include "test_script.h"
 
@@ -34,19 +35,7 @@ std::string texts(const CandidateList& l) {
     return s;
 }
 
-struct Fake {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c{[this](Command cmd) {
-        sent.push_back(std::move(cmd));
-        return next++;
-    }};
-    template <class T>
-    const T* last() const {
-        for (auto it = sent.rbegin(); it != sent.rend(); ++it)
-            if (auto* t = std::get_if<T>(&*it)) return t;
-        return nullptr;
-    }
+struct Fake : test::RecordingController {
     void load(bool with_embedder) {
         auto& m = c.state().model;
         m.path_input = "/m";
