@@ -23,19 +23,13 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import hub_fixtures  # noqa: E402
+from py_checks import check, failures  # noqa: E402
 
 BIN, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 MODE = sys.argv[3] if len(sys.argv) > 3 else "all"
 PY = sys.executable
-failures = []
-
-
-def check(cond, what):
-    print(("ok:   " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 class HubServer:

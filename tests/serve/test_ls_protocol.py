@@ -17,30 +17,14 @@ import sys
 import time
 
 import requests
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from py_checks import check, failures, until  # noqa: E402
 
 BIN, MODEL, WORK = sys.argv[1:4]
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-failures = []
 CONFIG = '<View><Header value="x"/><Text name="src" value="$sentence"/><TextArea name="out" toName="src"/></View>'
 KEY = "bearer-key-0123456789"
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def until(pred, limit, what):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.05)
-    check(False, "timed out waiting for " + what)
-    return None
 
 
 with open(os.path.join(WORK, "basic"), "w") as f:

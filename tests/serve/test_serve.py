@@ -17,29 +17,14 @@ from collections import Counter
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from py_checks import check, failures, until  # noqa: E402
+import py_checks  # noqa: E402
+py_checks.print_passes = False  # thousands of request checks: only failures are printed
 
 BIN, MODEL, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(WORK, exist_ok=True)
 KEY = "test-key-0123456789"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def until(pred, limit, what):
-    """Polls pred() until it is true or `limit` seconds pass (then records a failure)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.02)
-    check(False, "timed out waiting for " + what)
-    return None
 
 
 class Server:

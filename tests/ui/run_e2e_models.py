@@ -19,16 +19,11 @@ import shutil
 import subprocess
 import sys
 import urllib.request
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from py_checks import check, failures  # noqa: E402
 
 APP, HUB_DIR, MODEL, OUT = (os.path.abspath(a) for a in sys.argv[1:5])
 REPO = "test-org/tiny-t5"
-failures = []
-
-
-def check(cond, what):
-    print(("ok:   " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def sha256(path):
