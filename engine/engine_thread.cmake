@@ -1,7 +1,6 @@
 # t5s_engine_thread: the EngineThread (commands in, events out) over t5s_engine and t5s_history.
 # Torch stays PRIVATE inside t5s_engine; nothing here includes torch or SQLite headers.
 add_library(t5s_engine_thread STATIC
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/routing.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/engine_thread.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/model_jobs.cpp

@@ -7,4 +7,4 @@ add_library(t5s_serve STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/scheduler.cpp
 )
 target_include_directories(t5s_serve PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(t5s_serve PUBLIC t5s_engine t5s_engine_thread t5s_history Threads::Threads PRIVATE t5s_torch_cpu)
+target_link_libraries(t5s_serve PUBLIC t5s_engine t5s_history Threads::Threads PRIVATE t5s_torch_cpu)

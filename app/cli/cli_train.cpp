@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
-#include "engine_thread/training_record.h"
+#include "t5s/training_record.h"
 
 namespace t5s::cli {
 namespace {
@@ -58,7 +58,7 @@ std::string pairs_from_history(const std::string& history_path, const std::strin
     HistoryStoreOptions store_options;
     store_options.create_if_missing = false;
     HistoryStore store(history_path, store_options);
-    const ExportResult r = detail::export_history_pairs(store, out_dir);
+    const ExportResult r = export_history_pairs(store, out_dir);
     std::cerr << "training data: " << r.rows_written << " accepted/edited pairs from " << history_path << "\n";
     return r.path;
 }
@@ -206,7 +206,7 @@ int run_train(const Argv& argv) {
                     continue_run = run.id;
                     break;
                 }
-        detail::TrainingRecorder recorder(&store, continue_run, o);
+        TrainingRecorder recorder(&store, continue_run, o);
         std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << a.get("history")
                   << "\n";
         try {

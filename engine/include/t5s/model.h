@@ -66,6 +66,7 @@ struct ScoreResult {
 };
 
 using IdBatch = std::vector<std::vector<int>>;
+class StepDecoding;
 
 class Model {
 public:
@@ -96,6 +97,10 @@ public:
     // base. Validated completely before anything changes (a bad folder leaves the current one on);
     // requests already running finish with the adapter they started with, the next one uses the new.
     virtual void set_adapter(const std::filesystem::path& dir);
+
+    // The step-by-step decoding interface (engine/src/torch/step_decoding.h) for engine code that
+    // drives decoding itself, such as the serving scheduler; null for a model without one.
+    virtual const StepDecoding* step_decoding() const { return nullptr; }
 };
 
 // Physical cores of this machine (the default thread count).

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
-#include "engine_thread/training_record.h"
+#include "t5s/training_record.h"
 #include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
@@ -255,7 +255,7 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     r.negatives = count_negatives(store, tmp.path);
     std::vector<TextPair> pairs;
     try {
-        pairs = load_pairs(detail::export_history_pairs(store, tmp.path.string()).path, DataOptions{}).pairs;
+        pairs = load_pairs(export_history_pairs(store, tmp.path.string()).path, DataOptions{}).pairs;
     } catch (const Error& e) {
         if (e.code() != ErrorCode::InvalidArgument) throw;
     }

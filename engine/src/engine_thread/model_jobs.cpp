@@ -10,7 +10,7 @@
 #include "engine_thread/engine_impl.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/seed.h"
-#include "engine_thread/training_record.h"
+#include "t5s/training_record.h"
 #include "t5s/overload.h"
 
 namespace t5s::detail {

@@ -1,10 +1,10 @@
-#include "engine_thread/training_record.h"
+#include "t5s/training_record.h"
 
 #include <filesystem>
 
 #include "t5s/error.h"
 
-namespace t5s::detail {
+namespace t5s {
 
 TrainingRecorder::TrainingRecorder(HistoryStore* history, int64_t continue_run, const TrainingOptions& options)
     : history_(history), last_flush_(std::chrono::steady_clock::now()) {
@@ -104,4 +104,4 @@ ExportResult export_history_pairs(HistoryStore& history, const std::string& out_
     return r;
 }
 
-}  // namespace t5s::detail
+}  // namespace t5s

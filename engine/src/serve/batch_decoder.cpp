@@ -13,7 +13,8 @@
 #include "t5s/error.h"
 #include "torch/beam_search.h"
 #include "torch/logits_processors.h"
-#include "torch/model_access.h"
+#include "torch/step_decoding.h"
+#include "torch/t5_network.h"
 #include "torch/torch_errors.h"
 #include "torch/vocab_kernels.h"
 
@@ -60,16 +61,22 @@ std::vector<size_t> next_order(const std::vector<int64_t>& old_rows, const std::
     return order;
 }
 
+const StepDecoding& step_decoding_of(const Model& model) {
+    const StepDecoding* decoding = model.step_decoding();
+    if (!decoding) throw Error(ErrorCode::Unsupported, "this model cannot be served: it has no step-by-step decoding");
+    return *decoding;
+}
+
 }  // namespace
 
 struct BatchDecoder::Impl {
     const Model& model;
-    const T5Network& net;
+    const StepDecoding& net;
     BatchCache cache;
     std::vector<std::unique_ptr<Group>> groups;  // in row order; a group's rows are contiguous
     std::map<GroupId, std::vector<Candidate>> results;
 
-    explicit Impl(const Model& m) : model(m), net(torch_network_of(m)) {}
+    explicit Impl(const Model& m) : model(m), net(step_decoding_of(m)) {}
 
     int64_t total_rows() const { return cache.rows(); }
 

@@ -18,7 +18,6 @@
 #include "torch/back_score.h"
 #include "torch/decoding.h"
 #include "torch/lora.h"
-#include "torch/model_access.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -162,6 +161,7 @@ public:
 
     const ModelInfo& info() const override { return info_; }
     const T5Network& network() const { return *net_; }
+    const StepDecoding* step_decoding() const override { return net_.get(); }
     bool has_tokenizer() const override { return tokenizer_.has_value(); }
     const Tokenizer& tokenizer() const override {
         if (!tokenizer_) throw Error(ErrorCode::FileNotFound, info_.dir.string() + ": no tokenizer (spiece.model or tokenizer.json) in the model folder");
@@ -302,12 +302,6 @@ private:
 };
 
 }  // namespace
-
-const T5Network& torch_network_of(const Model& model) {
-    const auto* torch_model = dynamic_cast<const TorchModel*>(&model);
-    if (!torch_model) throw Error(ErrorCode::Internal, "not a LibTorch model");
-    return torch_model->network();
-}
 
 void Model::set_adapter(const fs::path&) { throw Error(ErrorCode::Unsupported, "this model does not take LoRA adapters"); }
 

@@ -12,6 +12,7 @@
 
 #include "t5s/model_config.h"
 #include "torch/linear.h"
+#include "torch/step_decoding.h"
 
 namespace t5s {
 
@@ -69,17 +70,17 @@ struct DecoderState {
 enum class Precision;
 struct LoraAdapter;
 
-class T5Network {
+class T5Network final : public StepDecoding {
 public:
     // `params`: HF name -> tensor, already on the target device in the target dtype (see
     // prepare_parameters). Keeps references: training updates them in place.
     T5Network(ModelConfig config, std::map<std::string, at::Tensor> params);
 
-    const ModelConfig& config() const { return config_; }
+    const ModelConfig& config() const override { return config_; }
     std::map<std::string, at::Tensor>& params() { return params_; }
     const std::map<std::string, at::Tensor>& params() const { return params_; }
     at::ScalarType dtype() const { return dtype_; }
-    at::Device device() const { return device_; }
+    at::Device device() const override { return device_; }
 
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
@@ -118,7 +119,7 @@ public:
     // attention runs per input on a contiguous copy of its rows, laid out as encode() lays out
     // one input's. Bit-identical to encode() where a linear layer's row result does not depend on
     // the rows beside it (panel_gemm.h); elsewhere equal to rounding.
-    std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const;
+    std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const override;
     // Whole decoder at once (teacher forcing). Returns the final hidden states [B, T, d_model].
     at::Tensor decode(const at::Tensor& decoder_input_ids, const at::Tensor& encoder_hidden,
                       const at::Tensor& attention_mask) const;
@@ -132,9 +133,9 @@ public:
     // rows_per_input: beams or candidates per input; the state has B * rows_per_input rows
     // (row i belongs to input i / rows_per_input).
     DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
-                                int64_t rows_per_input = 1) const;
+                                int64_t rows_per_input = 1) const override;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
-    at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const;
+    at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const override;
     // Keeps (and reorders) batch rows: compaction of finished rows.
     static void select_rows(DecoderState& state, const at::Tensor& rows);
     // Beam reordering: `rows` only permutes beams within each input (cross-attention untouched).

@@ -1,5 +1,6 @@
 #pragma once
-// Records a training run and its curve in the history database while it runs (model lane).
+// Records a training run and its curve in the history database while it runs (`train --history`,
+// the app's training jobs on the model lane, learning rounds).
 // Points are buffered and flushed at least every second and at each eval, checkpoint and end, so a
 // run cut off by closing the app keeps its curve. A history that fails to write never stops the
 // training: recording is switched off and the reason kept in error().
@@ -10,7 +11,7 @@
 #include "t5s/history_store.h"
 #include "t5s/trainer.h"
 
-namespace t5s::detail {
+namespace t5s {
 
 class TrainingRecorder {
 public:
@@ -40,4 +41,4 @@ private:
 // (deduplicated; result.path, result.rows_written); InvalidArgument when there are none.
 ExportResult export_history_pairs(HistoryStore& history, const std::string& out_dir);
 
-}  // namespace t5s::detail
+}  // namespace t5s

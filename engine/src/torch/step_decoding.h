@@ -1,0 +1,30 @@
+#pragma once
+// What engine code that drives decoding itself (the serving scheduler's shared batch) needs from a
+// model: encode each request alone, start a decoder state for its rows, and run one decoder step
+// for the whole batch. A Model offers it through Model::step_decoding(); the LibTorch network
+// implements it, so the scheduler needs no knowledge of which Model implementation it serves.
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "t5s/model_config.h"
+
+namespace t5s {
+
+struct DecoderState;
+
+class StepDecoding {
+public:
+    virtual ~StepDecoding() = default;
+    virtual const ModelConfig& config() const = 0;
+    virtual at::Device device() const = 0;
+    // Several inputs [1, S_i] (no padding), each result [1, S_i, d] as if encoded alone.
+    virtual std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const = 0;
+    // rows_per_input: beams or candidates per input.
+    virtual DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask,
+                                        int64_t capacity, int64_t rows_per_input) const = 0;
+    // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
+    virtual at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const = 0;
+};
+
+}  // namespace t5s
