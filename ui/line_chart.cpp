@@ -34,63 +34,57 @@ std::string format_value(double v, Unit unit) {
     return buf;
 }
 
-void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
-                     float height, XAxis x_axis) {
-    ImGui::PushID(id);
-    const float width = ImGui::GetContentRegionAvail().x;
-    const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    ImGui::InvisibleButton("chart", ImVec2(std::max(width, 50.0f), height));
-    const bool hovered = ImGui::IsItemHovered();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float left = ImGui::CalcTextSize("0000.0 MiB").x + 6.0f;
-    const float bottom = ImGui::GetTextLineHeight() + 2.0f;
-    const ImVec2 a(p0.x + left, p0.y + 2.0f);
-    const ImVec2 b(p0.x + std::max(width, 50.0f) - 4.0f, p0.y + height - bottom);
-    dl->AddRectFilled(a, b, IM_COL32(25, 27, 32, 255));
-    dl->AddRect(a, b, IM_COL32(90, 90, 100, 255));
+namespace {
 
-    const double x_min = now_s - window_s, x_max = now_s;
+// The plot area on screen and the data window it shows.
+struct ChartFrame {
+    ImVec2 a, b;            // plot area corners (top-left, bottom-right)
+    double x_min, x_max, y_max;
+    ImVec2 to_screen(double x, double y) const {
+        const float fx = float((x - x_min) / (x_max - x_min));
+        const float fy = float(y / y_max);
+        return ImVec2(a.x + fx * (b.x - a.x), b.y - fy * (b.y - a.y));
+    }
+};
+
+double chart_y_max(const std::vector<ChartLine>& lines, Unit unit, double x_min) {
     double y_max = 0.0;
     for (const auto& l : lines)
         for (size_t i = 0; i < l.series->size(); ++i)
             if (l.series->x(i) >= x_min) y_max = std::max(y_max, l.series->y(i));
-    if (unit == Unit::Count) {
-        y_max = std::ceil(std::max(y_max, 4.0) / 4.0) * 4.0;  // integer ticks
-    } else {
-        if (y_max <= 0.0) y_max = 1.0;
-        y_max *= 1.1;
-    }
-    auto to_screen = [&](double x, double y) {
-        const float fx = float((x - x_min) / (x_max - x_min));
-        const float fy = float(y / y_max);
-        return ImVec2(a.x + fx * (b.x - a.x), b.y - fy * (b.y - a.y));
-    };
-    // Axes: 4 horizontal grid lines with labels; time ticks every window/4.
+    if (unit == Unit::Count) return std::ceil(std::max(y_max, 4.0) / 4.0) * 4.0;  // integer ticks
+    return (y_max <= 0.0 ? 1.0 : y_max) * 1.1;
+}
+
+// 4 horizontal grid lines with value labels at the left; x ticks every window/4.
+void draw_axes(ImDrawList* dl, const ChartFrame& f, float label_x, Unit unit, XAxis x_axis) {
     for (int g = 0; g <= 4; ++g) {
-        const double y = y_max * g / 4.0;
-        const ImVec2 s = to_screen(x_min, y);
-        dl->AddLine(ImVec2(a.x, s.y), ImVec2(b.x, s.y), IM_COL32(60, 60, 70, 255));
-        const std::string label = format_value(y, unit);
-        dl->AddText(ImVec2(p0.x, s.y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(170, 170, 180, 255), label.c_str());
+        const ImVec2 s = f.to_screen(f.x_min, f.y_max * g / 4.0);
+        dl->AddLine(ImVec2(f.a.x, s.y), ImVec2(f.b.x, s.y), IM_COL32(60, 60, 70, 255));
+        const std::string label = format_value(f.y_max * g / 4.0, unit);
+        dl->AddText(ImVec2(label_x, s.y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(170, 170, 180, 255), label.c_str());
     }
     for (int g = 0; g <= 4; ++g) {
-        const double x = x_min + window_s * g / 4.0;
-        const ImVec2 s = to_screen(x, 0);
+        const double x = f.x_min + (f.x_max - f.x_min) * g / 4.0;
+        const ImVec2 s = f.to_screen(x, 0);
         char buf[32];
-        if (x_axis == XAxis::SecondsAgo) std::snprintf(buf, sizeof buf, "-%.0fs", x_max - x);
+        if (x_axis == XAxis::SecondsAgo) std::snprintf(buf, sizeof buf, "-%.0fs", f.x_max - x);
         else std::snprintf(buf, sizeof buf, "%.0f", std::max(0.0, x));
-        dl->AddText(ImVec2(std::min(s.x, b.x - ImGui::CalcTextSize(buf).x), b.y + 1.0f), IM_COL32(170, 170, 180, 255), buf);
+        dl->AddText(ImVec2(std::min(s.x, f.b.x - ImGui::CalcTextSize(buf).x), f.b.y + 1.0f), IM_COL32(170, 170, 180, 255), buf);
     }
-    // Lines, decimated to about one point per pixel column.
-    dl->PushClipRect(a, b, true);
-    const float px = std::max(1.0f, b.x - a.x);
+}
+
+// The lines, decimated to about one point per pixel column; dots where a series is short.
+void draw_series(ImDrawList* dl, const ChartFrame& f, const std::vector<ChartLine>& lines) {
+    dl->PushClipRect(f.a, f.b, true);
+    const float px = std::max(1.0f, f.b.x - f.a.x);
     for (const auto& l : lines) {
         const RingSeries& s = *l.series;
         float last_x = -1e9f;
         std::vector<ImVec2> pts;
         for (size_t i = 0; i < s.size(); ++i) {
-            if (s.x(i) < x_min) continue;
-            const ImVec2 q = to_screen(s.x(i), s.y(i));
+            if (s.x(i) < f.x_min) continue;
+            const ImVec2 q = f.to_screen(s.x(i), s.y(i));
             if (q.x - last_x < 1.0f && i + 1 < s.size()) continue;
             last_x = q.x;
             pts.push_back(q);
@@ -101,35 +95,59 @@ void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit u
             for (const auto& q : pts) dl->AddCircleFilled(q, 2.5f, l.color);
     }
     dl->PopClipRect();
-    // Legend.
-    float lx = a.x + 6.0f;
+}
+
+void draw_legend(ImDrawList* dl, const ChartFrame& f, const std::vector<ChartLine>& lines, Unit unit) {
+    float lx = f.a.x + 6.0f;
     for (const auto& l : lines) {
         const std::string text = std::string(l.label) + " " + format_value(l.series->last_y(), unit);
-        dl->AddRectFilled(ImVec2(lx, a.y + 6), ImVec2(lx + 8, a.y + 14), l.color);
-        dl->AddText(ImVec2(lx + 11, a.y + 2), IM_COL32(220, 220, 225, 255), text.c_str());
+        dl->AddRectFilled(ImVec2(lx, f.a.y + 6), ImVec2(lx + 8, f.a.y + 14), l.color);
+        dl->AddText(ImVec2(lx + 11, f.a.y + 2), IM_COL32(220, 220, 225, 255), text.c_str());
         lx += ImGui::CalcTextSize(text.c_str()).x + 24.0f;
     }
-    // Hover: vertical line and values at the nearest sample.
-    if (hovered) {
-        const float mx = ImGui::GetIO().MousePos.x;
-        if (mx >= a.x && mx <= b.x) {
-            const double x = x_min + (mx - a.x) / (b.x - a.x) * (x_max - x_min);
-            dl->AddLine(ImVec2(mx, a.y), ImVec2(mx, b.y), IM_COL32(200, 200, 200, 120));
-            ImGui::BeginTooltip();
-            if (x_axis == XAxis::SecondsAgo) ImGui::Text("t = -%.1f s", x_max - x);
-            else ImGui::Text("x = %.0f", x);
-            for (const auto& l : lines) {
-                const RingSeries& s = *l.series;
-                double best = 1e18, val = 0;
-                for (size_t i = 0; i < s.size(); ++i)
-                    if (std::fabs(s.x(i) - x) < best) best = std::fabs(s.x(i) - x), val = s.y(i);
-                if (s.size() == 0) continue;
-                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(l.color), "%s: %s", l.label,
-                                   format_value(val, unit).c_str());
-            }
-            ImGui::EndTooltip();
-        }
+}
+
+// A vertical line under the mouse and a tooltip with each series' value at the nearest sample.
+void draw_hover(ImDrawList* dl, const ChartFrame& f, const std::vector<ChartLine>& lines, Unit unit, XAxis x_axis) {
+    const float mx = ImGui::GetIO().MousePos.x;
+    if (mx < f.a.x || mx > f.b.x) return;
+    const double x = f.x_min + (mx - f.a.x) / (f.b.x - f.a.x) * (f.x_max - f.x_min);
+    dl->AddLine(ImVec2(mx, f.a.y), ImVec2(mx, f.b.y), IM_COL32(200, 200, 200, 120));
+    ImGui::BeginTooltip();
+    if (x_axis == XAxis::SecondsAgo) ImGui::Text("t = -%.1f s", f.x_max - x);
+    else ImGui::Text("x = %.0f", x);
+    for (const auto& l : lines) {
+        const RingSeries& s = *l.series;
+        if (s.size() == 0) continue;
+        double best = 1e18, val = 0;
+        for (size_t i = 0; i < s.size(); ++i)
+            if (std::fabs(s.x(i) - x) < best) best = std::fabs(s.x(i) - x), val = s.y(i);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(l.color), "%s: %s", l.label, format_value(val, unit).c_str());
     }
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
+                     float height, XAxis x_axis) {
+    ImGui::PushID(id);
+    const float width = std::max(ImGui::GetContentRegionAvail().x, 50.0f);
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("chart", ImVec2(width, height));
+    const bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float left = ImGui::CalcTextSize("0000.0 MiB").x + 6.0f;
+    const float bottom = ImGui::GetTextLineHeight() + 2.0f;
+    ChartFrame f{ImVec2(p0.x + left, p0.y + 2.0f), ImVec2(p0.x + width - 4.0f, p0.y + height - bottom),
+                 now_s - window_s, now_s, 0.0};
+    f.y_max = chart_y_max(lines, unit, f.x_min);
+    dl->AddRectFilled(f.a, f.b, IM_COL32(25, 27, 32, 255));
+    dl->AddRect(f.a, f.b, IM_COL32(90, 90, 100, 255));
+    draw_axes(dl, f, p0.x, unit, x_axis);
+    draw_series(dl, f, lines);
+    draw_legend(dl, f, lines, unit);
+    if (hovered) draw_hover(dl, f, lines, unit, x_axis);
     ImGui::PopID();
 }
 

@@ -103,6 +103,53 @@ void draw_run_curve(TrainingVm::RunCurve& c, const StoredTrainingRun& run) {
                     Unit::Plain, c.last_step, std::max(1.0, c.last_step * 1.02), 150.0f, XAxis::Absolute);
 }
 
+// What the buttons of the past-runs table asked for this frame (0 = nothing).
+struct RunActions {
+    int64_t continue_run = 0, use = 0, forget = 0;
+};
+
+void draw_run_row(Controller& ctl, TrainingVm& t, const StoredTrainingRun& r, RunActions& a) {
+    ImGui::PushID(static_cast<int>(r.id));
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const bool selected = t.selected_run == r.id;
+    if (ImGui::Selectable(format_time(r.started_at_ms).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+        t.selected_run = selected ? 0 : r.id;
+    ImGui::TableNextColumn();
+    const std::string& oj = r.options_json;  // as training_options_to_json writes it (no spaces)
+    const bool adapter_run = oj.find("\"lora\":true") != std::string::npos ||
+                             (oj.find("\"adapter_dir\":\"") != std::string::npos &&
+                              oj.find("\"adapter_dir\":\"\"") == std::string::npos);
+    const std::string name = std::filesystem::path(r.model).filename().string();
+    ImGui::TextUnformatted(adapter_run ? (name + " + LoRA").c_str() : name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n-> %s", r.model.c_str(), r.data.c_str(), r.out_dir.c_str());
+    ImGui::TableNextColumn();
+    const bool interrupted = ctl.run_interrupted(r);
+    if (interrupted) ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "interrupted");
+    else if (r.status == "failed") ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed");
+    else ImGui::TextUnformatted(r.status.c_str());
+    if (!r.message.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.message.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%lld / %lld", static_cast<long long>(r.steps), static_cast<long long>(r.total_steps));
+    ImGui::TableNextColumn();
+    ImGui::Text("%s / %s", r.last_loss >= 0 ? format_value(r.last_loss, Unit::Plain).c_str() : "-",
+                r.best_eval_loss >= 0 ? format_value(r.best_eval_loss, Unit::Plain).c_str() : "-");
+    ImGui::TableNextColumn();
+    const bool can_continue = !t.job && (interrupted || r.status == "stopped" || r.status == "time_limit" ||
+                                         r.status == "failed");
+    if (can_continue && ImGui::SmallButton("continue")) a.continue_run = r.id;
+    if (!r.final_dir.empty()) {
+        if (can_continue) ImGui::SameLine();
+        if (ImGui::SmallButton("use")) a.use = r.id;
+    }
+    if (!(t.job && r.id == t.run_id)) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("forget")) a.forget = r.id;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("removes the record; the run's folder stays on disk");
+    }
+    ImGui::PopID();
+}
+
 void draw_past_runs(Controller& ctl) {
     auto& t = ctl.state().train;
     if (t.runs_stale) ctl.refresh_training_runs();
@@ -112,7 +159,7 @@ void draw_past_runs(Controller& ctl) {
     }
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingStretchProp;
-    int64_t act_continue = 0, act_use = 0, act_delete = 0;
+    RunActions actions;
     if (ImGui::BeginTable("runs", 6, flags, ImVec2(0, 160))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("started");
@@ -122,77 +169,21 @@ void draw_past_runs(Controller& ctl) {
         ImGui::TableSetupColumn("loss / best eval");
         ImGui::TableSetupColumn("");
         ImGui::TableHeadersRow();
-        for (const auto& r : t.runs) {
-            ImGui::PushID(static_cast<int>(r.id));
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            const bool selected = t.selected_run == r.id;
-            if (ImGui::Selectable(format_time(r.started_at_ms).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
-                t.selected_run = selected ? 0 : r.id;
-            ImGui::TableNextColumn();
-            const std::string& oj = r.options_json;  // as training_options_to_json writes it (no spaces)
-            const bool adapter_run = oj.find("\"lora\":true") != std::string::npos ||
-                                     (oj.find("\"adapter_dir\":\"") != std::string::npos &&
-                                      oj.find("\"adapter_dir\":\"\"") == std::string::npos);
-            const std::string name = std::filesystem::path(r.model).filename().string();
-            ImGui::TextUnformatted(adapter_run ? (name + " + LoRA").c_str() : name.c_str());
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n-> %s", r.model.c_str(), r.data.c_str(), r.out_dir.c_str());
-            ImGui::TableNextColumn();
-            const bool interrupted = ctl.run_interrupted(r);
-            if (interrupted) ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "interrupted");
-            else if (r.status == "failed") ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed");
-            else ImGui::TextUnformatted(r.status.c_str());
-            if (!r.message.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.message.c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld / %lld", static_cast<long long>(r.steps), static_cast<long long>(r.total_steps));
-            ImGui::TableNextColumn();
-            ImGui::Text("%s / %s", r.last_loss >= 0 ? format_value(r.last_loss, Unit::Plain).c_str() : "-",
-                        r.best_eval_loss >= 0 ? format_value(r.best_eval_loss, Unit::Plain).c_str() : "-");
-            ImGui::TableNextColumn();
-            const bool can_continue = !t.job && (interrupted || r.status == "stopped" || r.status == "time_limit" ||
-                                                 r.status == "failed");
-            if (can_continue && ImGui::SmallButton("continue")) act_continue = r.id;
-            if (!r.final_dir.empty()) {
-                if (can_continue) ImGui::SameLine();
-                if (ImGui::SmallButton("use")) act_use = r.id;
-            }
-            if (!(t.job && r.id == t.run_id)) {
-                ImGui::SameLine();
-                if (ImGui::SmallButton("forget")) act_delete = r.id;
-                if (ImGui::IsItemHovered()) ImGui::SetTooltip("removes the record; the run's folder stays on disk");
-            }
-            ImGui::PopID();
-        }
+        for (const auto& r : t.runs) draw_run_row(ctl, t, r, actions);
         ImGui::EndTable();
     }
-    if (act_continue) ctl.continue_training_run(act_continue);
-    if (act_use) ctl.use_run_model(act_use);
-    if (act_delete) ctl.delete_training_run(act_delete);
+    if (actions.continue_run) ctl.continue_training_run(actions.continue_run);
+    if (actions.use) ctl.use_run_model(actions.use);
+    if (actions.forget) ctl.delete_training_run(actions.forget);
     for (const auto& r : t.runs)
         if (r.id == t.selected_run) draw_run_curve(t.curve, r);
     if (ImGui::SmallButton("refresh")) ctl.refresh_training_runs();
 }
 
-}  // namespace
 
-void draw_training_panel(PanelContext& ctx) {
-    Controller& ctl = ctx.ctl;
+// The run's inputs: model, data, output folder, preset and the advanced options.
+void draw_run_setup(Controller& ctl, TrainingVm& t, bool focus, bool active) {
     auto& s = ctl.state();
-    auto& t = s.train;
-    if (!t.open) return;
-    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});  // over the workspace: opaque
-    ImGui::SetNextWindowBgAlpha(1.0f);
-    const bool focus = t.focus;
-    if (focus) {
-        ImGui::SetNextWindowFocus();
-        t.focus = false;
-    }
-    if (!ImGui::Begin(kTrainingPanel, &t.open)) {
-        ImGui::End();
-        return;
-    }
-    const bool active = t.job != 0;
-    if (active) ImGui::BeginDisabled();
     ImGui::SetNextItemWidth(-120);
     ImGui::InputTextWithHint("model folder", "HF checkpoint folder to fine-tune", &t.model_dir);
     if (s.model.info && t.model_dir != s.model.info->dir.string()) {
@@ -220,11 +211,10 @@ void draw_training_panel(PanelContext& ctx) {
         ImGui::TextDisabled("%.1f epochs, batch %d x %d, lr %.1e, %s", o.epochs, o.batch_size, o.grad_accum, o.lr,
                             to_string(o.schedule));
     if (ImGui::CollapsingHeader("Advanced")) draw_advanced(t);
-    if (active) ImGui::EndDisabled();
+}
 
-    if (!t.estimate.empty()) ImGui::TextWrapped("%s", t.estimate.c_str());
-    else ImGui::TextDisabled("memory: estimated when the run starts");
-
+// Start / pause / resume / stop, "use this model" when done, and the last error.
+void draw_run_controls(Controller& ctl, const TrainingVm& t, bool active) {
     if (!active) {
         if (ImGui::Button("Start training")) ctl.start_training();
     } else {
@@ -241,45 +231,75 @@ void draw_training_panel(PanelContext& ctx) {
         ImGui::TextDisabled("%s (%s)", t.final_dir.c_str(), t.stop_reason.c_str());
     }
     if (!t.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", t.error.c_str());
+}
 
-    if (t.phase != TrainPhase::Idle) {
-        const float frac = t.total_steps > 0 ? float(double(t.step) / double(t.total_steps)) : 0.0f;
-        char overlay[96];
-        std::snprintf(overlay, sizeof overlay, "step %lld / %lld%s", static_cast<long long>(t.step),
-                      static_cast<long long>(t.total_steps), t.phase == TrainPhase::Paused ? " (paused)" : "");
-        ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
-        ImGui::Text("epoch %.2f   loss %s   eval %s (best %s)   lr %.2e", t.epoch,
-                    t.loss >= 0 ? format_value(t.loss, Unit::Plain).c_str() : "-",
-                    t.eval >= 0 ? format_value(t.eval, Unit::Plain).c_str() : "-",
-                    t.best_eval >= 0 ? format_value(t.best_eval, Unit::Plain).c_str() : "-", t.lr);
-        ImGui::Text("%.0f tokens/s   elapsed %s   ETA %s   memory %s (peak %s)   batch %d x %d", t.tokens_per_s,
-                    format_duration(t.elapsed_s).c_str(), t.job ? format_duration(t.eta_s).c_str() : "-",
-                    human_bytes(double(t.memory_bytes)).c_str(), human_bytes(double(t.peak_memory_bytes)).c_str(),
-                    t.batch_size, t.grad_accum);
-        const double window = std::max(10.0, t.elapsed_s * 1.02);
-        draw_line_chart("loss",
-                        {{&t.train_loss, "train loss", IM_COL32(90, 170, 255, 255)},
-                         {&t.eval_loss, "eval loss", IM_COL32(240, 160, 80, 255)}},
-                        Unit::Plain, t.elapsed_s, window, 180.0f);
-        if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
+// The running (or last) run: progress, live figures and the loss chart.
+void draw_run_progress(TrainingVm& t) {
+    const float frac = t.total_steps > 0 ? float(double(t.step) / double(t.total_steps)) : 0.0f;
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "step %lld / %lld%s", static_cast<long long>(t.step),
+                  static_cast<long long>(t.total_steps), t.phase == TrainPhase::Paused ? " (paused)" : "");
+    ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
+    ImGui::Text("epoch %.2f   loss %s   eval %s (best %s)   lr %.2e", t.epoch,
+                t.loss >= 0 ? format_value(t.loss, Unit::Plain).c_str() : "-",
+                t.eval >= 0 ? format_value(t.eval, Unit::Plain).c_str() : "-",
+                t.best_eval >= 0 ? format_value(t.best_eval, Unit::Plain).c_str() : "-", t.lr);
+    ImGui::Text("%.0f tokens/s   elapsed %s   ETA %s   memory %s (peak %s)   batch %d x %d", t.tokens_per_s,
+                format_duration(t.elapsed_s).c_str(), t.job ? format_duration(t.eta_s).c_str() : "-",
+                human_bytes(double(t.memory_bytes)).c_str(), human_bytes(double(t.peak_memory_bytes)).c_str(),
+                t.batch_size, t.grad_accum);
+    const double window = std::max(10.0, t.elapsed_s * 1.02);
+    draw_line_chart("loss",
+                    {{&t.train_loss, "train loss", IM_COL32(90, 170, 255, 255)},
+                     {&t.eval_loss, "eval loss", IM_COL32(240, 160, 80, 255)}},
+                    Unit::Plain, t.elapsed_s, window, 180.0f);
+    if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
+}
+
+void draw_samples(const TrainingVm& t) {
+    ImGui::TextUnformatted("Samples (latest eval)");
+    ImGui::BeginChild("samples", ImVec2(0, 0), true);
+    for (const auto& g : t.samples) {
+        ImGui::TextWrapped("in:   %s", g.source.c_str());
+        ImGui::TextColored(ImVec4(0.6f, 0.85f, 0.6f, 1), "ref:  %s", g.reference.c_str());
+        ImGui::TextColored(ImVec4(0.6f, 0.75f, 1.0f, 1), "out:  %s", g.prediction.c_str());
+        ImGui::Separator();
     }
+    ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_training_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& t = ctl.state().train;
+    if (!t.open) return;
+    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});  // over the workspace: opaque
+    ImGui::SetNextWindowBgAlpha(1.0f);
+    const bool focus = t.focus;
+    if (focus) {
+        ImGui::SetNextWindowFocus();
+        t.focus = false;
+    }
+    if (!ImGui::Begin(kTrainingPanel, &t.open)) {
+        ImGui::End();
+        return;
+    }
+    const bool active = t.job != 0;
+    if (active) ImGui::BeginDisabled();
+    draw_run_setup(ctl, t, focus, active);
+    if (active) ImGui::EndDisabled();
+    if (!t.estimate.empty()) ImGui::TextWrapped("%s", t.estimate.c_str());
+    else ImGui::TextDisabled("memory: estimated when the run starts");
+    draw_run_controls(ctl, t, active);
+    if (t.phase != TrainPhase::Idle) draw_run_progress(t);
     if (!t.report.empty() && ImGui::CollapsingHeader("Data report")) ImGui::TextUnformatted(t.report.c_str());
     if (t.show_past_runs) {
         ImGui::SetNextItemOpen(true);
         t.show_past_runs = false;
     }
     if (ImGui::CollapsingHeader("Past runs")) draw_past_runs(ctl);
-    if (!t.samples.empty()) {
-        ImGui::TextUnformatted("Samples (latest eval)");
-        ImGui::BeginChild("samples", ImVec2(0, 0), true);
-        for (const auto& g : t.samples) {
-            ImGui::TextWrapped("in:   %s", g.source.c_str());
-            ImGui::TextColored(ImVec4(0.6f, 0.85f, 0.6f, 1), "ref:  %s", g.reference.c_str());
-            ImGui::TextColored(ImVec4(0.6f, 0.75f, 1.0f, 1), "out:  %s", g.prediction.c_str());
-            ImGui::Separator();
-        }
-        ImGui::EndChild();
-    }
+    if (!t.samples.empty()) draw_samples(t);
     ImGui::End();
 }
 
