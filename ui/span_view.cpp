@@ -47,13 +47,14 @@ std::string with_detector(const std::string& protect, const std::string& detecto
 }
 
 SpanColour span_colour(const std::string& label) {
-    if (label == "number") return {52, 101, 164};
-    if (label == "placeholder") return {117, 80, 123};
-    if (label == "url") return {32, 120, 120};
-    if (label == "email") return {140, 100, 30};
-    if (label == "regex") return {110, 110, 40};
-    static const SpanColour palette[] = {{160, 60, 60}, {50, 130, 70}, {150, 80, 140}, {60, 110, 150},
-                                         {150, 110, 40}, {90, 90, 160}, {40, 130, 130}, {140, 70, 90}};
+    // Saturated, and apart from the theme's blue, so that a span stands out from a selection.
+    if (label == "number") return {196, 118, 18};
+    if (label == "placeholder") return {150, 60, 175};
+    if (label == "url") return {18, 140, 125};
+    if (label == "email") return {175, 80, 40};
+    if (label == "regex") return {125, 135, 20};
+    static const SpanColour palette[] = {{190, 55, 65}, {45, 150, 70}, {185, 70, 150}, {30, 130, 170},
+                                         {205, 95, 30}, {120, 85, 200}, {25, 150, 150}, {165, 120, 30}};
     uint32_t h = 2166136261u;  // FNV-1a: the same colour for a label every run
     for (unsigned char c : label) h = (h ^ c) * 16777619u;
     return palette[h % (sizeof palette / sizeof palette[0])];

@@ -61,6 +61,7 @@ private:
     // Protected-span ops (test_driver_spans.cpp); true when the op was one of them.
     bool spans_step(const ScriptStep& st, Controller& ctl);
     bool batch_spans_step(const ScriptStep& st, Controller& ctl);
+    void step_history_spans(Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

@@ -2,6 +2,7 @@
 // checkboxes and fields make, and checks of what the workspace and the batch panel hold — the
 // source's marks and spans, every candidate keeping every span at the offsets it shows, a forced
 // mark, the batch's per-row counts. Selecting and Ctrl+P go through real keys in the script.
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -83,11 +84,45 @@ bool TestDriver::spans_step(const ScriptStep& st, Controller& ctl) {
             std::cout << "forced " << c.forced_spans << ": " << c.text << "\n";
         }
         if (forced == 0) return fail("no shown candidate needed forcing"), true;
+    } else if (st.op == "history_spans") {
+        return step_history_spans(ctl), true;
     } else if (!batch_spans_step(st, ctl)) {
         return false;
     }
     next();
     return true;
+}
+
+// The History panel's first page, refreshed: selects the newest generation whose record has spans
+// (the panel then highlights them); its candidates' spans hold the input spans' texts.
+void TestDriver::step_history_spans(Controller& ctl) {
+    auto& h = ctl.state().history;
+    if (phase_ == 0) {
+        deadline_ = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() + 30.0;
+        phase_ = 1;
+        h.search.clear();
+        h.page_starts = {0};
+        h.stale = true;
+        return;
+    }
+    if (h.stale || h.job != 0) {
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() > deadline_)
+            fail("the history page did not come");
+        return;
+    }
+    for (size_t i = 0; i < h.page.generations.size(); ++i) {
+        const auto& g = h.page.generations[i];
+        const RecordSpans spans = spans_of_settings_json(g.settings_json);
+        if (spans.input.empty()) continue;
+        for (size_t k = 0; k < spans.candidates.size() && k < g.candidates.size(); ++k)
+            if (spans.candidates[k].size() != spans.input.size())
+                return fail("history: candidate " + std::to_string(k) + " of '" + g.input + "' has " + std::to_string(spans.candidates[k].size()) +
+                            " spans, the input " + std::to_string(spans.input.size()));
+        h.selected = int(i);
+        std::cout << "history: '" << g.input << "' recorded with " << spans.input.size() << " spans\n";
+        return next();
+    }
+    fail("no generation on the history's first page has spans");
 }
 
 // The batch panel's labelled rows (N rows with spans from the file) and its per-row counts after a run.

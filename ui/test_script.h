@@ -55,6 +55,7 @@
 //   expect_forced                 a shown candidate carries the forced mark (and still keeps every span)
 //   expect_batch_labels N         the loaded file gave spans for at least N rows
 //   expect_batch_spans            the batch finished; each row protected at least the file's spans
+//   history_spans                 the History panel selects the newest generation recorded with spans
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

@@ -5,7 +5,8 @@
 # (highlighted with its label tag), a second one with few new tokens so that spans have to be
 # forced (the forced mark), a labelled JSONL file (spans / entities / label) through the batch
 # panel with per-row span counts, and an export of the history whose rows keep their spans.
-# Screenshots: spans_source, spans_candidates, spans_forced (Workspace), spans_batch (Batch panel).
+# Screenshots: spans_source, spans_candidates, spans_forced (Workspace), spans_batch (Batch panel),
+# spans_history (History: the newest generation with spans, highlighted), spans_window.
 # usage: run_e2e_spans.sh APP UI_TEST_DIR MODEL_DIR OUT_DIR
 set -euo pipefail
 app=$1; src=$2; model=$3; out=$4
@@ -56,6 +57,9 @@ export_file="$out/export.jsonl"
   echo "expect_batch_spans"
   echo "frames 3"
   echo "screenshot spans_batch Batch augmentation"
+  echo "history_spans"
+  echo "frames 3"
+  echo "screenshot spans_history History"
   echo "export_all $export_file"
   echo "wait_idle"
   echo "screenshot spans_window"
@@ -65,7 +69,7 @@ export_file="$out/export.jsonl"
 xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$app" --model "$model" --history "$out/history.db" --config-dir "$out/config" \
          --test-script "$script" --screenshot-dir "$out/screenshots" --size 1600x1000
-for shot in spans_source spans_candidates spans_forced spans_batch spans_window; do
+for shot in spans_source spans_candidates spans_forced spans_batch spans_history spans_window; do
   test -s "$out/screenshots/$shot.png"
 done
 
