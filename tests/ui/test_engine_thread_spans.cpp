@@ -76,23 +76,29 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
                         << R"({"text": "no spans here", "label": 3})" "\n"
                         << R"({"text": "Bob", "entities": [{"start_offset": 0, "end_offset": 3, "label": "PER"}]})" "\n"
                         << R"({"text": "too short", "spans": [[0, 40, "X"]]})" "\n"
-                        << R"({"text": "overlap", "spans": [[0, 4, "A"], [2, 6, "B"]]})" "\n";
+                        << R"({"text": "overlap", "spans": [[0, 4, "A"], [2, 6, "B"]]})" "\n"
+                        << R"({"text": "abc", "spans": "nope"})" "\n"
+                        << R"({"text": "abc", "spans": [[-1, 2, "A"]]})" "\n"
+                        << R"({"text": "abc", "spans": [[0, 1, {"k": 1}]]})" "\n";
     EngineConfig config;
     config.telemetry_hz = 0;
     EngineThread engine(config);
     Waiter w{engine};
     const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
-    REQUIRE(loaded.rows.size() == 3);
-    REQUIRE(loaded.spans.size() == 3);
-    REQUIRE(loaded.labels.size() == 3);
+    REQUIRE(loaded.rows.size() == 4);
+    REQUIRE(loaded.spans.size() == 4);
+    REQUIRE(loaded.labels.size() == 4);
+    CHECK(loaded.spans[3] == std::vector<Span>{{0, 1, R"({"k":1})"}});  // a label that is not a string: its JSON
     CHECK(loaded.spans[0] == std::vector<Span>{{0, 4, "PER"}, {13, 15, "LOC"}});  // code points: 東京 is 13..15
     CHECK(slice(loaded.rows[0], loaded.spans[0][1]) == "東京");
     CHECK(loaded.spans[1].empty());
     CHECK(loaded.spans[2] == std::vector<Span>{{0, 3, "PER"}});
-    CHECK(loaded.labels == std::vector<std::string>{"travel", "3", ""});
-    REQUIRE(loaded.warnings.size() == 2);
+    CHECK(loaded.labels == std::vector<std::string>{"travel", "3", "", ""});
+    REQUIRE(loaded.warnings.size() == 4);
     CHECK(loaded.warnings[0].find("ner.jsonl:4: \"spans\": span [0, 40] is not inside the text (9 code points)") != std::string::npos);
     CHECK(loaded.warnings[1].find("ner.jsonl:5: \"spans\": spans overlap") != std::string::npos);
+    CHECK(loaded.warnings[2].find("ner.jsonl:6: \"spans\" must be a list") != std::string::npos);
+    CHECK(loaded.warnings[3].find("ner.jsonl:7: \"spans\": offsets must be integers >= 0") != std::string::npos);
     // An unlabelled file: no spans, no labels.
     std::ofstream(dir / "plain.jsonl") << R"({"text": "a"})" "\n";
     const auto plain = w.wait<DatasetLoaded>(engine.submit(LoadDataset{dir / "plain.jsonl", ""}), 30);

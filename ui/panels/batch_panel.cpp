@@ -13,18 +13,25 @@ namespace t5s::ui {
 
 namespace {
 
+// Whether the table has the span columns: a labelled file, or a run that protected spans.
+bool with_span_columns(const BatchVm& b) {
+    return !b.row_spans.empty() || !b.labels.empty() || b.span_total.spans > 0;
+}
+
 // One table row: its number, the file's spans and label, its text; once done, its first candidate
 // and the span counts (lost in red, forced in orange).
-void draw_row(const BatchVm& b, size_t i) {
+void draw_row(const BatchVm& b, size_t i, bool spans) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::Text("%zu", i + 1);
-    ImGui::TableNextColumn();
-    const size_t given = i < b.row_spans.size() ? b.row_spans[i].size() : 0;
-    if (given) ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "%zu", given);
-    if (i < b.labels.size() && !b.labels[i].empty()) {
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(0.8f, 0.7f, 1.0f, 1), "<%s>", b.labels[i].c_str());
+    if (spans) {
+        ImGui::TableNextColumn();
+        const size_t given = i < b.row_spans.size() ? b.row_spans[i].size() : 0;
+        if (given) ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "%zu", given);
+        if (i < b.labels.size() && !b.labels[i].empty()) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.8f, 0.7f, 1.0f, 1), "<%s>", b.labels[i].c_str());
+        }
     }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(b.rows[i].c_str());
@@ -32,6 +39,7 @@ void draw_row(const BatchVm& b, size_t i) {
     const auto& r = b.results[i];
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(r.first.empty() ? "(no candidate)" : r.first.c_str());
+    if (!spans) return;
     ImGui::TableNextColumn();
     const ImVec4 colour = r.counts.lost ? ImVec4(1, 0.45f, 0.45f, 1) : r.counts.forced ? ImVec4(1, 0.62f, 0.2f, 1) : ImVec4(0.55f, 0.75f, 1, 1);
     ImGui::TextColored(colour, "%s", span_counts_text(r.counts).c_str());
@@ -118,18 +126,19 @@ void draw_batch_panel(PanelContext& ctx) {
     ImGui::TextDisabled("results go to the history; resuming skips rows already done");
     if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());
     const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
-    if (ImGui::BeginTable("rows", 5, flags)) {
+    const bool spans = with_span_columns(b);
+    if (ImGui::BeginTable(spans ? "rows_spans" : "rows", spans ? 5 : 3, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 2.2f);
-        ImGui::TableSetupColumn("spans", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 4.0f);
+        if (spans) ImGui::TableSetupColumn("spans", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 4.0f);
         ImGui::TableSetupColumn("row", ImGuiTableColumnFlags_WidthStretch, 1.0f);
         ImGui::TableSetupColumn("=> first candidate", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-        ImGui::TableSetupColumn("spans kept", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 8.0f);
+        if (spans) ImGui::TableSetupColumn("spans kept", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 8.0f);
         ImGui::TableHeadersRow();
         ImGuiListClipper clip;
         clip.Begin(int(b.rows.size()));
         while (clip.Step())
-            for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) draw_row(b, size_t(i));
+            for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) draw_row(b, size_t(i), spans);
         ImGui::EndTable();
     }
     ImGui::End();

@@ -55,7 +55,13 @@ std::vector<Span> row_spans(const nlohmann::json& row, const std::string& text) 
     if (!row.contains(key) || row[key].is_null()) return {};
     if (!row[key].is_array()) throw std::runtime_error(std::string("\"") + key + "\" must be a list of [start, end, label]");
     std::vector<Span> spans;
-    for (const auto& s : row[key]) spans.push_back(span_of(s));
+    for (const auto& s : row[key]) {
+        try {
+            spans.push_back(span_of(s));
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(std::string("\"") + key + "\": " + e.what());  // names the field
+        }
+    }
     std::vector<Span> sorted = spans;
     std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
     const int64_t length = code_point_of_byte(text, text.size());
