@@ -82,6 +82,12 @@ void draw_batch_panel(PanelContext& ctx) {
     if (b.phase == BatchPhase::Loading) ImGui::TextDisabled("reading...");
     if (!b.rows.empty()) {
         ImGui::Text("%zu rows", b.rows.size());
+        if (!b.row_spans.empty()) {  // a labelled file
+            size_t rows = 0, spans = 0;
+            for (const auto& r : b.row_spans) rows += !r.empty(), spans += r.size();
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "(%zu labelled, %zu spans)", rows, spans);
+        }
         if (!b.warnings.empty()) {
             ImGui::SameLine();
             ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu skipped", b.warnings.size());
