@@ -167,3 +167,40 @@ TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, f
     }
     fs::remove_all(dir);
 }
+
+TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running batch's next rows", "[engine_thread][spans][model]") {
+    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    REQUIRE(fs::exists(model / "config.json"));
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Waiter w{engine};
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    w.wait<ModelLoaded>(engine.submit(LoadModel{model, ro}));
+    BatchAugment b;
+    b.name = "hot";
+    b.rows = {"row one has 5 kg", "row two has 7 kg", "row three has 9 kg"};
+    b.options.batch_size = 1;  // a row batch per row: pause and settings act between rows
+    b.options.max_new_tokens = 6;
+    const JobId job = engine.submit(b);
+    engine.submit(PauseJob{job});  // at the latest after the first row
+    const JobPaused paused = w.wait<JobPaused>(job);
+    REQUIRE(paused.done < 3);
+    GenerationOptions live = b.options;
+    live.protect = "numbers";
+    engine.submit(UpdateSettings{live});
+    engine.submit(ResumeJob{job});
+    w.wait<JobFinished>(job);
+    int rows = 0;
+    for (const auto& e : w.seen) {
+        auto* r = std::get_if<BatchRowDone>(&e);
+        if (!r || r->job != job) continue;
+        ++rows;
+        const bool after_resume = r->row >= paused.done;
+        CHECK(r->result.spans.size() == (after_resume ? 1u : 0u));  // "N kg" from the next row batch on
+        if (after_resume) check_kept(r->result, {});
+    }
+    CHECK(rows == 3);
+}
