@@ -1,7 +1,8 @@
 # UI tests (included by tests/CMakeLists.txt).
 #   test_ui_logic      view-models without GL: candidate states, undo/redo, CJK/Latin diff, keymap,
 #                      controller flow with a fake engine, script parsing, quality-score view (test_ui_scores.cpp),
-#                      the Models window's catalogue / memory fits / download flow (test_ui_models.cpp)
+#                      the Models window's catalogue / memory fits / download flow (test_ui_models.cpp),
+#                      protected spans: settings, protect selection, marks, batch counts (test_ui_spans.cpp)
 #   test_engine_thread commands/events on the fake model (and a tiny real model when present),
 #                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
 #   ui_e2e_scores      the app with an embedding model: score bars, sort, thresholds moved mid-session,
@@ -11,7 +12,7 @@
 if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_spans.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
@@ -23,7 +24,8 @@ endif()
 # fake_model.cpp: a test double with deterministic output that steps like a decoder (test-only).
 add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_learning.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_learning.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_spans.cpp)
 target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
 target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
 add_test(NAME engine_thread COMMAND test_engine_thread)
@@ -70,4 +72,11 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_learning)
   set_tests_properties(ui_e2e_learning PROPERTIES TIMEOUT 900 LABELS "gui;learning")
+  # Protected spans (issue 27): a mark by Ctrl+P, detectors, candidates keeping every span, a forced
+  # mark, a labelled JSONL batch with per-row counts, the export's spans; screenshots.
+  add_test(NAME ui_e2e_spans
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_spans.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
+                   ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_spans)
+  set_tests_properties(ui_e2e_spans PROPERTIES TIMEOUT 600 LABELS "gui;spans")
 endif()

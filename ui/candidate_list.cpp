@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "span_view.h"
 #include "t5s/candidate_scores.h"
 
 namespace t5s::ui {
@@ -18,6 +19,8 @@ CandidateVm candidate_vm(const Candidate& c) {
     vm.back_score = c.back_score;
     vm.change = c.change;
     vm.fluency = c.fluency;
+    vm.spans = c.spans;
+    vm.forced_spans = c.forced_spans;
     return vm;
 }
 
@@ -35,6 +38,7 @@ Candidate candidate_scores(const CandidateVm& vm) {
 void CandidateList::reset(std::string source, GenerationId generation_id, const std::vector<Candidate>& candidates,
                           std::optional<double> diversity, std::vector<DroppedCandidate> dropped) {
     source_ = std::move(source);
+    source_spans_.clear();
     generation_id_ = generation_id;
     items_.clear();
     for (const auto& c : candidates) {
@@ -85,6 +89,7 @@ void CandidateList::set_state(int position, CandidateState state, const std::str
     auto& c = items_[size_t(position)];
     c.state = state;
     c.edited = state == CandidateState::Edited ? edited : std::string();
+    c.edited_spans = state == CandidateState::Edited ? carry_spans(c.text, c.spans, c.edited) : std::vector<Span>();
     c.diff = diff_chars(source_, c.final_text());
 }
 

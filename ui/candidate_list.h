@@ -28,7 +28,12 @@ struct CandidateVm {
     std::optional<double> similarity, back_score, change, fluency;
     CandidateState state = CandidateState::None;
     std::vector<DiffSegment> diff;  // source -> final text
+    // Protected spans (issue 27): at their offsets in `text`, and carried into `edited` (span_view.h's
+    // carry_spans: a span the edit removed is not shown); spans the decoder had to force.
+    std::vector<Span> spans, edited_spans;
+    int forced_spans = 0;
     const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
+    const std::vector<Span>& final_spans() const { return state == CandidateState::Edited ? edited_spans : spans; }
 };
 
 // A generated candidate as a row (text, score, quality scores; index, state and diff left to the
@@ -56,6 +61,9 @@ public:
     const std::vector<DroppedCandidate>& dropped() const { return dropped_; }
 
     const std::string& source() const { return source_; }
+    // The generation's protected spans in the source (GenerationResult::spans).
+    const std::vector<Span>& source_spans() const { return source_spans_; }
+    void set_source_spans(std::vector<Span> spans) { source_spans_ = std::move(spans); }
     GenerationId generation_id() const { return generation_id_; }
     void set_generation_id(GenerationId id) { generation_id_ = id; }
     const std::vector<CandidateVm>& items() const { return items_; }
@@ -91,6 +99,7 @@ private:
     int position_of(int index) const;
 
     std::string source_;
+    std::vector<Span> source_spans_;
     GenerationId generation_id_ = 0;
     std::vector<CandidateVm> items_;  // in the order shown
     std::optional<double> diversity_;

@@ -143,6 +143,7 @@ void Controller::perform(Action a) {
         case Action::OpenTraining: training_.open_training(); break;
         case Action::OpenModels: models_.open_models(); break;
         case Action::OpenLearning: learning_.open_learning(); break;
+        case Action::ProtectSelection: ws_.protect_selection(); break;
     }
 }
 

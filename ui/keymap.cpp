@@ -35,6 +35,8 @@ Keymap::Keymap() {
         {Action::OpenModel, k(GLFW_KEY_O, true), "Open model", "Focus the model path field"},
         {Action::OpenBatch, k(GLFW_KEY_B, true), "Batch", "Focus the batch augmentation panel"},
         {Action::FocusSource, k(GLFW_KEY_F2), "Source", "Put the keyboard focus in the source text"},
+        {Action::ProtectSelection, k(GLFW_KEY_P, true), "Protect selection",
+         "Protect the words selected in the source: kept exactly in every candidate, with the mark label"},
         {Action::FocusHistorySearch, k(GLFW_KEY_F, true), "Search history", "Focus the history search field"},
         {Action::SendToInput, k(GLFW_KEY_I, true), "Send to input", "Send the selected history entry back to the source"},
         {Action::RestartEngine, k(GLFW_KEY_F5, true), "Restart engine", "Restart the engine thread (after a crash)"},

@@ -11,7 +11,7 @@ enum class Action {
     Generate, CancelJob, Accept, Reject, Edit, Undo, Redo, AcceptAndNext, NextRow, PrevRow,
     SelectNext, SelectPrev, Select1, Select2, Select3, Select4, Select5, Select6, Select7, Select8, Select9,
     ToggleHelp, OpenExport, OpenModel, OpenBatch, FocusSource, FocusHistorySearch, SendToInput,
-    RestartEngine, ResetLayout, ZoomIn, ZoomOut, ReviewQueue, OpenTraining, OpenModels, OpenLearning,
+    RestartEngine, ResetLayout, ZoomIn, ZoomOut, ReviewQueue, OpenTraining, OpenModels, OpenLearning, ProtectSelection,
 };
 
 struct KeyChord {

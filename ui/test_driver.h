@@ -58,6 +58,10 @@ private:
     void step_expect_local(const ScriptStep& st, Controller& ctl);
     // Learning-loop ops (test_driver_learning.cpp); true when the op was one of them.
     bool learning_step(const ScriptStep& st, Controller& ctl);
+    // Protected-span ops (test_driver_spans.cpp); true when the op was one of them.
+    bool spans_step(const ScriptStep& st, Controller& ctl);
+    bool batch_spans_step(const ScriptStep& st, Controller& ctl);
+    void step_history_spans(Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

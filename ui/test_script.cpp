@@ -31,7 +31,9 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "expect_models_open", "models_tab", "download", "resume_download", "cancel_download", "wait_download_progress",
                                               "wait_download", "expect_local", "open_local", "expect_loaded",
                                               "learn_switch", "learn_settings", "decide", "learn_now", "wait_learn",
-                                              "expect_versions", "use_version", "open_learning"};
+                                              "expect_versions", "use_version", "open_learning",
+                                              "protect", "protect_regex", "mark_label", "expect_marks", "expect_source_spans",
+                                              "expect_span_candidates", "expect_forced", "expect_batch_labels", "expect_batch_spans", "history_spans"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

@@ -46,6 +46,16 @@
 //   expect_local ORG/NAME         after a fresh listing, the Local tab has the row (parameters, size)
 //   open_local ORG/NAME           select the row and press Open (then wait_model)
 //   expect_loaded ORG/NAME        the loaded model is that row's folder
+// Protected spans (ui/test_driver_spans.cpp); select in the source with real keys (shift+left), then ctrl+p:
+//   protect DETECTOR on|off       a detector's checkbox (placeholders, numbers, urls, emails)
+//   protect_regex TEXT            the regex field;  mark_label TEXT: the label new marks get
+//   expect_marks N [LABEL]        the source has N marks (each labelled LABEL)
+//   expect_source_spans N         the source shows at least N protected spans (marks and detected)
+//   expect_span_candidates        every shown candidate has the source's spans, each at offsets holding its text
+//   expect_forced                 a shown candidate carries the forced mark (and still keeps every span)
+//   expect_batch_labels N         the loaded file gave spans for at least N rows
+//   expect_batch_spans            the batch finished; each row protected at least the file's spans
+//   history_spans                 the History panel selects the newest generation recorded with spans
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

@@ -18,6 +18,7 @@
 #include "candidate_list.h"
 #include "line_chart.h"
 #include "score_view.h"
+#include "span_view.h"
 #include "t5s/engine_thread.h"
 
 namespace t5s::ui {
@@ -75,8 +76,20 @@ struct WorkspaceVm {
     std::string error;
     std::optional<Timings> timings;
     GenerationOptions used;                  // settings of the shown candidates
-    // Review queue (rows of a file walked one by one).
+    // Protected spans (issue 27). The detectors and the regex are options.protect / protect_regex.
+    // marked_spans: explicit spans in `source` (code points), marked with Ctrl+P on a selection or
+    // brought by a labelled review row; they refer to `marked_source` and follow edits of the source
+    // (WorkspaceController::sync_spans). preview: what the next generation protects in the source.
+    std::vector<Span> marked_spans;
+    std::string marked_source;
+    std::string mark_label = "ENTITY";       // the label a new mark gets
+    size_t select_begin = 0, select_end = 0; // the source field's selection in bytes (the panel writes it)
+    std::vector<Span> preview;
+    std::string preview_key;                 // inputs `preview` was computed from
+    std::string protect_error;               // bad regex / spans: the message a generation would give
+    // Review queue (rows of a file walked one by one), with each row's explicit spans (may be empty).
     std::vector<std::string> queue;
+    std::vector<std::vector<Span>> queue_spans;
     int queue_pos = -1;
     // Rows already generated keep their candidates, decisions and undo history: going back shows
     // them as they were (no new generation); Ctrl+Enter regenerates a row on purpose.
@@ -95,6 +108,8 @@ struct BatchVm {
     std::vector<std::string> columns;
     std::vector<std::string> rows;
     std::vector<std::string> warnings;
+    std::vector<std::vector<Span>> row_spans; // a labelled file's spans per row (empty: none)
+    std::vector<std::string> labels;         // ... and its labels per row
     JobId dataset_job = 0;
     int per_row = 3;
     std::string name;                        // history origin "batch:NAME#row"
@@ -105,6 +120,14 @@ struct BatchVm {
     std::vector<std::string> preview;        // first candidate per finished row
     int64_t kept = 0;                        // candidates returned by the rows finished in this run
     ReasonCounts dropped;                    // candidates the filters dropped in this run, by reason
+    // Per row of this run (index = row; spans -1 until the row is done): its protected spans, the
+    // candidates that lost one (dropped) or needed forcing, its first candidate.
+    struct RowResult {
+        SpanCounts counts{-1, 0, 0};
+        std::string first;
+    };
+    std::vector<RowResult> results;
+    SpanCounts span_total;                   // summed over the rows done in this run
     std::string error;
 };
 

@@ -36,41 +36,84 @@ void help_marker(const char* text) {
 }
 
 void draw_diff(const std::vector<DiffSegment>& diff, float wrap_width, bool show_deleted) {
+    draw_marked_text(mark_spans(diff, {}), {}, wrap_width, show_deleted);
+}
+
+namespace {
+
+// Where the text drawing is on the line and the window.
+struct TextCursor {
+    ImVec2 origin;
+    float x = 0, y = 0, wrap = 0, line_h = 0;
+    ImVec2 at() const { return ImVec2(origin.x + x, origin.y + y); }
+    void fit(float w) {  // wraps before a piece of width w that does not fit
+        if (x + w > wrap && x > 0) x = 0, y += line_h;
+    }
+};
+
+ImU32 colour_of(const std::string& label, int alpha) {
+    const SpanColour c = span_colour(label);
+    return IM_COL32(c.r, c.g, c.b, alpha);
+}
+
+// The span's label as a small rounded tag after it.
+void draw_span_tag(TextCursor& cur, const Span& span) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* font = ImGui::GetFont();
+    const float size = ImGui::GetFontSize() * 0.72f;
+    const char* label = span.label.empty() ? "span" : span.label.c_str();
+    const float w = font->CalcTextSizeA(size, 1e9f, 0.0f, label).x + 6.0f;
+    cur.fit(w + 3.0f);
+    const ImVec2 p(cur.at().x + 2.0f, cur.at().y + ImGui::GetFontSize() - size - 1.0f);
+    dl->AddRectFilled(ImVec2(p.x, p.y - 1.0f), ImVec2(p.x + w, p.y + size + 1.0f), colour_of(span.label, 255), 3.0f);
+    dl->AddText(font, size, ImVec2(p.x + 3.0f, p.y), IM_COL32(255, 255, 255, 255), label);
+    cur.x += w + 4.0f;
+}
+
+}  // namespace
+
+void draw_marked_text(const std::vector<MarkedRun>& runs, const std::vector<Span>& spans, float wrap_width, bool show_deleted) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
     const float size = ImGui::GetFontSize();
-    const float line_h = ImGui::GetTextLineHeightWithSpacing();
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    float x = 0, y = 0;
+    TextCursor cur{ImGui::GetCursorScreenPos(), 0, 0, wrap_width, ImGui::GetTextLineHeightWithSpacing()};
     const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
-    for (const auto& seg : diff) {
-        if (seg.op == DiffOp::Delete && !show_deleted) continue;
-        for (auto cp : split_code_points(seg.text)) {
+    const Span* hovered = nullptr;
+    for (const auto& run : runs) {
+        if (run.op == DiffOp::Delete && !show_deleted) continue;
+        const Span* span = run.span >= 0 && size_t(run.span) < spans.size() ? &spans[size_t(run.span)] : nullptr;
+        for (auto cp : split_code_points(run.text)) {
             if (cp == "\n") {
-                x = 0;
-                y += line_h;
+                cur.x = 0;
+                cur.y += cur.line_h;
                 continue;
             }
             const float w = font->CalcTextSizeA(size, 1e9f, 0.0f, cp.data(), cp.data() + cp.size()).x;
-            if (x + w > wrap_width && x > 0) {
-                x = 0;
-                y += line_h;
-            }
-            const ImVec2 p(origin.x + x, origin.y + y);
+            cur.fit(w);
+            const ImVec2 p = cur.at();
             ImU32 col = text_col;
-            if (seg.op == DiffOp::Insert) {
+            if (span) {
+                dl->AddRectFilled(p, ImVec2(p.x + w, p.y + size + 1), colour_of(span->label, 210));
+                if (run.op == DiffOp::Insert) dl->AddLine(ImVec2(p.x, p.y + size + 1), ImVec2(p.x + w, p.y + size + 1), IM_COL32(60, 200, 90, 255), 2.0f);
+                col = IM_COL32(255, 255, 255, 255);
+                if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + size + 1))) hovered = span;
+            } else if (run.op == DiffOp::Insert) {
                 dl->AddRectFilled(p, ImVec2(p.x + w, p.y + size + 1), IM_COL32(40, 140, 60, 200));
                 col = IM_COL32(255, 255, 255, 255);
-            } else if (seg.op == DiffOp::Delete) {
+            } else if (run.op == DiffOp::Delete) {
                 col = IM_COL32(230, 110, 110, 255);
             }
             dl->AddText(font, size, p, col, cp.data(), cp.data() + cp.size());
-            if (seg.op == DiffOp::Delete)
+            if (run.op == DiffOp::Delete)
                 dl->AddLine(ImVec2(p.x, p.y + size * 0.55f), ImVec2(p.x + w, p.y + size * 0.55f), col, 1.5f);
-            x += w;
+            cur.x += w;
         }
+        if (span && run.span_end) draw_span_tag(cur, *span);
     }
-    ImGui::Dummy(ImVec2(wrap_width, y + line_h));
+    ImGui::Dummy(ImVec2(wrap_width, cur.y + cur.line_h));
+    if (hovered && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("%s: protected span, code points %lld-%lld\nkept exactly in every candidate", hovered->label.c_str(),
+                          static_cast<long long>(hovered->start), static_cast<long long>(hovered->end));
 }
 
 std::string human_bytes(double bytes) { return format_value(bytes, Unit::Bytes); }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "controller.h"
+#include "span_view.h"
 #include "text_diff.h"
 
 namespace t5s::ui {
@@ -25,6 +26,9 @@ bool action_button(Controller& ctl, const char* label, Action action, bool enabl
 void help_marker(const char* text);
 // Source -> candidate diff with inserted characters highlighted and deleted ones struck through.
 void draw_diff(const std::vector<DiffSegment>& diff, float wrap_width, bool show_deleted);
+// The same with protected spans (span_view.h's mark_spans over the diff): each span on a background
+// of its label's colour, the label as a small tag after it, "label: text" in a tooltip on hover.
+void draw_marked_text(const std::vector<MarkedRun>& runs, const std::vector<Span>& spans, float wrap_width, bool show_deleted);
 std::string human_bytes(double bytes);
 std::string human_count(double n);
 

@@ -13,6 +13,15 @@ std::string kept_dropped_line(const BatchVm& b) {
     return line;
 }
 
+std::string batch_spans_line(const BatchVm& b) {
+    const SpanCounts& t = b.span_total;
+    if (t.spans == 0 && t.lost == 0 && t.forced == 0) return "";
+    int64_t rows = 0;
+    for (const auto& r : b.results) rows += r.counts.spans > 0;
+    return "spans: " + std::to_string(t.spans) + " protected in " + std::to_string(rows) + " rows; " + std::to_string(t.lost) +
+           " candidates lost one (dropped), " + std::to_string(t.forced) + " forced";
+}
+
 void BatchController::load_dataset() {
     auto& b = s.batch;
     if (b.path.empty()) {
@@ -34,6 +43,7 @@ void BatchController::start_batch() {
     BatchAugment cmd;
     cmd.name = b.name.empty() ? std::filesystem::path(b.path).filename().string() : b.name;
     cmd.rows = b.rows;
+    cmd.spans = b.row_spans;
     cmd.options = ws_.effective_options();
     cmd.options.num_return_sequences = std::max(1, b.per_row);
     if (!cmd.options.do_sample) cmd.options.num_beams = std::max(cmd.options.num_beams, cmd.options.num_return_sequences);
@@ -42,6 +52,8 @@ void BatchController::start_batch() {
     b.preview.clear();
     b.kept = 0;
     b.dropped.clear();
+    b.results.assign(b.rows.size(), {});
+    b.span_total = {};
     b.done = 0;
     b.total = int64_t(b.rows.size());
     b.rate = 0;
@@ -69,7 +81,7 @@ void BatchController::cancel_batch() {
 }
 
 void BatchController::review_in_workspace() {
-    ws_.review(s.batch.rows);
+    ws_.review(s.batch.rows, s.batch.row_spans);
 }
 
 void BatchController::apply(const Event& event) {
@@ -87,6 +99,14 @@ void BatchController::apply(const Event& event) {
         if (b.preview.size() < 200 && !r->result.candidates.empty()) {
             b.preview.push_back(r->result.candidates[0].text);
             ctx.note(r->result.candidates[0].text);
+        }
+        if (r->row >= 0 && size_t(r->row) < b.results.size()) {
+            auto& row = b.results[size_t(r->row)];
+            row.counts = span_counts(r->result);
+            row.first = r->result.candidates.empty() ? std::string() : r->result.candidates[0].text;
+            b.span_total.spans += row.counts.spans;
+            b.span_total.lost += row.counts.lost;
+            b.span_total.forced += row.counts.forced;
         }
         s.history.stale = true;
     } else if (auto* p = std::get_if<JobPaused>(&event)) {
@@ -107,13 +127,20 @@ void BatchController::apply(const Event& event) {
         b.column = d->column;
         b.rows = d->rows;
         b.warnings = d->warnings;
+        b.row_spans = d->spans;
+        b.labels = d->labels;
+        b.results.clear();
+        b.span_total = {};
         b.total = int64_t(d->rows.size());
         b.done = 0;
         b.name = d->path.filename().string();
         b.phase = BatchPhase::Ready;
         for (size_t i = 0; i < d->rows.size() && i < 500; ++i) ctx.note(d->rows[i]);
         for (const auto& w : d->warnings) ctx.note(w);
+        size_t spans = 0;
+        for (const auto& r : d->spans) spans += r.size();
         ctx.log(!d->warnings.empty(), d->path.string() + ": " + std::to_string(d->rows.size()) + " rows" +
+                                          (spans ? ", " + std::to_string(spans) + " labelled spans" : "") +
                                           (d->warnings.empty() ? "" : ", " + std::to_string(d->warnings.size()) + " skipped"));
     }
 }

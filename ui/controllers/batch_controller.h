@@ -8,6 +8,9 @@ namespace t5s::ui {
 
 // "kept 12, dropped 5 (change>0.8 3, copy 2)": the candidates of the rows finished in this run.
 std::string kept_dropped_line(const BatchVm& batch);
+// "spans: 42 in 20 rows; 3 candidates lost one (dropped), 5 forced" for the rows done in this run
+// ("" when none had spans).
+std::string batch_spans_line(const BatchVm& batch);
 
 class WorkspaceController;
 

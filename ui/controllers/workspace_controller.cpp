@@ -42,9 +42,15 @@ void WorkspaceController::generate() {
         ws.error = "no model loaded: open one in the Model panel (Ctrl+O)";
         return;
     }
+    sync_spans();
+    if (!ws.protect_error.empty()) {
+        ws.error = ws.protect_error;
+        return;
+    }
     ctx.note(ws.source);
     Generate g;
     g.texts = {ws.source};
+    if (!ws.marked_spans.empty()) g.spans = {ws.marked_spans};
     g.options = effective_options();
     g.task_prefix = ws.task_prefix;
     ws.error.clear();
@@ -121,8 +127,16 @@ void WorkspaceController::goto_row(int row) {
     if (ws.queue.empty() || row < 0 || row >= int(ws.queue.size()) || ws.generating()) return;
     if (ws.editing) commit_edit();
     if (ws.queue_pos >= 0 && !ws.list.empty()) ws.row_lists[ws.queue_pos] = ws.list;
+    ws.queue_spans.resize(ws.queue.size());
+    if (ws.queue_pos >= 0 && ws.source == ws.queue[size_t(ws.queue_pos)]) {
+        sync_spans();
+        ws.queue_spans[size_t(ws.queue_pos)] = ws.marked_spans;  // marks made on the row stay with it
+    }
     ws.queue_pos = row;
     ws.source = ws.queue[size_t(row)];
+    ws.marked_spans = ws.queue_spans[size_t(row)];
+    ws.marked_source = ws.source;
+    ws.select_begin = ws.select_end = 0;  // a selection of the previous row's text
     if (auto it = ws.row_lists.find(row); it != ws.row_lists.end()) {
         ws.list = it->second;  // as it was left: candidates, decisions, undo stack
         ws.list.sort(display_rank_key(ws.options.rank, ws.list));
@@ -133,11 +147,12 @@ void WorkspaceController::goto_row(int row) {
     generate();
 }
 
-void WorkspaceController::review(const std::vector<std::string>& rows) {
+void WorkspaceController::review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans) {
     auto& ws = s.ws;
     ws.row_lists.clear();  // a new queue
     if (rows.empty()) return;
     ws.queue = rows;
+    ws.queue_spans = spans;
     ws.queue_pos = -1;
     goto_row(0);
 }
@@ -159,6 +174,7 @@ void WorkspaceController::apply(const Event& event) {
         for (const auto& c : first.dropped) ctx.note(c.candidate.text);
         ws.list.reset(first.input, d->history_ids.empty() ? 0 : d->history_ids[0], first.candidates, first.diversity,
                       first.dropped);
+        ws.list.set_source_spans(first.spans);
         ws.list.sort(display_rank_key(ws.options.rank, ws.list));
         ws.list.select(0);  // the best shown
         if (first.candidates.empty())

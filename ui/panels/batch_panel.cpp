@@ -1,6 +1,7 @@
 // Batch augmentation: load txt / JSONL / CSV / TSV (choose the column), N candidates per row,
 // progress, rows/s, ETA, kept / dropped candidates by reason, pause / resume / cancel, and review
-// of the rows in the workspace.
+// of the rows in the workspace. Labelled JSONL rows show their span count and label; done rows
+// their first candidate and span counts (protected, lost, forced).
 #include <cstdio>
 
 #include <imgui.h>
@@ -9,6 +10,42 @@
 #include "panels.h"
 
 namespace t5s::ui {
+
+namespace {
+
+// Whether the table has the span columns: a labelled file, or a run that protected spans.
+bool with_span_columns(const BatchVm& b) {
+    return !b.row_spans.empty() || !b.labels.empty() || b.span_total.spans > 0;
+}
+
+// One table row: its number, the file's spans and label, its text; once done, its first candidate
+// and the span counts (lost in red, forced in orange).
+void draw_row(const BatchVm& b, size_t i, bool spans) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%zu", i + 1);
+    if (spans) {
+        ImGui::TableNextColumn();
+        const size_t given = i < b.row_spans.size() ? b.row_spans[i].size() : 0;
+        if (given) ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "%zu", given);
+        if (i < b.labels.size() && !b.labels[i].empty()) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.8f, 0.7f, 1.0f, 1), "<%s>", b.labels[i].c_str());
+        }
+    }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b.rows[i].c_str());
+    if (i >= b.results.size() || b.results[i].counts.spans < 0) return;
+    const auto& r = b.results[i];
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(r.first.empty() ? "(no candidate)" : r.first.c_str());
+    if (!spans) return;
+    ImGui::TableNextColumn();
+    const ImVec4 colour = r.counts.lost ? ImVec4(1, 0.45f, 0.45f, 1) : r.counts.forced ? ImVec4(1, 0.62f, 0.2f, 1) : ImVec4(0.55f, 0.75f, 1, 1);
+    ImGui::TextColored(colour, "%s", span_counts_text(r.counts).c_str());
+}
+
+}  // namespace
 
 void draw_batch_panel(PanelContext& ctx) {
     Controller& ctl = ctx.ctl;
@@ -45,6 +82,12 @@ void draw_batch_panel(PanelContext& ctx) {
     if (b.phase == BatchPhase::Loading) ImGui::TextDisabled("reading...");
     if (!b.rows.empty()) {
         ImGui::Text("%zu rows", b.rows.size());
+        if (!b.row_spans.empty()) {  // a labelled file
+            size_t rows = 0, spans = 0;
+            for (const auto& r : b.row_spans) rows += !r.empty(), spans += r.size();
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "(%zu labelled, %zu spans)", rows, spans);
+        }
         if (!b.warnings.empty()) {
             ImGui::SameLine();
             ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu skipped", b.warnings.size());
@@ -80,18 +123,30 @@ void draw_batch_panel(PanelContext& ctx) {
         ImGui::TextUnformatted(kept_dropped_line(b).c_str());
         help_marker("Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
                     "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
+        if (const std::string spans = batch_spans_line(b); !spans.empty()) {
+            ImGui::TextUnformatted(spans.c_str());
+            help_marker("Protected spans of the rows done (the file's spans and the detectors' of Generation settings). A candidate "
+                        "that lost one is dropped (lost_span); a forced one kept its spans because the decoder put them in.");
+        }
     }
     ImGui::TextDisabled("results go to the history; resuming skips rows already done");
     if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());
-    ImGui::BeginChild("rows", ImVec2(0, 0), true);
-    const bool show_results = !b.preview.empty();
-    const auto& items = show_results ? b.preview : b.rows;
-    ImGuiListClipper clip;
-    clip.Begin(int(items.size()));
-    while (clip.Step())
-        for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i)
-            ImGui::Text("%s%d  %s", show_results ? "=> " : "", i + 1, items[size_t(i)].c_str());
-    ImGui::EndChild();
+    const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
+    const bool spans = with_span_columns(b);
+    if (ImGui::BeginTable(spans ? "rows_spans" : "rows", spans ? 5 : 3, flags)) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 2.2f);
+        if (spans) ImGui::TableSetupColumn("spans", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 4.0f);
+        ImGui::TableSetupColumn("row", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+        ImGui::TableSetupColumn("=> first candidate", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+        if (spans) ImGui::TableSetupColumn("spans kept", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 8.0f);
+        ImGui::TableHeadersRow();
+        ImGuiListClipper clip;
+        clip.Begin(int(b.rows.size()));
+        while (clip.Step())
+            for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) draw_row(b, size_t(i), spans);
+        ImGui::EndTable();
+    }
     ImGui::End();
 }
 

@@ -1,5 +1,6 @@
 // History: search (substring, CJK), accepted-only filter, keyset paging, send back to input, delete;
-// candidates with their scores, and on request the candidates the filters dropped, with the reason.
+// candidates with their scores (and protected spans), and on request the candidates the filters
+// dropped, with the reason.
 // Queries run on the engine's io lane; this panel only draws the last page.
 #include <ctime>
 
@@ -13,12 +14,29 @@ namespace t5s::ui {
 
 namespace {
 
+// A text with its protected spans highlighted (issue 27), on the line after what was drawn.
+void draw_with_spans(const std::string& text, const std::vector<Span>& spans) {
+    ImGui::SameLine();
+    draw_marked_text(mark_spans({{DiffOp::Equal, text}}, spans), spans, ImGui::GetContentRegionAvail().x - 8.0f, false);
+}
+
 void draw_stored_candidates(const StoredGeneration& g, bool show_dropped) {
+    const RecordSpans spans = spans_of_settings_json(g.settings_json);  // the selected generation only
+    if (!spans.input.empty()) {
+        ImGui::TextDisabled("protected:");
+        draw_with_spans(g.input, spans.input);
+    }
     for (const auto& c : g.candidates) {
         const bool ok = c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
-        ImGui::TextColored(ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
-                                                                                                    : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                           "%s  %s", to_string(c.state), c.final_text.c_str());
+        const ImVec4 colour = ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
+                                                                                                     : ImVec4(0.8f, 0.8f, 0.8f, 1);
+        const size_t rank = size_t(c.index);
+        if (c.state != CandidateState::Edited && rank < spans.candidates.size() && !spans.candidates[rank].empty()) {
+            ImGui::TextColored(colour, "%s ", to_string(c.state));  // an edit moved the spans: shown plain
+            draw_with_spans(c.final_text, spans.candidates[rank]);
+        } else {
+            ImGui::TextColored(colour, "%s  %s", to_string(c.state), c.final_text.c_str());
+        }
         const std::string scores = score_line(c.scores);
         if (!scores.empty()) ImGui::TextDisabled("      %s", scores.c_str());
     }

@@ -9,6 +9,7 @@
 
 #include "panels.h"
 #include "panels/score_widgets.h"
+#include "panels/span_widgets.h"
 
 namespace t5s::ui {
 
@@ -54,6 +55,7 @@ void draw_settings(Controller& ctl) {
     ImGui::PopItemWidth();
     if (!o.do_sample && o.num_return_sequences > o.num_beams)
         ImGui::TextDisabled("beam search: %d beams used to return %d candidates", o.num_return_sequences, o.num_return_sequences);
+    draw_protect_settings(ctl);
     ImGui::TextDisabled("quality thresholds (off = no filter)");
     changed |= draw_threshold_sliders(o, ctl.state().model.embedder.has_value());
     if (changed) ctl.settings_changed();
@@ -77,6 +79,7 @@ void draw_candidates(Controller& ctl) {
         if (ImGui::Selectable(head, sel, 0, ImVec2(wrap * 0.25f, 0))) list.select(i);
         ImGui::SameLine();
         ImGui::TextColored(tag, "%-8s", state_label(c.state));
+        draw_forced_tag(c);
         ImGui::SameLine();
         draw_score_bars(c, thresholds);
         if (sel && ws.editing) {
@@ -96,7 +99,7 @@ void draw_candidates(Controller& ctl) {
                 ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x - 4, p.y), ImVec2(p.x - 1, p.y + ImGui::GetTextLineHeight()),
                                                           IM_COL32(255, 200, 60, 255));
             }
-            draw_diff(c.diff, wrap, true);
+            draw_marked_text(mark_spans(c.diff, c.final_spans()), c.final_spans(), wrap, true);
         }
         ImGui::Separator();
         ImGui::PopID();
@@ -130,9 +133,18 @@ void draw_workspace_panel(PanelContext& ctx) {
         ImGui::SetKeyboardFocusHere();
         ws.focus_source = false;
     }
-    if (ImGui::InputTextMultiline("##source", &ws.source, ImVec2(-1, ImGui::GetTextLineHeight() * 4.5f)))
+    // The selection is kept for "protect selection" (Ctrl+P), which reads it while the field is active.
+    auto keep_selection = [](ImGuiInputTextCallbackData* d) {
+        auto* vm = static_cast<WorkspaceVm*>(d->UserData);
+        vm->select_begin = size_t(d->SelectionStart);
+        vm->select_end = size_t(d->SelectionEnd);
+        return 0;
+    };
+    if (ImGui::InputTextMultiline("##source", &ws.source, ImVec2(-1, ImGui::GetTextLineHeight() * 4.5f),
+                                  ImGuiInputTextFlags_CallbackAlways, keep_selection, &ws))
         ctl.note_text(ws.source);  // new characters -> font atlas
     action_tooltip(ctl.keymap(), Action::FocusSource);
+    draw_source_spans(ctl);
 
     const bool can_generate = s.model.info && !ws.generating() && !s.engine_dead;
     action_button(ctl, "Generate", Action::Generate, can_generate);

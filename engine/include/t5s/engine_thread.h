@@ -61,6 +61,9 @@ struct Generate {
     GenerationOptions options;
     std::string task_prefix;         // prepended to every source before tokenising ("paraphrase: ")
     bool record_history = true;
+    // Protected spans given per text (t5s/spans.h, code points; empty: none for all, else one list
+    // per text); options.protect / protect_regex add the detected ones. History keeps them.
+    std::vector<std::vector<Span>> spans;
 };
 struct UpdateSettings { GenerationOptions options; };  // running Generate/BatchAugment jobs, next step
 struct Cancel { JobId job = 0; };                       // queued or running job (training: stop with a checkpoint)
@@ -76,6 +79,7 @@ struct BatchAugment {
     GenerationOptions options;       // num_return_sequences = N per row
     std::string task_prefix;
     std::vector<bool> done;          // rows to skip (resume across sessions); may be empty
+    std::vector<std::vector<Span>> spans;  // protected spans per row, as Generate::spans (empty: none)
 };
 struct QueryHistory { HistoryQuery query; bool with_total = true; };  // total = count(filter)
 struct RecordDecision {
@@ -199,6 +203,10 @@ struct DatasetLoaded {
     std::string column;                      // the one used
     std::vector<std::string> rows;
     std::vector<std::string> warnings;       // "file:line: problem" for skipped rows
+    // Labelled JSONL rows: each row's "spans" (or "entities"), [[start, end, label], ...] in code
+    // points, and its "label" (a string; other JSON as text). Empty when no row has any.
+    std::vector<std::vector<Span>> spans;
+    std::vector<std::string> labels;
 };
 struct HistoryLoaded { JobId job = 0; HistoryQuery query; HistoryPage page; int64_t total = -1; };
 struct DecisionRecorded { JobId job = 0; GenerationId generation_id = 0; int candidate_index = 0; EventKind kind{}; };

@@ -116,8 +116,8 @@ struct EngineImpl {
     void set_adapter(Job& job, const SetAdapter& cmd);
     void use_adapter_version(Job& job, const UseAdapterVersion& cmd);  // learn_jobs.cpp
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
-    std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const GenerationOptions& options,
-                                                 GenerationControl* control);
+    std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+                                                 const GenerationOptions& options, GenerationControl* control);
     JobEnd run_batch(LaneTask& task);
     void run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd);
     HistoryStore* history_for_model_lane();

@@ -190,6 +190,8 @@ GenerationOptions merge_live(GenerationOptions current, const GenerationOptions&
     current = merge_step_settings(current, update);
     current.no_copy = update.no_copy;
     current.distinct = update.distinct;
+    current.protect = update.protect;  // a batch protects with them from its next row batch
+    current.protect_regex = update.protect_regex;
     return current;
 }
 

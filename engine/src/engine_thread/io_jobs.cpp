@@ -39,7 +39,7 @@ void EngineImpl::run_io_job(LaneTask& task) {
                 emit(JobStarted{id, "dataset"});
                 auto rows = read_dataset(c.path, c.column);
                 emit(DatasetLoaded{id, c.path, std::move(rows.columns), std::move(rows.column), std::move(rows.rows),
-                                   std::move(rows.warnings)});
+                                   std::move(rows.warnings), std::move(rows.spans), std::move(rows.labels)});
             },
             [&](const QueryHistory& c) {
                 auto& h = history_for_io_lane();

@@ -87,7 +87,7 @@ namespace {
 GenerationRecord make_record(const GenerationResult& r, const GenerationOptions& o, const ModelInfo& info,
                              const std::string& hash, double total_ms, std::string origin) {
     GenerationRecord rec = generation_record_of(r);
-    rec.settings_json = generation_options_to_json(o);
+    rec.settings_json = settings_json_with_spans(generation_options_to_json(o), r);  // spans as the CLI records them
     rec.seed = o.do_sample ? o.seed : -1;
     rec.model_path = info.dir.string();
     rec.model_hash = hash;
@@ -105,10 +105,13 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
 // Every generation is scored with the embedder loaded now, if any (similarity beside back_score,
 // change and fluency). Without one, Model::generate is that same call for the LibTorch model
 // (generate_scored with no embedder); going through it keeps test doubles that implement only
-// generate() usable.
-std::vector<GenerationResult> EngineImpl::generate_texts(const std::vector<std::string>& texts, const GenerationOptions& options,
-                                                         GenerationControl* control) {
+// generate() usable. Spans given with the texts go through generate_scored (the detected ones, from
+// options.protect, through either).
+std::vector<GenerationResult> EngineImpl::generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+                                                         const GenerationOptions& options, GenerationControl* control) {
     const std::shared_ptr<const Embedder> scorer = embedder;
+    const bool given = std::any_of(spans.begin(), spans.end(), [](const std::vector<Span>& s) { return !s.empty(); });
+    if (given) return generate_scored(*model, scorer.get(), texts, spans, options, control);
     if (scorer) return generate_scored(*model, scorer.get(), texts, options, control);
     return model->generate(texts, options, control);
 }
@@ -139,7 +142,9 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     };
 
     options.task_prefix = cmd.task_prefix;  // the engine prepends it (and scores back_score with it)
-    auto results = generate_texts(cmd.texts, options, &control);
+    if (!cmd.spans.empty() && cmd.spans.size() != cmd.texts.size())
+        throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
+    auto results = generate_texts(cmd.texts, cmd.spans, options, &control);
     if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "generation cancelled");
     for (size_t i = 0; i < results.size() && i < cmd.texts.size(); ++i) results[i].input = cmd.texts[i];
 
@@ -207,10 +212,14 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         if (rows.empty()) break;
         validate_generation_options(options);
         std::vector<std::string> inputs;
-        for (size_t r : rows) inputs.push_back(req.rows[r]);
+        std::vector<std::vector<Span>> spans;
+        for (size_t r : rows) {
+            inputs.push_back(req.rows[r]);
+            spans.push_back(r < req.spans.size() ? req.spans[r] : std::vector<Span>());
+        }
         options.task_prefix = req.task_prefix;  // the engine prepends it (and scores back_score with it)
         const auto tb = Clock::now();
-        std::vector<GenerationResult> results = generate_texts(inputs, options, &control);
+        std::vector<GenerationResult> results = generate_texts(inputs, spans, options, &control);
         if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
         std::vector<GenerationId> ids(results.size(), 0);
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "spans/span_detect.h"
+#include "t5s/span_preview.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
 #include "unicode_space.h"
@@ -116,3 +117,21 @@ SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_s
 }
 
 }  // namespace t5s::spans
+
+namespace t5s {
+
+std::vector<Span> protected_spans(const std::string& text, const std::vector<Span>& explicit_spans, const std::string& protect,
+                                  const std::string& protect_regex) {
+    spans::check_protect_regex(protect_regex);  // a bad pattern: the message a generation gives
+    GenerationOptions o;
+    o.protect = protect;
+    o.protect_regex = protect_regex;
+    std::vector<Span> out;
+    for (const auto& p : spans::plan_spans(text, explicit_spans, o).spans) out.push_back(p.source);
+    return out;
+}
+
+int64_t code_point_of_byte(const std::string& text, size_t byte) { return spans::code_point_offset(text, byte); }
+size_t byte_of_code_point(const std::string& text, int64_t code_point) { return spans::byte_offset(text, code_point); }
+
+}  // namespace t5s

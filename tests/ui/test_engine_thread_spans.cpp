@@ -1,0 +1,206 @@
+// Protected spans through the engine thread (issue 27, the app's door): a labelled JSONL file read
+// by LoadDataset (spans / entities / label per row, bad spans skipped with a line-numbered
+// warning); Generate and BatchAugment with spans given per text on a tiny real checkpoint (a random
+// model that never emits sentinels, so they are forced) — every candidate keeps every span at the
+// offsets it reports, and the history records the spans as the CLI does; a protect setting sent
+// with UpdateSettings reaches a running batch's next row batch.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "t5s/engine_thread.h"
+#include "t5s/history_store.h"
+#include "t5s/span_preview.h"
+
+using namespace t5s;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Waiter {
+    EngineThread& engine;
+    std::vector<Event> seen;
+    // The event of type T for `job` (a JobFailed for it fails the test).
+    template <class T>
+    T wait(JobId job, double seconds = 120) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        size_t at = 0;
+        while (std::chrono::steady_clock::now() < deadline) {
+            for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
+            for (; at < seen.size(); ++at) {
+                if (auto* f = std::get_if<JobFailed>(&seen[at]); f && f->job == job) FAIL("job " << job << " failed: " << f->message);
+                if (auto* t = std::get_if<T>(&seen[at]); t && t->job == job) return *t;
+            }
+            engine.wait_for_events(0.5);
+        }
+        FAIL("timed out waiting for job " << job);
+        return T{};
+    }
+};
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("t5s_spans_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+std::string slice(const std::string& text, const Span& s) {
+    const size_t a = byte_of_code_point(text, s.start), b = byte_of_code_point(text, s.end);
+    return text.substr(a, b - a);
+}
+
+// Every candidate has each input span once, at offsets that hold the input span's text.
+void check_kept(const GenerationResult& r, const std::vector<Span>& given) {
+    for (const Span& g : given) CHECK(std::find(r.spans.begin(), r.spans.end(), g) != r.spans.end());
+    REQUIRE_FALSE(r.candidates.empty());
+    for (const auto& c : r.candidates) {
+        REQUIRE(c.spans.size() == r.spans.size());
+        for (size_t k = 0; k < r.spans.size(); ++k) {
+            bool found = false;
+            for (const Span& cs : c.spans) found = found || (cs.label == r.spans[k].label && slice(c.text, cs) == slice(r.input, r.spans[k]));
+            CHECK(found);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label", "[engine_thread][spans]") {
+    const fs::path dir = fresh_dir("dataset");
+    const fs::path file = dir / "ner.jsonl";
+    std::ofstream(file) << R"({"text": "Anna flew to 東京 😀 today", "spans": [[0, 4, "PER"], [13, 15, "LOC"]], "label": "travel"})" "\n"
+                        << R"({"text": "no spans here", "label": 3})" "\n"
+                        << R"({"text": "Bob", "entities": [{"start_offset": 0, "end_offset": 3, "label": "PER"}]})" "\n"
+                        << R"({"text": "too short", "spans": [[0, 40, "X"]]})" "\n"
+                        << R"({"text": "overlap", "spans": [[0, 4, "A"], [2, 6, "B"]]})" "\n"
+                        << R"({"text": "abc", "spans": "nope"})" "\n"
+                        << R"({"text": "abc", "spans": [[-1, 2, "A"]]})" "\n"
+                        << R"({"text": "abc", "spans": [[0, 1, {"k": 1}]]})" "\n";
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Waiter w{engine};
+    const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
+    REQUIRE(loaded.rows.size() == 4);
+    REQUIRE(loaded.spans.size() == 4);
+    REQUIRE(loaded.labels.size() == 4);
+    CHECK(loaded.spans[3] == std::vector<Span>{{0, 1, R"({"k":1})"}});  // a label that is not a string: its JSON
+    CHECK(loaded.spans[0] == std::vector<Span>{{0, 4, "PER"}, {13, 15, "LOC"}});  // code points: 東京 is 13..15
+    CHECK(slice(loaded.rows[0], loaded.spans[0][1]) == "東京");
+    CHECK(loaded.spans[1].empty());
+    CHECK(loaded.spans[2] == std::vector<Span>{{0, 3, "PER"}});
+    CHECK(loaded.labels == std::vector<std::string>{"travel", "3", "", ""});
+    REQUIRE(loaded.warnings.size() == 4);
+    CHECK(loaded.warnings[0].find("ner.jsonl:4: \"spans\": span [0, 40] is not inside the text (9 code points)") != std::string::npos);
+    CHECK(loaded.warnings[1].find("ner.jsonl:5: \"spans\": spans overlap") != std::string::npos);
+    CHECK(loaded.warnings[2].find("ner.jsonl:6: \"spans\" must be a list") != std::string::npos);
+    CHECK(loaded.warnings[3].find("ner.jsonl:7: \"spans\": offsets must be integers >= 0") != std::string::npos);
+    // An unlabelled file: no spans, no labels.
+    std::ofstream(dir / "plain.jsonl") << R"({"text": "a"})" "\n";
+    const auto plain = w.wait<DatasetLoaded>(engine.submit(LoadDataset{dir / "plain.jsonl", ""}), 30);
+    CHECK(plain.rows.size() == 1);
+    CHECK(plain.spans.empty());
+    CHECK(plain.labels.empty());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, forced and recorded", "[engine_thread][spans][model]") {
+    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    REQUIRE(fs::exists(model / "config.json"));  // part of the repository
+    const fs::path dir = fresh_dir("generate");
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    config.history_db = dir / "history.db";
+    EngineThread engine(config);
+    Waiter w{engine};
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    w.wait<ModelLoaded>(engine.submit(LoadModel{model, ro}));
+
+    Generate g;
+    g.texts = {"Meet Anna in Zürich at 5 pm", "東京で会いましょう"};
+    g.spans = {{{5, 9, "PER"}, {13, 19, "LOC"}}, {{0, 2, "LOC"}}};
+    g.options.protect = "numbers";
+    g.options.max_new_tokens = 12;
+    g.options.num_beams = 2;
+    g.options.num_return_sequences = 2;
+    const auto done = w.wait<GenerationDone>(engine.submit(g));
+    REQUIRE(done.results.size() == 2);
+    check_kept(done.results[0], g.spans[0]);
+    check_kept(done.results[1], g.spans[1]);
+    CHECK(done.results[0].spans.size() == 3);  // the number detected besides the two given
+    int forced = 0;
+    for (const auto& r : done.results)
+        for (const auto& c : r.candidates) forced += c.forced_spans;
+    CHECK(forced > 0);  // the random model emits no sentinel on its own
+    // The history keeps the spans as the CLI records them.
+    REQUIRE(done.history_ids.size() == 2);
+    HistoryStore history(config.history_db.string());
+    const auto record = history.get(done.history_ids[0]);
+    REQUIRE(record);
+    const RecordSpans recorded = spans_of_settings_json(record->settings_json);
+    CHECK(recorded.input == done.results[0].spans);
+    REQUIRE(recorded.candidates.size() == done.results[0].candidates.size());
+    CHECK(recorded.candidates[0] == done.results[0].candidates[0].spans);
+
+    BatchAugment b;
+    b.name = "ner";
+    b.rows = {"Bob lives in Paris", "no spans", "Call {name} now"};
+    b.spans = {{{0, 3, "PER"}, {13, 18, "LOC"}}, {}, {}};
+    b.options.max_new_tokens = 10;
+    b.options.protect = "placeholders";
+    const JobId job = engine.submit(b);
+    w.wait<JobFinished>(job);
+    std::vector<BatchRowDone> rows;
+    for (const auto& e : w.seen)
+        if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) rows.push_back(*r);
+    REQUIRE(rows.size() == 3);
+    for (const auto& r : rows) {
+        if (r.row == 0) check_kept(r.result, b.spans[0]);
+        if (r.row == 1) CHECK(r.result.spans.empty());
+        if (r.row == 2) CHECK(r.result.spans == std::vector<Span>{{5, 11, "placeholder"}});
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running batch's next rows", "[engine_thread][spans][model]") {
+    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    REQUIRE(fs::exists(model / "config.json"));
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Waiter w{engine};
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    w.wait<ModelLoaded>(engine.submit(LoadModel{model, ro}));
+    BatchAugment b;
+    b.name = "hot";
+    b.rows = {"row one has 5 kg", "row two has 7 kg", "row three has 9 kg"};
+    b.options.batch_size = 1;  // a row batch per row: pause and settings act between rows
+    b.options.max_new_tokens = 6;
+    const JobId job = engine.submit(b);
+    engine.submit(PauseJob{job});  // at the latest after the first row
+    const JobPaused paused = w.wait<JobPaused>(job);
+    REQUIRE(paused.done < 3);
+    GenerationOptions live = b.options;
+    live.protect = "numbers";
+    engine.submit(UpdateSettings{live});
+    engine.submit(ResumeJob{job});
+    w.wait<JobFinished>(job);
+    int rows = 0;
+    for (const auto& e : w.seen) {
+        auto* r = std::get_if<BatchRowDone>(&e);
+        if (!r || r->job != job) continue;
+        ++rows;
+        const bool after_resume = r->row >= paused.done;
+        CHECK(r->result.spans.size() == (after_resume ? 1u : 0u));  // "N kg" from the next row batch on
+        if (after_resume) check_kept(r->result, {});
+    }
+    CHECK(rows == 3);
+}
