@@ -1,5 +1,5 @@
 // `t5studio export`: stream the history into a training set.
-//   t5studio export --history PATH --format jsonl|csv|tsv --out FILE [--accepted-only] [--dedupe [exact|near]]
+//   t5studio export --history PATH --format jsonl|csv|tsv|labelstudio --out FILE [--with-labels] [--accepted-only] [--dedupe [exact|near]]
 //                   [--near-threshold J] [--with-scores] [--min-similarity X] [--max-similarity X] [--min-change X]
 //                   [--max-change X] [--min-back-score X] [--include-originals] [--search Q] [--model M] [--force] [--json]
 // One summary line on stderr; with --json also a JSON summary on stdout. Ctrl-C cancels cleanly
@@ -80,12 +80,13 @@ void apply_score_flags(const Args& args, ExportOptions* options) {
 
 const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
     {"history", "PATH", "history database to read"},
-    {"format", "F", "jsonl, csv or tsv"},
+    {"format", "F", "jsonl, csv, tsv or labelstudio (a Label Studio import: tasks with predictions, annotations for accepted candidates)"},
     {"out", "FILE", "file to write; an existing one is refused unless --force"},
     {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
     {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
     {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
     {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
+    {"with-labels", "", "CSV/TSV: add the columns label, source_spans, target_spans (JSONL always has them)"},
     {"min-similarity", "X", "only candidates with similarity >= X"},
     {"max-similarity", "X", "only candidates with similarity <= X"},
     {"min-change", "X", "only candidates with change >= X"},
@@ -102,8 +103,8 @@ int run_export(const Argv& argv) {
     const Args args(with_dedupe_mode(argv), kExportSpec);
     ExportOptions options;
     const std::string format = args.require("format");
-    if (format != "jsonl" && format != "csv" && format != "tsv")
-        throw UsageError("--format must be jsonl, csv or tsv, got '" + format + "'");
+    if (format != "jsonl" && format != "csv" && format != "tsv" && format != "labelstudio")
+        throw UsageError("--format must be jsonl, csv, tsv or labelstudio, got '" + format + "'");
     options.format = parse_export_format(format);
     options.filter.accepted_only = args.has("accepted-only");
     options.filter.text = args.get("search");
@@ -111,6 +112,7 @@ int run_export(const Argv& argv) {
     options.dedupe = args.get("dedupe") == "exact";
     apply_score_flags(args, &options);
     options.include_originals = args.has("include-originals");
+    options.with_labels = args.has("with-labels");
     options.overwrite = args.has("force");
     const std::string out = args.require("out");
 

@@ -1,9 +1,10 @@
 // t5studio generate: candidates for each input with every generation control. Inputs from
-// --text (repeatable) -> one JSON document, or --input FILE (lines, or JSONL with "text" and optional
-// "spans" and "label"; read as a
-// stream, cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each
-// batch finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule
-// is in shard.h), --out FILE appends there and resumes a killed run.
+// --text (repeatable) -> one JSON document, or --input FILE (text, JSONL, CSV, TSV or a Label Studio
+// export, with optional spans and label: the one input reader, t5s/input_reader.h; streamed,
+// cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each batch
+// finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule is in
+// shard.h), --out FILE appends there and resumes a killed run; --output FILE writes every candidate
+// as a labelled row in the input's format instead (cli/labelled_output.h).
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "cli/quality_flags.h"
 #include "cli/generate_recorder.h"
 #include "cli/input_rows.h"
+#include "cli/labelled_output.h"
 #include "cli/shard.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
@@ -32,6 +34,8 @@ struct FileRun {
     Shard shard;
     std::string out;         // "" = stdout
     bool sharded = false;    // --shard / --shard-from-env given
+    std::string output;      // --output FILE: labelled rows in output_format ("" = the JSONL lines)
+    std::string output_format;  // "" = the input's
 };
 
 FileRun file_run_from_flags(const Args& a) {
@@ -47,7 +51,28 @@ FileRun file_run_from_flags(const Args& a) {
         throw UsageError("--batch-size auto cannot be used with --shard/--out: every shard and every rerun must form the same batches");
     if (f.sharded && a.has("sample") && !a.has("seed"))
         throw UsageError("--sample with --shard needs --seed S: every shard must derive its seeds from the same one");
+    f.output = a.get("output");
+    f.output_format = a.get("output-format");
+    if (!f.output.empty() && (f.sharded || !f.out.empty() || !a.has("input")))
+        throw UsageError("--output needs --input and goes without --shard/--out (merge the parts, then convert)");
+    if (!f.output_format.empty() && f.output.empty()) throw UsageError("--output-format goes with --output FILE");
+    if (!f.output_format.empty() && f.output_format != "jsonl" && f.output_format != "csv" && f.output_format != "tsv" &&
+        f.output_format != "labelstudio")
+        throw UsageError("--output-format must be jsonl, csv, tsv or labelstudio, got '" + f.output_format + "'");
     return f;
+}
+
+std::string label_json_text(const nlohmann::json& label) {
+    return label.is_null() ? "" : label.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// One row's JSONL line: its result, the row's label (carried to each of its candidates), its index.
+std::string result_line(const GenerationResult& r, const nlohmann::json& label, int64_t row, int64_t total, bool keep_dropped) {
+    nlohmann::json j = result_json(r, keep_dropped);
+    if (!label.is_null()) j["label"] = label;
+    j["index"] = row;
+    j["total_rows"] = total;
+    return j.dump() + "\n";
 }
 
 // --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
@@ -58,6 +83,9 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
     std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
+    std::unique_ptr<LabelledOutput> labelled;
+    if (!f.output.empty())
+        labelled = std::make_unique<LabelledOutput>(f.output, f.output_format.empty() ? input.format() : parse_input_format(f.output_format));
     // One seed per run: every batch derives its own from it and its first row's global index.
     const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
@@ -67,27 +95,38 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
         if (options.do_sample) batch_options.seed = derive_seed(base_seed, first);
         std::vector<std::string> texts;
         std::vector<std::vector<Span>> spans;
-        for (const auto& row : batch) texts.push_back(row.text), spans.push_back(row.spans);
+        std::vector<std::string> labels;
+        for (const auto& row : batch) texts.push_back(row.text), spans.push_back(row.spans), labels.push_back(label_json_text(row.label));
         std::string lines;
         int64_t row = first;
-        for (const auto& r : run_batch(texts, spans, batch_options)) {
-            nlohmann::json j = result_json(r, keep_dropped);
-            const nlohmann::json& label = batch[static_cast<size_t>(row - first)].label;
-            if (!label.is_null()) j["label"] = label;  // the row's label, carried to each of its candidates
-            j["index"] = row++;
-            j["total_rows"] = total;
-            lines += j.dump() + "\n";
+        for (const auto& r : run_batch(texts, spans, batch_options, labels)) {
+            const InputRow& in = batch[static_cast<size_t>(row - first)];
+            if (labelled) labelled->add(r, in);
+            else lines += result_line(r, in.label, row, total, keep_dropped);
+            ++row;
         }
         if (out) out->append(lines);
         else std::cout << lines << std::flush;  // a killed run keeps what it printed
         written += static_cast<int64_t>(batch.size());
     });
+    if (labelled) {
+        labelled->commit();
+        std::cout << nlohmann::json{{"output", f.output}, {"format", to_string(labelled->format())}, {"inputs", written},
+                                    {"rows", labelled->rows()}, {"bad_rows_skipped", input.bad_rows()}}.dump() << "\n";
+    }
     if (out) {
         const nlohmann::json summary = {{"out", f.out}, {"shard", f.shard.index}, {"shards", f.shard.count}, {"rows_written", written},
                                         {"rows_resumed", done.rows}, {"total_rows", total}};
         std::cout << summary.dump() << "\n";
     }
     return 0;
+}
+
+// --skip-bad-rows: every skipped row on stderr (the first 10, then a count).
+void report_bad_rows(const InputRows& input) {
+    for (const auto& b : input.bad_row_samples()) std::cerr << "t5studio generate: skipped bad row " << b.where << ": " << b.reason << "\n";
+    if (input.bad_rows() > static_cast<int64_t>(input.bad_row_samples().size()))
+        std::cerr << "t5studio generate: " << input.bad_rows() << " bad rows skipped in all\n";
 }
 
 }  // namespace
@@ -134,7 +173,7 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
     {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below", kModel},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
-    {"input", "FILE", "inputs, one per line (or JSONL with \"text\" and optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, and \"label\"), streamed; one JSONL line per input, per batch"},
+    {"input", "FILE", "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, \"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per input, per batch"},
     {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
     {"min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)"},
     {"max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error"},
@@ -163,6 +202,9 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
     {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
     {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
+    {"output", "FILE", "with --input: write every candidate as a labelled row (its spans, the row's label, its source) in the input's format, atomically; prints a summary"},
+    {"output-format", "F", "with --output: jsonl, csv, tsv or labelstudio (default: the input's; text input gives jsonl)"},
+    {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
     {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
     {"min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]"},
@@ -185,7 +227,9 @@ int run_generate(const Argv& argv) {
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
     std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
-    if (args.has("input")) input.emplace(args.get("input"));
+    if (args.has("input")) input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail);
+    if (args.has("skip-bad-rows") && !input) throw UsageError("--skip-bad-rows goes with --input FILE");
+    if (input) report_bad_rows(*input);
     const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
     const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
@@ -199,17 +243,17 @@ int run_generate(const Argv& argv) {
     }
 
     auto run_batch = [&](const std::vector<std::string>& batch, const std::vector<std::vector<Span>>& spans,
-                         const GenerationOptions& batch_options) {
+                         const GenerationOptions& batch_options, const std::vector<std::string>& labels) {
         const auto start = std::chrono::steady_clock::now();
         auto results = generate_scored(*model, embedder.get(), batch, spans, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        recorder.record(results, batch_options, ms);
+        recorder.record(results, batch_options, ms, labels);
         return results;
     };
 
     const bool keep_dropped = args.has("keep-dropped");
     if (input) return generate_file(*input, options, file_run, keep_dropped, run_batch);
-    auto results = run_batch(texts, {}, options);
+    auto results = run_batch(texts, {}, options, {});
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
         for (const auto& r : results) all.push_back(result_json(r, keep_dropped));

@@ -13,26 +13,27 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
+#include "t5s/input_reader.h"
 
 namespace t5s::cli {
 namespace {
 
-// One part, read a line at a time.
+// One part, read a line at a time under the input reader's line rule (t5s::LineReader: LF / CRLF,
+// a BOM dropped, blank lines skipped).
 struct PartReader {
     std::string path;
     std::ifstream in;
-    int line_no = 0;
+    LineReader lines{in};
     int64_t index = -1;       // global row index of `line` (-1 = exhausted)
     int64_t total_rows = -1;  // as the line states it
     std::string line;
 
     bool next() {
         int64_t previous = index;
-        while (std::getline(in, line)) {
-            ++line_no;
-            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-            const std::string where = path + ":" + std::to_string(line_no);
-            if (in.eof())
+        while (lines.next(&line)) {
+            if (is_blank_line(line)) continue;
+            const std::string where = path + ":" + std::to_string(lines.line_no());
+            if (!lines.ended_with_newline())
                 throw Error(ErrorCode::InvalidArgument,
                             where + ": last line is cut off (the shard was killed mid-write: rerun it)");
             nlohmann::json j = nlohmann::json::parse(line, nullptr, false);

@@ -28,29 +28,15 @@ struct LabelledPairs {
     std::vector<double> labels;
 };
 
-LabelledPairs read_pairs(const std::string& path, int64_t limit) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open the data file");
+// The one input reader's rows (t5s::read_sts_pairs): JSONL, CSV or TSV; bad rows fail or are skipped.
+LabelledPairs read_pairs(const std::string& path, int64_t limit, bool skip_bad_rows) {
+    auto report = [](const BadRow& b) { std::cerr << "t5studio sts: skipped bad row " << b.where << ": " << b.reason << "\n"; };
     LabelledPairs p;
-    std::string line;
-    for (int line_no = 1; std::getline(in, line) && (limit <= 0 || static_cast<int64_t>(p.labels.size()) < limit); ++line_no) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
-        const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded() || !j.is_object()) throw Error(ErrorCode::InvalidArgument, where + ": not a JSON object");
-        for (const char* field : {"sentence1", "sentence2"}) {
-            if (!j.contains(field) || !j[field].is_string())
-                throw Error(ErrorCode::InvalidArgument, where + ": needs a string field \"" + field + "\"");
-        }
-        if (!j.contains("label") || !j["label"].is_number())
-            throw Error(ErrorCode::InvalidArgument, where + ": needs a numeric field \"label\"");
-        p.first.push_back(j["sentence1"].get<std::string>());
-        p.second.push_back(j["sentence2"].get<std::string>());
-        require_valid_utf8(p.first.back(), where + " sentence1");
-        require_valid_utf8(p.second.back(), where + " sentence2");
-        p.labels.push_back(j["label"].get<double>());
+    for (auto& pair : read_sts_pairs(path, skip_bad_rows ? BadRowPolicy::Skip : BadRowPolicy::Fail, report, limit)) {
+        p.first.push_back(std::move(pair.sentence1));
+        p.second.push_back(std::move(pair.sentence2));
+        p.labels.push_back(pair.label);
     }
-    if (p.labels.size() < 2) throw Error(ErrorCode::InvalidArgument, path + ": needs at least 2 labelled pairs");
     return p;
 }
 
@@ -81,12 +67,13 @@ std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
 }  // namespace
 
 const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
-    {"data", "FILE", "JSONL pairs: \"sentence1\", \"sentence2\", numeric \"label\""},
+    {"data", "FILE", "pairs: \"sentence1\", \"sentence2\", numeric \"label\" (JSONL, or CSV/TSV with those columns)"},
     {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
     {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
     {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)", kModel},
     {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
     {"limit", "N", "only the first N pairs (default: all)"},
+    {"skip-bad-rows", "", "skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"scores", "FILE", "also write each pair with its score (JSONL)"},
     {"batch-size", "B", "pairs scored together (default 32)"},
     {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
@@ -102,7 +89,7 @@ int run_sts(const Argv& argv) {
     if (args.has("baseline") && args.get("baseline") != "chrf") throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");
     if (args.has("prefix") && !args.has("model")) throw UsageError("--prefix goes with --model");
     const std::string data = args.require("data");
-    const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0));
+    const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0), args.has("skip-bad-rows"));
     const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
 
     std::string scorer;

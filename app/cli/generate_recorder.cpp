@@ -18,7 +18,8 @@ GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model&
     if (!history_path.empty()) impl_.reset(new Impl{HistoryStore(history_path), model.info()});
 }
 
-void GenerateRecorder::record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms) {
+void GenerateRecorder::record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms,
+                              const std::vector<std::string>& labels) {
     if (!impl_) return;
     std::vector<GenerationRecord> records;
     for (const auto& r : results) {
@@ -36,6 +37,7 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
         rec.adapter_version = impl_->adapter_version;
         rec.total_ms = elapsed_ms / static_cast<double>(results.size());
         rec.origin = "cli";
+        if (records.size() < labels.size()) rec.label_json = labels[records.size()];
         records.push_back(std::move(rec));
     }
     impl_->store.record_many(records);  // one transaction per batch

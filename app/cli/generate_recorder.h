@@ -13,7 +13,9 @@ class GenerateRecorder {
 public:
     GenerateRecorder(const std::string& history_path, const Model& model);
     ~GenerateRecorder();
-    void record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms);
+    // labels: each result's input row label as JSON text ("" = none; may be empty = none for all).
+    void record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms,
+                const std::vector<std::string>& labels = {});
 
 private:
     struct Impl;

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "cli/args.h"
 #include "t5s/error.h"
+#include "t5s/input_reader.h"
 
 namespace t5s::cli {
 namespace {
@@ -74,12 +75,12 @@ namespace {
 template <class OnLine>
 bool for_each_output_line(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows, OnLine&& on_line) {
     std::ifstream in(out_path, std::ios::binary);
+    LineReader lines(in);  // the input reader's line rule: LF / CRLF, a BOM dropped
     std::string line;
-    int64_t line_no = 0;
-    while (std::getline(in, line)) {
-        ++line_no;
-        if (in.eof()) return true;  // no final newline
-        const std::string where = out_path + ":" + std::to_string(line_no);
+    while (lines.next(&line)) {
+        if (!lines.ended_with_newline()) return true;  // no final newline
+        if (is_blank_line(line)) continue;
+        const std::string where = out_path + ":" + std::to_string(lines.line_no());
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object() || !j.contains("index") || !j["index"].is_number_integer())
             throw Error(ErrorCode::InvalidArgument,

@@ -51,4 +51,18 @@ bool read_delimited_record(std::istream& in, char sep, int64_t* line_no, Delimit
     return true;
 }
 
+void append_delimited_field(std::string_view field, char separator, std::string& out) {
+    const char specials[] = {separator, '"', '\r', '\n', '\0'};
+    if (field.find_first_of(specials) == std::string_view::npos) {
+        out.append(field.data(), field.size());
+        return;
+    }
+    out.push_back('"');
+    for (char c : field) {
+        if (c == '"') out.push_back('"');
+        out.push_back(c);
+    }
+    out.push_back('"');
+}
+
 }  // namespace t5s

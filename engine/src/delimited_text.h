@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <istream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace t5s {
@@ -20,5 +21,10 @@ struct DelimitedRecord {
 
 // Reads the next record; false at the end of the input. `line_no` counts the lines read so far.
 bool read_delimited_record(std::istream& in, char separator, int64_t* line_no, DelimitedRecord* record);
+
+// Appends one field as read_delimited_record reads it back: a field holding the separator, a quote
+// or a line break (CR or LF) is quoted with quotes doubled (RFC 4180, also for TSV: what pandas and
+// Python's csv module read back).
+void append_delimited_field(std::string_view field, char separator, std::string& out);
 
 }  // namespace t5s

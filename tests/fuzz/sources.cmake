@@ -28,6 +28,14 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/spans/span_plan.cpp
   ${T5S_ROOT}/engine/src/spans/span_restore.cpp
   ${T5S_ROOT}/engine/src/spans/sentinel_guard.cpp
+  ${T5S_ROOT}/engine/src/spans/span_json.cpp
+  ${T5S_ROOT}/engine/src/input/input_format.cpp
+  ${T5S_ROOT}/engine/src/input/input_reader.cpp
+  ${T5S_ROOT}/engine/src/input/row_fields.cpp
+  ${T5S_ROOT}/engine/src/input/line_sources.cpp
+  ${T5S_ROOT}/engine/src/input/delimited_source.cpp
+  ${T5S_ROOT}/engine/src/input/labelstudio_source.cpp
+  ${T5S_ROOT}/engine/src/input/output_writer.cpp
   ${T5S_ROOT}/engine/src/embed/embed_common.cpp
   ${T5S_ROOT}/engine/src/embed/unicode_text.cpp
   ${T5S_ROOT}/engine/src/embed/unicode_tables_case.cpp

@@ -161,6 +161,57 @@ TEST_CASE("JSONL export carries protected spans: the source's and each candidate
     CHECK_FALSE(rows[4].contains("target_spans"));
 }
 
+TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-labels, Label Studio)", "[history][export][labels]") {
+    TempDir dir;
+    HistoryStore store(":memory:");
+    GenerationResult result;
+    result.input = "😀 Anna in Zürich";
+    result.spans = {{2, 6, "PER"}, {10, 16, "LOC"}};
+    Candidate a, b;
+    a.text = "Zürich: 😀 Anna";
+    a.spans = {{0, 6, "LOC"}, {10, 14, "PER"}};
+    b.text = "Anna, Zürich";
+    b.spans = {{0, 4, "PER"}, {6, 12, "LOC"}};
+    result.candidates = {a, b};
+    GenerationRecord rec = sample_record(result.input, {a.text, b.text}, kT0, "m");
+    rec.settings_json = settings_json_with_spans("{}", result);
+    rec.label_json = "\"travel\"";
+    const GenerationId g = store.record(rec);
+    CHECK(store.get(g)->label_json == "\"travel\"");
+    store.accept(g, 0);
+    store.record(sample_record("no label", {"none"}, kT0 + 1000, "m"));
+    CHECK(store.get(g + 1)->label_json.empty());
+
+    ExportOptions o;
+    o.format = ExportFormat::Jsonl;
+    std::istringstream lines(export_string(store, dir, "l.jsonl", o));
+    std::vector<nlohmann::json> rows;
+    for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0]["label"] == "travel");
+    CHECK_FALSE(rows[2].contains("label"));
+
+    o.format = ExportFormat::Csv;
+    o.with_labels = true;
+    const std::string csv = export_string(store, dir, "l.csv", o);
+    CHECK(csv.rfind("source,target,kind,state,score,rank,generation_id,model,model_hash,created_at,label,source_spans,target_spans\r\n", 0) == 0);
+    CHECK(csv.find(",travel,\"[[2,6,\"\"PER\"\"],[10,16,\"\"LOC\"\"]]\",\"[[0,6,\"\"LOC\"\"],[10,14,\"\"PER\"\"]]\"\r\n") != std::string::npos);
+
+    o.format = ExportFormat::LabelStudio;
+    const nlohmann::json tasks = nlohmann::json::parse(export_string(store, dir, "l.json", o));
+    REQUIRE(tasks.size() == 3);
+    CHECK(tasks[0]["data"]["text"] == a.text);
+    CHECK(tasks[0]["data"]["source"] == result.input);
+    REQUIRE(tasks[0].contains("annotations"));  // accepted
+    const auto& res = tasks[0]["annotations"][0]["result"];
+    CHECK(res[0]["value"]["text"] == "Zürich");
+    CHECK(res[1]["value"]["start"] == 10);
+    CHECK(res[1]["value"]["text"] == "Anna");
+    CHECK(res[2]["value"]["choices"] == nlohmann::json::array({"travel"}));
+    CHECK(tasks[1].contains("predictions"));
+    CHECK(tasks[2]["predictions"][0]["result"].empty());
+}
+
 TEST_CASE("JSONL export: HF-style source/target, UTF-8 unescaped, originals, dedupe", "[history][export]") {
     TempDir dir;
     HistoryStore store(":memory:");

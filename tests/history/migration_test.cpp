@@ -114,6 +114,7 @@ TEST_CASE("a v1 file migrates to the current version keeping its data", "[histor
         REQUIRE(g1);
         CHECK(g1->input == "old input");
         CHECK(g1->origin.empty());  // the v2 column, defaulted for old rows
+        CHECK(g1->label_json.empty());  // the v5 column, empty for old rows
         CHECK(g1->candidates[0].state == CandidateState::Accepted);
         CHECK_FALSE(g1->candidates[0].scores.back_score.has_value());  // the v4 columns, empty for old rows
         CHECK(g1->dropped.empty());

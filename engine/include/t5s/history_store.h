@@ -89,6 +89,7 @@ struct GenerationRecord {
     double total_ms = 0.0;                   // wall time of the whole request
     std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
     std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
+    std::string label_json;                  // the input row's label as JSON text, e.g. "\"PER\"" ("" = none)
     int64_t created_at_ms = 0;               // unix time in ms (UTC); 0 = now
 };
 
@@ -126,6 +127,7 @@ struct StoredGeneration {
     double total_ms = 0.0;
     std::string timings_json;
     std::string origin;
+    std::string label_json;  // the input row's label as JSON text ("" = none; records before schema v5)
 };
 
 enum class EventKind { Accept, Reject, Edit, Undo, Redo };
@@ -168,8 +170,9 @@ struct HistoryPage {
 };
 
 // ---- export -------------------------------------------------------------------------------------------
-enum class ExportFormat { Jsonl, Csv, Tsv };
-ExportFormat parse_export_format(const std::string& name);  // "jsonl" | "csv" | "tsv", else InvalidArgument
+enum class ExportFormat { Jsonl, Csv, Tsv, LabelStudio };
+// "jsonl" | "csv" | "tsv" | "labelstudio", else InvalidArgument
+ExportFormat parse_export_format(const std::string& name);
 const char* to_string(ExportFormat format);
 
 // One row per exported candidate: source = generation input, target = final text (edited text for
@@ -196,6 +199,13 @@ struct ExportOptions {
     // Skip a row whose target is a near duplicate (MinHash over character 5-gram shingles, estimated
     // Jaccard >= this threshold, in (0, 1]) of an earlier written row's target; beside `dedupe`.
     std::optional<double> near_dedupe;
+    // Labelled rows (issue 27). JSONL always carries the row's "label" (when it has one) beside
+    // source_spans / target_spans; with_labels adds the CSV/TSV columns label, source_spans and
+    // target_spans (JSON lists, code points) after the others. LabelStudio: a Label Studio import
+    // (t5s/input_reader.h OutputWriter): one task per row with data.text = target and data.source,
+    // the target's spans as `labels` results and the label as `choices`, as an annotation for
+    // accepted / edited candidates and a prediction otherwise.
+    bool with_labels = false;
 };
 
 struct ExportProgress {
@@ -272,7 +282,7 @@ struct HistoryStoreOptions {
 
 class HistoryStore {
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
 
     // Opens (creating if missing), checks (see HistoryStoreOptions::foreground_check_max_bytes) and
     // migrates to kSchemaVersion. ":memory:" gives a private in-memory store. Never deletes or

@@ -9,6 +9,8 @@
 
 #include "t5s/embedder.h"
 
+#include "t5s/input_reader.h"
+
 namespace t5s {
 
 struct StsPair {
@@ -16,8 +18,12 @@ struct StsPair {
     double label = 0;
 };
 
-// One JSON object per line; blank lines skipped. Throws t5s::Error naming file:line and the field.
-std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file);
+// Pairs with "sentence1", "sentence2" and a numeric "label", read by the one input reader
+// (t5s/input_reader.h: JSONL as JSTS ships it, or CSV/TSV with those columns). Under Fail a bad row
+// throws t5s::Error naming file:line and the field; under Skip on_bad hears of it. `limit` > 0: only
+// the first `limit` pairs. Fewer than 2 pairs throws.
+std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file, BadRowPolicy policy = BadRowPolicy::Fail,
+                                    const std::function<void(const BadRow&)>& on_bad = {}, int64_t limit = 0);
 
 struct StsCorrelation {
     double pearson = 0;

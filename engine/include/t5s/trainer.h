@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "t5s/input_reader.h"  // BadRowPolicy, BadRow
 #include "t5s/model.h"
 
 namespace t5s {
@@ -23,7 +24,6 @@ enum class ScheduleKind { Constant, Linear, Cosine };
 // (validate_training_options rejects it); bf16/fp16 = autocast (weights stay fp32); fp16 is CUDA-only.
 using TrainPrecision = Precision;
 using TrainDevice = Device;
-enum class BadRowPolicy { Skip, Fail };
 // Why a run ended. to_string gives the strings the CLI prints and the history stores (a contract):
 // "completed", "stopped", "early_stopping", "time_limit".
 enum class StopReason { Completed, Stopped, EarlyStopping, TimeLimit };
@@ -49,11 +49,6 @@ struct DataOptions {
 struct TextPair {
     std::string source, target;
     std::string origin;  // "file:line" it came from
-};
-
-struct BadRow {
-    std::string where;   // "file:line"
-    std::string reason;  // one line
 };
 
 struct PairSet {

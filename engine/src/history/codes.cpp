@@ -44,6 +44,8 @@ const char* to_string(ExportFormat format) {
             return "csv";
         case ExportFormat::Tsv:
             return "tsv";
+        case ExportFormat::LabelStudio:
+            return "labelstudio";
     }
     return "jsonl";
 }
@@ -52,7 +54,8 @@ ExportFormat parse_export_format(const std::string& name) {
     if (name == "jsonl") return ExportFormat::Jsonl;
     if (name == "csv") return ExportFormat::Csv;
     if (name == "tsv") return ExportFormat::Tsv;
-    throw Error(ErrorCode::InvalidArgument, "export format '" + name + "' is not one of jsonl, csv, tsv");
+    if (name == "labelstudio") return ExportFormat::LabelStudio;
+    throw Error(ErrorCode::InvalidArgument, "export format '" + name + "' is not one of jsonl, csv, tsv, labelstudio");
 }
 
 namespace history {

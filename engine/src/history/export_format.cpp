@@ -3,6 +3,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "delimited_text.h"
+#include "t5s/input_reader.h"
+
 namespace t5s::history {
 
 namespace {
@@ -15,23 +18,6 @@ std::optional<double> score_at(const CandidateScores* scores, int k) {
     if (!scores) return std::nullopt;
     const std::optional<double>* values[] = {&scores->similarity, &scores->back_score, &scores->change, &scores->fluency};
     return *values[k];
-}
-
-// RFC 4180 quoting for both CSV and TSV (only the separator differs): a field holding the
-// separator, a quote or a line break is quoted, quotes doubled. This is what the dataset reader
-// (delimited_text.h), pandas and Python's csv module read back, so an exported file trains as is.
-void append_delimited_field(std::string_view field, char separator, std::string& out) {
-    const char specials[] = {separator, '"', '\r', '\n', '\0'};
-    if (field.find_first_of(specials) == std::string_view::npos) {
-        out.append(field.data(), field.size());
-        return;
-    }
-    out.push_back('"');
-    for (char c : field) {
-        if (c == '"') out.push_back('"');
-        out.push_back(c);
-    }
-    out.push_back('"');
 }
 
 }  // namespace
@@ -54,8 +40,8 @@ std::string iso8601_utc(int64_t unix_ms) {
 
 std::string format_number(double value) { return nlohmann::json(value).dump(); }
 
-std::string export_header(ExportFormat format, bool with_scores) {
-    if (format == ExportFormat::Jsonl) return {};
+std::string export_header(ExportFormat format, bool with_scores, bool with_labels) {
+    if (format != ExportFormat::Csv && format != ExportFormat::Tsv) return {};
     const char sep = format == ExportFormat::Csv ? ',' : '\t';
     std::string out;
     for (size_t i = 0; i < sizeof(kColumns) / sizeof(kColumns[0]); ++i) {
@@ -66,43 +52,58 @@ std::string export_header(ExportFormat format, bool with_scores) {
         out.push_back(sep);
         out += kScoreColumns[i];
     }
+    for (const char* column : {"label", "source_spans", "target_spans"})
+        if (with_labels) out += std::string(1, sep) + column;
     out += format == ExportFormat::Csv ? "\r\n" : "\n";
     return out;
 }
 
-void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores) {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson spans_json(const std::vector<Span>& spans) {
+    ojson a = ojson::array();
+    for (const auto& s : spans) a.push_back({s.start, s.end, s.label});
+    return a;
+}
+
+void append_jsonl_row(const ExportRow& row, std::string& out, bool with_scores) {
+    ojson j;
+    j["source"] = row.source;
+    j["target"] = row.target;
+    j["kind"] = row.original ? "original" : "candidate";
+    j["state"] = row.original ? ojson(nullptr) : ojson(to_string(row.state));
+    j["score"] = row.original ? ojson(nullptr) : ojson(row.score);
+    j["rank"] = row.original ? ojson(nullptr) : ojson(row.rank);
+    j["generation_id"] = row.generation_id;
+    j["model"] = row.model;
+    j["model_hash"] = row.model_hash;
+    j["created_at"] = iso8601_utc(row.created_at_ms);
+    for (int k = 0; with_scores && k < 4; ++k) {
+        const auto v = score_at(row.original ? nullptr : row.scores, k);
+        j[kScoreColumns[k]] = v ? ojson(*v) : ojson(nullptr);
+    }
+    if (row.source_spans && !row.source_spans->empty()) {
+        j["source_spans"] = spans_json(*row.source_spans);
+        if (row.target_spans) j["target_spans"] = spans_json(*row.target_spans);
+    }
+    if (!row.label_json.empty()) j["label"] = ojson::parse(row.label_json, nullptr, false);
+    out += j.dump(-1, ' ', /*ensure_ascii=*/false, ojson::error_handler_t::replace);
+    out.push_back('\n');
+}
+
+std::string spans_cell(const std::vector<Span>* spans) {
+    return spans && !spans->empty() ? spans_json(*spans).dump(-1, ' ', false, ojson::error_handler_t::replace) : std::string();
+}
+
+}  // namespace
+
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores, bool with_labels) {
+    if (format == ExportFormat::Jsonl) return append_jsonl_row(row, out, with_scores);
     const std::string kind = row.original ? "original" : "candidate";
     const std::string state = row.original ? "" : to_string(row.state);
     const std::string created = iso8601_utc(row.created_at_ms);
-    if (format == ExportFormat::Jsonl) {
-        nlohmann::ordered_json j;
-        j["source"] = row.source;
-        j["target"] = row.target;
-        j["kind"] = kind;
-        j["state"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(state);
-        j["score"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.score);
-        j["rank"] = row.original ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.rank);
-        j["generation_id"] = row.generation_id;
-        j["model"] = row.model;
-        j["model_hash"] = row.model_hash;
-        j["created_at"] = created;
-        for (int k = 0; with_scores && k < 4; ++k) {
-            const auto v = score_at(row.original ? nullptr : row.scores, k);
-            j[kScoreColumns[k]] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-        }
-        auto spans_json = [](const std::vector<Span>& spans) {
-            nlohmann::ordered_json a = nlohmann::ordered_json::array();
-            for (const auto& s : spans) a.push_back({s.start, s.end, s.label});
-            return a;
-        };
-        if (row.source_spans && !row.source_spans->empty()) {
-            j["source_spans"] = spans_json(*row.source_spans);
-            if (row.target_spans) j["target_spans"] = spans_json(*row.target_spans);
-        }
-        out += j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
-        out.push_back('\n');
-        return;
-    }
     const std::string score = row.original ? "" : format_number(row.score);
     const std::string rank = row.original ? "" : std::to_string(row.rank);
     const std::string gen = std::to_string(row.generation_id);
@@ -111,15 +112,17 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
         const auto v = score_at(row.original ? nullptr : row.scores, k);
         if (v) score_texts[k] = format_number(*v);
     }
-    const std::string_view fields[] = {row.source, row.target, kind, state, score, rank, gen, row.model, row.model_hash, created,
-                                       score_texts[0], score_texts[1], score_texts[2], score_texts[3]};
-    const bool csv = format == ExportFormat::Csv;
-    const size_t count = with_scores ? 14 : 10;
-    for (size_t i = 0; i < count; ++i) {
-        if (i) out.push_back(csv ? ',' : '\t');
-        append_delimited_field(fields[i], csv ? ',' : '\t', out);
+    std::vector<std::string_view> fields = {row.source, row.target, kind, state, score, rank, gen, row.model, row.model_hash, created};
+    if (with_scores) fields.insert(fields.end(), score_texts, score_texts + 4);
+    const std::string label = row.label_json.empty() ? "" : label_text(std::string(row.label_json));
+    const std::string source_spans = spans_cell(row.source_spans), target_spans = spans_cell(row.target_spans);
+    if (with_labels) fields.insert(fields.end(), {label, source_spans, target_spans});
+    const char sep = format == ExportFormat::Csv ? ',' : '\t';
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (i) out.push_back(sep);
+        append_delimited_field(fields[i], sep, out);
     }
-    out += csv ? "\r\n" : "\n";
+    out += format == ExportFormat::Csv ? "\r\n" : "\n";
 }
 
 }  // namespace t5s::history

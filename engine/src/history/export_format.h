@@ -1,5 +1,6 @@
 #pragma once
-// Formats export rows as JSONL, CSV (RFC 4180) or TSV (RFC 4180 quoting with tabs). See history_store.h
+// Formats export rows as JSONL, CSV (RFC 4180) or TSV (RFC 4180 quoting with tabs); Label Studio
+// imports are written by t5s::OutputWriter (history_export.cpp). See history_store.h
 // for the column list.
 #include <cstdint>
 #include <optional>
@@ -26,13 +27,16 @@ struct ExportRow {
     // their offsets in it (code points; none for an edited candidate, whose text moved them).
     const std::vector<Span>* source_spans = nullptr;
     const std::vector<Span>* target_spans = nullptr;
+    std::string_view label_json;  // the generation's input row label ("" = none)
 };
 
 std::string iso8601_utc(int64_t unix_ms);           // 2024-05-01T12:00:00.250Z
 std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
 
-// with_scores adds the columns similarity, back_score, change, fluency after created_at.
-std::string export_header(ExportFormat format, bool with_scores = false);  // "" for JSONL
-void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores = false);
+// with_scores adds the columns similarity, back_score, change, fluency after created_at; with_labels
+// then label, source_spans, target_spans (CSV/TSV; JSONL has "label" whenever the row has one).
+std::string export_header(ExportFormat format, bool with_scores = false, bool with_labels = false);  // "" for JSONL
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores = false,
+                       bool with_labels = false);
 
 }  // namespace t5s::history

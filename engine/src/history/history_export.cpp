@@ -12,6 +12,7 @@
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/input_reader.h"
 #include "t5s/quality.h"
 
 namespace t5s {
@@ -49,17 +50,30 @@ PairKey pair_key(std::string_view source, std::string_view target) {
     return {fnv, static_cast<uint64_t>(std::hash<std::string>{}(joined))};
 }
 
+// An export row as a Label Studio task: an annotation when accepted or edited, else a prediction.
+OutputRow labelstudio_row(const history::ExportRow& row) {
+    OutputRow out;
+    out.text = std::string(row.target);
+    out.source = std::string(row.source);
+    if (row.target_spans) out.spans = *row.target_spans;
+    out.label_json = std::string(row.label_json);
+    out.accepted = !row.original && (row.state == CandidateState::Accepted || row.state == CandidateState::Edited);
+    return out;
+}
+
 // Writes rows to the file: dedupe, counts, one generation counted once.
 class RowWriter {
 public:
-    RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path) : file_(file), options_(options) {
+    RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path)
+        : file_(file), options_(options), labelstudio_(InputFormat::LabelStudio, /*with_source=*/true) {
         result_.path = path;
         if (options.near_dedupe) {
             NearDuplicateOptions near;
             near.threshold = *options.near_dedupe;
             near_index_ = std::make_unique<NearDuplicateIndex>(near);
         }
-        out_ = history::export_header(options.format, options.with_scores);
+        out_ = options.format == ExportFormat::LabelStudio ? labelstudio_.begin()
+                                                            : history::export_header(options.format, options.with_scores, options.with_labels);
         file_.write(out_);
     }
 
@@ -75,7 +89,8 @@ public:
             return;
         }
         out_.clear();
-        history::append_export_row(options_.format, row, out_, options_.with_scores);
+        if (options_.format == ExportFormat::LabelStudio) out_ = labelstudio_.row(labelstudio_row(row));
+        else history::append_export_row(options_.format, row, out_, options_.with_scores, options_.with_labels);
         file_.write(out_);
         ++result_.rows_written;
         if (!generation_counted_) {
@@ -85,6 +100,7 @@ public:
     }
 
     ExportResult& result() { return result_; }
+    void finish() { file_.write(options_.format == ExportFormat::LabelStudio ? labelstudio_.end() : std::string()); }
 
 private:
     AtomicFile& file_;
@@ -94,11 +110,12 @@ private:
     std::unique_ptr<NearDuplicateIndex> near_index_;
     std::string out_;
     bool generation_counted_ = false;
+    OutputWriter labelstudio_;  // Label Studio import JSON
 };
 
 constexpr const char* kExportColumns =
     "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
-    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json";
+    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json, g.label_json";
 
 // SQL conditions on the candidate scores (numbers formatted here, never user text).
 std::string score_conditions(const ExportOptions& o) {
@@ -119,6 +136,7 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     const std::string source = rows.text(2);
     const std::string model = rows.text(3);
     const std::string model_hash = rows.text(4);
+    const std::string label_json = rows.text(15);
     const CandidateState state = history::state_from_int(rows.int64(8));
     const std::string text = rows.text(6);
     const std::string edited = state == CandidateState::Edited ? rows.text(9) : std::string();
@@ -128,6 +146,7 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     row.model_hash = model_hash;
     row.generation_id = rows.int64(0);
     row.created_at_ms = rows.int64(1);
+    row.label_json = label_json;
     if (new_generation) {
         writer.start_generation();
         if (options.include_originals) {
@@ -196,6 +215,7 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
         }
     }
     check_cancel();
+    writer.finish();
     // The count (answered from indexes) and the row scan (tables) read different pages: on a damaged
     // file they can disagree without SQLite raising an error. Never write a silently truncated set.
     if (prog.candidates_done != prog.candidates_total)

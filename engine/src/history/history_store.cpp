@@ -125,7 +125,8 @@ struct HistoryStore::Impl {
             .bind(8, r.device)
             .bind(9, r.total_ms)
             .bind(10, r.timings_json.empty() ? std::string("{}") : r.timings_json)
-            .bind(11, r.origin);
+            .bind(11, r.origin)
+            .bind(12, r.label_json);
         gen.run();
         const GenerationId id = db.last_insert_id();
         for (size_t i = 0; i < r.candidates.size(); ++i) {
@@ -140,7 +141,7 @@ struct HistoryStore::Impl {
 
     static constexpr const char* kInsertGeneration =
         "INSERT INTO generations (created_at, input, settings_json, seed, model_path, model_hash, precision, device, "
-        "total_ms, timings_json, origin) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+        "total_ms, timings_json, origin, label_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
     static constexpr const char* kInsertCandidate =
         "INSERT INTO candidates (generation_id, rank, text, score, similarity, back_score, change, fluency) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";

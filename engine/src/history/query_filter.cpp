@@ -76,7 +76,7 @@ Where build_where(const HistoryFilter& f) {
 
 const char* const kGenerationColumns =
     "g.id, g.created_at, g.input, g.settings_json, g.seed, g.model_path, g.model_hash, g.precision, g.device, "
-    "g.total_ms, g.timings_json, g.origin";
+    "g.total_ms, g.timings_json, g.origin, g.label_json";
 
 StoredGeneration read_generation(const Stmt& s) {
     StoredGeneration g;
@@ -94,6 +94,7 @@ StoredGeneration read_generation(const Stmt& s) {
     g.total_ms = s.real(9);
     g.timings_json = s.text(10);
     g.origin = s.text(11);
+    g.label_json = s.text(12);
     return g;
 }
 

@@ -109,7 +109,13 @@ CREATE TABLE dropped_candidates (
 ) WITHOUT ROWID;
 )sql";
 
-const char* const kMigrations[] = {kV1, kV2, kV3, kV4};  // kMigrations[v] takes version v to v + 1
+// v5: the label of the input row a generation came from (issue 27), as JSON text ('' = none), so an
+// export writes labelled rows back with their label.
+const char* kV5 = R"sql(
+ALTER TABLE generations ADD COLUMN label_json TEXT NOT NULL DEFAULT '';
+)sql";
+
+const char* const kMigrations[] = {kV1, kV2, kV3, kV4, kV5};  // kMigrations[v] takes version v to v + 1
 constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
 }  // namespace

@@ -2,37 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "t5s/error.h"
 
 namespace t5s {
 
-std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) throw Error(ErrorCode::FileNotFound, file.string() + ": cannot open");
+std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file, BadRowPolicy policy,
+                                    const std::function<void(const BadRow&)>& on_bad, int64_t limit) {
+    InputFields fields;
+    fields.texts = {{"sentence1"}, {"sentence2"}};
+    fields.numeric_label = true;
+    InputReader reader(file.string(), fields, policy, on_bad);
     std::vector<StsPair> pairs;
-    std::string line;
-    for (size_t n = 1; std::getline(in, line); ++n) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        const std::string where = file.string() + ":" + std::to_string(n);
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception&) {
-            throw Error(ErrorCode::CorruptFile, where + ": not a JSON object");
-        }
-        if (!j.is_object()) throw Error(ErrorCode::CorruptFile, where + ": not a JSON object");
-        for (const char* key : {"sentence1", "sentence2"}) {
-            if (!j.contains(key) || !j[key].is_string())
-                throw Error(ErrorCode::CorruptFile, where + ": '" + key + "' must be a string");
-        }
-        if (!j.contains("label") || !j["label"].is_number())
-            throw Error(ErrorCode::CorruptFile, where + ": 'label' must be a number");
-        pairs.push_back({j["sentence1"].get<std::string>(), j["sentence2"].get<std::string>(), j["label"].get<double>()});
-    }
+    InputRecord row;
+    while ((limit <= 0 || static_cast<int64_t>(pairs.size()) < limit) && reader.next(&row))
+        pairs.push_back({std::move(row.texts[0]), std::move(row.texts[1]), std::stod(row.label_json)});
     if (pairs.size() < 2) throw Error(ErrorCode::CorruptFile, file.string() + ": needs at least 2 labelled pairs");
     return pairs;
 }

@@ -1,10 +1,10 @@
-#include "cli/span_json.h"
+#include "t5s/span_json.h"
 
 #include <algorithm>
 
 #include "t5s/error.h"
 
-namespace t5s::cli {
+namespace t5s {
 namespace {
 
 int64_t offset_of(const nlohmann::json& v, const std::string& where) {
@@ -82,4 +82,4 @@ void check_spans(const std::string& text, const std::vector<Span>& spans, const 
     }
 }
 
-}  // namespace t5s::cli
+}  // namespace t5s
