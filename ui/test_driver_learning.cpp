@@ -24,9 +24,10 @@ bool TestDriver::learning_step(const ScriptStep& st, Controller& ctl) {
     if (st.op == "learn_switch") {  // on | off
         ctl.learning().set_enabled(st.arg == "on");
         next();
-    } else if (st.op == "learn_settings") {  // EVERY STEPS
+    } else if (st.op == "learn_settings") {  // EVERY STEPS [LR]
         std::istringstream in(st.arg);
         in >> l.every >> l.max_steps;
+        if (double lr = 0; in >> lr) l.lr = lr;
         next();
     } else if (st.op == "decide") {  // accept N | edit N TEXT (N: 1-based candidate)
         std::istringstream in(st.arg);
