@@ -4,6 +4,7 @@
 // generations made with a version's adapter name that version in the history.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -101,6 +102,13 @@ TEST_CASE("a round that lowers the held-out loss is adopted as v1, in PEFT forma
     CHECK(m["loss_after"].get<double>() < m["loss_before"].get<double>());
     CHECK(m["base_model"] == options(w).model_dir);
     CHECK(m["pairs_new"] == r.pairs_new);
+    // The round's training curve (loss per step) and what it trained with.
+    REQUIRE(m["train_losses"].is_array());
+    CHECK(m["train_losses"].size() == size_t(r.steps));
+    for (const auto& x : m["train_losses"]) CHECK(x.get<double>() > 0);
+    CHECK(m["settings"]["lr"].get<double>() == Approx(options(w).lr));
+    CHECK(m["settings"]["lora_r"] == 4);
+    CHECK(m["settings"]["lora_targets"] == "all-linear");  // the default: every linear layer
     CHECK(no_round_folders(w.versions()));
     // The held-out loss the manifest reports is what the adopted adapter scores.
     CHECK(r.loss_after > 0);
@@ -109,6 +117,20 @@ TEST_CASE("a round that lowers the held-out loss is adopted as v1, in PEFT forma
         const LearningRoundResult again = run_learning_round(options(w));
         CHECK(again.status == "waiting");
         CHECK(again.version == 1);
+    }
+    SECTION("a round continues the current version's weights, not a fresh adapter") {
+        // A round whose training cannot move the weights scores what it started from: v1's held-out
+        // loss. A fresh adapter (B = 0) would score the base instead, which v1 beat clearly.
+        fill_history(w.history(), 100, 10);
+        LearningOptions o = options(w);
+        o.lr = 1e-12;
+        o.min_improvement = 1.0;  // never adopted: only the scores matter here
+        const LearningRoundResult same = run_learning_round(o);
+        INFO(same.to_json());
+        REQUIRE(same.status == "rejected");
+        CHECK(same.previous_version == 1);
+        CHECK(same.loss_after == Approx(same.loss_before).margin(1e-4));
+        CHECK(std::abs(r.loss_before - r.loss_after) > 1e-2);  // v1 itself moved the model (for the check above to mean anything)
     }
     SECTION("new pairs continue v1 into v2; restore switches between them and the base") {
         fill_history(w.history(), 100, 10);
@@ -150,6 +172,7 @@ TEST_CASE("a round that does not lower the held-out loss enough is not adopted; 
     const auto m = nlohmann::json::parse(std::ifstream(rejected));
     CHECK(m["status"] == "rejected");
     CHECK(m["why"] == r.why);
+    CHECK(m["train_losses"].size() == size_t(r.steps));  // a rejected round's curve is kept too
     CHECK(no_round_folders(w.versions()));
 }
 

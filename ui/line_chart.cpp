@@ -34,6 +34,27 @@ std::string format_value(double v, Unit unit) {
     return buf;
 }
 
+void draw_sparkline(const char* id, const std::vector<double>& ys, float width, float height, unsigned color) {
+    ImGui::PushID(id);
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("sparkline", ImVec2(width, height));
+    if (ys.size() >= 2) {
+        const auto [lo, hi] = std::minmax_element(ys.begin(), ys.end());
+        const double span = std::max(*hi - *lo, 1e-9);
+        const size_t n = ys.size(), stride = std::max<size_t>(1, n / size_t(std::max(1.0f, width)));
+        std::vector<ImVec2> pts;
+        for (size_t i = 0; i < n; i += stride) {
+            const size_t k = std::min(i, n - 1);
+            pts.emplace_back(p0.x + width * float(k) / float(n - 1), p0.y + 1.0f + (height - 2.0f) * float((*hi - ys[k]) / span));
+        }
+        if (pts.back().x < p0.x + width - 0.5f) pts.emplace_back(p0.x + width, p0.y + 1.0f + (height - 2.0f) * float((*hi - ys.back()) / span));
+        ImGui::GetWindowDrawList()->AddPolyline(pts.data(), int(pts.size()), color, 0, 1.5f);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%zu steps: %.3f at the first, %.3f lowest, %.3f at the last", n, ys.front(), *lo, ys.back());
+    }
+    ImGui::PopID();
+}
+
 namespace {
 
 // The plot area on screen and the data window it shows.

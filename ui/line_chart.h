@@ -41,4 +41,8 @@ enum class XAxis { SecondsAgo, Absolute };
 void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
                      float height, XAxis x_axis = XAxis::SecondsAgo);
 
+// A curve without axes in a `size` box (e.g. a table cell), y scaled to the values' own min..max so
+// its shape shows; hovering it shows the first, lowest and last values.
+void draw_sparkline(const char* id, const std::vector<double>& ys, float width, float height, unsigned color);
+
 }  // namespace t5s::ui

@@ -29,7 +29,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["batch_path"] = s.batch_path;
     j["per_row"] = s.per_row;
     j["pending_downloads"] = s.pending_downloads;
-    j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn_every}, {"max_steps", s.learn_max_steps}};
+    j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn_every}, {"max_steps", s.learn_max_steps}, {"lr", s.learn_lr}};
     j["imgui_ini"] = s.imgui_ini;
     return j.dump(2);
 }
@@ -56,7 +56,8 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
             s.learn_enabled = l->value("enabled", false);
             s.learn_every = std::clamp(l->value("every", 50), 1, 100000);
-            s.learn_max_steps = std::clamp(l->value("max_steps", 40), 1, 100000);
+            s.learn_max_steps = std::clamp(l->value("max_steps", s.learn_max_steps), 1, 100000);
+            s.learn_lr = std::clamp(l->value("lr", s.learn_lr), kMinLearnLr, kMaxLearnLr);
         }
         s.imgui_ini = j.value("imgui_ini", std::string());
     } catch (const std::exception& e) {
@@ -85,6 +86,7 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.learn_enabled = st.learn.enabled;
     s.learn_every = st.learn.every;
     s.learn_max_steps = st.learn.max_steps;
+    s.learn_lr = st.learn.lr;
     s.pending_downloads.clear();
     for (const auto& d : st.models.downloads)
         if (d.phase != DownloadPhase::Done) s.pending_downloads.push_back(d.repo + "@" + d.revision);
@@ -108,6 +110,7 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.learn.enabled = s.learn_enabled;
     st.learn.every = s.learn_every;
     st.learn.max_steps = s.learn_max_steps;
+    st.learn.lr = s.learn_lr;
     st.models.downloads.clear();
     for (const std::string& ref : s.pending_downloads) {  // shown as interrupted: Resume continues the .incomplete file
         const auto at = ref.rfind('@');

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "t5s/generation_options.h"
+#include "t5s/learning.h"
 
 namespace t5s::ui {
 
@@ -29,10 +30,13 @@ struct AppSettings {
     int per_row = 3;
     bool learn_enabled = false;  // "learn from my decisions"
     int learn_every = 50;        // a round every N new accepted/edited pairs
-    int learn_max_steps = 40;    // optimizer steps of a round
+    int learn_max_steps = int(LearningOptions{}.max_steps);  // optimizer steps of a round, at most
+    double learn_lr = LearningOptions{}.lr;                   // the round's learning rate
     std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };
+
+constexpr double kMinLearnLr = 1e-6, kMaxLearnLr = 1.0;  // the learning rate a round accepts from the UI
 
 std::filesystem::path config_dir();  // $XDG_CONFIG_HOME/t5studio or ~/.config/t5studio
 std::filesystem::path data_dir();    // $XDG_DATA_HOME/t5studio or ~/.local/share/t5studio

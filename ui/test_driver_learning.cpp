@@ -1,6 +1,7 @@
 // Test-script ops of the learning loop (issue 25): the workspace switch, decisions on candidates
 // (accept the Nth, edit the Nth), "learn now" and waiting for its round, the versions listing, and
 // "use this one" — each through the controller the buttons call, waiting on the engine's events.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -24,11 +25,12 @@ bool TestDriver::learning_step(const ScriptStep& st, Controller& ctl) {
     if (st.op == "learn_switch") {  // on | off
         ctl.learning().set_enabled(st.arg == "on");
         next();
-    } else if (st.op == "learn_settings") {  // EVERY STEPS
+    } else if (st.op == "learn_settings") {  // EVERY STEPS [LR]
         std::istringstream in(st.arg);
         in >> l.every >> l.max_steps;
+        if (double lr = 0; in >> lr) l.lr = lr;
         next();
-    } else if (st.op == "decide") {  // accept N | edit N TEXT (N: 1-based candidate)
+    } else if (st.op == "decide") {  // accept N | edit N TEXT | edit N +SUFFIX (N: 1-based candidate; + appends)
         std::istringstream in(st.arg);
         std::string what;
         int n = 0;
@@ -40,8 +42,10 @@ bool TestDriver::learning_step(const ScriptStep& st, Controller& ctl) {
         } else {
             std::string text;
             std::getline(in, text);
+            text = text.substr(std::min(text.size(), text.find_first_not_of(' ')));
             ctl.begin_edit();
-            s.ws.edit_buffer = text.substr(text.find_first_not_of(' '));
+            if (!text.empty() && text[0] == '+') s.ws.edit_buffer += text.substr(1);
+            else s.ws.edit_buffer = text;
             ctl.commit_edit();
         }
         next();

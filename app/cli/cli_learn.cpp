@@ -47,11 +47,14 @@ const CommandSpec kLearnSpec = {"learn", "one learning round: the history's acce
     {"history", "PATH", "the history database whose decisions are the training pairs"},
     {"adapter-dir", "DIR", "the versions folder (default: HISTORY's folder/learning)"},
     {"every", "N", "run only when at least N pairs are new since the current version (default 1)"},
-    {"max-steps", "N", "optimizer steps of the round, at most (default 40)"},
+    {"max-steps", "N", "optimizer steps of the round, at most (default 100; a round makes about 3 passes over its pairs)"},
     {"max-time", "SECONDS", "wall time of the training, at most (default 300; 0 = none)"},
     {"replay", "N", "older pairs replayed beside the new ones (default 64)"},
     {"holdout-every", "N", "one pair in N is held out for the adoption test, never trained on (default 5)"},
     {"lr", "X", "learning rate (default 1e-3)"},
+    {"epochs", "X", "passes over the round's new + replayed pairs, capped by --max-steps (default 3)"},
+    {"lora-r", "N", "rank of a new adapter (default 8; a round that continues a version keeps its rank)"},
+    {"lora-targets", "LIST", "layers of a new adapter: q,k,v,o,wi,wo,wi_0,wi_1 or all-linear (the default)"},
     {"batch-size", "N", "pairs per step (default 8)"},
     {"source-prefix", "TEXT", "task prefix the base model expects, e.g. \"paraphrase: \" (default none)"},
     {"seed", "S", "data order and held-out choice (default 42)"},
@@ -89,6 +92,10 @@ int run_learn(const Argv& argv) {
     o.lr = a.get_double("lr", o.lr);
     if (!(o.lr > 0)) throw UsageError("--lr must be > 0");
     o.batch_size = a.get_int("batch-size", o.batch_size, 1, 1 << 16);
+    o.epochs = a.get_double("epochs", o.epochs);
+    if (!(o.epochs > 0)) throw UsageError("--epochs must be > 0");
+    o.lora_r = a.get_int("lora-r", o.lora_r, 1, 4096);
+    if (a.has("lora-targets")) o.lora_targets = a.get("lora-targets");
     o.source_prefix = a.get("source-prefix");
     o.seed = static_cast<uint64_t>(a.get_int64("seed", 42));
     o.threads = a.get_threads();

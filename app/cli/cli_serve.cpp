@@ -101,7 +101,7 @@ const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continu
     {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
     {"learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"},
     {"learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)"},
-    {"learn-max-steps", "N", "optimizer steps of a learning round, at most (default 40)"},
+    {"learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)"},
     {"learn-max-time", "S", "seconds of training of a learning round, at most (default 300)"},
     {"task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"},
     {"basic-auth-file", "F", "file holding USER:PASSWORD that Label Studio sends (HTTP Basic) to the ML-backend endpoints"},

@@ -39,7 +39,7 @@ struct ServeConfig {
     // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
     std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
     int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
-    int64_t learn_max_steps = 40;
+    int64_t learn_max_steps = LearningOptions{}.max_steps;
     double learn_max_time_s = 300;
     std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
     std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none

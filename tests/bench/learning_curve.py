@@ -6,10 +6,12 @@ test set; the other 100, then *train* pairs with 3.5 <= label < 4 (never trained
 Studio webhook (ANNOTATION_CREATED), and a learning round runs (POST /train) at 25, 50, 100, 200
 (and 400) pairs. After each: the test set's loss (teacher-forced, `t5studio score`), chrF of the
 first suggestion against the held-out paraphrase, the share of first suggestions that copy the
-source, and the round's wall time.
+source, the share that differ from the base model's first suggestion (did the round move the
+output at all), the round's wall time and the machine's load average around it.
 
-usage: python3 tests/bench/learning_curve.py BUILD/app/t5studio [--max-pairs 400] [--threads 2]
-Prints a Markdown table and writes tests/bench/out/learning_curve.json.
+usage: python3 tests/bench/learning_curve.py BUILD/app/t5studio [--max-pairs 400] [--threads 2] [--max-steps N]
+(--max-steps: serve's --learn-max-steps; default: serve's own default). Prints a Markdown table and
+writes tests/bench/out/learning_curve.json.
 """
 import argparse
 import json
@@ -78,7 +80,7 @@ def evaluate(t5, base, adapter, test, threads, work):
             firsts.append(r["candidates"][0]["text"] if r.get("candidates") else "")
     assert len(firsts) == len(test), (len(firsts), len(test))
     norm = lambda x: "".join(x.split())
-    return {"heldout_loss": sum(losses) / len(losses),
+    return {"firsts": firsts, "heldout_loss": sum(losses) / len(losses),
             "chrf": sum(chrf(h, t) for h, (_, t) in zip(firsts, test)) / len(test),
             "copy_share": sum(norm(h) == norm(s) for h, (s, _) in zip(firsts, test)) / len(test),
             "example": {"source": test[0][0], "first": firsts[0], "reference": test[0][1]}}
@@ -90,7 +92,7 @@ def main():
     ap.add_argument("--max-pairs", type=int, default=400)
     ap.add_argument("--heldout", type=int, default=46)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--max-steps", type=int, default=40)
+    ap.add_argument("--max-steps", type=int, default=None)
     a = ap.parse_args()
     base = os.path.join(ROOT, "assets", "demo-model")
     jsts = os.path.join(ROOT, "..", "shared", "data", "jglue-jsts")
@@ -100,9 +102,10 @@ def main():
     work = os.path.join(ROOT, "tests", "bench", "out", "learning_curve")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    steps = ["--learn-max-steps", str(a.max_steps)] if a.max_steps else []
     serve = subprocess.Popen([a.t5studio, "serve", "--model", base, "--port", "0", "--threads", str(a.threads),
                               "--history", os.path.join(work, "history.sqlite"), "--learn-dir", os.path.join(work, "learning"),
-                              "--learn-every", "0", "--learn-max-steps", str(a.max_steps), "--task-prefix", PREFIX],
+                              "--learn-every", "0", *steps, "--task-prefix", PREFIX],
                              stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve.log"), "w"), text=True)
     url = "http://" + json.loads(serve.stdout.readline())["listening"]
     config = '<View><Text name="text" value="$text"/><TextArea name="paraphrase" toName="text"/></View>'
@@ -114,6 +117,8 @@ def main():
                 raise SystemExit("serve did not get ready")
             time.sleep(0.2)
         row = {"pairs": 0, "version": 0, "round_s": None, **evaluate(a.t5studio, base, "", test, a.threads, work)}
+        base_firsts = row["firsts"]
+        row["changed_share"] = 0.0
         rows.append(row)
         print(json.dumps(row, ensure_ascii=False), flush=True)
         fed = 0
@@ -125,6 +130,7 @@ def main():
                                         "annotation": {"id": i, "result": [{"from_name": "paraphrase", "to_name": "text", "type": "textarea",
                                                                             "value": {"text": [t]}}]}})
             fed = mark
+            load_before = os.getloadavg()[0]
             job = post(url + "/train", {})["job"]
             end = time.monotonic() + 1800
             while True:
@@ -138,7 +144,8 @@ def main():
             version = h["version"]
             adapter = os.path.join(work, "learning", "v%04d" % version) if version else ""
             row = {"pairs": mark, "version": version, "round": last, "round_s": last.get("elapsed_s"),
-                   **evaluate(a.t5studio, base, adapter, test, a.threads, work)}
+                   "load_avg_1min": [load_before, os.getloadavg()[0]], **evaluate(a.t5studio, base, adapter, test, a.threads, work)}
+            row["changed_share"] = sum(f != b for f, b in zip(row["firsts"], base_firsts)) / len(test)
             rows.append(row)
             print(json.dumps(row, ensure_ascii=False), flush=True)
     finally:
@@ -146,12 +153,16 @@ def main():
         serve.wait(timeout=60)
     with open(os.path.join(ROOT, "tests", "bench", "out", "learning_curve.json"), "w") as f:
         json.dump({"heldout": len(test), "threads": a.threads, "rows": rows}, f, ensure_ascii=False, indent=1)
-    print("\n| pairs fed | version | round status | held-out loss | chrF first vs reference | copies of the source | round time |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+    print("\n| pairs fed | version | round | pairs new / replayed / held out | test-set loss | chrF first vs reference "
+          "| copies of the source | first suggestion changed | round wall time (load before/after) |")
+    print("|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        status = r["round"]["status"] if "round" in r else "-"
-        t = "%.1f s" % r["round_s"] if r.get("round_s") else "-"
-        print(f"| {r['pairs']} | v{r['version']} | {status} | {r['heldout_loss']:.3f} | {r['chrf']:.1f} | {100 * r['copy_share']:.0f}% | {t} |")
+        rd = r.get("round")
+        status = "%s, %d steps" % (rd["status"], rd.get("steps", 0)) if rd else "-"
+        split = "%d / %d / %d" % tuple(rd.get(k, 0) for k in ("pairs_new", "pairs_replay", "pairs_heldout")) if rd else "-"
+        t = "%.1f s (%.1f/%.1f)" % (r["round_s"], *r["load_avg_1min"]) if r.get("round_s") else "-"
+        print(f"| {r['pairs']} | {'v%d' % r['version'] if r['version'] else 'base'} | {status} | {split} | {r['heldout_loss']:.3f} "
+              f"| {r['chrf']:.1f} | {100 * r['copy_share']:.0f} % | {100 * r['changed_share']:.0f} % | {t} |")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ done
 [ $rc -eq 0 ] && [ "$(json "$work/r1.json" "d['status'] == 'adopted' and d['version'] == 1 and d['loss_after'] < d['loss_before']")" = True ] \
   && ok || bad "round 1: exit $rc, $(cat "$work/r1.json") $(tail -2 "$work/r1.err")"
 [ -f "$dir/v0001/adapter_model.safetensors" ] && [ -f "$dir/v0001/manifest.json" ] && ok || bad "v0001 folder"
+# The manifest keeps the round's curve (loss per step) and settings; a new adapter is LoRA on every linear layer.
+[ "$(json "$dir/v0001/manifest.json" "len(d['train_losses']) == d['steps'] == $(json "$work/r1.json" "d['steps']") and d['settings']['lr'] == 0.02 and d['settings']['lora_targets'] == 'all-linear'")" = True ] \
+  && ok || bad "v0001 manifest curve/settings: $(head -c 600 "$dir/v0001/manifest.json")"
 
 "$bin" learn --model "$model" --history "$h" --adapter-dir "$dir" --json >"$work/r2.json"; rc=$?
 [ $rc -eq 6 ] && ok || bad "no new pairs: exit $rc (want 6)"
@@ -39,5 +42,15 @@ done
 "$bin" generate --model "$model" --adapter "$dir/v0001" --max-new-tokens 3 --threads 1 --history "$h" --text "item number 99" --json >/dev/null && ok || bad "generate --adapter v0001"
 "$bin" history --history "$h" --limit 1 --json >"$work/last.json" && ok || bad "history last"
 [ "$(json "$work/last.json" "d['generations'][0]['adapter_version']")" = 1 ] && ok || bad "adapter_version in the history: $(cat "$work/last.json")"
+
+# A new adapter's shape from the flags: rank and targets land in its PEFT config.
+"$bin" learn --model "$model" --history "$h" --adapter-dir "$work/qv" --max-steps 2 --lr 0.02 --lora-r 2 --lora-targets q,v --epochs 1 \
+  --threads 1 --json >"$work/qv.json" 2>/dev/null; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 5 ] && ok || bad "--lora-r/--lora-targets round: exit $rc $(cat "$work/qv.json")"
+m="$work/qv/v0001/manifest.json"; [ -f "$m" ] || m="$work/qv/rejected/r1.json"  # adopted or not, the manifest says
+[ "$(json "$m" "d['steps'] == 2 and d['settings']['lora_r'] == 2 and d['settings']['lora_targets'] == ['q', 'v']")" = True ] \
+  && ok || bad "--lora-r 2 --lora-targets q,v --max-steps 2: $(head -c 600 "$m")"
+"$bin" learn --model "$model" --history "$h" --adapter-dir "$work/qv" --epochs 0 >/dev/null 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--epochs" "$work/err" && ok || bad "--epochs 0: exit $rc $(cat "$work/err")"
 
 finish "learn CLI"

@@ -3,7 +3,11 @@
 # model, rows reviewed one by one in the workspace with candidates accepted and edited; with
 # "learn from my decisions" on, the 6th decision starts a round by itself (generation goes on
 # meanwhile), then two more rounds through "learn now"; the Learning window lists the versions
-# with their held-out losses, "use this one" goes back to the base and forward to the newest.
+# with their held-out losses and training curves, "use this one" goes back to the base and
+# forward to the newest. The annotator has a house style the rounds can learn: most edits append
+# the same mark to the candidate (a round is adopted only when held-out decisions get likelier, and
+# the model's own candidates accepted as they are carry almost no signal: such rounds were adopted
+# or rejected by a hair, 7.10 -> 7.09 or 7.11).
 # Screenshots: learn_workspace (the switch and the status line), learn_versions (the Learning
 # window), learn_base (the base back in use), learn_window (the whole app). Then the app is opened
 # again with the same settings: the model comes up with the version the loop was using.
@@ -16,6 +20,10 @@ script="$out/learning.script"
 
 accept_next() {  # accept candidate 1 of the current row, next row (generates)
   for _ in $(seq "$1"); do echo "key shift+enter"; echo "wait_idle 120"; done
+}
+mark="（確認済み）"
+edit_next() {  # candidate 1 edited in the house style (the mark appended), next row (generates)
+  for _ in $(seq "$1"); do echo "decide edit 1 +$mark"; echo "key n"; echo "wait_idle 120"; done
 }
 
 {
@@ -32,22 +40,24 @@ accept_next() {  # accept candidate 1 of the current row, next row (generates)
   echo "key ctrl+r"                       # review the rows: row 1 generates
   echo "wait_idle 120"
   echo "expect_candidates 2"
-  accept_next 4                           # rows 1-4 accepted
+  accept_next 1                           # row 1 accepted
+  edit_next 3                             # rows 2-4 edited
   echo "decide accept 2"                  # row 5: candidate 2
   echo "key n"
   echo "wait_idle 120"
-  echo "decide edit 1 （編集済み）の言い換え"  # row 6: an edited candidate, the 6th pair: a round starts
+  echo "decide edit 1 +$mark"             # row 6: an edited candidate, the 6th pair: a round starts
   echo "key n"                            # generation goes on while it trains
   echo "wait_idle 120"
   echo "wait_learn 600"
   echo "learn_switch off"
-  accept_next 4                           # rows 7-10
-  echo "decide edit 2 編集した言い換えです。"
+  edit_next 4                             # rows 7-10
+  echo "decide edit 2 編集した言い換えです。$mark"
   echo "key n"
   echo "wait_idle 120"
   echo "learn_now"                        # round 2
   echo "wait_learn 600"
-  accept_next 5                           # rows 12-16
+  accept_next 1                           # row 12
+  edit_next 4                             # rows 13-16
   echo "learn_now"                        # round 3
   echo "wait_learn 600"
   echo "learn_switch on"

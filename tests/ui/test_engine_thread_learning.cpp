@@ -151,6 +151,12 @@ TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapte
     CHECK(listed->versions[0].loss_after == Approx(done->result.loss_after));
     CHECK(listed->versions[0].pairs_total == done->result.pairs_total);
     CHECK_FALSE(listed->versions[0].created_at.empty());
+    // The round's training curve and learning rate come back from the manifest (4 decimals there).
+    REQUIRE(listed->versions[0].train_losses.size() == done->train_losses.size());
+    for (size_t i = 0; i < done->train_losses.size(); ++i)
+        CHECK(listed->versions[0].train_losses[i] == Approx(done->train_losses[i]).margin(1e-4));
+    CHECK(listed->versions[0].lr == Approx(2e-2));
+    CHECK(listed->versions[0].lora_r == 4);
 
     // A generation now names v1 in the history.
     g.record_history = true;
@@ -183,6 +189,42 @@ TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapte
     REQUIRE(relisted);
     CHECK(relisted->current == 1);
     CHECK(relisted->rejected_rounds == 0);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+
+// Manifests written before the curve and the settings were recorded (and hand-edited ones with a
+// wrong type) still list: their numbers as written, no curve, lr -1.
+TEST_CASE("engine thread: ListAdapterVersions reads an older manifest without a curve", "[engine_thread][learning]") {
+    const fs::path dir = fs::temp_directory_path() / ("t5s_et_learn_old_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "v0001");
+    fs::create_directories(dir / "v0002");
+    std::ofstream(dir / "v0001" / "manifest.json")
+        << R"({"kind": "t5studio-learning", "version": 1, "round": 1, "pairs_total": 25, "pairs_new": 20,)"
+           R"( "loss_before": 3.15, "loss_after": 3.13, "steps": 9, "elapsed_s": 4.2, "created_at": "2026-12-02T06:39:21Z"})";
+    std::ofstream(dir / "v0002" / "manifest.json")
+        << R"({"kind": "t5studio-learning", "version": 2, "round": "two", "train_losses": "none", "settings": [1]})";
+    std::ofstream(dir / "current.json") << R"({"version": 1})";
+    EngineConfig c;
+    c.telemetry_hz = 0;
+    EngineThread engine(c);
+    Events ev{engine};
+    const auto listed = ev.job<AdapterVersionsListed>(engine.submit(ListAdapterVersions{dir}), 60);
+    REQUIRE(listed);
+    CHECK(listed->current == 1);
+    REQUIRE(listed->versions.size() == 2);
+    const AdapterVersionEntry& old = listed->versions[0];
+    CHECK(old.pairs_total == 25);
+    CHECK(old.loss_after == Approx(3.13));
+    CHECK(old.steps == 9);
+    CHECK(old.train_losses.empty());
+    CHECK(old.lr == -1);
+    CHECK(old.lora_r == 0);
+    const AdapterVersionEntry& odd = listed->versions[1];
+    CHECK(odd.round == 0);
+    CHECK(odd.train_losses.empty());
+    CHECK(odd.lr == -1);
     std::error_code ec;
     fs::remove_all(dir, ec);
 }

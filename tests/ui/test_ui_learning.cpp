@@ -75,6 +75,7 @@ TEST_CASE("learning: the switch starts a round after N accepted/edited candidate
     f.s.learn.root = "/data/learning";
     f.s.learn.every = 3;
     f.s.learn.max_steps = 7;
+    f.s.learn.lr = 4e-3;
     f.s.ws.task_prefix = "paraphrase: ";
     f.load("/models/demo");
     // Loading lists the model's versions folder.
@@ -95,6 +96,7 @@ TEST_CASE("learning: the switch starts a round after N accepted/edited candidate
     CHECK(cmd.adapter_dir == dir);
     CHECK(cmd.task_prefix == "paraphrase: ");
     CHECK(cmd.max_steps == 7);
+    CHECK(cmd.lr == 4e-3);
     const JobId round = f.s.learn.round_job;
     CHECK(round != 0);
     CHECK(f.s.learn.new_pairs == 0);
@@ -189,11 +191,12 @@ TEST_CASE("learning: learn now, use this one, failures", "[ui][learning]") {
     CHECK(std::holds_alternative<ListAdapterVersions>(f.sent.back()));
 }
 
-TEST_CASE("learning: the switch, N and the steps persist in settings.json", "[ui][learning]") {
+TEST_CASE("learning: the switch, N, the steps and the learning rate persist in settings.json", "[ui][learning]") {
     UiState st;
     st.learn.enabled = true;
     st.learn.every = 25;
     st.learn.max_steps = 12;
+    st.learn.lr = 3e-3;
     AppSettings saved;
     capture_settings(st, saved);
     std::string warning;
@@ -204,9 +207,16 @@ TEST_CASE("learning: the switch, N and the steps persist in settings.json", "[ui
     CHECK(back.learn.enabled);
     CHECK(back.learn.every == 25);
     CHECK(back.learn.max_steps == 12);
+    CHECK(back.learn.lr == Approx(3e-3));
     const AppSettings old = settings_from_json(R"({"per_row": 3})", &warning);  // before the loop existed
     CHECK_FALSE(old.learn_enabled);
     CHECK(old.learn_every == 50);
+    CHECK(old.learn_lr == LearningOptions{}.lr);
+    // Before the learning rate was saved: the engine's default; out of range: clamped.
+    const AppSettings no_lr = settings_from_json(R"({"learn": {"enabled": true, "every": 9, "max_steps": 5}})", &warning);
+    CHECK(no_lr.learn_max_steps == 5);
+    CHECK(no_lr.learn_lr == LearningOptions{}.lr);
+    CHECK(settings_from_json(R"({"learn": {"lr": 50}})", &warning).learn_lr == kMaxLearnLr);
 }
 
 TEST_CASE("learning: with the switch on, a reopened model continues with the folder's current version", "[ui][learning]") {

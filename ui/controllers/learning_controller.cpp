@@ -132,6 +132,7 @@ bool LearningController::learn_now() {
     c.adapter_dir = l.adapter_dir;
     c.task_prefix = s.ws.task_prefix;
     c.max_steps = l.max_steps;
+    c.lr = l.lr;
     l.round_job = submit(std::move(c));
     if (!l.round_job) return false;
     l.step = l.total_steps = 0;

@@ -1,7 +1,9 @@
 // The learning loop (issue 25): the workspace's "learn from my decisions" switch with its status
 // line, and the Learning window: the adopted adapter versions of the loaded model with their
-// held-out loss before/after (a curve over the versions), "use this one" per version, "learn now",
-// the last round of this session with its training-loss curve, and the loop's settings.
+// held-out loss before/after (a curve over the versions), the one in use highlighted, each one's
+// training-loss curve (from its manifest; click a version to chart it large), "use this one" per
+// version, "learn now", a rejected last round with its curve, and the round's settings (pairs per
+// round, steps, learning rate).
 #include <imgui.h>
 
 #include <algorithm>
@@ -9,12 +11,14 @@
 
 #include "controllers/learning_controller.h"
 #include "panels.h"
+#include "settings.h"
 
 namespace t5s::ui {
 
 namespace {
 
 const ImVec4 kRed(1, 0.4f, 0.4f, 1), kGreen(0.4f, 0.9f, 0.4f, 1);
+const ImU32 kInUseRow = IM_COL32(50, 110, 60, 110), kCurveColor = IM_COL32(90, 170, 255, 255);
 
 int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -36,15 +40,33 @@ void draw_versions_curve(const LearningVm& l) {
                     Unit::Plain, last, last, 120.0f, XAxis::Absolute);
 }
 
+// The version whose training curve is charted: the one clicked, else the one in use, else the newest.
+const AdapterVersionEntry* shown_version(const LearningVm& l) {
+    const AdapterVersionEntry* in_use = nullptr;
+    for (const auto& v : l.versions) {
+        if (v.version == l.shown_version) return &v;
+        if (v.version == l.current) in_use = &v;
+    }
+    return in_use ? in_use : l.versions.empty() ? nullptr : &l.versions.back();
+}
+
+// The version column: the one in use on a highlighted row, in green; a click charts its curve.
+void version_cell(LearningVm& l, const AdapterVersionEntry& v) {
+    const bool in_use = v.version == l.current;
+    if (in_use) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kInUseRow);
+    const std::string label = "v" + std::to_string(v.version) + (in_use ? " (in use)" : "");
+    if (in_use) ImGui::PushStyleColor(ImGuiCol_Text, kGreen);
+    const AdapterVersionEntry* shown = shown_version(l);
+    if (ImGui::Selectable(label.c_str(), shown && shown->version == v.version)) l.shown_version = v.version;
+    if (in_use) ImGui::PopStyleColor();
+}
+
 void version_row(Controller& ctl, const AdapterVersionEntry& v, int64_t now) {
-    const auto& l = ctl.state().learn;
+    auto& l = ctl.state().learn;
     ImGui::PushID(int(v.version));
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    if (v.version == l.current)
-        ImGui::TextColored(kGreen, "v%lld (in use)", static_cast<long long>(v.version));
-    else
-        ImGui::Text("v%lld", static_cast<long long>(v.version));
+    version_cell(l, v);
     ImGui::TableNextColumn();
     const int64_t t = parse_iso_utc_ms(v.created_at);
     ImGui::TextUnformatted(t > 0 ? ago_text(double(now - t) / 1000.0).c_str() : "-");
@@ -53,7 +75,11 @@ void version_row(Controller& ctl, const AdapterVersionEntry& v, int64_t now) {
     ImGui::TableNextColumn();
     ImGui::Text("%.3f → %.3f", v.loss_before, v.loss_after);
     ImGui::TableNextColumn();
-    ImGui::Text("%lld steps, %.0f s", static_cast<long long>(v.steps), v.elapsed_s);
+    if (v.lr > 0) ImGui::Text("%lld steps, lr %.0e, %.0f s", static_cast<long long>(v.steps), v.lr, v.elapsed_s);
+    else ImGui::Text("%lld steps, %.0f s", static_cast<long long>(v.steps), v.elapsed_s);
+    ImGui::TableNextColumn();
+    if (v.train_losses.size() >= 2) draw_sparkline("curve", v.train_losses, 120.0f, ImGui::GetTextLineHeight(), kCurveColor);
+    else ImGui::TextDisabled("-");
     ImGui::TableNextColumn();
     const bool can = v.version != l.current && !l.use_job && ctl.state().model.info.has_value();
     if (!can) ImGui::BeginDisabled();
@@ -65,18 +91,20 @@ void version_row(Controller& ctl, const AdapterVersionEntry& v, int64_t now) {
 void draw_versions_table(Controller& ctl) {
     const auto& l = ctl.state().learn;
     const int64_t now = now_ms();
-    if (!ImGui::BeginTable("versions", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
+    if (!ImGui::BeginTable("versions", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
         return;
-    for (const char* h : {"version", "made", "pairs", "held-out loss", "round", ""}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"version", "made", "pairs", "held-out loss", "round", "training loss", ""}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (auto it = l.versions.rbegin(); it != l.versions.rend(); ++it) version_row(ctl, *it, now);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    if (l.current == 0)
+    if (l.current == 0) {
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kInUseRow);
         ImGui::TextColored(kGreen, "base (in use)");
-    else
+    } else {
         ImGui::TextUnformatted("base");
-    for (int i = 0; i < 4; ++i) ImGui::TableNextColumn();
+    }
+    for (int i = 0; i < 5; ++i) ImGui::TableNextColumn();
     ImGui::TableNextColumn();
     const bool can = l.current != 0 && !l.use_job && ctl.state().model.info.has_value();
     if (!can) ImGui::BeginDisabled();
@@ -85,15 +113,46 @@ void draw_versions_table(Controller& ctl) {
     ImGui::EndTable();
 }
 
+// The charted version's training loss per step, as recorded in its manifest.
+void draw_version_curve(const LearningVm& l) {
+    const AdapterVersionEntry* v = shown_version(l);
+    if (!v) return;
+    const auto n = static_cast<long long>(v->version);
+    if (v->train_losses.empty()) {
+        ImGui::TextDisabled("v%lld: its manifest has no training curve (made before curves were recorded)", n);
+        return;
+    }
+    ImGui::TextDisabled("training loss per step of v%lld (round %lld%s; click a version to chart it)", n,
+                        static_cast<long long>(v->round), v->lora_r > 0 ? (", LoRA r " + std::to_string(v->lora_r)).c_str() : "");
+    RingSeries curve(v->train_losses.size() + 1);
+    for (size_t i = 0; i < v->train_losses.size(); ++i) curve.push(double(i + 1), v->train_losses[i]);
+    const double steps = double(v->train_losses.size());
+    draw_line_chart("version curve", {{&curve, "train loss", kCurveColor}}, Unit::Plain, steps, std::max(1.0, steps), 110.0f,
+                    XAxis::Absolute);
+}
+
+// The last round of this session; its curve only when it was not adopted (an adopted one is a version).
 void draw_last_round(const LearningVm& l) {
     if (!l.last) return;
     ImGui::TextWrapped("last round: %s", round_summary(*l.last).c_str());
-    if (l.last_curve.empty()) return;
+    if (l.last_curve.empty() || l.last->status == "adopted") return;
     RingSeries curve(l.last_curve.size() + 1);
     for (size_t i = 0; i < l.last_curve.size(); ++i) curve.push(double(i + 1), l.last_curve[i]);
     const double n = double(l.last_curve.size());
-    draw_line_chart("round curve", {{&curve, "train loss", IM_COL32(90, 170, 255, 255)}}, Unit::Plain, n, std::max(1.0, n), 90.0f,
-                    XAxis::Absolute);
+    draw_line_chart("round curve", {{&curve, "train loss", kCurveColor}}, Unit::Plain, n, std::max(1.0, n), 90.0f, XAxis::Absolute);
+}
+
+// The next round's settings (saved in settings.json): how often, how long, how fast.
+void draw_round_settings(LearningVm& l) {
+    ImGui::SetNextItemWidth(90);
+    if (ImGui::InputInt("pairs per round", &l.every)) l.every = std::clamp(l.every, 1, 100000);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(90);
+    if (ImGui::InputInt("steps per round", &l.max_steps)) l.max_steps = std::clamp(l.max_steps, 1, 100000);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("at most: a round makes about 3 passes over its new and replayed pairs");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(90);
+    if (ImGui::InputDouble("learning rate", &l.lr, 0, 0, "%.1e")) l.lr = std::clamp(l.lr, kMinLearnLr, kMaxLearnLr);
 }
 
 }  // namespace
@@ -126,11 +185,7 @@ void draw_learning_panel(PanelContext& ctx) {
         return;
     }
     draw_learning_switch(ctl);
-    ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("pairs per round", &l.every)) l.every = std::clamp(l.every, 1, 100000);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("steps per round", &l.max_steps)) l.max_steps = std::clamp(l.max_steps, 1, 100000);
+    draw_round_settings(l);
     ImGui::SameLine();
     const bool can = !l.round_job && ctl.state().model.info.has_value() && !ctl.state().engine_dead;
     if (!can) ImGui::BeginDisabled();
@@ -149,6 +204,7 @@ void draw_learning_panel(PanelContext& ctx) {
     ImGui::Separator();
     if (!l.versions.empty()) draw_versions_curve(l);
     draw_versions_table(ctl);
+    draw_version_curve(l);
     ImGui::End();
 }
 

@@ -153,10 +153,10 @@ struct LearnNow {
     std::filesystem::path adapter_dir;   // the versions folder (created when missing)
     std::string task_prefix;             // the base's task prefix, e.g. "paraphrase: "
     int64_t min_new_pairs = 1;
-    int64_t max_steps = 40;
-    double max_time_s = 300;
-    double lr = 1e-3;
-    int lora_r = 8;
+    int64_t max_steps = LearningOptions{}.max_steps;  // the round's bounds and schedule: LearningOptions' defaults
+    double max_time_s = LearningOptions{}.max_time_s;
+    double lr = LearningOptions{}.lr;
+    int lora_r = LearningOptions{}.lora_r;  // a new adapter's rank (a version continued keeps its own)
     int threads = 0;                     // 0 = physical cores
     bool use_adopted = true;             // adopted: SetAdapter on the loaded model (when one is loaded)
 };
@@ -261,6 +261,9 @@ struct AdapterVersionEntry {
     int64_t round = 0, pairs_total = 0, pairs_new = 0, pairs_heldout = 0, steps = 0;
     double loss_before = -1, loss_after = -1, elapsed_s = 0;
     std::string created_at;              // ISO 8601 UTC, as in the manifest
+    std::vector<double> train_losses;    // the round's training loss per step (empty: an older manifest)
+    double lr = -1;                      // the round's learning rate (-1: not recorded)
+    int64_t lora_r = 0;                  // the adapter's rank (0: not recorded)
 };
 struct AdapterVersionsListed {
     JobId job = 0;

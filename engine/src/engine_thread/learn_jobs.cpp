@@ -14,6 +14,13 @@ namespace t5s::detail {
 
 namespace {
 
+// A manifest number of the wanted type, else `fallback` (a hand-edited manifest never fails a listing).
+template <class T>
+T number_or(const nlohmann::json& j, const char* key, T fallback) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<T>() : fallback;
+}
+
 AdapterVersionEntry entry_of(const AdapterVersion& v) {
     AdapterVersionEntry e;
     e.version = v.version;
@@ -21,15 +28,22 @@ AdapterVersionEntry entry_of(const AdapterVersion& v) {
     e.current = v.current;
     const auto j = nlohmann::json::parse(v.manifest_json, nullptr, false);
     if (!j.is_object()) return e;
-    e.round = j.value("round", int64_t{0});
-    e.pairs_total = j.value("pairs_total", int64_t{0});
-    e.pairs_new = j.value("pairs_new", int64_t{0});
-    e.pairs_heldout = j.value("pairs_heldout", int64_t{0});
-    e.steps = j.value("steps", int64_t{0});
-    e.loss_before = j.value("loss_before", -1.0);
-    e.loss_after = j.value("loss_after", -1.0);
-    e.elapsed_s = j.value("elapsed_s", 0.0);
-    e.created_at = j.value("created_at", std::string());
+    e.round = number_or(j, "round", int64_t{0});
+    e.pairs_total = number_or(j, "pairs_total", int64_t{0});
+    e.pairs_new = number_or(j, "pairs_new", int64_t{0});
+    e.pairs_heldout = number_or(j, "pairs_heldout", int64_t{0});
+    e.steps = number_or(j, "steps", int64_t{0});
+    e.loss_before = number_or(j, "loss_before", -1.0);
+    e.loss_after = number_or(j, "loss_after", -1.0);
+    e.elapsed_s = number_or(j, "elapsed_s", 0.0);
+    if (const auto c = j.find("created_at"); c != j.end() && c->is_string()) e.created_at = c->get<std::string>();
+    if (const auto c = j.find("train_losses"); c != j.end() && c->is_array())  // since the curve was recorded
+        for (const auto& x : *c)
+            if (x.is_number()) e.train_losses.push_back(x.get<double>());
+    if (const auto s = j.find("settings"); s != j.end() && s->is_object()) {
+        e.lr = number_or(*s, "lr", -1.0);
+        e.lora_r = number_or(*s, "lora_r", int64_t{0});
+    }
     return e;
 }
 

@@ -188,6 +188,37 @@ TrainingOptions round_training_options(const LearningOptions& o, const fs::path&
     return t;
 }
 
+// What the round trained with: the options' schedule and the adapter's own shape (a round that
+// continues a version keeps that version's r, alpha and targets, whatever the options say).
+json round_settings(const LearningOptions& o, const std::string& adapter_dir) {
+    json s = {{"lr", o.lr}, {"batch_size", o.batch_size}, {"max_steps", o.max_steps}, {"epochs", o.epochs},
+              {"replay_pairs", o.replay_pairs}};
+    const fs::path file = fs::path(adapter_dir) / "adapter_config.json";
+    std::error_code ec;
+    const json cfg = fs::is_regular_file(file, ec) ? json::parse(read_text(file), nullptr, false) : json();
+    if (cfg.is_object()) {
+        if (cfg.contains("r")) s["lora_r"] = cfg["r"];
+        if (cfg.contains("lora_alpha")) s["lora_alpha"] = cfg["lora_alpha"];
+        if (cfg.contains("target_modules")) s["lora_targets"] = cfg["target_modules"];
+    }
+    return s;
+}
+
+json round_manifest(const LearningOptions& o, const LearningRoundResult& r, const TrainingResult& tr,
+                    const std::vector<double>& train_losses) {
+    json curve = json::array();  // 4 decimals: a curve, not a checkpoint
+    for (double l : train_losses) curve.push_back(std::round(l * 1e4) / 1e4);
+    return {{"kind", "t5studio-learning"}, {"round", r.round},
+            {"base_model", o.model_dir},   {"previous_version", r.previous_version},
+            {"created_at", now_iso()},     {"pairs_total", r.pairs_total},
+            {"pairs_new", r.pairs_new},    {"pairs_replay", r.pairs_replay},
+            {"pairs_heldout", r.pairs_heldout}, {"negatives", r.negatives},
+            {"loss_before", r.loss_before}, {"loss_after", r.loss_after},
+            {"steps", r.steps},            {"stop_reason", to_string(tr.stop_reason)},
+            {"elapsed_s", r.elapsed_s},    {"train_losses", curve},
+            {"settings", round_settings(o, tr.final_model_dir)}};
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -280,7 +311,9 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     write_pairs(tmp.path / "train.jsonl", train, o.source_prefix);
     TrainingJob job(round_training_options(o, tmp.path, current_dir, static_cast<int64_t>(train.size()), r.round));
     if (cancel && cancel->load()) throw Error(ErrorCode::Cancelled, o.adapter_dir + ": learning round cancelled");
+    std::vector<double> train_losses;  // the round's curve, kept in its manifest
     const TrainingResult tr = job.run([&](const TrainingEvent& e) {
+        if (e.kind == TrainingEvent::Kind::Step) train_losses.push_back(e.loss);
         if (cancel && cancel->load()) job.stop();
         if (on_event) on_event(e);
     });
@@ -291,14 +324,7 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
 
     std::set<std::string> keys = trained_keys(current_dir);
     for (const auto& p : s.fresh) keys.insert(pair_key(p));
-    json manifest = {{"kind", "t5studio-learning"}, {"round", r.round},
-                     {"base_model", o.model_dir}, {"previous_version", r.previous_version},
-                     {"created_at", now_iso()},   {"pairs_total", r.pairs_total},
-                     {"pairs_new", r.pairs_new},  {"pairs_replay", r.pairs_replay},
-                     {"pairs_heldout", r.pairs_heldout}, {"negatives", r.negatives},
-                     {"loss_before", r.loss_before}, {"loss_after", r.loss_after},
-                     {"steps", r.steps},          {"stop_reason", to_string(tr.stop_reason)},
-                     {"elapsed_s", r.elapsed_s}};
+    json manifest = round_manifest(o, r, tr, train_losses);
     if (!(r.loss_after < r.loss_before - o.min_improvement)) {
         char why[160];
         std::snprintf(why, sizeof why, "held-out loss %.4f -> %.4f did not improve", r.loss_before, r.loss_after);
