@@ -70,7 +70,7 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         }
         if (o.do_sample) {
             next = sample_tokens(logits, o, *generator, &next_logprob);
-        } else if (!greedy_pick_cpu(logits, next, next_logprob)) {
+        } else if (!greedy_pick_cpu(logits, next, next_logprob, net.kernels().vocab)) {
             // max(dim) returns argmax's index (first maximum; NaN wins) and is several times faster
             // than argmax's CPU reduction over the vocabulary.
             next = std::get<1>(logits.max(-1));
@@ -120,7 +120,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
     uint64_t version = initial_version(control);
     const int64_t B = encoder_hidden.size(0), nb = o.num_beams;
     DecoderState state = net.start_decoding(encoder_hidden, attention_mask, o.max_new_tokens + 1, nb);
-    BeamSearch search(B, o, net.config(), encoder_hidden.device());
+    BeamSearch search(B, o, net.config(), encoder_hidden.device(), net.kernels().vocab);
     if (guard) search.set_sentinel_guard(*guard);
     while (true) {
         check_cancel(control);
