@@ -272,6 +272,7 @@ TEST_CASE("controller: the batch panel sends a labelled file's spans and counts 
     auto& ws = f.c.state().ws;
     CHECK(ws.source == "Anna lives in Zürich");
     CHECK(ws.marked_spans == d.spans[0]);
+    CHECK(ws.queue_labels == d.labels);
     REQUIRE(f.last<Generate>());
     CHECK(f.last<Generate>()->spans == std::vector<std::vector<Span>>{d.spans[0]});
 }
