@@ -90,6 +90,7 @@ struct WorkspaceVm {
     // Review queue (rows of a file walked one by one), with each row's explicit spans (may be empty).
     std::vector<std::string> queue;
     std::vector<std::vector<Span>> queue_spans;
+    std::vector<std::string> queue_labels;   // a labelled file's row labels (shown; may be empty)
     int queue_pos = -1;
     // Rows already generated keep their candidates, decisions and undo history: going back shows
     // them as they were (no new generation); Ctrl+Enter regenerates a row on purpose.

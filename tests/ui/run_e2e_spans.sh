@@ -5,8 +5,9 @@
 # (highlighted with its label tag), a second one with few new tokens so that spans have to be
 # forced (the forced mark), a labelled JSONL file (spans / entities / label) through the batch
 # panel with per-row span counts, and an export of the history whose rows keep their spans.
-# Screenshots: spans_source, spans_candidates, spans_forced (Workspace), spans_batch (Batch panel),
-# spans_history (History: the newest generation with spans, highlighted), spans_window.
+# Then "Review rows" brings row 1 into the workspace with its spans as marks and its label.
+# Screenshots: spans_source, spans_candidates, spans_forced, spans_review (Workspace), spans_batch
+# (Batch panel), spans_history (History: the newest generation with spans, highlighted), spans_window.
 # usage: run_e2e_spans.sh APP UI_TEST_DIR MODEL_DIR OUT_DIR
 set -euo pipefail
 app=$1; src=$2; model=$3; out=$4
@@ -57,6 +58,13 @@ export_file="$out/export.jsonl"
   echo "expect_batch_spans"
   echo "frames 3"
   echo "screenshot spans_batch Batch augmentation"
+  echo "key ctrl+r"                                # review the rows: row 1 comes with its spans as marks
+  echo "wait_idle 120"
+  echo "expect_marks 2"
+  echo "expect_source_spans 4"                     # 田中, 東京 (the file) and 3, 15 (numbers)
+  echo "expect_span_candidates"
+  echo "frames 3"
+  echo "screenshot spans_review Workspace"
   echo "history_spans"
   echo "frames 3"
   echo "screenshot spans_history History"
@@ -69,7 +77,7 @@ export_file="$out/export.jsonl"
 xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$app" --model "$model" --history "$out/history.db" --config-dir "$out/config" \
          --test-script "$script" --screenshot-dir "$out/screenshots" --size 1600x1000
-for shot in spans_source spans_candidates spans_forced spans_batch spans_history spans_window; do
+for shot in spans_source spans_candidates spans_forced spans_batch spans_review spans_history spans_window; do
   test -s "$out/screenshots/$shot.png"
 done
 

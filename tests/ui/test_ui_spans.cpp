@@ -272,8 +272,30 @@ TEST_CASE("controller: the batch panel sends a labelled file's spans and counts 
     auto& ws = f.c.state().ws;
     CHECK(ws.source == "Anna lives in Zürich");
     CHECK(ws.marked_spans == d.spans[0]);
+    CHECK(ws.queue_labels == d.labels);
     REQUIRE(f.last<Generate>());
     CHECK(f.last<Generate>()->spans == std::vector<std::vector<Span>>{d.spans[0]});
+}
+
+TEST_CASE("controller: marks made on a review row stay with it", "[ui][controller][spans]") {
+    Fake f;
+    f.load();
+    auto& ws = f.c.state().ws;
+    auto done = [&] { f.c.apply(GenerationDone{ws.job, {}, {}, {}, {}}); };
+    f.c.workspace().review({"Anna met Bob", "Carl stayed"}, {{{0, 4, "PER"}}, {}});
+    done();
+    std::tie(ws.select_begin, ws.select_end) = bytes_of(ws.source, "Bob");
+    ws.mark_label = "PER";
+    f.c.perform(Action::ProtectSelection);
+    CHECK(ws.marked_spans == std::vector<Span>{{0, 4, "PER"}, {9, 12, "PER"}});
+    f.c.perform(Action::NextRow);
+    CHECK(ws.source == "Carl stayed");
+    CHECK(ws.marked_spans.empty());
+    CHECK(ws.select_begin == 0);  // the selection of the other row's text is gone
+    done();
+    f.c.perform(Action::PrevRow);
+    CHECK(ws.source == "Anna met Bob");
+    CHECK(ws.marked_spans == std::vector<Span>{{0, 4, "PER"}, {9, 12, "PER"}});
 }
 
 TEST_CASE("script: the protected-span ops parse", "[ui][script][spans]") {

@@ -81,7 +81,7 @@ void BatchController::cancel_batch() {
 }
 
 void BatchController::review_in_workspace() {
-    ws_.review(s.batch.rows, s.batch.row_spans);
+    ws_.review(s.batch.rows, s.batch.row_spans, s.batch.labels);
 }
 
 void BatchController::apply(const Event& event) {

@@ -147,12 +147,14 @@ void WorkspaceController::goto_row(int row) {
     generate();
 }
 
-void WorkspaceController::review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans) {
+void WorkspaceController::review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans,
+                                 const std::vector<std::string>& labels) {
     auto& ws = s.ws;
     ws.row_lists.clear();  // a new queue
     if (rows.empty()) return;
     ws.queue = rows;
     ws.queue_spans = spans;
+    ws.queue_labels = labels;
     ws.queue_pos = -1;
     goto_row(0);
 }

@@ -24,8 +24,10 @@ public:
     void redo();
     void accept_and_next();
     void goto_row(int row);                             // review queue; generates
-    // A new review queue, from its first row; `spans`: each row's explicit spans (may be empty).
-    void review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans = {});
+    // A new review queue, from its first row; `spans` and `labels`: each row's explicit spans and
+    // label from a labelled file (may be empty).
+    void review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans = {},
+                const std::vector<std::string>& labels = {});
     // Protected spans (workspace_spans.cpp). sync_spans: the marks follow edits of the source and
     // the preview (what the next generation protects) is recomputed when its inputs changed; cheap
     // when nothing did, so the panel calls it every frame.

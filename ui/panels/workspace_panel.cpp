@@ -124,6 +124,10 @@ void draw_workspace_panel(PanelContext& ctx) {
     if (!ws.queue.empty()) {
         ImGui::SameLine();
         ImGui::Text("  row %d / %d", ws.queue_pos + 1, int(ws.queue.size()));
+        if (size_t(ws.queue_pos) < ws.queue_labels.size() && !ws.queue_labels[size_t(ws.queue_pos)].empty()) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImVec4(0.8f, 0.7f, 1.0f, 1), "<%s>", ws.queue_labels[size_t(ws.queue_pos)].c_str());
+        }
     }
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("task prefix", &ws.task_prefix);
