@@ -149,7 +149,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
     uint64_t version = initial_version(control);
     const int64_t B = encoder_hidden.size(0), nb = o.num_beams;
     DecoderState state = net.start_decoding(encoder_hidden, attention_mask, o.max_new_tokens + 1, nb);
-    BeamSearch search(B, o, net.config(), encoder_hidden.device());
+    BeamSearch search(B, o, net.config(), encoder_hidden.device(), net.kernels().vocab);
     if (guard) search.set_sentinel_guard(*guard);
     while (true) {
         check_cancel(control);
