@@ -209,7 +209,7 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
           (dir / "sp.csv").string() + ":2: \"spans\": span [1, 9] is not inside the text (3 code points)");
 }
 
-TEST_CASE("formats by extension and content; plain text is verbatim", "[input]") {
+TEST_CASE("formats by extension and content; plain text is verbatim but for '{' lines", "[input]") {
     TempDir dir("input_detect");
     write(dir / "a.txt", "[ID-4411] is a line, not JSON\n{not json either}\n");
     write(dir / "b.txt", "{\"text\": \"json lines in a .txt\"}\n");
@@ -220,10 +220,12 @@ TEST_CASE("formats by extension and content; plain text is verbatim", "[input]")
     CHECK(input_format_of((dir / "c.json").string()) == InputFormat::Jsonl);
     CHECK(input_format_of((dir / "d").string()) == InputFormat::Text);
     const Read a = read_rows(dir / "a.txt");
-    REQUIRE(a.rows.size() == 2);
-    CHECK(a.rows[1].texts[0] == "{not json either}");
+    REQUIRE(a.rows.size() == 1);
+    CHECK(a.rows[0].texts[0] == "[ID-4411] is a line, not JSON");
+    REQUIRE(a.bad.size() == 1);  // in a text file a line starting with '{' is a JSON row (generate's contract)
+    CHECK(a.bad[0].reason == "malformed JSON line");
     CHECK(read_rows(dir / "d").rows.at(0).texts[0] == "  [ not a task list");
-    CHECK(fail_message(dir / "missing.jsonl").find("input file not found") != std::string::npos);
+    CHECK(fail_message(dir / "missing.jsonl") == (dir / "missing.jsonl").string() + ": cannot open input file (not found)");
     CHECK_THROWS_WITH(parse_input_format("xml"), Catch::Contains("txt, jsonl, csv, tsv or labelstudio"));
 }
 

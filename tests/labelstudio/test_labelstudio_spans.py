@@ -24,7 +24,9 @@ ROWS = [
     {"text": "🇯🇵🇫🇷 e\u0301te\u0301 in Café Noir, \"quoted\"", "spans": [[5, 10, "DATE"], [14, 23, "ORG"]], "label": "travel"},
     {"text": "no entities here", "label": "none"},
 ]
-LABELS = sorted({s[2] for r in ROWS for s in r.get("spans", [])})
+# export writes every protected span of the history, a detector's (--protect numbers) with its name.
+DETECTED = {"number", "placeholder", "url", "email", "regex"}
+LABELS = sorted({s[2] for r in ROWS for s in r.get("spans", [])} | DETECTED)
 CHOICES = sorted({r["label"] for r in ROWS})
 CONFIG = ('<View>\n  <Text name="text" value="$text"/>\n  <Labels name="label" toName="text">' +
           "".join(f'<Label value="{v}"/>' for v in LABELS) + '</Labels>\n  <Choices name="choice" toName="text">' +
@@ -99,7 +101,8 @@ def check_project(ls, auth, title, path):
             elif r["type"] == "choices":
                 check(v["choices"] == [row["label"]], f"{title}: task {task['id']}: choices {v['choices']} are the row's label")
                 choices += 1
-        check(sorted(got) == want, f"{title}: task {task['id']}: spans {got} are the row's {want}")
+        own = sorted(g for g in got if g[1] not in DETECTED)
+        check(own == want, f"{title}: task {task['id']}: spans {got} are the row's {want}")
     check(spans > 0 and choices == len(tasks), f"{title}: {spans} spans and {choices} labels checked")
     print(f"ok: {title}: {len(tasks)} tasks, {spans} spans at their offsets in Label Studio's stored text, {annotated} annotations", flush=True)
     return annotated

@@ -5,7 +5,8 @@
 // Formats (input_format_of): .jsonl/.ndjson JSON lines; .csv; .tsv/.tab; .json a Label Studio
 // export when it starts with '[' (else JSON lines); any other name (.txt, none) JSON lines when
 // its first non-blank line starts with '{', else one text per line.
-//  - text: each line is a row's text, verbatim.
+//  - text: each line is a row's text, verbatim; a line starting with '{' (after spaces) is a JSON
+//    row as in JSON lines (generate's contract).
 //  - JSON lines: an object per line; the text fields are strings, "spans" (or "entities") a list of
 //    [start, end, label], "label" any JSON value.
 //  - CSV / TSV: a header row naming the columns (RFC 4180 quoting, quoted fields may span lines);

@@ -42,9 +42,13 @@ struct HistoryStore::Impl {
         sqlite3_busy_timeout(db.handle(), options.busy_timeout_ms);
         db.exec("PRAGMA foreign_keys = ON");
         // Damage is looked for before anything is written: a damaged file is never migrated.
-        check_not_truncated(path);
-        check = std::make_unique<history::OpenCheck>(db, options.foreground_check_max_bytes);
-        history::migrate(db, kSchemaVersion);  // refuses unrelated or newer files before changing them
+        try {
+            check_not_truncated(path);
+            check = std::make_unique<history::OpenCheck>(db, options.foreground_check_max_bytes);
+            history::migrate(db, kSchemaVersion);  // refuses unrelated or newer files before changing them
+        } catch (const Error& e) {
+            rethrow_as_damaged(e, path);
+        }
         if (path != ":memory:" && !path.empty()) {
             const std::string mode = db.query_text("PRAGMA journal_mode = WAL");
             if (mode != "wal")
@@ -89,6 +93,20 @@ struct HistoryStore::Impl {
         } catch (...) {
             inserted_since_analyze = 0;  // e.g. another writer holds the lock: try again later
         }
+    }
+
+    // SQLite's "malformed" on a file whose header names it a T5 Studio history (e.g. its schema page
+    // overwritten): the file is damaged, not unrelated; said so, as the quick check would.
+    [[noreturn]] void rethrow_as_damaged(const Error& e, const std::string& path) {
+        const std::string message = e.what();
+        int64_t app_id = 0;
+        try {
+            app_id = db.query_int("PRAGMA application_id");  // the header only
+        } catch (const Error&) {
+        }
+        if (e.code() != ErrorCode::CorruptFile || app_id != history::kApplicationId || message.find(" is damaged") != std::string::npos) throw e;
+        const auto cause = message.rfind(" (");
+        throw Error(ErrorCode::CorruptFile, "history database " + path + " is damaged" + (cause == std::string::npos ? "" : message.substr(cause)));
     }
 
     // A file shorter than its header's page count lost its tail (copy cut short, disk trouble).

@@ -79,7 +79,7 @@ namespace input {
 std::ifstream open_input(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::error_code ec;
-    if (!in && !std::filesystem::exists(path, ec)) throw Error(ErrorCode::FileNotFound, path + ": input file not found");
+    if (!in && !std::filesystem::exists(path, ec)) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file (not found)");
     if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file");
     return in;
 }
