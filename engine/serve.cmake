@@ -7,4 +7,5 @@ add_library(t5s_serve STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/serve/scheduler.cpp
 )
 target_include_directories(t5s_serve PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(t5s_serve PUBLIC t5s_engine t5s_history Threads::Threads PRIVATE t5s_torch_cpu)
+# The options JSON and the named merge are the core's (t5s/generation_fields.h): no history store here.
+target_link_libraries(t5s_serve PUBLIC t5s_engine Threads::Threads PRIVATE t5s_torch_cpu)

@@ -226,7 +226,7 @@ TEST_CASE("formats by extension and content; plain text is verbatim but for '{' 
     CHECK(a.bad[0].reason == "malformed JSON line");
     CHECK(read_rows(dir / "d").rows.at(0).texts[0] == "  [ not a task list");
     CHECK(fail_message(dir / "missing.jsonl") == (dir / "missing.jsonl").string() + ": cannot open input file (not found)");
-    CHECK_THROWS_WITH(parse_input_format("xml"), Catch::Contains("txt, jsonl, csv, tsv or labelstudio"));
+    CHECK_THROWS_WITH(parse_enum<InputFormat>("xml"), Catch::Contains("txt, jsonl, csv, tsv or labelstudio"));
 }
 
 TEST_CASE("pairs: two text fields with aliases; a numeric label; .txt is TSV", "[input]") {

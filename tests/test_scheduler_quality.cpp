@@ -14,7 +14,7 @@
 
 #include "quality/scored_rounds.h"
 #include "t5s/candidate_scores.h"
-#include "t5s/history_store.h"
+#include "t5s/generation_fields.h"
 #include "t5s/scheduler.h"
 #include "serve_test_support.h"
 

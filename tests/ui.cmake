@@ -13,11 +13,13 @@ if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_spans.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
+  add_test(NAME ui_settings COMMAND test_ui_logic "[settings]")  # settings.json alone (ctest -R settings)
   # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
   t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")
 endif()

@@ -39,8 +39,6 @@ std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o);
 // "similarity 0.83  change 0.41  back_score -1.20  fluency -0.87" (missing scores left out).
 std::string score_line(const CandidateScores& s);
 
-// The sort control's choices, in the order shown; each is a GenerationOptions::rank value.
-inline constexpr std::array<const char*, 5> kRankChoices = {"none", "auto", "similarity", "back_score", "fluency"};
 // The score `rank` sorts the shown candidates by ("" = the generation's order): auto is similarity
 // when every shown candidate has one (an embedding model scored them), else back_score.
 std::string display_rank_key(const std::string& rank, const CandidateList& list);

@@ -11,6 +11,24 @@ namespace t5s::ui {
 std::filesystem::path config_dir() { return user_config_dir(); }
 std::filesystem::path data_dir() { return user_data_dir(); }
 
+namespace {
+
+// A combo selection stored by name; files written before names held the combo's index, whose
+// order `by_index` keeps. Anything else reads as the first choice.
+template <class E>
+E stored_choice(const nlohmann::json& j, const char* key, std::initializer_list<E> by_index) {
+    const auto it = j.find(key);
+    if (it == j.end()) return *by_index.begin();
+    if (it->is_string()) return try_parse_enum<E>(it->get<std::string>()).value_or(*by_index.begin());
+    if (it->is_number_integer()) {
+        const int64_t i = it->get<int64_t>();
+        if (i >= 0 && i < static_cast<int64_t>(by_index.size())) return *(by_index.begin() + i);
+    }
+    return *by_index.begin();
+}
+
+}  // namespace
+
 std::string settings_to_json(const AppSettings& s) {
     nlohmann::json j;
     j["version"] = 1;
@@ -21,8 +39,8 @@ std::string settings_to_json(const AppSettings& s) {
     j["recent_embedders"] = s.recent_embedders;
     j["last_embedder"] = s.last_embedder;
     j["adapters"] = s.adapters;
-    j["device"] = s.device;
-    j["precision"] = s.precision;
+    j["device"] = to_string(s.device);
+    j["precision"] = to_string(s.precision);
     j["generation"] = nlohmann::json::parse(generation_options_to_json(s.options));
     j["random_seed"] = s.random_seed;
     j["export_path"] = s.export_path;
@@ -45,8 +63,8 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.recent_embedders = j.value("recent_embedders", std::vector<std::string>{});
         s.last_embedder = j.value("last_embedder", std::string());
         s.adapters = j.value("adapters", std::map<std::string, std::vector<std::string>>{});
-        s.device = std::clamp(j.value("device", 0), 0, 2);
-        s.precision = std::clamp(j.value("precision", 0), 0, 3);
+        s.device = stored_choice(j, "device", {Device::Auto, Device::Cpu, Device::Cuda});
+        s.precision = stored_choice(j, "precision", {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Int8});
         if (j.contains("generation")) s.options = generation_options_from_json(j["generation"].dump());
         s.random_seed = j.value("random_seed", true);
         s.export_path = j.value("export_path", std::string());

@@ -9,6 +9,7 @@
 
 #include "t5s/generation_options.h"
 #include "t5s/learning.h"
+#include "t5s/model.h"
 
 namespace t5s::ui {
 
@@ -22,7 +23,8 @@ struct AppSettings {
     std::vector<std::string> recent_embedders;
     std::string last_embedder;  // filled into the embedder field, not loaded at start
     std::map<std::string, std::vector<std::string>> adapters;  // LoRA adapters listed per base model path
-    int device = 0, precision = 0;
+    Device device = Device::Auto;  // stored by name; files before names held the combo index
+    Precision precision = Precision::Fp32;
     GenerationOptions options;
     bool random_seed = true;
     std::string export_path;

@@ -15,22 +15,6 @@ double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const char* phase_name(DownloadPhase p) {
-    switch (p) {
-        case DownloadPhase::Running:
-            return "running";
-        case DownloadPhase::Done:
-            return "done";
-        case DownloadPhase::Cancelled:
-            return "cancelled";
-        case DownloadPhase::Failed:
-            return "failed";
-        case DownloadPhase::Interrupted:
-            return "interrupted";
-    }
-    return "?";
-}
-
 int local_index(const UiState& s, const std::string& name) {
     for (size_t i = 0; i < s.models.local.size(); ++i)
         if (s.models.local[i].name == name) return int(i);
@@ -108,10 +92,10 @@ void TestDriver::step_wait_download(const ScriptStep& st, Controller& ctl) {
             return next();
         }
         if (d.phase != DownloadPhase::Running)
-            return fail(std::string("download ended (") + phase_name(d.phase) + ") " + d.error);
+            return fail(std::string("download ended (") + to_string(d.phase) + ") " + d.error);
     } else if (d.phase != DownloadPhase::Running) {
-        if (want != phase_name(d.phase)) return fail(std::string("download ended ") + phase_name(d.phase) + ": " + d.error);
-        std::cout << "download " << phase_name(d.phase) << ": " << download_progress_text(d) << " "
+        if (want != to_string(d.phase)) return fail(std::string("download ended ") + to_string(d.phase) + ": " + d.error);
+        std::cout << "download " << to_string(d.phase) << ": " << download_progress_text(d) << " "
                   << (d.phase == DownloadPhase::Done ? d.snapshot : d.error) << "\n";
         return next();
     }

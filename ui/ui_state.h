@@ -31,8 +31,8 @@ struct LogLine {
 struct ModelVm {
     std::string path_input;                  // the path field
     std::vector<std::string> recent;         // most recent first (persisted)
-    int device = 0;                          // 0 auto, 1 cpu, 2 cuda
-    int precision = 0;                       // 0 fp32, 1 bf16, 2 fp16, 3 int8
+    Device device = Device::Auto;
+    Precision precision = Precision::Fp32;
     int threads = 0;                         // 0 = physical cores
     JobId load_job = 0;
     std::optional<ModelInfo> info;
@@ -225,6 +225,15 @@ struct CatalogueEntry {
 };
 
 enum class DownloadPhase { Running, Done, Cancelled, Failed, Interrupted };
+}  // namespace t5s::ui
+template <>
+struct t5s::EnumNames<t5s::ui::DownloadPhase> {
+    static constexpr const char* kWhat = "download phase";
+    using P = t5s::ui::DownloadPhase;
+    static constexpr EnumName<P> kNames[] = {
+        {P::Running, "running"}, {P::Done, "done"}, {P::Cancelled, "cancelled"}, {P::Failed, "failed"}, {P::Interrupted, "interrupted"}};
+};
+namespace t5s::ui {
 
 struct DownloadVm {
     std::string repo, revision = "main";

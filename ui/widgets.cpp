@@ -15,6 +15,26 @@ void place_window(const PanelContext& ctx, PanelRect r) {
     ImGui::SetNextWindowSize(ImVec2(r.w * ctx.width, r.h * h), cond);
 }
 
+bool names_combo(const char* label, int* index, const std::vector<std::string>& names) {
+    const bool valid = *index >= 0 && *index < static_cast<int>(names.size());
+    bool changed = false;
+    if (ImGui::BeginCombo(label, valid ? names[static_cast<size_t>(*index)].c_str() : "")) {
+        for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+            if (ImGui::Selectable(names[static_cast<size_t>(i)].c_str(), i == *index) && i != *index) *index = i, changed = true;
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+bool option_slider(const char* label, GenerationOptions& o, float GenerationOptions::*member, const char* format) {
+    return ImGui::SliderFloat(label, &(o.*member), slider_min(member), slider_max(member), format);
+}
+
+bool option_slider(const char* label, GenerationOptions& o, int GenerationOptions::*member, const char* format) {
+    return ImGui::SliderInt(label, &(o.*member), static_cast<int>(slider_min(member)), static_cast<int>(slider_max(member)), format);
+}
+
 void action_tooltip(const Keymap& keys, Action action) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", keys.tooltip(action).c_str());
 }

@@ -6,11 +6,14 @@
 // every one). Unknown flags are usage errors naming the nearest known flag (the CLI is a contract).
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "t5s/enum_names.h"
 
 namespace t5s::cli {
 
@@ -43,10 +46,23 @@ struct Flag {
     FlagKind kind = FlagKind::Single;
 };
 
+// A row of a table: one Flag, or a group of flags declared once for several commands
+// (RuntimeFlags::flags(), generation_flags()).
+struct FlagRows {
+    std::vector<Flag> flags;
+    FlagRows(std::string name, std::string value_name, std::string help, FlagKind kind = FlagKind::Single)
+        : flags{Flag{std::move(name), std::move(value_name), std::move(help), kind}} {}
+    FlagRows(std::vector<Flag> group) : flags(std::move(group)) {}  // NOLINT: a group stands as a row
+};
+
 struct CommandSpec {
     std::string name;     // the subcommand
     std::string summary;  // one line for `t5studio --help`
     std::vector<Flag> flags;
+    CommandSpec(std::string name_, std::string summary_, std::initializer_list<FlagRows> rows)
+        : name(std::move(name_)), summary(std::move(summary_)) {
+        for (const FlagRows& r : rows) flags.insert(flags.end(), r.flags.begin(), r.flags.end());
+    }
 };
 
 // `t5studio SUB --help`: usage line, summary, one line per flag.
@@ -72,6 +88,14 @@ public:
     int get_int(const std::string& name, int fallback, int min = INT_MIN, int max = INT_MAX) const;
     int64_t get_int64(const std::string& name, int64_t fallback, int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
     double get_double(const std::string& name, double fallback) const;  // finite numbers only
+    // A name from E's table (t5s/enum_names.h, aliases too); an unknown one is a UsageError
+    // "--flag must be a, b or c, not 'x'".
+    template <class E>
+    E get_enum(const std::string& name, E fallback) const {
+        if (!has(name)) return fallback;
+        if (const auto v = try_parse_enum<E>(get(name))) return *v;
+        throw UsageError("--" + name + " must be " + enum_names_text<E>() + ", not '" + get(name) + "'");
+    }
     // --threads N: 0 (= physical cores) up to t5s::kMaxThreads (larger counts crashed thread pools).
     int get_threads() const;
     // Every flag given, in command-line order, with its value ("1" for a switch): for commands whose

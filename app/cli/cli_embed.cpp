@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "t5s/embedder.h"
 
@@ -29,14 +30,14 @@ nlohmann::json to_json(const EmbedderInfo& info) {
 
 }  // namespace
 
+const RuntimeFlags kEmbedRuntime{Device::Cpu};
+
 const CommandSpec kEmbedSpec = {"embed", "sentence embeddings from a sentence-transformers folder, as SentenceTransformer.encode", {
     {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)", kModel},
     {"text", "T", "a text to embed", kRepeatable},
     {"prefix", "P", "prepended to every text, e.g. \"query: \" for multilingual-e5"},
     {"batch-size", "B", "texts encoded together, padded (default 32)"},
-    {"dtype", "D", "fp32 (default), bf16, int8; fp16 on CUDA"},
-    {"device", "D", "cpu (default), cuda or auto"},
-    {"threads", "N", "intra-op threads (0 = physical cores)"},
+    kEmbedRuntime.flags(),
     {"json", "", "print {\"dim\": D, \"embeddings\": [[...]], \"embedder\": {...}} on stdout"},
 }};
 
@@ -48,8 +49,7 @@ int run_embed(const Argv& argv) {
     EmbedOptions options;
     options.prefix = args.get("prefix");
     options.batch_size = args.get_int("batch-size", options.batch_size, 1, 4096);
-    auto embedder =
-        Embedder::load(dir, runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
+    auto embedder = Embedder::load(dir, kEmbedRuntime.read(args));
     const auto rows = embedder->embed(texts, options);
     if (args.has("json")) {
         print_json({{"dim", embedder->info().dim}, {"embeddings", rows}, {"embedder", to_json(embedder->info())}});

@@ -102,10 +102,8 @@ const CommandSpec kExportSpec = {"export", "write the history's candidates as a 
 int run_export(const Argv& argv) {
     const Args args(with_dedupe_mode(argv), kExportSpec);
     ExportOptions options;
-    const std::string format = args.require("format");
-    if (format != "jsonl" && format != "csv" && format != "tsv" && format != "labelstudio")
-        throw UsageError("--format must be jsonl, csv, tsv or labelstudio, got '" + format + "'");
-    options.format = parse_export_format(format);
+    args.require("format");
+    options.format = args.get_enum("format", ExportFormat::Jsonl);
     options.filter.accepted_only = args.has("accepted-only");
     options.filter.text = args.get("search");
     options.filter.model = args.get("model");
@@ -129,7 +127,7 @@ int run_export(const Argv& argv) {
     std::cerr << ")\n";
     if (args.has("json")) {
         nlohmann::ordered_json j = {{"path", r.path},
-                                    {"format", format},
+                                    {"format", to_string(options.format)},
                                     {"rows_written", r.rows_written},
                                     {"generations", r.generations},
                                     {"duplicates_skipped", r.duplicates_skipped},

@@ -16,9 +16,11 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
 #include "cli/generate_recorder.h"
+#include "cli/generation_flags.h"
 #include "cli/input_rows.h"
 #include "cli/labelled_output.h"
 #include "cli/shard.h"
@@ -85,7 +87,7 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
     std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
     std::unique_ptr<LabelledOutput> labelled;
     if (!f.output.empty())
-        labelled = std::make_unique<LabelledOutput>(f.output, f.output_format.empty() ? input.format() : parse_input_format(f.output_format));
+        labelled = std::make_unique<LabelledOutput>(f.output, f.output_format.empty() ? input.format() : parse_enum<InputFormat>(f.output_format));
     // One seed per run: every batch derives its own from it and its first row's global index.
     const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
@@ -134,69 +136,23 @@ void report_bad_rows(const InputRows& input) {
 GenerationOptions options_from_flags(const Args& a, const GenerationConfig& model_defaults) {
     GenerationOptions o;
     // generation_config.json's defaults first, then the flags given (transformers: kwargs win).
-    static const std::pair<const char*, const char*> kFlagOfField[] = {
-        {"max-new-tokens", "max_new_tokens"}, {"min-new-tokens", "min_new_tokens"}, {"beams", "num_beams"},
-        {"num-return", "num_return_sequences"}, {"length-penalty", "length_penalty"}, {"early-stopping", "early_stopping"},
-        {"sample", "do_sample"}, {"temperature", "temperature"}, {"top-k", "top_k"}, {"top-p", "top_p"},
-        {"repetition-penalty", "repetition_penalty"}, {"no-repeat-ngram", "no_repeat_ngram_size"}};
-    std::set<std::string> given;
-    for (const auto& [flag, field] : kFlagOfField) {
-        if (a.has(flag)) given.insert(field);
-    }
-    apply_generation_config(model_defaults, given, &o);
-    o.max_new_tokens = a.get_int("max-new-tokens", o.max_new_tokens, 1, INT_MAX);
-    o.max_source_tokens = a.get_int("max-source-tokens", o.max_source_tokens, 0, INT_MAX);
-    o.min_new_tokens = a.get_int("min-new-tokens", o.min_new_tokens);
-    o.num_beams = a.get_int("beams", o.num_beams);
-    o.num_return_sequences = a.get_int("num-return", o.num_return_sequences);
-    o.length_penalty = static_cast<float>(a.get_double("length-penalty", o.length_penalty));
-    if (a.has("early-stopping")) o.early_stopping = true;
-    if (a.has("sample")) o.do_sample = true;
-    o.temperature = static_cast<float>(a.get_double("temperature", o.temperature));
-    o.top_k = a.get_int("top-k", o.top_k);
-    o.top_p = static_cast<float>(a.get_double("top-p", o.top_p));
-    o.repetition_penalty = static_cast<float>(a.get_double("repetition-penalty", o.repetition_penalty));
-    o.no_repeat_ngram_size = a.get_int("no-repeat-ngram", o.no_repeat_ngram_size);
-    o.seed = a.get_int64("seed", o.seed);
-    o.distinct = a.has("distinct");
-    o.no_copy = a.has("no-copy");
-    o.max_rounds = a.get_int("max-rounds", o.max_rounds);
-    if (a.get("batch-size") != "auto") o.batch_size = a.get_int("batch-size", o.batch_size);
-    o.task_prefix = a.get("prefix");
-    apply_quality_flags(a, &o);
-    std::vector<std::string> named(given.begin(), given.end());
-    imply_sampling(&o, &named);
+    std::vector<std::string> given = generation_flags_given(a);
+    apply_generation_config(model_defaults, std::set<std::string>(given.begin(), given.end()), &o);
+    apply_generation_flags(a, &o);
+    imply_sampling(&o, &given);
     validate_generation_options(o);
     return o;
 }
+
+const RuntimeFlags kGenerateRuntime{Device::Auto};
 
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
     {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below", kModel},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
     {"input", "FILE", "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, \"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per input, per batch"},
-    {"max-new-tokens", "N", "most tokens generated per candidate (default 64)"},
-    {"min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)"},
-    {"max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error"},
-    {"beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)"},
-    {"num-return", "N", "candidates per input (default 1; at most --beams unless sampling)"},
-    {"length-penalty", "X", "beam scores are divided by length^X (default 1.0)"},
-    {"early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
-    {"sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)"},
-    {"temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)"},
-    {"top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)"},
-    {"top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)"},
-    {"repetition-penalty", "R", "CTRL penalty on tokens already generated (default 1.0 = off)"},
-    {"no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default 0 = off)"},
-    {"seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
-    {"distinct", "", "drop duplicate candidates (whitespace and width normalised)"},
-    {"no-copy", "", "drop candidates identical to the input (same normalisation)"},
-    {"max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)"},
-    {"prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
-    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
-    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    generation_flags(),  // every generation option (t5s/generation_fields.h)
+    kGenerateRuntime.flags(),
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory"},
     {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
     {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
     {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
@@ -207,17 +163,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
     {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
-    {"min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]"},
-    {"max-similarity", "X", "drop candidates whose similarity is above X (near copies)"},
-    {"min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]"},
-    {"max-change", "X", "drop candidates whose change is above X, in [0, 1]"},
-    {"min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X"},
-    {"near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]"},
-    {"rank", "R", "auto (default: similarity with --embedder, else back_score), similarity, back_score, fluency, none"},
     {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
-    {"protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\""},
-    {"protect-regex", "R", "also keep every match of this ECMAScript regex (label \"regex\")"},
-    {"no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them"},
 }};
 
 int run_generate(const Argv& argv) {
@@ -232,7 +178,7 @@ int run_generate(const Argv& argv) {
     if (input) report_bad_rows(*input);
     const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
-    const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
+    const RuntimeOptions runtime = kGenerateRuntime.read(args);
     const auto embedder = embedder_from_flags(args, runtime);
     auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
     GenerateRecorder recorder(args.get("history"), *model);

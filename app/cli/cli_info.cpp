@@ -3,25 +3,26 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 
 namespace t5s::cli {
 
+const RuntimeFlags kInfoRuntime{Device::Cpu};
+
 const CommandSpec kInfoSpec = {"info", "describe a model folder: architecture, parameters, dtype, files, recommended settings", {
     {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)", kModel},
-    {"dtype", "D", "precision to load it in: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
-    {"device", "D", "cpu (default), cuda or auto"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    kInfoRuntime.flags(),
     {"measure-batch", "", "measure the largest safe batch for 64-token inputs and outputs (runs a few generations)"},
     {"json", "", "print one JSON document on stdout"},
 }};
 
 int run_info(const Argv& argv) {
     Args args(argv, kInfoSpec);
-    auto model = Model::load(args.require("model"),
-                             runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()));
+    const RuntimeOptions runtime = kInfoRuntime.read(args);
+    auto model = Model::load(args.require("model"), runtime);
     nlohmann::json j = to_json(model->info());
-    DeviceProfile profile = recommend_profile(parse_device(args.get("device", "cpu")));
+    DeviceProfile profile = recommend_profile(runtime.device);
     // Largest safe batch by measurement (a few short generations), for 64-token inputs and outputs.
     if (args.has("measure-batch")) profile.max_batch = measure_max_batch(*model, 64, 64);
     j["recommended"] = profile_json(profile);

@@ -10,6 +10,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
 
@@ -58,7 +59,7 @@ const CommandSpec kLearnSpec = {"learn", "one learning round: the history's acce
     {"batch-size", "N", "pairs per step (default 8)"},
     {"source-prefix", "TEXT", "task prefix the base model expects, e.g. \"paraphrase: \" (default none)"},
     {"seed", "S", "data order and held-out choice (default 42)"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    RuntimeFlags{Device::Cpu, false, false, false, true}.flags(),  // --threads alone: learn runs on the CPU
     {"list", "", "list the adopted versions (current marked *) and exit"},
     {"restore", "N", "make version N the current one (0 = the base model alone) and exit"},
     {"json", "", "print the result as one JSON line"},

@@ -5,20 +5,21 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "generation_limits.h"
 #include "t5s/error.h"
 
 namespace t5s::cli {
 
+const RuntimeFlags kScoreRuntime{Device::Cpu};
+
 const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given a source (as transformers with labels)", {
     {"model", "DIR", "model folder", kModel},
     {"source", "S", "the input text"},
     {"target", "T", "the output text to score"},
     {"max-source-tokens", "N", "longest source and target in tokens (default: the model's n_positions, else 512), as generate"},
-    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
-    {"device", "D", "cpu (default), cuda or auto"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    kScoreRuntime.flags(),
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
     {"json", "", "print {\"loss\", \"target_ids\", \"argmax\"} on stdout"},
 }};
@@ -26,7 +27,7 @@ const CommandSpec kScoreSpec = {"score", "teacher-forced loss of a target given 
 int run_score(const Argv& argv) {
     Args args(argv, kScoreSpec);
     auto model = Model::load(args.require("model"),
-                             with_adapter(runtime_from_flags(args.get("device", "cpu"), args.get("dtype", "fp32"), args.get_threads()), args.get("adapter")));
+                             with_adapter(kScoreRuntime.read(args), args.get("adapter")));
     const Tokenizer& tok = model->tokenizer();
     const auto source = tok.encode(args.require("source"));
     const auto target = tok.encode(args.require("target"));

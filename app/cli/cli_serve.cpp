@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "serve/http_routes.h"
 #include "serve/service.h"
@@ -46,6 +47,8 @@ std::vector<std::string> split_devices(const std::string& list) {
     return out;
 }
 
+const RuntimeFlags kServeRuntime{Device::Auto};
+
 serve::ServeConfig config_from_flags(const Args& a) {
     serve::ServeConfig c;
     c.model_dir = a.require("model");
@@ -57,7 +60,7 @@ serve::ServeConfig config_from_flags(const Args& a) {
     c.max_batch = a.get_int("max-batch", c.max_batch, 1, 1 << 16);
     c.max_queue = a.get_int("max-queue", c.max_queue, 1, 1 << 20);
     c.dtype = a.get("dtype", c.dtype);
-    c.device = a.get("device", c.device);
+    c.device = a.get("device", to_string(kServeRuntime.default_device));
     c.threads = a.get_threads();
     c.replicas = a.get_int("replicas", 1, 1, 64);
     if (a.has("devices")) c.devices = split_devices(a.get("devices"));
@@ -92,10 +95,8 @@ const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continu
     {"api-key-file", "F", "file holding the Bearer key clients must send"},
     {"max-batch", "N", "rows (candidates, beams) per decoding step (default 64)"},
     {"max-queue", "N", "requests waiting before 503 (default 256)"},
-    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
-    {"device", "D", "auto (default), cpu or cuda"},
-    {"threads", "N", "CPU threads, split between replicas (0 = physical cores)"},
-    {"replicas", "N", "model replicas on the CPU, shortest queue first (default 1)"},
+    kServeRuntime.flags(),
+    {"replicas", "N", "model replicas on the CPU, shortest queue first, sharing --threads (default 1)"},
     {"devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)"},
     {"history", "PATH", "record every served request in this history"},
     {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},

@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
 #include "atomic_file.h"
@@ -66,6 +67,8 @@ std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
 
 }  // namespace
 
+const RuntimeFlags kStsRuntime{Device::Auto};
+
 const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
     {"data", "FILE", "pairs: \"sentence1\", \"sentence2\", numeric \"label\" (JSONL, or CSV/TSV with those columns)"},
     {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
@@ -76,9 +79,7 @@ const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sent
     {"skip-bad-rows", "", "skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"scores", "FILE", "also write each pair with its score (JSONL)"},
     {"batch-size", "B", "pairs scored together (default 32)"},
-    {"dtype", "D", "precision: fp32 (default), bf16, fp16 (CUDA only), int8 or auto"},
-    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    kStsRuntime.flags(),
     {"json", "", "print {\"data\", \"scorer\", \"pairs\", \"spearman\", \"pearson\"}"},
 }};
 
@@ -90,7 +91,7 @@ int run_sts(const Argv& argv) {
     if (args.has("prefix") && !args.has("model")) throw UsageError("--prefix goes with --model");
     const std::string data = args.require("data");
     const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0), args.has("skip-bad-rows"));
-    const RuntimeOptions runtime = runtime_from_flags(args.get("device", "auto"), args.get("dtype", "fp32"), args.get_threads());
+    const RuntimeOptions runtime = kStsRuntime.read(args);
 
     std::string scorer;
     std::vector<double> scores;

@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "t5s/history_store.h"
 #include "cli/commands.h"
+#include "cli/runtime_flags.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
 #include "t5s/training_record.h"
@@ -65,6 +66,9 @@ std::string pairs_from_history(const std::string& history_path, const std::strin
 
 }  // namespace
 
+// --precision is train's own (autocast); a bad --device name is a usage error here (exit 2), as it always was.
+const RuntimeFlags kTrainRuntime{Device::Auto, /*dtype=*/false, /*device=*/true, /*device_index=*/false};
+
 const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs", {
     {"model", "DIR", "model folder to fine-tune (or --init-config)", kModel},
     {"init-config", "FILE", "config.json of a new model trained from scratch, with a vocabulary trained on the data"},
@@ -97,8 +101,7 @@ const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from s
     {"max-target-len", "N", "target tokens kept, with </s> (default 128)"},
     {"no-group-by-length", "", "batch pairs in random order, not by similar length"},
     {"seed", "S", "seed of data order, initialisation and dropout (default 42)"},
-    {"device", "D", "auto (default: CUDA when present), cpu or cuda"},
-    {"threads", "N", "CPU threads, 0..1024 (0 = physical cores, the default)"},
+    kTrainRuntime.flags(),
     {"eval-every", "N", "steps between evaluations (default 0: at each checkpoint and at the end)"},
     {"samples", "N", "validation inputs generated and shown at each evaluation (default 3)"},
     {"patience", "N", "stop after N evaluations without improvement (default 0 = off)"},
@@ -145,14 +148,14 @@ int run_train(const Argv& argv) {
     o.grad_accum = a.get_int("grad-accum", o.grad_accum);
     o.lr = a.get_double("lr", -1);
     if (a.has("lr") && !(o.lr > 0)) throw UsageError("--lr must be > 0");
-    o.optimizer = parse_optimizer(a.get("optimizer", "adamw"));
-    o.schedule = parse_schedule(a.get("schedule", "linear"));
+    o.optimizer = parse_enum<OptimizerKind>(a.get("optimizer", "adamw"));
+    o.schedule = parse_enum<ScheduleKind>(a.get("schedule", "linear"));
     o.warmup_steps = a.get_int64("warmup", 0);
     o.weight_decay = a.get_double("weight-decay", 0.0);
     o.max_grad_norm = a.get_double("max-grad-norm", 1.0);
     o.dropout = a.get_double("dropout", -1);
     if (a.has("dropout") && o.dropout < 0) throw UsageError("--dropout must be in [0, 1)");
-    o.precision = parse_train_precision(a.get("precision", "fp32"));
+    o.precision = parse_enum<Precision>(a.get("precision", "fp32"));
     o.gradient_checkpointing = a.has("grad-checkpointing");
     o.max_source_len = a.get_int("max-source-len", o.max_source_len);
     o.max_target_len = a.get_int("max-target-len", o.max_target_len);
@@ -160,7 +163,7 @@ int run_train(const Argv& argv) {
     o.save_every = a.get_int64("save-every", 0);
     o.resume = a.has("resume");
     o.seed = static_cast<uint64_t>(a.get_int64("seed", 42));
-    o.data.on_bad_row = parse_bad_row_policy(a.get("on-bad-row", "skip"));
+    o.data.on_bad_row = parse_enum<BadRowPolicy>(a.get("on-bad-row", "skip"));
     o.data.source_field = a.get("source-field");
     o.data.target_field = a.get("target-field");
     o.data.source_prefix = a.get("source-prefix");
@@ -180,15 +183,8 @@ int run_train(const Argv& argv) {
     o.lora = a.has("lora"), o.lora_rslora = a.has("lora-rslora"), o.merge_adapter = a.has("merge"), o.adapter_dir = a.get("adapter");
     o.lora_r = a.get_int("lora-r", o.lora_r), o.lora_alpha = a.get_double("lora-alpha", o.lora_alpha);
     o.lora_dropout = a.get_double("lora-dropout", o.lora_dropout), o.lora_targets = a.get("lora-targets", o.lora_targets);
-    const std::string base_precision = a.get("lora-base-precision", "fp32");
-    if (base_precision != "fp32" && base_precision != "bf16" && base_precision != "fp16" && base_precision != "int8")
-        throw UsageError("--lora-base-precision must be fp32, bf16, fp16 or int8, not '" + base_precision + "'");
-    o.lora_base_precision = parse_precision(base_precision);
-    const std::string dev = a.get("device", "auto");
-    if (dev == "auto") o.device = TrainDevice::Auto;
-    else if (dev == "cpu") o.device = TrainDevice::Cpu;
-    else if (dev == "cuda") o.device = TrainDevice::Cuda;
-    else throw UsageError("unknown --device '" + dev + "' (expected auto, cpu or cuda)");
+    o.lora_base_precision = a.get_enum("lora-base-precision", Precision::Fp32);
+    o.device = a.get_enum("device", kTrainRuntime.default_device);
     validate_training_options(o);
 
     TrainingJob job(o);

@@ -49,22 +49,6 @@ nlohmann::json to_json(const ModelInfo& i) {
     };
 }
 
-RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads) {
-    RuntimeOptions o;
-    const size_t colon = device.find(':');
-    o.device = parse_device(device.substr(0, colon));
-    if (colon != std::string::npos) {  // cuda:N
-        const std::string index = device.substr(colon + 1);
-        if (o.device != Device::Cuda || index.empty() || index.size() > 3 || index.find_first_not_of("0123456789") != std::string::npos)
-            throw Error(ErrorCode::InvalidArgument, "unknown device '" + device + "' (expected auto, cpu, cuda or cuda:N)");
-        o.device_index = std::stoi(index);
-    }
-    // "auto": measured from the hardware (bf16 on GPUs that have it, fp16 on older ones, fp32 on CPUs).
-    o.precision = dtype == "auto" ? recommend_profile(o.device).precision : parse_precision(dtype);
-    o.threads = threads;
-    return o;
-}
-
 }  // namespace t5s::cli
 
 namespace t5s::cli {

@@ -18,12 +18,5 @@ nlohmann::json profile_json(const DeviceProfile& profile);
 nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = false);
 // A candidate's "spans" and "forced_spans".
 void add_candidate_spans(const Candidate& c, nlohmann::json* j);
-// dtype may be "auto" (measured default for the device).
-RuntimeOptions runtime_from_flags(const std::string& device, const std::string& dtype, int threads);
-// --adapter DIR: a LoRA adapter folder (PEFT format) applied on load; empty: none.
-inline RuntimeOptions with_adapter(RuntimeOptions o, const std::string& dir) {
-    o.adapter = dir;
-    return o;
-}
 
 }  // namespace t5s::cli

@@ -5,25 +5,9 @@
 namespace t5s::cli {
 namespace {
 
-// Flag -> the GenerationOptions bound it sets.
-const std::pair<const char*, std::optional<double> GenerationOptions::*> kBoundFlags[] = {
-    {"min-similarity", &GenerationOptions::min_similarity}, {"max-similarity", &GenerationOptions::max_similarity},
-    {"min-change", &GenerationOptions::min_change},         {"max-change", &GenerationOptions::max_change},
-    {"min-back-score", &GenerationOptions::min_back_score}, {"near-duplicate", &GenerationOptions::near_duplicate}};
-
 nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 }  // namespace
-
-void apply_quality_flags(const Args& args, GenerationOptions* options) {
-    for (const auto& [flag, field] : kBoundFlags) {
-        if (args.has(flag)) options->*field = args.get_double(flag, 0.0);
-    }
-    options->rank = args.get("rank", options->rank);
-    if (args.has("no-model-scores")) options->model_scores = false;
-    options->protect = args.get("protect", options->protect);
-    options->protect_regex = args.get("protect-regex", options->protect_regex);
-}
 
 std::unique_ptr<Embedder> embedder_from_flags(const Args& args, const RuntimeOptions& runtime) {
     if (!args.has("embedder")) return nullptr;

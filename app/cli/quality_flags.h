@@ -1,6 +1,6 @@
 #pragma once
-// The quality flags of `generate` (scores, filters, ranking, embedder; declared in its flag table)
-// and the JSON fields they print.
+// The embedder flag of `generate` and the JSON fields of the quality scores (the filter and ranking
+// flags are generation options: cli/generation_flags.h).
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,9 +10,6 @@
 #include "t5s/generation_options.h"
 
 namespace t5s::cli {
-
-// --min-similarity, --max-similarity, --min-change, --max-change, --min-back-score, --near-duplicate, --rank.
-void apply_quality_flags(const Args& args, GenerationOptions* options);
 
 // --embedder DIR: the sentence-embedding model, or null without the flag.
 std::unique_ptr<Embedder> embedder_from_flags(const Args& args, const RuntimeOptions& runtime);

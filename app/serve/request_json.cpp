@@ -7,7 +7,7 @@
 #include "cli/quality_flags.h"
 #include "cli/span_json.h"
 #include "t5s/error.h"
-#include "t5s/history_store.h"
+#include "t5s/generation_fields.h"
 
 namespace t5s::serve {
 namespace {
@@ -21,12 +21,9 @@ nlohmann::json parse_object(const std::string& body) {
     return j;
 }
 
-bool is_option(const std::string& key) {
-    const auto& f = option_fields();
-    return std::find(f.begin(), f.end(), key) != f.end();
-}
+bool is_option(const std::string& key) { return find_generation_field(key) != nullptr; }
 
-// The option fields of `j` (type-checked by the history's parser, which names the field).
+// The option fields of `j` (type-checked by the field table's parser, which names the field).
 GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* named) {
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : j.items()) {
@@ -51,16 +48,6 @@ std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t tex
 }
 
 }  // namespace
-
-const std::vector<std::string>& option_fields() {
-    static const std::vector<std::string> fields = [] {
-        std::vector<std::string> names;
-        const nlohmann::ordered_json all = nlohmann::ordered_json::parse(generation_options_to_json({}));
-        for (const auto& [key, value] : all.items()) names.push_back(key);
-        return names;
-    }();
-    return fields;
-}
 
 AugmentRequest parse_augment(const std::string& body) {
     const nlohmann::json j = parse_object(body);
@@ -110,7 +97,7 @@ GenerationOptions apply_settings_update(const GenerationOptions& current, const 
     }
     std::vector<std::string> named;
     const GenerationOptions given = options_of(j, &named);
-    GenerationOptions merged = merge_named_options(current, given, named);
+    GenerationOptions merged = with_named_fields(current, given, named);
     validate_generation_options(merged);
     return merged;
 }

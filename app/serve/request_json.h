@@ -1,7 +1,7 @@
 #pragma once
 // JSON of the HTTP API: POST /augment bodies in, `generate --json`-shaped answers out, and
-// PUT /v1/settings updates. Options use the CLI's JSON names (generation_options_to_json), through
-// the history's one parser, so every generation option and filter is accepted as it is added.
+// PUT /v1/settings updates. Options use their JSON names and parser from the field table
+// (t5s/generation_fields.h), so every generation option and filter is accepted as it is added.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,8 +22,6 @@ struct AugmentRequest {
 AugmentRequest parse_augment(const std::string& body);
 // The settings after applying a PUT body (option fields only) to `current`; throws like above.
 GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body);
-// The option field names, as generation_options_to_json writes them.
-const std::vector<std::string>& option_fields();
 
 // {"model", "results": [generate --json results], "usage": {...}, "timing": {...}}.
 nlohmann::json outcome_json(const RequestOutcome& outcome, const std::string& model, int replica, bool keep_dropped = false);

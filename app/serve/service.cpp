@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/json_output.h"
+#include "cli/runtime_flags.h"
 #include "serve/learner.h"
 #include "t5s/device.h"
 #include "t5s/error.h"

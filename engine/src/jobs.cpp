@@ -3,44 +3,6 @@
 
 namespace t5s {
 
-const char* to_string(JobKind kind) {
-    switch (kind) {
-        case JobKind::LoadModel:
-            return "load";
-        case JobKind::UnloadModel:
-            return "unload";
-        case JobKind::Generate:
-            return "generate";
-        case JobKind::Batch:
-            return "batch";
-        case JobKind::Train:
-            return "train";
-        case JobKind::Io:
-            return "io";
-        case JobKind::Learn:
-            return "learn";
-    }
-    return "?";
-}
-
-const char* to_string(JobState state) {
-    switch (state) {
-        case JobState::Queued:
-            return "queued";
-        case JobState::Running:
-            return "running";
-        case JobState::Paused:
-            return "paused";
-        case JobState::Finished:
-            return "finished";
-        case JobState::Failed:
-            return "failed";
-        case JobState::Cancelled:
-            return "cancelled";
-    }
-    return "?";
-}
-
 bool Job::finished() const {
     const JobState s = state();
     return s == JobState::Finished || s == JobState::Failed || s == JobState::Cancelled;

@@ -20,19 +20,6 @@ namespace {
 
 using json = nlohmann::json;
 
-bool parse_dtype(const std::string& s, DType* out) {
-    static const std::pair<const char*, DType> kNames[] = {
-        {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16}, {"F64", DType::F64}, {"I64", DType::I64},
-        {"I32", DType::I32}, {"I16", DType::I16}, {"I8", DType::I8},     {"U8", DType::U8},   {"BOOL", DType::Bool}};
-    for (const auto& [name, dtype] : kNames) {
-        if (s == name) {
-            *out = dtype;
-            return true;
-        }
-    }
-    return false;
-}
-
 [[noreturn]] void corrupt(const std::filesystem::path& file, const std::string& what) {
     throw Error(ErrorCode::CorruptFile, file.string() + ": " + what);
 }
@@ -100,9 +87,9 @@ Entry parse_entry(const std::string& name, const json& entry, const std::filesys
         corrupt(file, what + "has " + std::to_string(e.end - e.begin) + " bytes but its shape and dtype need " +
                           std::to_string(expected));
     }
-    if (!parse_dtype(dtype, &e.view.dtype)) {
-        throw Error(ErrorCode::Unsupported, file.string() + ": " + what + "has dtype " + dtype + ", which T5 Studio does not read");
-    }
+    const auto known = try_parse_enum<DType>(dtype);
+    if (!known) throw Error(ErrorCode::Unsupported, file.string() + ": " + what + "has dtype " + dtype + ", which T5 Studio does not read");
+    e.view.dtype = *known;
     return e;
 }
 
@@ -167,22 +154,6 @@ void parse_safetensors(const unsigned char* bytes, size_t size, const std::files
         e.view.nbytes = e.end - e.begin;
         (*tensors)[e.view.name] = std::move(e.view);
     }
-}
-
-const char* to_string(DType d) {
-    switch (d) {
-        case DType::F32: return "F32";
-        case DType::F16: return "F16";
-        case DType::BF16: return "BF16";
-        case DType::F64: return "F64";
-        case DType::I64: return "I64";
-        case DType::I32: return "I32";
-        case DType::I16: return "I16";
-        case DType::I8: return "I8";
-        case DType::U8: return "U8";
-        case DType::Bool: return "BOOL";
-    }
-    return "?";
 }
 
 size_t dtype_size(DType d) {

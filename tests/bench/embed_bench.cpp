@@ -52,11 +52,11 @@ int main(int argc, char** argv) {
     }
     t5s::RuntimeOptions rt;
     rt.device = t5s::Device::Cpu;
-    rt.precision = t5s::parse_precision(a["dtype"]);
+    rt.precision = t5s::parse_enum<t5s::Precision>(a["dtype"]);
     rt.threads = std::stoi(a["threads"]);
     auto model = t5s::Model::load(a["model"], rt);
     t5s::RuntimeOptions ert = rt;
-    ert.precision = t5s::parse_precision(a.count("embedder-dtype") ? a["embedder-dtype"] : a["dtype"]);
+    ert.precision = t5s::parse_enum<t5s::Precision>(a.count("embedder-dtype") ? a["embedder-dtype"] : a["dtype"]);
     auto embedder = t5s::Embedder::load(a["embedder"], ert);
 
     std::vector<std::string> inputs;

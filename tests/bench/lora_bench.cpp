@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
         LoraSettings s;
         s.r = std::stoll(get(f, "r", "8"));
         s.targets = parse_lora_targets(get(f, "targets", "q,v"), c);
-        make_lora_trainable(m, init_lora_adapter(c, s, 1), device, parse_precision(get(f, "base", "fp32")));
+        make_lora_trainable(m, init_lora_adapter(c, s, 1), device, parse_enum<Precision>(get(f, "base", "fp32")));
     }
     int64_t trainable = 0;
     for (const auto& p : m.named) trainable += p.tensor.numel();

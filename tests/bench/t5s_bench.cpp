@@ -258,8 +258,8 @@ int run(int argc, char** argv) {
     std::stable_partition(workloads.begin(), workloads.end(), [](const Workload& w) { return w.kind != "train"; });
 
     t5s::RuntimeOptions ro;
-    ro.device = t5s::parse_device(a.device);
-    ro.precision = t5s::parse_precision(a.dtype);
+    ro.device = t5s::parse_enum<t5s::Device>(a.device);
+    ro.precision = t5s::parse_enum<t5s::Precision>(a.dtype);
     ro.threads = a.threads;
     Gpu gpu;
     gpu.on = ro.device == t5s::Device::Cuda;

@@ -3,6 +3,7 @@
 file(GLOB T5S_FUZZ_HISTORY_SOURCES "${T5S_ROOT}/engine/src/history/*.cpp")
 set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/error.cpp
+  ${T5S_ROOT}/engine/src/enum_names.cpp
   ${T5S_ROOT}/engine/src/json_text.cpp
   ${T5S_ROOT}/engine/src/model_config.cpp
   ${T5S_ROOT}/engine/src/tokenizer.cpp
@@ -16,6 +17,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/delimited_text.cpp
   ${T5S_ROOT}/engine/src/safetensors.cpp
   ${T5S_ROOT}/engine/src/generation_options.cpp
+  ${T5S_ROOT}/engine/src/generation_fields.cpp
   ${T5S_ROOT}/engine/src/generation_limits.cpp
   ${T5S_ROOT}/engine/src/generation_config.cpp
   ${T5S_ROOT}/engine/src/text_normalize.cpp

@@ -367,9 +367,9 @@ TEST_CASE("a full disk mid-export names the file, removes the temp file, keeps t
 }
 
 TEST_CASE("export format names", "[history][export]") {
-    CHECK(parse_export_format("jsonl") == ExportFormat::Jsonl);
-    CHECK(parse_export_format("csv") == ExportFormat::Csv);
-    CHECK(parse_export_format("tsv") == ExportFormat::Tsv);
+    CHECK(parse_enum<ExportFormat>("jsonl") == ExportFormat::Jsonl);
+    CHECK(parse_enum<ExportFormat>("csv") == ExportFormat::Csv);
+    CHECK(parse_enum<ExportFormat>("tsv") == ExportFormat::Tsv);
     CHECK(std::string(to_string(ExportFormat::Tsv)) == "tsv");
-    CHECK_THROWS_AS(parse_export_format("xlsx"), Error);
+    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv or tsv)");
 }

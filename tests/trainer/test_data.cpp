@@ -193,8 +193,8 @@ TEST_CASE("options validation and parsing", "[trainer][options]") {
     o.device = TrainDevice::Cpu;
     o.precision = TrainPrecision::Fp16;
     CHECK_THROWS_WITH(validate_training_options(o), Catch::Contains("fp16 needs CUDA"));
-    CHECK(parse_optimizer("adafactor") == OptimizerKind::Adafactor);
-    CHECK(parse_schedule("cosine") == ScheduleKind::Cosine);
-    CHECK_THROWS_AS(parse_schedule("step"), Error);
-    CHECK_THROWS_AS(parse_bad_row_policy("ignore"), Error);
+    CHECK(parse_enum<OptimizerKind>("adafactor") == OptimizerKind::Adafactor);
+    CHECK(parse_enum<ScheduleKind>("cosine") == ScheduleKind::Cosine);
+    CHECK_THROWS_AS(parse_enum<ScheduleKind>("step"), Error);
+    CHECK_THROWS_AS(parse_enum<BadRowPolicy>("ignore"), Error);
 }

@@ -33,7 +33,7 @@ public:
         info_.model_type = "fake";
         info_.variant = "stand-in model for UI tests (no weights)";
         info_.stored_dtype = "-";
-        info_.precision = to_string_precision(options.precision);
+        info_.precision = to_string(options.precision);
         info_.device = "cpu";
         info_.threads = 1;
         info_.parameter_count = 0;
@@ -96,15 +96,6 @@ public:
 
 private:
     static Error unsupported() { return Error(ErrorCode::Unsupported, "fake model: generate() only"); }
-    static const char* to_string_precision(Precision p) {
-        switch (p) {
-            case Precision::Fp32: return "fp32";
-            case Precision::Bf16: return "bf16";
-            case Precision::Fp16: return "fp16";
-            case Precision::Int8: return "int8";
-        }
-        return "fp32";
-    }
     ModelInfo info_;
     int delay_ms_;
 };

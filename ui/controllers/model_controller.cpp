@@ -4,19 +4,11 @@
 
 namespace t5s::ui {
 
-namespace {
-const char* kDevices[] = {"auto", "cpu", "cuda"};
-const char* kPrecisions[] = {"fp32", "bf16", "fp16", "int8"};
-}  // namespace
-
 RuntimeOptions ModelController::runtime() const {
     const auto& m = s.model;
     RuntimeOptions r;
-    r.device = m.device == 2 ? Device::Cuda : m.device == 1 ? Device::Cpu : Device::Auto;
-    r.precision = m.precision == 1   ? Precision::Bf16
-                  : m.precision == 2 ? Precision::Fp16
-                  : m.precision == 3 ? Precision::Int8
-                                     : Precision::Fp32;
+    r.device = m.device;
+    r.precision = m.precision;
     r.threads = m.threads;
     return r;
 }
@@ -39,7 +31,7 @@ void ModelController::load_model(const std::string& dir, const std::string& adap
     if (m.load_job) {
         s.job_kind[m.load_job] = "loading model";
         ctx.log(false,
-                std::string("loading ") + m.path_input + " (" + kDevices[m.device] + ", " + kPrecisions[m.precision] + ")");
+                std::string("loading ") + m.path_input + " (" + to_string(m.device) + ", " + to_string(m.precision) + ")");
     }
 }
 

@@ -159,13 +159,11 @@ void draw_model_panel(PanelContext& ctx) {
     if (ImGui::Button(busy ? "Loading" : "Load")) ctl.load_model();
     if (busy) ImGui::EndDisabled();
 
-    const char* devices[] = {"auto", "cpu", "cuda"};
-    const char* precisions[] = {"fp32", "bf16", "fp16", "int8"};
     ImGui::SetNextItemWidth(90);
-    ImGui::Combo("device", &m.device, devices, 3);
+    enum_combo("device", &m.device);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
-    ImGui::Combo("precision", &m.precision, precisions, 4);
+    enum_combo("precision", &m.precision);
     help_marker("CPU: fp32 is exact, bf16 halves memory, int8 quantises the linear layers.\n"
                 "CUDA: bf16 (or fp16 with fp32 feed-forward outputs) is the measured default.");
     ImGui::SetNextItemWidth(90);

@@ -97,28 +97,29 @@ void draw_score_bars(const CandidateVm& c, const GenerationOptions& o) {
 }
 
 bool draw_threshold_sliders(GenerationOptions& o, bool has_embedder) {
+    using O = GenerationOptions;  // the sliders' ranges come from the field table (t5s/generation_fields.h)
     bool changed = false;
     const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
     ImGui::PushItemWidth(w * 0.5f);
     if (!has_embedder) ImGui::BeginDisabled();
-    changed |= optional_slider("min similarity", o.min_similarity, -1.0f, bound_or(o.max_similarity, 1.0f), 0.7f,
+    changed |= optional_slider("min similarity", o.min_similarity, slider_min(&O::min_similarity), bound_or(o.max_similarity, slider_max(&O::max_similarity)), 0.7f,
                                "Drop a candidate whose meaning (cosine of sentence embeddings) is further from the source.");
     ImGui::SameLine(w);
-    changed |= optional_slider("max similarity", o.max_similarity, bound_or(o.min_similarity, -1.0f), 1.0f, 0.98f,
+    changed |= optional_slider("max similarity", o.max_similarity, bound_or(o.min_similarity, slider_min(&O::min_similarity)), slider_max(&O::max_similarity), 0.98f,
                                "Drop near copies of the source.");
     if (!has_embedder) {
         ImGui::EndDisabled();
         ImGui::TextDisabled("similarity thresholds: load an embedding model in the Model panel");
     }
-    changed |= optional_slider("min change", o.min_change, 0.0f, bound_or(o.max_change, 1.0f), 0.1f,
+    changed |= optional_slider("min change", o.min_change, slider_min(&O::min_change), bound_or(o.max_change, slider_max(&O::max_change)), 0.1f,
                                "Drop a candidate whose wording changes less (change = 1 - chrF to the source).");
     ImGui::SameLine(w);
-    changed |= optional_slider("max change", o.max_change, bound_or(o.min_change, 0.0f), 1.0f, 0.8f,
+    changed |= optional_slider("max change", o.max_change, bound_or(o.min_change, slider_min(&O::min_change)), slider_max(&O::max_change), 0.8f,
                                "Drop a candidate whose wording changes more (often: the meaning changed too).");
-    changed |= optional_slider("min back_score", o.min_back_score, -10.0f, 0.0f, -4.5f,
+    changed |= optional_slider("min back_score", o.min_back_score, slider_min(&O::min_back_score), slider_max(&O::min_back_score), -4.5f,
                                "Drop a candidate that explains its source badly (mean log-prob of the source given it).");
     ImGui::SameLine(w);
-    changed |= optional_slider("near duplicate", o.near_duplicate, 0.05f, 1.0f, 0.7f,
+    changed |= optional_slider("near duplicate", o.near_duplicate, slider_min(&O::near_duplicate), slider_max(&O::near_duplicate), 0.7f,
                                "Drop a candidate whose chrF with a better-ranked kept one is above this.");
     ImGui::PopItemWidth();
     return changed;
@@ -129,10 +130,9 @@ void draw_rank_combo(Controller& ctl) {
     const bool has_similarity = ctl.state().model.embedder.has_value() || ws.list.all_have_similarity();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
     if (ImGui::BeginCombo("sort", ws.options.rank.c_str())) {
-        for (const char* rank : kRankChoices) {
-            const std::string r = rank;
+        for (const std::string& r : enum_names<RankBy>()) {
             const bool usable = r != "similarity" || has_similarity;
-            if (ImGui::Selectable(rank, ws.options.rank == r, usable ? 0 : ImGuiSelectableFlags_Disabled))
+            if (ImGui::Selectable(r.c_str(), ws.options.rank == r, usable ? 0 : ImGuiSelectableFlags_Disabled))
                 ctl.workspace().set_rank(r);
         }
         ImGui::EndCombo();

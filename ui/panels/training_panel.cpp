@@ -45,18 +45,16 @@ void draw_advanced(TrainingVm& t) {
     ImGui::SetNextItemWidth(w);
     ImGui::InputDouble("learning rate", &o.lr, 0, 0, "%.2e");
     help_marker("peak learning rate; -1 = the optimizer's default (5e-4 AdamW, relative step Adafactor)");
-    int opt = int(o.optimizer);
     ImGui::SetNextItemWidth(w);
-    if (ImGui::Combo("optimizer", &opt, "AdamW\0Adafactor\0")) o.optimizer = OptimizerKind(opt);
-    int sched = int(o.schedule);
+    enum_combo("optimizer", &o.optimizer);
     ImGui::SetNextItemWidth(w);
-    if (ImGui::Combo("schedule", &sched, "constant\0linear\0cosine\0")) o.schedule = ScheduleKind(sched);
+    enum_combo("schedule", &o.schedule);
     int warmup = int(o.warmup_steps);
     ImGui::SetNextItemWidth(w);
     if (ImGui::InputInt("warmup steps", &warmup)) o.warmup_steps = std::max(0, warmup);
-    int prec = int(o.precision);
     ImGui::SetNextItemWidth(w);
-    if (ImGui::Combo("precision", &prec, "fp32\0bf16 (autocast)\0fp16 (CUDA)\0")) o.precision = TrainPrecision(prec);
+    enum_combo("precision", &o.precision, {Precision::Int8});  // int8 is inference-only
+    help_marker("bf16 and fp16 autocast (the weights stay fp32); fp16 runs on CUDA only");
     ImGui::Checkbox("gradient checkpointing", &o.gradient_checkpointing);
     help_marker("recompute each block in backward: less activation memory, about a third slower");
     int eval_every = int(o.eval_every), save_every = int(o.save_every);

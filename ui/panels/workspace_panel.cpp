@@ -30,19 +30,19 @@ void draw_settings(Controller& ctl) {
     const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
     ImGui::PushItemWidth(w * 0.55f);
     if (!o.do_sample) ImGui::BeginDisabled();
-    changed |= ImGui::SliderFloat("temperature", &o.temperature, 0.05f, 2.0f, "%.2f");
+    changed |= option_slider("temperature", o, &GenerationOptions::temperature);
     ImGui::SameLine(w);
-    changed |= ImGui::SliderFloat("top-p", &o.top_p, 0.05f, 1.0f, "%.2f");
-    changed |= ImGui::SliderInt("top-k", &o.top_k, 0, 200, o.top_k == 0 ? "off" : "%d");
+    changed |= option_slider("top-p", o, &GenerationOptions::top_p);
+    changed |= option_slider("top-k", o, &GenerationOptions::top_k, o.top_k == 0 ? "off" : "%d");
     if (!o.do_sample) ImGui::EndDisabled();
     ImGui::SameLine(w);
-    changed |= ImGui::SliderFloat("rep. penalty", &o.repetition_penalty, 1.0f, 2.0f, "%.2f");
-    changed |= ImGui::SliderInt("candidates", &o.num_return_sequences, 1, 16);
+    changed |= option_slider("rep. penalty", o, &GenerationOptions::repetition_penalty);
+    changed |= option_slider("candidates", o, &GenerationOptions::num_return_sequences);
     ImGui::SameLine(w);
-    changed |= ImGui::SliderInt("beams", &o.num_beams, 1, 16);
-    changed |= ImGui::SliderInt("max new tokens", &o.max_new_tokens, 1, 512);
+    changed |= option_slider("beams", o, &GenerationOptions::num_beams);
+    changed |= option_slider("max new tokens", o, &GenerationOptions::max_new_tokens);
     ImGui::SameLine(w);
-    changed |= ImGui::SliderInt("batch size", &o.batch_size, 1, 64);
+    changed |= option_slider("batch size", o, &GenerationOptions::batch_size);
     changed |= ImGui::Checkbox("random seed", &ws.random_seed);
     if (!ws.random_seed) {
         ImGui::SameLine(w);

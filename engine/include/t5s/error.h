@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "t5s/enum_names.h"
+
 namespace t5s {
 
 enum class ErrorCode {
@@ -18,7 +20,15 @@ enum class ErrorCode {
     Internal,         // anything else (a bug, or a library error we did not classify)
 };
 
-const char* to_string(ErrorCode code);
+template <>
+struct EnumNames<ErrorCode> {
+    static constexpr const char* kWhat = "error code";
+    static constexpr EnumName<ErrorCode> kNames[] = {
+        {ErrorCode::InvalidArgument, "invalid_argument"}, {ErrorCode::FileNotFound, "file_not_found"},
+        {ErrorCode::CorruptFile, "corrupt_file"},         {ErrorCode::Unsupported, "unsupported"},
+        {ErrorCode::OutOfMemory, "out_of_memory"},        {ErrorCode::Cancelled, "cancelled"},
+        {ErrorCode::Internal, "internal"}};
+};
 
 class Error : public std::runtime_error {
 public:

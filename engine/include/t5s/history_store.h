@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "t5s/enum_names.h"
+#include "t5s/generation_fields.h"
 #include "t5s/generation_options.h"
 
 namespace t5s {
@@ -33,11 +35,7 @@ class Db;
 using GenerationId = int64_t;  // > 0; never reused after a delete
 
 // ---- settings <-> JSON (what the history stores as `settings_json`) -------------------------------
-// Every field of GenerationOptions, by its C++ name, e.g. {"max_new_tokens":64,"num_beams":1,...}.
-std::string generation_options_to_json(const GenerationOptions& options);
-// Missing fields keep their defaults; unknown fields are ignored; malformed JSON throws
-// t5s::Error(InvalidArgument).
-GenerationOptions generation_options_from_json(const std::string& json);
+// generation_options_to_json / generation_options_from_json: t5s/generation_fields.h.
 // The LoRA adapter of a record travels in its settings JSON as "adapter" (the folder; absent = none),
 // so records from before adapters existed read as "none" with no schema change.
 std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter);
@@ -99,7 +97,12 @@ GenerationRecord generation_record_of(const GenerationResult& result);
 
 // ---- what the store returns ---------------------------------------------------------------------------
 enum class CandidateState { None, Accepted, Rejected, Edited };  // Edited = accepted with edited text
-const char* to_string(CandidateState state);                      // "none" | "accepted" | "rejected" | "edited"
+template <>
+struct EnumNames<CandidateState> {
+    static constexpr const char* kWhat = "candidate state";
+    static constexpr EnumName<CandidateState> kNames[] = {{CandidateState::None, "none"}, {CandidateState::Accepted, "accepted"},
+                                                          {CandidateState::Rejected, "rejected"}, {CandidateState::Edited, "edited"}};
+};
 
 struct StoredCandidate {
     int index = 0;                            // rank within its generation (0-based)
@@ -131,7 +134,13 @@ struct StoredGeneration {
 };
 
 enum class EventKind { Accept, Reject, Edit, Undo, Redo };
-const char* to_string(EventKind kind);  // "accept" | "reject" | "edit" | "undo" | "redo"
+template <>
+struct EnumNames<EventKind> {
+    static constexpr const char* kWhat = "event kind";
+    static constexpr EnumName<EventKind> kNames[] = {{EventKind::Accept, "accept"}, {EventKind::Reject, "reject"},
+                                                     {EventKind::Edit, "edit"},     {EventKind::Undo, "undo"},
+                                                     {EventKind::Redo, "redo"}};
+};
 
 struct HistoryEvent {
     int64_t id = 0;
@@ -171,9 +180,12 @@ struct HistoryPage {
 
 // ---- export -------------------------------------------------------------------------------------------
 enum class ExportFormat { Jsonl, Csv, Tsv, LabelStudio };
-// "jsonl" | "csv" | "tsv" | "labelstudio", else InvalidArgument
-ExportFormat parse_export_format(const std::string& name);
-const char* to_string(ExportFormat format);
+template <>
+struct EnumNames<ExportFormat> {
+    static constexpr const char* kWhat = "export format";
+    static constexpr EnumName<ExportFormat> kNames[] = {{ExportFormat::Jsonl, "jsonl"}, {ExportFormat::Csv, "csv"}, {ExportFormat::Tsv, "tsv"},
+                                                         {ExportFormat::LabelStudio, "labelstudio"}};
+};
 
 // One row per exported candidate: source = generation input, target = final text (edited text for
 // Edited). Rejected candidates are exported only without accepted_only (their state says so).

@@ -38,7 +38,24 @@ enum class PullFailure {
     Offline,         // HF_HUB_OFFLINE=1 and the revision is not in the cache
     Cancelled,       // the cancel flag was set (Ctrl-C); the partial file stays, resumable
 };
-const char* to_string(PullFailure failure);  // "unauthorized", "not_found", ...
+
+}  // namespace t5s::hub
+
+namespace t5s {
+template <>
+struct EnumNames<hub::PullFailure> {
+    static constexpr const char* kWhat = "pull failure";
+    using F = hub::PullFailure;
+    static constexpr EnumName<F> kNames[] = {
+        {F::BadRequest, "bad_request"}, {F::Unauthorized, "unauthorized"}, {F::NotFound, "not_found"},
+        {F::Network, "network"},        {F::Server, "server"},             {F::HashMismatch, "hash_mismatch"},
+        {F::DiskFull, "disk_full"},     {F::Unsupported, "unsupported"},   {F::Offline, "offline"},
+        {F::Cancelled, "cancelled"}};
+};
+}  // namespace t5s
+
+namespace t5s::hub {
+using t5s::to_string;
 
 class PullError : public Error {
 public:

@@ -37,18 +37,28 @@
 #include <string>
 #include <vector>
 
+#include "t5s/enum_names.h"
 #include "t5s/spans.h"
 
 namespace t5s {
 
 enum class InputFormat { Text, Jsonl, Csv, Tsv, LabelStudio };
-const char* to_string(InputFormat format);  // "txt" | "jsonl" | "csv" | "tsv" | "labelstudio"
-// Throws t5s::Error(InvalidArgument) on another name.
-InputFormat parse_input_format(const std::string& name);
+template <>
+struct EnumNames<InputFormat> {
+    static constexpr const char* kWhat = "format";
+    static constexpr EnumName<InputFormat> kNames[] = {{InputFormat::Text, "txt"},   {InputFormat::Jsonl, "jsonl"},
+                                                       {InputFormat::Csv, "csv"},    {InputFormat::Tsv, "tsv"},
+                                                       {InputFormat::LabelStudio, "labelstudio"}};
+};
 // By extension, then by content (see above). Throws t5s::Error(FileNotFound) when unreadable.
 InputFormat input_format_of(const std::string& path);
 
 enum class BadRowPolicy { Skip, Fail };
+template <>
+struct EnumNames<BadRowPolicy> {
+    static constexpr const char* kWhat = "--on-bad-row";
+    static constexpr EnumName<BadRowPolicy> kNames[] = {{BadRowPolicy::Skip, "skip"}, {BadRowPolicy::Fail, "fail"}};
+};
 
 struct BadRow {
     std::string where;   // "file:line" or "file: task N"

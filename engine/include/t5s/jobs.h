@@ -31,13 +31,25 @@ namespace t5s {
 using JobId = uint64_t;  // 0 = none; ids increase from 1
 
 enum class JobKind { LoadModel, UnloadModel, Generate, Batch, Train, Io, Learn };
-// "load" | "unload" | "generate" | "batch" | "train" | "io" | "learn" (a learning-loop round, t5s/learning.h)
-const char* to_string(JobKind kind);
+template <>
+struct EnumNames<JobKind> {  // learn: a learning-loop round (t5s/learning.h)
+    static constexpr const char* kWhat = "job kind";
+    static constexpr EnumName<JobKind> kNames[] = {{JobKind::LoadModel, "load"}, {JobKind::UnloadModel, "unload"},
+                                                   {JobKind::Generate, "generate"}, {JobKind::Batch, "batch"},
+                                                   {JobKind::Train, "train"},      {JobKind::Io, "io"},
+                                                   {JobKind::Learn, "learn"}};
+};
 
 // Queued -> Running -> Finished | Failed | Cancelled; a pausable job may go Running -> Paused ->
 // Queued (resumed) -> Running again.
 enum class JobState { Queued, Running, Paused, Finished, Failed, Cancelled };
-const char* to_string(JobState state);
+template <>
+struct EnumNames<JobState> {
+    static constexpr const char* kWhat = "job state";
+    static constexpr EnumName<JobState> kNames[] = {{JobState::Queued, "queued"},     {JobState::Running, "running"},
+                                                    {JobState::Paused, "paused"},     {JobState::Finished, "finished"},
+                                                    {JobState::Failed, "failed"},     {JobState::Cancelled, "cancelled"}};
+};
 
 enum class JobSignal { Cancel, Pause, Resume };
 

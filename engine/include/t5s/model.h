@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "t5s/enum_names.h"
 #include "t5s/generation_config.h"
 #include "t5s/generation_options.h"
 #include "t5s/kernel_policy.h"
@@ -19,10 +20,21 @@ namespace t5s {
 
 enum class Device { Auto, Cpu, Cuda };
 enum class Precision { Fp32, Bf16, Fp16, Int8 };
-const char* to_string(Device device);
-const char* to_string(Precision precision);
-Device parse_device(const std::string& text);        // throws InvalidArgument
-Precision parse_precision(const std::string& text);  // throws InvalidArgument
+// Every front end (CLI, serve, train, the app's settings.json) parses these through the tables:
+// parse_enum<Device>(text), to_string(device).
+template <>
+struct EnumNames<Device> {
+    static constexpr const char* kWhat = "device";  // Auto: CUDA if available, else CPU
+    static constexpr EnumName<Device> kNames[] = {
+        {Device::Auto, "auto"}, {Device::Cpu, "cpu"}, {Device::Cuda, "cuda"}, {Device::Cuda, "gpu", kAlias}};
+};
+template <>
+struct EnumNames<Precision> {
+    static constexpr const char* kWhat = "dtype";
+    static constexpr EnumName<Precision> kNames[] = {
+        {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}, {Precision::Int8, "int8"},
+        {Precision::Fp32, "float32", kAlias}, {Precision::Bf16, "bfloat16", kAlias}, {Precision::Fp16, "float16", kAlias}};
+};
 
 // Most intra-op threads accepted: more is never faster, and 100000 exhausted the process (issue #16).
 constexpr int kMaxThreads = 1024;

@@ -28,7 +28,7 @@ namespace t5s {
 struct ServeRequest {
     std::vector<std::string> texts;
     // Settings: the scheduler's defaults at submission, with the fields named in `named` (by their
-    // generation_options_to_json names) taken from `options` instead.
+    // JSON names, t5s/generation_fields.h) taken from `options` instead.
     GenerationOptions options;
     std::vector<std::string> named;
     double timeout_s = 0.0;  // 0 = none; past it the request ends as cancelled
@@ -115,9 +115,5 @@ private:
     std::unique_ptr<State> state_;
 };
 
-// `named` fields of `request` over `defaults` (through the history's settings JSON, so every
-// option field, present and future, merges the same way). Throws InvalidArgument for an unknown name.
-GenerationOptions merge_named_options(const GenerationOptions& defaults, const GenerationOptions& request,
-                                      const std::vector<std::string>& named);
 
 }  // namespace t5s

@@ -24,17 +24,26 @@ enum class ScheduleKind { Constant, Linear, Cosine };
 // (validate_training_options rejects it); bf16/fp16 = autocast (weights stay fp32); fp16 is CUDA-only.
 using TrainPrecision = Precision;
 using TrainDevice = Device;
-// Why a run ended. to_string gives the strings the CLI prints and the history stores (a contract):
-// "completed", "stopped", "early_stopping", "time_limit".
+// Why a run ended. Its names are what the CLI prints and the history stores (a contract).
 enum class StopReason { Completed, Stopped, EarlyStopping, TimeLimit };
 
-OptimizerKind parse_optimizer(const std::string& text);    // "adamw" | "adafactor"; throws InvalidArgument
-ScheduleKind parse_schedule(const std::string& text);      // "constant" | "linear" | "cosine"
-TrainPrecision parse_train_precision(const std::string& text);  // "fp32" | "bf16" | "fp16"
-BadRowPolicy parse_bad_row_policy(const std::string& text);     // "skip" | "fail"
-const char* to_string(OptimizerKind v);
-const char* to_string(ScheduleKind v);
-const char* to_string(StopReason v);
+template <>
+struct EnumNames<OptimizerKind> {
+    static constexpr const char* kWhat = "optimizer";
+    static constexpr EnumName<OptimizerKind> kNames[] = {{OptimizerKind::AdamW, "adamw"}, {OptimizerKind::Adafactor, "adafactor"}};
+};
+template <>
+struct EnumNames<ScheduleKind> {
+    static constexpr const char* kWhat = "schedule";
+    static constexpr EnumName<ScheduleKind> kNames[] = {
+        {ScheduleKind::Constant, "constant"}, {ScheduleKind::Linear, "linear"}, {ScheduleKind::Cosine, "cosine"}};
+};
+template <>
+struct EnumNames<StopReason> {
+    static constexpr const char* kWhat = "stop reason";
+    static constexpr EnumName<StopReason> kNames[] = {{StopReason::Completed, "completed"}, {StopReason::Stopped, "stopped"},
+                                                      {StopReason::EarlyStopping, "early_stopping"}, {StopReason::TimeLimit, "time_limit"}};
+};
 
 // ------------------------------------------------------------------------------------------------
 // Data

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine_thread/engine_impl.h"
+#include "t5s/generation_fields.h"
 #include "t5s/process_memory.h"
 
 namespace t5s {
@@ -186,13 +187,9 @@ int EngineImpl::queue_length() {
 // Fields a running job may change: the per-step ones (the decoder's own list), plus length and
 // filtering, which apply from the job's next request (e.g. the next rows of a batch).
 GenerationOptions merge_live(GenerationOptions current, const GenerationOptions& update) {
-    current.max_new_tokens = update.max_new_tokens;
-    current = merge_step_settings(current, update);
-    current.no_copy = update.no_copy;
-    current.distinct = update.distinct;
-    current.protect = update.protect;  // a batch protects with them from its next row batch
-    current.protect_regex = update.protect_regex;
-    return current;
+    // Live::NextRequest and Live::EveryStep fields (t5s/generation_fields.h: protect too, so a batch protects
+    // with them from its next row batch); min tokens capped by the new max.
+    return merge_step_settings(with_live_fields(std::move(current), update, Live::NextRequest), update);
 }
 
 }  // namespace detail

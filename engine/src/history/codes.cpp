@@ -6,67 +6,7 @@
 
 namespace t5s {
 
-const char* to_string(CandidateState state) {
-    switch (state) {
-        case CandidateState::None:
-            return "none";
-        case CandidateState::Accepted:
-            return "accepted";
-        case CandidateState::Rejected:
-            return "rejected";
-        case CandidateState::Edited:
-            return "edited";
-    }
-    return "none";
-}
-
-const char* to_string(EventKind kind) {
-    switch (kind) {
-        case EventKind::Accept:
-            return "accept";
-        case EventKind::Reject:
-            return "reject";
-        case EventKind::Edit:
-            return "edit";
-        case EventKind::Undo:
-            return "undo";
-        case EventKind::Redo:
-            return "redo";
-    }
-    return "accept";
-}
-
-const char* to_string(ExportFormat format) {
-    switch (format) {
-        case ExportFormat::Jsonl:
-            return "jsonl";
-        case ExportFormat::Csv:
-            return "csv";
-        case ExportFormat::Tsv:
-            return "tsv";
-        case ExportFormat::LabelStudio:
-            return "labelstudio";
-    }
-    return "jsonl";
-}
-
-ExportFormat parse_export_format(const std::string& name) {
-    if (name == "jsonl") return ExportFormat::Jsonl;
-    if (name == "csv") return ExportFormat::Csv;
-    if (name == "tsv") return ExportFormat::Tsv;
-    if (name == "labelstudio") return ExportFormat::LabelStudio;
-    throw Error(ErrorCode::InvalidArgument, "export format '" + name + "' is not one of jsonl, csv, tsv, labelstudio");
-}
-
 namespace history {
-
-EventKind parse_event_kind(const std::string& s) {
-    if (s == "accept") return EventKind::Accept;
-    if (s == "reject") return EventKind::Reject;
-    if (s == "edit") return EventKind::Edit;
-    if (s == "undo") return EventKind::Undo;
-    return EventKind::Redo;
-}
 
 CandidateState state_from_int(int64_t v) {
     switch (v) {

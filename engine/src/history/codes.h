@@ -8,7 +8,6 @@
 
 namespace t5s::history {
 
-EventKind parse_event_kind(const std::string& text);  // unknown text reads as Redo (the schema CHECK forbids it)
 CandidateState state_from_int(int64_t value);         // unknown values read as None
 int state_to_int(CandidateState state);
 

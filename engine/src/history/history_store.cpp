@@ -25,10 +25,14 @@ using history::Transaction;
 using history::Where;
 using history::build_where;
 using history::kGenerationColumns;
-using history::parse_event_kind;
 using history::read_generation;
 using history::state_from_int;
 using history::state_to_int;
+
+namespace {
+// Unknown text reads as Redo (the schema's CHECK forbids it).
+EventKind parse_event_kind(const std::string& text) { return try_parse_enum<EventKind>(text).value_or(EventKind::Redo); }
+}  // namespace
 
 struct HistoryStore::Impl {
     Db db;

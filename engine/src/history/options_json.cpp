@@ -1,96 +1,13 @@
-// GenerationOptions <-> JSON for the history's settings_json column. Every field by its C++ name.
-#include <cmath>
-#include <limits>
-#include <optional>
+// What the history's settings_json carries beside the options (t5s/generation_fields.h writes those):
+// the adapter, its version and the protected spans.
 #include <string>
 #include <nlohmann/json.hpp>
-#include <type_traits>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 
 namespace t5s {
 
-#define T5S_OPTION_FIELDS(X)                                                                         \
-    X(max_new_tokens) X(min_new_tokens) X(num_beams) X(length_penalty) X(early_stopping)             \
-    X(num_return_sequences) X(do_sample) X(temperature) X(top_k) X(top_p) X(repetition_penalty)      \
-    X(no_repeat_ngram_size) X(seed) X(no_copy) X(distinct) X(max_rounds) X(batch_size) X(max_source_tokens)   \
-    X(task_prefix) X(rank) X(min_similarity) X(max_similarity) X(min_change) X(max_change) X(min_back_score) \
-    X(near_duplicate) X(model_scores) X(protect) X(protect_regex)
-
-namespace {
-
-template <class T>
-nlohmann::ordered_json option_value(const T& v) {
-    return v;
-}
-nlohmann::ordered_json option_value(const std::optional<double>& v) {  // an empty filter is null (off)
-    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-}  // namespace
-
-std::string generation_options_to_json(const GenerationOptions& options) {
-    nlohmann::ordered_json j;
-#define T5S_WRITE(name) j[#name] = option_value(options.name);
-    T5S_OPTION_FIELDS(T5S_WRITE)
-#undef T5S_WRITE
-    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
-namespace {
-
-// One option, type- and range-checked: a float or an out-of-range number cast into an int field
-// was undefined behaviour (found by tests/fuzz/fuzz_generation_options).
-template <class T>
-void read_option(const nlohmann::json& v, const char* name, T* out) {
-    auto bad = [&](const char* expected) {
-        throw Error(ErrorCode::InvalidArgument, std::string("generation settings: '") + name + "' must be " + expected);
-    };
-    if constexpr (std::is_same_v<T, std::optional<double>>) {
-        double d = 0.0;
-        read_option(v, name, &d);
-        *out = d;
-    } else if constexpr (std::is_same_v<T, std::string>) {
-        if (!v.is_string()) bad("a string");
-        *out = v.get<std::string>();
-    } else if constexpr (std::is_same_v<T, bool>) {
-        if (!v.is_boolean()) bad("true or false");
-        *out = v.get<bool>();
-    } else if constexpr (std::is_integral_v<T>) {
-        using limits = std::numeric_limits<T>;
-        if (!v.is_number_integer()) bad("an integer");
-        const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(limits::max())
-                                                 : v.get<int64_t>() >= limits::min() && v.get<int64_t>() <= limits::max();
-        if (!fits) bad("an integer in range");
-        *out = static_cast<T>(v.get<int64_t>());
-    } else {
-        if (!v.is_number()) bad("a number");
-        const double d = v.get<double>();
-        if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) bad("a finite number");
-        *out = static_cast<T>(d);
-    }
-}
-
-}  // namespace
-
-GenerationOptions generation_options_from_json(const std::string& json) {
-    nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object())
-        throw Error(ErrorCode::InvalidArgument, "generation settings: not a JSON object");
-    GenerationOptions options;
-    try {
-#define T5S_READ(name) \
-    if (auto it = j.find(#name); it != j.end() && !it->is_null()) read_option(*it, #name, &options.name);
-        T5S_OPTION_FIELDS(T5S_READ)
-#undef T5S_READ
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(ErrorCode::InvalidArgument, std::string("generation settings: ") + e.what());
-    }
-    return options;
-}
-
-#undef T5S_OPTION_FIELDS
 
 std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter) {
     if (adapter.empty()) return settings_json;

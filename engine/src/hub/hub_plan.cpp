@@ -8,32 +8,6 @@
 
 namespace t5s::hub {
 
-const char* to_string(PullFailure f) {
-    switch (f) {
-        case PullFailure::BadRequest:
-            return "bad_request";
-        case PullFailure::Unauthorized:
-            return "unauthorized";
-        case PullFailure::NotFound:
-            return "not_found";
-        case PullFailure::Network:
-            return "network";
-        case PullFailure::Server:
-            return "server";
-        case PullFailure::HashMismatch:
-            return "hash_mismatch";
-        case PullFailure::DiskFull:
-            return "disk_full";
-        case PullFailure::Unsupported:
-            return "unsupported";
-        case PullFailure::Offline:
-            return "offline";
-        case PullFailure::Cancelled:
-            return "cancelled";
-    }
-    return "unknown";
-}
-
 namespace {
 
 ErrorCode error_code(PullFailure f) {

@@ -32,23 +32,6 @@ char first_content_byte(const std::string& path) {
 
 }  // namespace
 
-const char* to_string(InputFormat format) {
-    switch (format) {
-        case InputFormat::Text: return "txt";
-        case InputFormat::Jsonl: return "jsonl";
-        case InputFormat::Csv: return "csv";
-        case InputFormat::Tsv: return "tsv";
-        case InputFormat::LabelStudio: return "labelstudio";
-    }
-    return "?";
-}
-
-InputFormat parse_input_format(const std::string& name) {
-    for (InputFormat f : {InputFormat::Text, InputFormat::Jsonl, InputFormat::Csv, InputFormat::Tsv, InputFormat::LabelStudio})
-        if (name == to_string(f)) return f;
-    throw Error(ErrorCode::InvalidArgument, "unknown format '" + name + "' (expected txt, jsonl, csv, tsv or labelstudio)");
-}
-
 InputFormat input_format_of(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");

@@ -4,8 +4,6 @@
 // in BatchDecoder.
 #include "t5s/scheduler.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -19,7 +17,7 @@
 #include "serve/batch_decoder.h"
 #include "serve/request_rounds.h"
 #include "t5s/error.h"
-#include "t5s/history_store.h"
+#include "t5s/generation_fields.h"
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
 
@@ -52,17 +50,6 @@ struct GroupOwner {
 };
 
 }  // namespace
-
-GenerationOptions merge_named_options(const GenerationOptions& defaults, const GenerationOptions& request,
-                                      const std::vector<std::string>& named) {
-    nlohmann::json merged = nlohmann::json::parse(generation_options_to_json(defaults));
-    const nlohmann::json own = nlohmann::json::parse(generation_options_to_json(request));
-    for (const auto& name : named) {
-        if (!own.contains(name)) throw Error(ErrorCode::InvalidArgument, "unknown generation setting '" + name + "'");
-        merged[name] = own[name];
-    }
-    return generation_options_from_json(merged.dump());
-}
 
 struct Scheduler::State {
     Scheduler& owner;
@@ -127,7 +114,7 @@ SchedulerStats Scheduler::stats() const {
 std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents events) {
     if (request.texts.empty()) throw Error(ErrorCode::InvalidArgument, "'texts' is empty");
     auto p = std::make_shared<Pending>();
-    GenerationOptions o = merge_named_options(defaults_->get(), request.options, request.named);
+    GenerationOptions o = with_named_fields(defaults_->get(), request.options, request.named);
     validate_generation_options(o);
     require_scores_available(o, embedder_);
     if (o.do_sample) o.seed = resolve_seed(o.seed);

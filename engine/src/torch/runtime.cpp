@@ -16,40 +16,6 @@
 
 namespace t5s {
 
-const char* to_string(Device d) {
-    switch (d) {
-        case Device::Auto: return "auto";
-        case Device::Cpu: return "cpu";
-        case Device::Cuda: return "cuda";
-    }
-    return "?";
-}
-
-const char* to_string(Precision p) {
-    switch (p) {
-        case Precision::Fp32: return "fp32";
-        case Precision::Bf16: return "bf16";
-        case Precision::Fp16: return "fp16";
-        case Precision::Int8: return "int8";
-    }
-    return "?";
-}
-
-Device parse_device(const std::string& s) {
-    if (s == "auto") return Device::Auto;
-    if (s == "cpu") return Device::Cpu;
-    if (s == "cuda" || s == "gpu") return Device::Cuda;
-    throw Error(ErrorCode::InvalidArgument, "unknown device '" + s + "' (expected auto, cpu or cuda)");
-}
-
-Precision parse_precision(const std::string& s) {
-    if (s == "fp32" || s == "float32") return Precision::Fp32;
-    if (s == "bf16" || s == "bfloat16") return Precision::Bf16;
-    if (s == "fp16" || s == "float16") return Precision::Fp16;
-    if (s == "int8") return Precision::Int8;
-    throw Error(ErrorCode::InvalidArgument, "unknown dtype '" + s + "' (expected fp32, bf16, fp16 or int8)");
-}
-
 int physical_core_count() {
     // Count distinct (physical id, core id) pairs; hyper-threads share a core and only oversubscribe GEMMs.
     std::ifstream in("/proc/cpuinfo");

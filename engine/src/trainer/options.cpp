@@ -8,42 +8,6 @@ namespace {
 [[noreturn]] void bad(const std::string& m) { throw Error(ErrorCode::InvalidArgument, m); }
 }  // namespace
 
-OptimizerKind parse_optimizer(const std::string& s) {
-    if (s == "adamw") return OptimizerKind::AdamW;
-    if (s == "adafactor") return OptimizerKind::Adafactor;
-    bad("unknown optimizer '" + s + "' (expected adamw or adafactor)");
-}
-ScheduleKind parse_schedule(const std::string& s) {
-    if (s == "constant") return ScheduleKind::Constant;
-    if (s == "linear") return ScheduleKind::Linear;
-    if (s == "cosine") return ScheduleKind::Cosine;
-    bad("unknown schedule '" + s + "' (expected constant, linear or cosine)");
-}
-TrainPrecision parse_train_precision(const std::string& s) {
-    if (s == "fp32") return TrainPrecision::Fp32;
-    if (s == "bf16") return TrainPrecision::Bf16;
-    if (s == "fp16") return TrainPrecision::Fp16;
-    bad("unknown precision '" + s + "' (expected fp32, bf16 or fp16)");
-}
-BadRowPolicy parse_bad_row_policy(const std::string& s) {
-    if (s == "skip") return BadRowPolicy::Skip;
-    if (s == "fail") return BadRowPolicy::Fail;
-    bad("unknown --on-bad-row '" + s + "' (expected skip or fail)");
-}
-const char* to_string(OptimizerKind v) { return v == OptimizerKind::AdamW ? "adamw" : "adafactor"; }
-const char* to_string(ScheduleKind v) {
-    return v == ScheduleKind::Constant ? "constant" : v == ScheduleKind::Linear ? "linear" : "cosine";
-}
-const char* to_string(StopReason v) {
-    switch (v) {
-        case StopReason::Completed: return "completed";
-        case StopReason::Stopped: return "stopped";
-        case StopReason::EarlyStopping: return "early_stopping";
-        case StopReason::TimeLimit: return "time_limit";
-    }
-    return "completed";
-}
-
 void validate_training_options(const TrainingOptions& o) {
     if (o.model_dir.empty() == o.init_config.empty()) bad("give exactly one of --model DIR (fine-tune) or --init-config FILE (from scratch)");
     if (o.data_file.empty()) bad("--data FILE is required");

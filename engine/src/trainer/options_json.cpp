@@ -2,20 +2,13 @@
 // app can be resumed with the settings it started with.
 #include <nlohmann/json.hpp>
 
+#include "enum_json.h"
 #include "t5s/error.h"
 #include "t5s/trainer.h"
 
 namespace t5s {
 
 namespace {
-
-// Stricter than parse_device: a stored training run names exactly one of these three.
-TrainDevice parse_train_device(const std::string& s) {
-    if (s == "cpu") return TrainDevice::Cpu;
-    if (s == "cuda") return TrainDevice::Cuda;
-    if (s == "auto") return TrainDevice::Auto;
-    throw Error(ErrorCode::InvalidArgument, "unknown training device '" + s + "' (expected auto, cpu or cuda)");
-}
 
 // Every field by its C++ name; X(name) for plain values.
 #define T5S_TRAINING_FIELDS(X)                                                                                   \
@@ -25,7 +18,8 @@ TrainDevice parse_train_device(const std::string& s) {
     X(gradient_checkpointing) X(threads) X(max_source_len) X(max_target_len) X(group_by_length) X(seed)         \
     X(eval_every) X(save_every) X(keep_last) X(patience) X(sample_count) X(sample_max_new_tokens) X(resume)      \
     X(max_time_s) X(auto_reduce_batch_on_oom) X(log_file) X(log_every) X(save_dtype_bf16) X(dist_timeout_s)   \
-    X(lora) X(lora_r) X(lora_alpha) X(lora_dropout) X(lora_targets) X(lora_rslora) X(adapter_dir) X(merge_adapter)
+    X(lora) X(lora_r) X(lora_alpha) X(lora_dropout) X(lora_targets) X(lora_rslora) X(adapter_dir) X(merge_adapter)   \
+    X(optimizer) X(schedule) X(precision) X(lora_base_precision) X(device)
 
 }  // namespace
 
@@ -34,14 +28,9 @@ std::string training_options_to_json(const TrainingOptions& o) {
 #define T5S_PUT(f) j[#f] = o.f;
     T5S_TRAINING_FIELDS(T5S_PUT)
 #undef T5S_PUT
-    j["optimizer"] = to_string(o.optimizer);
-    j["schedule"] = to_string(o.schedule);
-    j["precision"] = to_string(o.precision);
-    j["lora_base_precision"] = to_string(o.lora_base_precision);
-    j["device"] = to_string(o.device);
     j["source_field"] = o.data.source_field;
     j["target_field"] = o.data.target_field;
-    j["on_bad_row"] = o.data.on_bad_row == BadRowPolicy::Skip ? "skip" : "fail";
+    j["on_bad_row"] = o.data.on_bad_row;
     j["source_prefix"] = o.data.source_prefix;
     return j.dump();
 }
@@ -55,14 +44,9 @@ TrainingOptions training_options_from_json(const std::string& text) {
     if (j.contains(#f)) j.at(#f).get_to(o.f);
         T5S_TRAINING_FIELDS(T5S_GET)
 #undef T5S_GET
-        if (j.contains("optimizer")) o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
-        if (j.contains("schedule")) o.schedule = parse_schedule(j.at("schedule").get<std::string>());
-        if (j.contains("precision")) o.precision = parse_train_precision(j.at("precision").get<std::string>());
-        if (j.contains("lora_base_precision")) o.lora_base_precision = parse_precision(j.at("lora_base_precision").get<std::string>());
-        if (j.contains("device")) o.device = parse_train_device(j.at("device").get<std::string>());
         if (j.contains("source_field")) o.data.source_field = j.at("source_field").get<std::string>();
         if (j.contains("target_field")) o.data.target_field = j.at("target_field").get<std::string>();
-        if (j.contains("on_bad_row")) o.data.on_bad_row = parse_bad_row_policy(j.at("on_bad_row").get<std::string>());
+        if (j.contains("on_bad_row")) j.at("on_bad_row").get_to(o.data.on_bad_row);
         if (j.contains("source_prefix")) o.data.source_prefix = j.at("source_prefix").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
         throw Error(ErrorCode::InvalidArgument, std::string("training options: ") + e.what());

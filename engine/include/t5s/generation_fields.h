@@ -1,0 +1,95 @@
+#pragma once
+// One declaration per generation option: a field table (JSON name, `generate` flag, type, range,
+// help, whether a running request takes a change) from which every front end derives what it
+// does with GenerationOptions — JSON read and write (the history's settings_json, HTTP bodies,
+// /v1/settings, the app's settings.json), the CLI flags and their --help, the live merges,
+// the range checks of validate_generation_options and the app's slider ranges.
+//
+// Adding an option: its field in GenerationOptions (t5s/generation_options.h) and its row in
+// generation_fields() (generation_fields.cpp); then its use. Torch-free.
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "t5s/enum_names.h"
+#include "t5s/generation_options.h"
+
+namespace t5s {
+
+// How candidates are ordered (GenerationOptions::rank holds one of these names; see
+// t5s/candidate_scores.h): auto = similarity with an embedder, else back_score; none = decoding order.
+enum class RankBy { Auto, Similarity, BackScore, Fluency, None };
+template <>
+struct EnumNames<RankBy> {
+    static constexpr const char* kWhat = "rank";
+    static constexpr EnumName<RankBy> kNames[] = {{RankBy::Auto, "auto"},
+                                                  {RankBy::Similarity, "similarity"},
+                                                  {RankBy::BackScore, "back_score"},
+                                                  {RankBy::Fluency, "fluency"},
+                                                  {RankBy::None, "none"}};
+};
+
+// When a running request (or job) takes a change made while it runs (a hot swap).
+enum class Live {
+    Never,        // the request's shape, fixed when it starts
+    NextRequest,  // from the job's next request (the next rows of a batch)
+    EveryStep,    // at the next decoding step (filters and ranking: when they apply, after decoding)
+};
+
+// What validate_generation_options accepts of one number (every float must also be finite).
+struct FieldRange {
+    double min = -std::numeric_limits<double>::infinity();
+    double max = std::numeric_limits<double>::infinity();
+    bool min_open = false, max_open = false;
+    const char* words = nullptr;  // the message's own wording ("a finite log-probability <= 0"), else derived
+};
+
+using OptionMember = std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*,
+                                  bool GenerationOptions::*, std::string GenerationOptions::*,
+                                  std::optional<double> GenerationOptions::*>;
+
+struct GenerationField {
+    const char* json;          // the name in every JSON (a contract)
+    OptionMember member;
+    const char* flag;          // `generate` flag without "--" ("" = none; a contract)
+    const char* value_name;    // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
+    const char* help;          // one line: --help and the app's tooltip
+    Live live = Live::Never;
+    FieldRange range;          // checked by validate_generation_options
+    float ui_min = 0, ui_max = 0;  // the app's slider range (both 0: no slider)
+    bool switch_value = true;      // what a switch flag sets (--no-model-scores sets false)
+    bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error)
+    const char* flag_word = "";    // a word the flag also takes, handled by the command (--batch-size auto)
+    std::vector<std::string> (*names)() = nullptr;  // a string limited to these names (rank)
+};
+
+// Every option, in the order of the JSON the history stores.
+const std::vector<GenerationField>& generation_fields();
+// The field with this JSON name, or null.
+const GenerationField* find_generation_field(std::string_view json_name);
+// The field bound to this member (its JSON name for messages), or null.
+template <class T>
+const GenerationField* field_of(T GenerationOptions::*member) {
+    for (const auto& f : generation_fields())
+        if (const auto* m = std::get_if<T GenerationOptions::*>(&f.member); m && *m == member) return &f;
+    return nullptr;
+}
+
+// Every field by its JSON name; an empty filter is null.
+std::string generation_options_to_json(const GenerationOptions& options);
+// Fields absent or null keep their defaults, unknown names are ignored (newer records); a wrong
+// type or an out-of-range number is InvalidArgument naming the field.
+GenerationOptions generation_options_from_json(const std::string& json);
+
+// `into` with the fields named (JSON names) taken from `from`; an unknown name is InvalidArgument.
+GenerationOptions with_named_fields(GenerationOptions into, const GenerationOptions& from, const std::vector<std::string>& named);
+// `into` with every field that may change at `when` or earlier (EveryStep; NextRequest too) taken from `from`.
+GenerationOptions with_live_fields(GenerationOptions into, const GenerationOptions& from, Live when);
+
+// The first field outside its range, as "top_p must be in (0, 1] (got 1.5)"; "" when all are inside.
+std::string field_range_error(const GenerationOptions& options);
+
+}  // namespace t5s

@@ -1,0 +1,215 @@
+// The generation options' field table (t5s/generation_fields.h) and what derives from it without
+// a front end: JSON both ways, the named and live merges, the range checks.
+#include "t5s/generation_fields.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+
+#include "t5s/error.h"
+
+namespace t5s {
+namespace {
+
+using O = GenerationOptions;
+constexpr Live kNever = Live::Never, kNext = Live::NextRequest, kStep = Live::EveryStep;
+constexpr FieldRange kAny{};
+constexpr FieldRange at_least(double min, const char* words = nullptr) { return {min, FieldRange{}.max, false, false, words}; }
+constexpr FieldRange above(double min) { return {min, FieldRange{}.max, true, false, nullptr}; }
+constexpr FieldRange within(double min, double max, bool min_open = false) { return {min, max, min_open, false, nullptr}; }
+
+std::vector<std::string> rank_names() { return enum_names<RankBy>(); }
+
+// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word, names
+constexpr GenerationField kFields[] = {
+    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default 64)", kNext, at_least(1), 1, 512, true, true},
+    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)", kStep, at_least(0)},
+    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)", kNever, at_least(1), 1, 16},
+    {"length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default 1.0)", kStep, kAny},
+    {"early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
+    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default 1; at most --beams unless sampling)", kNever, at_least(1), 1, 16},
+    {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)"},
+    {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)", kStep, kAny, 0.05f, 2.0f},
+    {"top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)", kStep, at_least(0, ">= 0 (0 = off)"), 0, 200},
+    {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)", kStep, within(0, 1, true), 0.05f, 1.0f},
+    {"repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default 1.0 = off)", kStep, above(0), 1.0f, 2.0f},
+    {"no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default 0 = off)", kStep, at_least(0)},
+    {"seed", &O::seed, "seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
+    {"no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)", kNext},
+    {"distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)", kNext},
+    {"max_rounds", &O::max_rounds, "max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)", kNever, at_least(1)},
+    {"batch_size", &O::batch_size, "batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory", kNever, at_least(1), 1, 64, true, false, "auto"},
+    {"max_source_tokens", &O::max_source_tokens, "max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error",
+     kNever, at_least(0, ">= 0 (0 = the model's limit)"), 0, 0, true, true},
+    {"task_prefix", &O::task_prefix, "prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
+    {"rank", &O::rank, "rank", "R", "auto (similarity with --embedder, else back_score), similarity, back_score, fluency or none (default: decoding order)",
+     kStep, kAny, 0, 0, true, false, "", rank_names},
+    {"min_similarity", &O::min_similarity, "min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]", kStep, within(-1, 1), -1, 1},
+    {"max_similarity", &O::max_similarity, "max-similarity", "X", "drop candidates whose similarity is above X (near copies)", kStep, within(-1, 1), -1, 1},
+    {"min_change", &O::min_change, "min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]", kStep, within(0, 1), 0, 1},
+    {"max_change", &O::max_change, "max-change", "X", "drop candidates whose change is above X, in [0, 1]", kStep, within(0, 1), 0, 1},
+    {"min_back_score", &O::min_back_score, "min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X", kStep,
+     {FieldRange{}.min, 0, false, false, "a finite log-probability <= 0"}, -10, 0},
+    {"near_duplicate", &O::near_duplicate, "near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]", kStep, within(0, 1, true), 0.05f, 1},
+    {"model_scores", &O::model_scores, "no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them",
+     kStep, kAny, 0, 0, false},
+    {"protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"", kNext},
+    {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this ECMAScript regex (label \"regex\")", kNext},
+};
+
+std::string number_text(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+
+// "in (0, 1]", ">= 1", "> 0", "<= 0", or the field's own words.
+std::string range_words(const FieldRange& r) {
+    if (r.words) return r.words;
+    const bool has_min = std::isfinite(r.min), has_max = std::isfinite(r.max);
+    if (has_min && has_max)
+        return std::string("in ") + (r.min_open ? "(" : "[") + number_text(r.min) + ", " + number_text(r.max) + (r.max_open ? ")" : "]");
+    if (has_min) return (r.min_open ? "> " : ">= ") + number_text(r.min);
+    if (has_max) return (r.max_open ? "< " : "<= ") + number_text(r.max);
+    return "a finite number";
+}
+
+bool inside(const FieldRange& r, double v) {
+    if (!std::isfinite(v)) return false;
+    if (v < r.min || (r.min_open && v == r.min)) return false;
+    return !(v > r.max || (r.max_open && v == r.max));
+}
+
+// "" when `f` of `o` is inside its range (or names one of its names).
+std::string range_error(const GenerationField& f, const GenerationOptions& o) {
+    return std::visit(
+        [&](auto member) -> std::string {
+            const auto& v = o.*member;
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                if (!f.names) return "";
+                const auto names = f.names();
+                for (const auto& n : names)
+                    if (n == v) return "";
+                return std::string(f.json) + " must be " + detail::list_names(names) + " (got '" + v + "')";
+            } else if constexpr (std::is_same_v<T, bool>) {
+                return "";
+            } else {
+                std::optional<double> d;
+                if constexpr (std::is_same_v<T, std::optional<double>>) d = v;
+                else d = static_cast<double>(v);
+                if (!d || inside(f.range, *d)) return "";
+                return std::string(f.json) + " must be " + range_words(f.range) + " (got " + number_text(*d) + ")";
+            }
+        },
+        f.member);
+}
+
+// One JSON value into one field, type- and range-checked: a float or an out-of-range number cast
+// into an int field was undefined behaviour (found by tests/fuzz/fuzz_generation_options).
+template <class T>
+void read_value(const nlohmann::json& v, const char* name, T* out) {
+    auto bad = [&](const char* expected) {
+        throw Error(ErrorCode::InvalidArgument, std::string("generation settings: '") + name + "' must be " + expected);
+    };
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+        double d = 0.0;
+        read_value(v, name, &d);
+        *out = d;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) bad("a string");
+        *out = v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_boolean()) bad("true or false");
+        *out = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+        using limits = std::numeric_limits<T>;
+        if (!v.is_number_integer()) bad("an integer");
+        const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(limits::max())
+                                                 : v.get<int64_t>() >= limits::min() && v.get<int64_t>() <= limits::max();
+        if (!fits) bad("an integer in range");
+        *out = static_cast<T>(v.get<int64_t>());
+    } else {
+        if (!v.is_number()) bad("a number");
+        const double d = v.get<double>();
+        if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) bad("a finite number");
+        *out = static_cast<T>(d);
+    }
+}
+
+void copy_field(const GenerationField& f, const GenerationOptions& from, GenerationOptions* into) {
+    std::visit([&](auto member) { into->*member = from.*member; }, f.member);
+}
+
+}  // namespace
+
+const std::vector<GenerationField>& generation_fields() {
+    static const std::vector<GenerationField> fields(std::begin(kFields), std::end(kFields));
+    return fields;
+}
+
+const GenerationField* find_generation_field(std::string_view json_name) {
+    for (const auto& f : generation_fields())
+        if (json_name == f.json) return &f;
+    return nullptr;
+}
+
+std::string generation_options_to_json(const GenerationOptions& options) {
+    nlohmann::ordered_json j;
+    for (const auto& f : generation_fields()) {
+        std::visit(
+            [&](auto member) {
+                const auto& v = options.*member;
+                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::optional<double>>)
+                    j[f.json] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);  // an empty filter is null (off)
+                else
+                    j[f.json] = v;
+            },
+            f.member);
+    }
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+GenerationOptions generation_options_from_json(const std::string& json) {
+    nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) throw Error(ErrorCode::InvalidArgument, "generation settings: not a JSON object");
+    GenerationOptions options;
+    try {
+        for (const auto& f : generation_fields()) {
+            const auto it = j.find(f.json);
+            if (it == j.end() || it->is_null()) continue;
+            std::visit([&](auto member) { read_value(*it, f.json, &(options.*member)); }, f.member);
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(ErrorCode::InvalidArgument, std::string("generation settings: ") + e.what());
+    }
+    return options;
+}
+
+GenerationOptions with_named_fields(GenerationOptions into, const GenerationOptions& from, const std::vector<std::string>& named) {
+    for (const auto& name : named) {
+        const GenerationField* f = find_generation_field(name);
+        if (!f) throw Error(ErrorCode::InvalidArgument, "unknown generation setting '" + name + "'");
+        copy_field(*f, from, &into);
+    }
+    return into;
+}
+
+GenerationOptions with_live_fields(GenerationOptions into, const GenerationOptions& from, Live when) {
+    for (const auto& f : generation_fields()) {
+        if (f.live == Live::EveryStep || (when == Live::NextRequest && f.live == Live::NextRequest)) copy_field(f, from, &into);
+    }
+    return into;
+}
+
+std::string field_range_error(const GenerationOptions& options) {
+    for (const auto& f : generation_fields()) {
+        std::string error = range_error(f, options);
+        if (!error.empty()) return error;
+    }
+    return "";
+}
+
+}  // namespace t5s

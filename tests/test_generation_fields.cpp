@@ -1,0 +1,136 @@
+// The generation options' field table (t5s/generation_fields.h): JSON both ways for every field,
+// old history records, the named and live merges and the range messages, all from the one table.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "t5s/error.h"
+#include "t5s/generation_fields.h"
+
+using namespace t5s;
+
+namespace {
+
+// Every field of `o` moved off its default (a value each type can hold and the range allows).
+GenerationOptions all_changed() {
+    GenerationOptions o;
+    for (const auto& f : generation_fields()) {
+        std::visit(
+            [&](auto member) {
+                auto& v = o.*member;
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, bool>) v = !v;
+                else if constexpr (std::is_same_v<T, std::string>) v = v + "x";
+                else if constexpr (std::is_same_v<T, std::optional<double>>) v = 0.25;
+                else v = static_cast<T>(v + 1);
+            },
+            f.member);
+    }
+    return o;
+}
+
+nlohmann::json as_json(const GenerationOptions& o) { return nlohmann::json::parse(generation_options_to_json(o)); }
+
+}  // namespace
+
+TEST_CASE("field table: names are unique and every field round-trips through JSON", "[options][fields]") {
+    std::set<std::string> json_names, flags;
+    for (const auto& f : generation_fields()) {
+        CHECK(json_names.insert(f.json).second);
+        if (*f.flag) CHECK(flags.insert(f.flag).second);
+        CHECK(find_generation_field(f.json) == &f);
+        CHECK(std::string(f.help).size() > 10);
+    }
+    CHECK(find_generation_field("future_knob") == nullptr);
+    const GenerationOptions changed = all_changed();
+    const nlohmann::json written = as_json(changed);
+    CHECK(written.size() == generation_fields().size());
+    CHECK(as_json(generation_options_from_json(written.dump())) == written);
+    for (const auto& f : generation_fields()) {
+        INFO(f.json);
+        CHECK(written[f.json] != as_json(GenerationOptions{})[f.json]);  // the field itself travelled
+    }
+}
+
+TEST_CASE("field table: history records written before the table keep reading", "[options][fields][history]") {
+    // A settings_json as the history wrote it before model_scores, protect and the quality filters
+    // existed, with the adapter and spans the history adds beside the options.
+    const char* old_record =
+        R"({"max_new_tokens":48,"min_new_tokens":0,"num_beams":4,"length_penalty":1.0,"early_stopping":true,)"
+        R"("num_return_sequences":3,"do_sample":false,"temperature":1.0,"top_k":0,"top_p":1.0,"repetition_penalty":1.2,)"
+        R"("no_repeat_ngram_size":3,"seed":-1,"no_copy":true,"distinct":false,"max_rounds":4,"batch_size":8,)"
+        R"("adapter":"/runs/a/final","spans":{"input":[],"candidates":[]}})";
+    const GenerationOptions o = generation_options_from_json(old_record);
+    CHECK(o.max_new_tokens == 48);
+    CHECK(o.num_beams == 4);
+    CHECK(o.early_stopping);
+    CHECK(o.num_return_sequences == 3);
+    CHECK(o.repetition_penalty == Approx(1.2f));
+    CHECK(o.no_repeat_ngram_size == 3);
+    CHECK(o.no_copy);
+    CHECK(o.model_scores == GenerationOptions{}.model_scores);  // fields it lacks keep their defaults
+    CHECK(o.rank == GenerationOptions{}.rank);
+    CHECK_FALSE(o.min_similarity);
+    // Nulls are empty filters; a wrong type names the field.
+    CHECK_FALSE(generation_options_from_json(R"({"min_change":null})").min_change);
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"num_beams":2.5})"), "generation settings: 'num_beams' must be an integer");
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":3})"), "generation settings: 'rank' must be a string");
+}
+
+TEST_CASE("field table: named and live merges take exactly the fields they should", "[options][fields]") {
+    const GenerationOptions base, changed = all_changed();
+    const GenerationOptions named = with_named_fields(base, changed, {"top_k", "rank"});
+    CHECK(named.top_k == changed.top_k);
+    CHECK(named.rank == changed.rank);
+    CHECK(named.num_beams == base.num_beams);
+    CHECK_THROWS_WITH(with_named_fields(base, changed, {"future_knob"}), "unknown generation setting 'future_knob'");
+
+    const nlohmann::json before = as_json(base), step = as_json(merge_step_settings(base, changed));
+    const nlohmann::json next = as_json(with_live_fields(base, changed, Live::NextRequest)), all = as_json(changed);
+    for (const auto& f : generation_fields()) {
+        INFO(f.json);
+        const bool at_step = f.live == Live::EveryStep, at_next = f.live != Live::Never;
+        if (std::string(f.json) != "min_new_tokens") CHECK(step[f.json] == (at_step ? all[f.json] : before[f.json]));
+        CHECK(next[f.json] == (at_next ? all[f.json] : before[f.json]));
+    }
+    // min_new_tokens follows, capped by the running request's own length.
+    GenerationOptions live;
+    live.min_new_tokens = 500;
+    CHECK(merge_step_settings(base, live).min_new_tokens == base.max_new_tokens);
+}
+
+TEST_CASE("field table: range messages name the field and its range", "[options][fields]") {
+    GenerationOptions o;
+    CHECK(field_range_error(o).empty());
+    o.top_p = 1.5f;
+    CHECK(field_range_error(o) == "top_p must be in (0, 1] (got 1.5)");
+    o = {};
+    o.num_beams = 0;
+    CHECK(field_range_error(o) == "num_beams must be >= 1 (got 0)");
+    o = {};
+    o.rank = "length";
+    CHECK(field_range_error(o) == "rank must be auto, similarity, back_score, fluency or none (got 'length')");
+    o = {};
+    o.length_penalty = std::numeric_limits<float>::infinity();
+    CHECK(field_range_error(o) == "length_penalty must be a finite number (got inf)");
+    // Every bounded number: just past its bound is refused, naming the field.
+    for (const auto& f : generation_fields()) {
+        if (!std::isfinite(f.range.min)) continue;
+        GenerationOptions bad;
+        std::visit(
+            [&](auto member) {
+                using T = std::decay_t<decltype(bad.*member)>;
+                if constexpr (std::is_same_v<T, std::optional<double>>) bad.*member = f.range.min - 0.5;
+                else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) bad.*member = static_cast<T>(f.range.min - 1);
+            },
+            f.member);
+        INFO(f.json);
+        CHECK(field_range_error(bad).rfind(std::string(f.json) + " must be ", 0) == 0);
+    }
+}
