@@ -195,7 +195,9 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
     }
     CHECK(rj.bad[0].where == j + ":3");
     CHECK(rj.bad[1].where == j + ":4");
-    CHECK(rj.bad[1].reason == "missing text field (looked for text)");
+    CHECK(rj.bad[1].reason == "missing text field (looked for \"text\")");
+    write(dir / "n.jsonl", "{\"text\": 5}\n");
+    CHECK(fail_message(dir / "n.jsonl") == (dir / "n.jsonl").string() + ":1: field \"text\" is not a string");
     CHECK(rj.bad[2].reason == "empty text");
     CHECK(rc.bad[0].where == c + ":4");
     CHECK(rc.bad[1].reason == "empty text");

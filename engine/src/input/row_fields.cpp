@@ -9,7 +9,7 @@ namespace {
 
 std::string names_text(const std::vector<std::string>& names) {
     std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : "/") + n;
+    for (const auto& n : names) out += (out.empty() ? "\"" : "/\"") + n + "\"";
     return out;
 }
 
@@ -17,7 +17,7 @@ std::string text_field(const nlohmann::json& row, const std::vector<std::string>
     for (const auto& name : names) {
         const auto it = row.find(name);
         if (it == row.end()) continue;
-        if (!it->is_string()) throw RowProblem{where, "field '" + name + "' is not a string"};
+        if (!it->is_string()) throw RowProblem{where, "field \"" + name + "\" is not a string"};
         std::string text = it->get<std::string>();
         require_utf8_field(text, name, where);
         if (is_blank_line(text)) throw RowProblem{where, "empty " + names[0]};
