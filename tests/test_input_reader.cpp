@@ -249,7 +249,7 @@ TEST_CASE("pairs: two text fields with aliases; a numeric label; .txt is TSV", "
     REQUIRE(s.rows.size() == 1);
     CHECK(s.rows[0].label_json == "4.2");
     REQUIRE(s.bad.size() == 1);
-    CHECK(s.bad[0].reason == "'label' must be a number");
+    CHECK(s.bad[0].reason == "needs a numeric field \"label\"");
     write(dir / "nohdr.csv", "x,y\n1,2\n");
     CHECK_THROWS_WITH(read_rows(dir / "nohdr.csv", sts), Catch::Contains(":1: header has no sentence1 column"));
 }

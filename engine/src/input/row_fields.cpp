@@ -61,7 +61,7 @@ void record_from_object(const nlohmann::json& row, const InputFields& fields, co
     record->label_json.clear();
     const auto label = row.find("label");
     if (fields.numeric_label && (label == row.end() || !label->is_number()))
-        throw RowProblem{where, "'label' must be a number"};
+        throw RowProblem{where, "needs a numeric field \"label\""};
     if (label != row.end() && !label->is_null()) record->label_json = label->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
