@@ -147,6 +147,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
                             {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
                             {"adapter", g.adapter}, {"adapter_version", g.adapter_version},
                             {"candidates", cands}});
+            if (!g.label_json.empty()) gens.back()["label"] = nlohmann::ordered_json::parse(g.label_json, nullptr, false);  // the row's label
         }
         nlohmann::ordered_json out = {{"generations", gens}};
         out["next_after_id"] = page.has_more ? nlohmann::ordered_json(page.next_after_id) : nlohmann::ordered_json(nullptr);

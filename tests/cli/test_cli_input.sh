@@ -114,6 +114,8 @@ for t in tasks:
             assert t["data"]["text"][r["value"]["start"]:r["value"]["end"]] == r["value"]["text"], r
 assert {json.loads(l)["label"] for l in open(f"{w}/export.jsonl")} == {"travel", "food", "none"}
 PY
+"$bin" history --history "$work/h.db" --json >"$work/hist.json" && ok || bad "history --json failed"
+[ "$(json "$work/hist.json" 'sorted({g["label"] for g in d["generations"]})')" = "['food', 'none', 'travel']" ] && ok || bad "history --json lacks the rows' labels"
 expect_code "export: unknown format" 2 "jsonl, csv, tsv or labelstudio" "$bin" export --history "$work/h.db" --format xml --out "$work/x"
 
 finish "cli_input"

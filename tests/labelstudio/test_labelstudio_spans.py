@@ -5,6 +5,7 @@ rest) are imported through the REST API into a project with a NER config (Text +
 for every `labels` result Label Studio stored, the stored task's text at [start, end) — Python's
 str slicing, code points, the unit Label Studio's Text tag uses — is the span's text, on rows with
 CJK, combining characters and emoji before the spans; the label comes back as the `choices` result.
+Then Label Studio's own JSON export of the project is read back by `generate --input`.
 
 usage: test_labelstudio_spans.py T5STUDIO MODEL WORKDIR
 """
@@ -105,7 +106,27 @@ def check_project(ls, auth, title, path):
         check(own == want, f"{title}: task {task['id']}: spans {got} are the row's {want}")
     check(spans > 0 and choices == len(tasks), f"{title}: {spans} spans and {choices} labels checked")
     print(f"ok: {title}: {len(tasks)} tasks, {spans} spans at their offsets in Label Studio's stored text, {annotated} annotations", flush=True)
-    return annotated
+    return project["id"], annotated
+
+
+def check_reading_back(ls, auth, project):
+    """Label Studio's own JSON export of the project, read by `generate --input`: each row's spans
+    (its annotation's, else its prediction's) are where Label Studio's text says."""
+    status, exported = http("GET", f"{ls}/api/projects/{project}/export?exportType=JSON&download_all_tasks=true", None, auth, timeout=300)
+    check(status == 200 and isinstance(exported, list) and exported, f"Label Studio exported the project (HTTP {status})")
+    path = os.path.join(WORK, "ls-export.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(exported, f, ensure_ascii=False)
+    lines = [json.loads(l) for l in t5("generate", "--model", MODEL, "--input", path, "--max-new-tokens", "2", "--threads", "1").splitlines()]
+    check(len(lines) == len(exported), f"generate read every task of Label Studio's export ({len(lines)} of {len(exported)})")
+    with_spans = 0
+    for line in lines:
+        for a, b, label in line.get("spans", []):
+            check(label in LABELS and line["input"][a:b], f"row {line['index']}: span [{a}, {b}) {label} inside its text")
+        with_spans += bool(line.get("spans"))
+    annotated = [t for t in exported if t.get("annotations")]
+    check(with_spans >= len(annotated) >= 1, f"{with_spans} rows read with their spans ({len(annotated)} annotated tasks)")
+    print(f"ok: Label Studio's export read back: {len(lines)} rows, {with_spans} with spans", flush=True)
 
 
 def main():
@@ -114,7 +135,9 @@ def main():
     generated, exported = our_files()
     ls, auth = ls_server.start_label_studio(WORK, procs)
     check_project(ls, auth, "generate --output", generated)
-    check(check_project(ls, auth, "export", exported) == 1, "export: the accepted candidate is an annotation")
+    project, annotated = check_project(ls, auth, "export", exported)
+    check(annotated == 1, "export: the accepted candidate is an annotation")
+    check_reading_back(ls, auth, project)
 
 
 try:

@@ -18,10 +18,11 @@ public:
             require_utf8_field(line, "line", where);
             if (json_ || line[line.find_first_not_of(" \t")] == '{') {  // text files: a '{' line is a JSON row (generate's contract)
                 record_from_object(parse(line, where), fields_, where, record);
-            } else {
-                nlohmann::json row = nlohmann::json::object();
-                row[fields_.texts.at(0).at(0)] = std::move(line);
-                record_from_object(row, fields_, where, record);
+            } else {  // the line is the text (checked above: UTF-8, not blank)
+                record->where = where;
+                record->texts.assign(1, std::move(line));
+                record->spans.clear();
+                record->label_json.clear();
             }
             return true;
         }

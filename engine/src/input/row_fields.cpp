@@ -9,7 +9,7 @@ namespace {
 
 std::string names_text(const std::vector<std::string>& names) {
     std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : "/") + n;
+    for (const auto& n : names) out += (out.empty() ? "\"" : "/\"") + n + "\"";
     return out;
 }
 
@@ -17,7 +17,7 @@ std::string text_field(const nlohmann::json& row, const std::vector<std::string>
     for (const auto& name : names) {
         const auto it = row.find(name);
         if (it == row.end()) continue;
-        if (!it->is_string()) throw RowProblem{where, "field '" + name + "' is not a string"};
+        if (!it->is_string()) throw RowProblem{where, "field \"" + name + "\" is not a string"};
         std::string text = it->get<std::string>();
         require_utf8_field(text, name, where);
         if (is_blank_line(text)) throw RowProblem{where, "empty " + names[0]};
@@ -61,7 +61,7 @@ void record_from_object(const nlohmann::json& row, const InputFields& fields, co
     record->label_json.clear();
     const auto label = row.find("label");
     if (fields.numeric_label && (label == row.end() || !label->is_number()))
-        throw RowProblem{where, "'label' must be a number"};
+        throw RowProblem{where, "needs a numeric field \"label\""};
     if (label != row.end() && !label->is_null()) record->label_json = label->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
