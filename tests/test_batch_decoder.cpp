@@ -72,19 +72,19 @@ TEST_CASE("batch decoder: rows joining and leaving at every step equal each inpu
     }
 }
 
-TEST_CASE("batch decoder: inputs joining in one encoder pass equal each input alone", "[scheduler]") {
-    auto model = test::tiny_serving_model();
-    // Our panel kernel's rows do not depend on the rows beside them: there, a joint pass must give
-    // the same bits as encoding alone (ctest scheduler_packed_gemm); elsewhere the same ids and
-    // scores to rounding.
-    const bool bitwise = model->info().matmul_kernel.rfind("fp32 panels", 0) == 0;
-    INFO("kernel " << model->info().matmul_kernel);
+namespace {
+
+// Our panel kernel's rows do not depend on the rows beside them: there, a joint pass must give
+// the same bits as encoding alone; elsewhere the same ids and scores to rounding.
+void check_joint_pass_equals_alone(const Model& m) {
+    const bool bitwise = m.info().matmul_kernel.rfind("fp32 panels", 0) == 0;
+    INFO("kernel " << m.info().matmul_kernel);
     const auto inputs = staggered_inputs();
-    serve::BatchDecoder decoder(*model);
+    serve::BatchDecoder decoder(m);
     std::map<serve::GroupId, std::vector<Candidate>> served;
     std::vector<serve::GroupSpec> first, second;
     for (size_t i = 0; i < inputs.size(); ++i) {
-        serve::GroupSpec spec{static_cast<serve::GroupId>(i), model->tokenizer().encode(inputs[i].text), inputs[i].options};
+        serve::GroupSpec spec{static_cast<serve::GroupId>(i), m.tokenizer().encode(inputs[i].text), inputs[i].options};
         (i < 9 ? first : second).push_back(spec);
     }
     decoder.add(first);
@@ -99,7 +99,7 @@ TEST_CASE("batch decoder: inputs joining in one encoder pass equal each input al
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         INFO("input " << i << " beams " << inputs[i].options.num_beams << " sample " << inputs[i].options.do_sample);
-        const auto alone = model->generate({inputs[i].text}, inputs[i].options)[0].candidates;
+        const auto alone = m.generate({inputs[i].text}, inputs[i].options)[0].candidates;
         const auto& got = served[static_cast<serve::GroupId>(i)];
         const size_t n = std::min(got.size(), static_cast<size_t>(inputs[i].options.num_return_sequences));
         REQUIRE(n == alone.size());
@@ -109,6 +109,26 @@ TEST_CASE("batch decoder: inputs joining in one encoder pass equal each input al
             CHECK(got[k].score == Approx(alone[k].score).margin(1e-4));
         }
     }
+}
+
+}  // namespace
+
+TEST_CASE("batch decoder: inputs joining in one encoder pass equal each input alone", "[scheduler]") {
+    check_joint_pass_equals_alone(*test::tiny_serving_model());
+}
+
+TEST_CASE("batch decoder: with the AVX2 class's panel kernel, a joint pass is bitwise each input alone", "[scheduler]") {
+    // The same process, the kernel policy an AVX2-only CPU gets (every weight on the panels),
+    // whatever this CPU's own choice (ctest scheduler_packed_gemm forces it by environment).
+    RuntimeOptions r;
+    r.device = Device::Cpu;
+    r.threads = 1;
+    r.kernels = kernel_policy_for(CpuClass::Avx2);
+    r.kernels->fp32_gemm = Fp32Gemm::Panels;
+    r.kernels->packing = WeightPacking::All;
+    const auto model = Model::load(test::model_dir("t5v10-tied-relu"), r);
+    REQUIRE(model->info().matmul_kernel.rfind("fp32 panels", 0) == 0);
+    check_joint_pass_equals_alone(*model);
 }
 
 TEST_CASE("batch decoder: a failed joint pass adds none of its inputs", "[scheduler]") {

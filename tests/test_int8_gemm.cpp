@@ -15,8 +15,10 @@ using namespace t5s;
 namespace {
 
 // The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) they are skipped.
+// The kernel the policy picks here: AMX, VNNI, or FBGEMM (then the kernel's tests are skipped).
+Int8Kernel kernel() { return default_kernel_policy().int8; }
 #define SKIP_WITHOUT_VNNI()                                                                              \
-    if (!int8_vnni_available()) T5S_SKIP("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM")
+    if (kernel() == Int8Kernel::Fbgemm) T5S_SKIP("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM")
 
 // Per-row symmetric int8 of a weight, as the network quantises it.
 std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
@@ -25,16 +27,16 @@ std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
     return {q, scale};
 }
 
-// Fewer than 8 rows take the VNNI kernel, 8 or more AMX tiles where the CPU has them: both sum
-// the same int32 products, so each row's output must be bit-identical.
+// One row takes the VNNI kernel, 2 or more AMX tiles where the policy chose AMX: both sum the
+// same int32 products, so each row's output must be bit-identical.
 void check_rows_alone_equal_batch() {
     auto [q, wscale] = quantise_weight(at::randn({300, 200}));
     const Int8Weight packed = pack_int8_weight(q, wscale);
     const at::Tensor x = at::randn({40, 200});
-    const at::Tensor batch = int8_linear(x, packed);
+    const at::Tensor batch = int8_linear(x, packed, kernel());
     for (int64_t r : {0, 7, 16, 39}) {
-        const at::Tensor alone = int8_linear(x.narrow(0, r, 1), packed);
-        INFO("row " << r << (int8_amx_available() ? " (batch on AMX)" : " (batch on VNNI)"));
+        const at::Tensor alone = int8_linear(x.narrow(0, r, 1), packed, kernel());
+        INFO("row " << r << (kernel() == Int8Kernel::Amx ? " (batch on AMX)" : " (batch on VNNI)"));
         CHECK(at::equal(alone[0], batch[r]));
     }
 }
@@ -54,7 +56,7 @@ TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[pa
         for (int64_t rows : {1, 2, 3, 4, 5, 8, 13, 32, 97}) {
             at::Tensor x = at::randn({rows, 1, k});
             x[0].zero_();  // an all-zero row (scale fallback)
-            const at::Tensor got = int8_linear(x, packed);
+            const at::Tensor got = int8_linear(x, packed, kernel());
             REQUIRE(got.sizes() == std::vector<int64_t>{rows, 1, n});
             const at::Tensor want = at::linear(x, w_deq);
             const at::Tensor row_scale = x.abs().amax({2}, true) / 127.0;  // [rows, 1, 1]
@@ -74,7 +76,7 @@ TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations"
     auto [q, wscale] = quantise_weight(w);
     const Int8Weight packed = pack_int8_weight(q, wscale);
     const at::Tensor x = at::randn({8, 512});
-    const at::Tensor got = int8_linear(x, packed), want = at::linear(x, w);
+    const at::Tensor got = int8_linear(x, packed, kernel()), want = at::linear(x, w);
     // 8-bit weights and activations: about 1% relative error on a 512-term dot product.
     const double rel = ((got - want).norm() / want.norm()).item<double>();
     INFO("relative error " << rel);
@@ -87,9 +89,20 @@ TEST_CASE("int8 rows give the same output alone or in a batch on the VNNI kernel
     check_rows_alone_equal_batch();
 }
 
-TEST_CASE("int8 rows on AMX tiles (8+ rows) equal the same rows on the VNNI kernel", "[packed][int8][may_skip][amx]") {
-    if (!int8_amx_available()) T5S_SKIP("no AMX-INT8 on this CPU (or not granted by Linux, or T5S_INT8_KERNEL=vnni|fbgemm)");
-    check_rows_alone_equal_batch();
+TEST_CASE("int8 products on AMX tiles equal the VNNI kernel's, in one process", "[packed][int8][may_skip][amx]") {
+    if (!detect_cpu_features().amx_int8) T5S_SKIP("no AMX-INT8 on this CPU (or not granted by Linux)");
+    // Both kernels are named outright: the AMX path and its VNNI fallback on the same inputs.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{300, 200}, {1536, 512}, {17, 3}}) {
+        auto [q, wscale] = quantise_weight(at::randn({n, k}));
+        const Int8Weight packed = pack_int8_weight(q, wscale);
+        for (int64_t rows : {1, 2, 5, 16, 17, 40}) {
+            const at::Tensor x = at::randn({rows, k});
+            INFO("n=" << n << " k=" << k << " rows=" << rows);
+            CHECK(at::equal(int8_linear(x, packed, Int8Kernel::Amx), int8_linear(x, packed, Int8Kernel::Vnni)));
+        }
+    }
+    auto [q, wscale] = quantise_weight(at::randn({17, 3}));
+    CHECK_THROWS(int8_linear(at::randn({2, 3}), pack_int8_weight(q, wscale), Int8Kernel::Fbgemm));  // FBGEMM has its own form
 }
 
 TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {

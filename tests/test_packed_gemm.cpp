@@ -7,7 +7,6 @@
 
 #include <string>
 
-#include "env.h"
 #include "skip.h"
 #include "torch/packed_gemm.h"
 #include "torch/t5_network.h"
@@ -17,7 +16,7 @@ using namespace t5s;
 TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed][may_skip][mkl]") {
     if (!packed_gemm_available()) {
         CHECK(!pack_linear_weight(at::randn({1024, 512})).defined());
-        T5S_SKIP("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=off): layers keep at::linear");
+        T5S_SKIP("this LibTorch has no MKL packed sgemm: layers keep at::linear");
     }
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1024, 512}, {700, 600}, {512, 2048}}) {
         at::Tensor w = at::randn({n, k});
@@ -38,10 +37,13 @@ TEST_CASE("packed fp32 linear equals at::linear for every row count", "[packed][
 }
 
 TEST_CASE("small weights stay unpacked unless every size is asked for", "[packed][may_skip][mkl]") {
-    if (!packed_gemm_available()) T5S_SKIP("this LibTorch has no MKL packed sgemm (or T5S_PACKED_GEMM=off)");
-    const bool all = read_choice_from_env("T5S_PACKED_GEMM", {"auto", "off", "all"}, "auto") == "all";
-    CHECK(pack_linear_weight(at::randn({64, 32})).defined() == all);
-    CHECK(!pack_linear_weight(at::randn({1024, 512}).to(at::kBFloat16)).defined());  // fp32 only
+    const at::Tensor small = at::randn({64, 32}), large = at::randn({1024, 512});
+    CHECK(!packing_wanted(small, WeightPacking::Auto));
+    CHECK(packing_wanted(large, WeightPacking::Auto));
+    CHECK(packing_wanted(small, WeightPacking::All));
+    CHECK(!packing_wanted(large, WeightPacking::Off));
+    if (!packed_gemm_available()) T5S_SKIP("this LibTorch has no MKL packed sgemm");
+    CHECK(!pack_linear_weight(large.to(at::kBFloat16)).defined());  // fp32 only
 }
 
 TEST_CASE("oneDNN-reordered bf16 linear equals at::linear", "[packed][may_skip][onednn_bf16]") {

@@ -15,6 +15,9 @@ using namespace t5s;
 
 namespace {
 
+// The panel code this CPU runs (AVX2/FMA where it has it, else the portable chains).
+KernelIsa fast() { return default_kernel_policy().fp32_panels; }
+
 const std::pair<int64_t, int64_t> kShapes[] = {{1024, 512}, {700, 600}, {512, 2048}, {33, 40}};  // N x K; 700, 33: a part panel
 const int64_t kRowCounts[] = {1, 2, 3, 4, 5, 6, 7, 13, 16, 29, 97};
 
@@ -39,12 +42,12 @@ TEST_CASE("panel fp32 linear equals at::linear for every row count", "[packed][p
         CHECK(panels.sizes() == at::IntArrayRef({(n + 15) / 16, k, 16}));
         for (int64_t rows : kRowCounts) {
             at::Tensor x = at::randn({rows, 1, k});  // [B, 1, K] as in a decode step
-            at::Tensor got = panel_linear(x, panels, n), want = at::linear(x, w);
+            at::Tensor got = panel_linear(x, panels, n, fast()), want = at::linear(x, w);
             REQUIRE(got.sizes() == want.sizes());
             CHECK(within_summation_bound(got, want, x, w));
         }
         at::Tensor xt = at::randn({k, 4}).t();  // a non-contiguous input
-        CHECK(within_summation_bound(panel_linear(xt, panels, n), at::linear(xt, w), xt, w));
+        CHECK(within_summation_bound(panel_linear(xt, panels, n, fast()), at::linear(xt, w), xt, w));
     }
 }
 
@@ -56,13 +59,13 @@ TEST_CASE("a row's panel product is the same bits in any batch, position and thr
         at::Tensor panels = pack_panels(w);
         at::Tensor batch = at::randn({97, k});
         at::set_num_threads(2);
-        at::Tensor whole = panel_linear(batch, panels, n);
+        at::Tensor whole = panel_linear(batch, panels, n, fast());
         at::set_num_threads(1);
-        CHECK(at::equal(panel_linear(batch, panels, n), whole));
+        CHECK(at::equal(panel_linear(batch, panels, n, fast()), whole));
         at::set_num_threads(threads_before);
         for (int64_t rows : kRowCounts) {
             for (int64_t start : {int64_t{0}, 97 - rows, (97 - rows) / 2}) {
-                at::Tensor part = panel_linear(batch.narrow(0, start, rows), panels, n);
+                at::Tensor part = panel_linear(batch.narrow(0, start, rows), panels, n, fast());
                 CHECK(at::equal(part, whole.narrow(0, start, rows)));
             }
         }
@@ -72,21 +75,21 @@ TEST_CASE("a row's panel product is the same bits in any batch, position and thr
 TEST_CASE("the portable panel path gives the AVX2 kernel's bits", "[packed][panels]") {
     at::manual_seed(20261202);
     // Where the CPU lacks AVX2 both calls take the portable path: the check still holds.
-    INFO("AVX2/FMA kernel on this CPU: " << panel_gemm_has_avx2());
+    INFO("AVX2/FMA kernel on this CPU: " << (fast() == KernelIsa::Avx2));
     for (auto [n, k] : kShapes) {
         at::Tensor w = at::randn({n, k});
         at::Tensor panels = pack_panels(w);
         for (int64_t rows : {int64_t{1}, int64_t{6}, int64_t{13}}) {
             at::Tensor x = at::randn({rows, k});
-            CHECK(at::equal(panel_linear(x, panels, n), panel_linear_portable(x, panels, n)));
+            CHECK(at::equal(panel_linear(x, panels, n, fast()), panel_linear(x, panels, n, KernelIsa::Portable)));
         }
     }
 }
 
 TEST_CASE("panel products refuse inputs they cannot multiply", "[packed][panels]") {
     at::Tensor panels = pack_panels(at::randn({64, 32}));
-    CHECK_THROWS(panel_linear(at::randn({2, 31}), panels, 64));                      // K differs
-    CHECK_THROWS(panel_linear(at::randn({2, 32}).to(at::kDouble), panels, 64));      // not fp32
+    CHECK_THROWS(panel_linear(at::randn({2, 31}), panels, 64, fast()));                      // K differs
+    CHECK_THROWS(panel_linear(at::randn({2, 32}).to(at::kDouble), panels, 64, fast()));      // not fp32
     CHECK_THROWS(pack_panels(at::randn({64, 32}).to(at::kBFloat16)));                // fp32 weights only
-    CHECK(panel_linear(at::randn({0, 32}), panels, 64).sizes() == at::IntArrayRef({0, 64}));  // no rows
+    CHECK(panel_linear(at::randn({0, 32}), panels, 64, fast()).sizes() == at::IntArrayRef({0, 64}));  // no rows
 }

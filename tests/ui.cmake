@@ -11,7 +11,7 @@
 if(TARGET t5s_ui_logic)
   add_executable(test_ui_logic ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_logic.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_lora.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")

@@ -38,6 +38,11 @@ int run_info(const Argv& argv) {
               << "stored dtype " << i.stored_dtype << "\n"
               << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
               << i.weight_bytes / (1024.0 * 1024.0) << " MiB, " << i.matmul_kernel << "\n"
+              << "cpu class    " << i.cpu_class
+              << (i.cpu_class == i.cpu_class_detected ? std::string() : " (detected " + i.cpu_class_detected + ")") << "\n"
+              << "cpu kernels  ";
+    for (size_t k = 0; k < i.kernels.size(); ++k) std::cout << (k ? "; " : "") << i.kernels[k].first << " " << i.kernels[k].second;
+    std::cout << "\n"
               << "generation   "
               << (i.generation_config.present ? "generation_config.json " + generation_config_to_json(i.generation_config)
                                               : std::string("no generation_config.json"))

@@ -17,6 +17,8 @@ void print_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const ModelInfo& i) {
     const ModelConfig& c = i.config;
+    nlohmann::json kernels = nlohmann::json::object();  // kernel -> choice (t5s/kernel_policy.h)
+    for (const auto& [name, choice] : i.kernels) kernels[name] = choice;
     return {
         {"model_dir", i.dir.string()},
         {"model_type", i.model_type},
@@ -36,6 +38,9 @@ nlohmann::json to_json(const ModelInfo& i) {
         {"threads", i.threads},
         {"weight_bytes", i.weight_bytes},
         {"matmul_kernel", i.matmul_kernel},
+        {"cpu_class", i.cpu_class},
+        {"cpu_class_detected", i.cpu_class_detected},
+        {"kernels", kernels},
         {"vocab_size", c.vocab_size},
         {"tokenizer_vocab_size", i.tokenizer_vocab},
         {"files", i.files},

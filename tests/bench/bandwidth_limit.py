@@ -10,7 +10,21 @@ import os
 import time
 
 
+# T5S_CPU_CLASS values (README "CPU kernels") and the names cpu_class() reports for them.
+FORCED_CLASS_NAMES = {"x86-64": "portable", "avx2": "AVX2", "avx512": "AVX-512", "avx512-vnni": "AVX-512 VNNI/BF16", "amx": "AMX"}
+
+
 def cpu_class():
+    """The kernel class the engine runs: the CPU's, or the lower one T5S_CPU_CLASS forces (then both)."""
+    detected = detected_cpu_class()
+    forced = FORCED_CLASS_NAMES.get(os.environ.get("T5S_CPU_CLASS", "").strip().lower())
+    order = list(FORCED_CLASS_NAMES.values())
+    if forced and detected in order and order.index(forced) < order.index(detected):
+        return f"{forced} (T5S_CPU_CLASS; CPU: {detected})"
+    return detected
+
+
+def detected_cpu_class():
     """The kernel class the CPU's flags allow, most capable first (what the engine's paths key on)."""
     try:
         with open("/proc/cpuinfo") as f:

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
         }
     }
     if (shapes.empty()) shapes = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {32128, 512}, {3072, 768}, {768, 3072}};
-    if (!t5s::int8_vnni_available()) {
+    if (t5s::default_kernel_policy().int8 == t5s::Int8Kernel::Fbgemm) {
         std::fprintf(stderr, "t5s_int8_bench: this CPU has no AVX512-VNNI (or T5S_INT8_KERNEL=fbgemm)\n");
         return 1;
     }
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
         for (int64_t rows : {1, 2, 4, 8, 16, 32, 256}) {
             const at::Tensor x = at::randn({rows, k});
             const int64_t macs = rows * n * k;
-            const double t_ours = best_us([&] { t5s::int8_linear(x, ours); }, macs);
+            const double t_ours = best_us([&] { t5s::int8_linear(x, ours, t5s::default_kernel_policy().int8); }, macs);
             const double t_fb = best_us([&] { run_dynamic(x, fb); }, macs);
             const double t_dnn = best_us([&] { run_dynamic(x, dnn); }, macs);
             std::printf("%5lldx%-5lld %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", static_cast<long long>(n), static_cast<long long>(k),

@@ -363,11 +363,16 @@ TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", 
     ro.threads = 1;
     const JobId load = engine.submit(LoadModel{model, ro});
     // The model must load: a failure here is a failure of the test, not a skip.
+    ModelInfo info;
     col.wait_for<Event>([&](const Event& e) {
         if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
         auto* m = std::get_if<ModelLoaded>(&e);
+        if (m && m->job == load) info = m->info;
         return m && m->job == load;
     }, 120);
+    // The kernel policy reaches the UI in the event's model info (the Model panel draws it).
+    CHECK(info.cpu_class == to_string(default_kernel_policy().cpu));
+    CHECK(info.kernels == describe_kernels(default_kernel_policy()));
     Generate g;
     g.texts = {"hello world", "今日は"};
     g.options.max_new_tokens = 8;

@@ -6,6 +6,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "kernel_rows.h"
 #include "panels.h"
 
 namespace t5s::ui {
@@ -61,6 +62,7 @@ void draw_info(Controller& ctl, const ModelVm& m) {
                          std::to_string(i.config.num_decoder_layers) + ", heads " + std::to_string(i.config.num_heads) +
                          ", d_ff " + std::to_string(i.config.d_ff));
         row("vocabulary", std::to_string(i.tokenizer_vocab) + " (embedding " + std::to_string(i.config.vocab_size) + ")");
+        for (const auto& [label, value] : cpu_kernel_rows(i)) row(label.c_str(), value);
         char ms[32];
         std::snprintf(ms, sizeof ms, "%.0f ms", m.load_ms);
         row("load time", ms);

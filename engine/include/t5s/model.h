@@ -4,11 +4,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "t5s/generation_config.h"
 #include "t5s/generation_options.h"
+#include "t5s/kernel_policy.h"
 #include "t5s/model_config.h"
 #include "t5s/tokenizer.h"
 
@@ -30,6 +33,7 @@ struct RuntimeOptions {
     int threads = 0;                     // intra-op threads; 0 = number of physical cores
     std::filesystem::path adapter;       // LoRA adapter folder (PEFT format) applied at load; empty: none
     int device_index = 0;                // which CUDA device ("cuda:N"); the first by default
+    std::optional<KernelPolicy> kernels; // CPU kernels (t5s/kernel_policy.h); empty: default_kernel_policy()
 };
 
 struct ModelInfo {
@@ -46,6 +50,9 @@ struct ModelInfo {
     int64_t parameter_count = 0;         // unique parameters (tied weights counted once)
     int64_t weight_bytes = 0;            // bytes of the weights as loaded at `precision`
     std::string matmul_kernel;           // what multiplies the decoder's weights, e.g. "int8 AMX" (see T5Network)
+    std::string cpu_class;               // the CPU class its kernels were chosen for, e.g. "avx2" (t5s/kernel_policy.h)
+    std::string cpu_class_detected;      // this CPU's class (differs when T5S_CPU_CLASS or the options cap it)
+    std::vector<std::pair<std::string, std::string>> kernels;  // (kernel, choice): describe_kernels()
     int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model or tokenizer.json
     std::vector<std::string> files;      // files read
     std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex

@@ -156,7 +156,7 @@ void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& en
         g->sentinels = spans::sentinels_in(spec.input_ids, g->sentinel_range);
     }
     if (o.num_beams > 1) {
-        g->beam = std::make_unique<BeamSearch>(1, o, net.config(), dev);
+        g->beam = std::make_unique<BeamSearch>(1, o, net.config(), dev, net.kernels().vocab);
         if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, {g->sentinels}});
     } else {
         g->generator = at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed));
@@ -180,7 +180,7 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
     }
     if (o.do_sample) {
         next = sample_tokens(logits, o, g.generator, &next_logprob);
-    } else if (!greedy_pick_cpu(logits, next, next_logprob)) {
+    } else if (!greedy_pick_cpu(logits, next, next_logprob, net.kernels().vocab)) {
         next = std::get<1>(logits.max(-1));
         next_logprob = at::log_softmax(logits, -1).gather(1, next.unsqueeze(1)).squeeze(1);
     }

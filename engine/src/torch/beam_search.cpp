@@ -23,8 +23,8 @@ at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
 
 }  // namespace
 
-BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev)
-    : B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
+BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
+    : vocab_(vocab), B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
       eos_(cfg.eos_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
     // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
@@ -48,7 +48,7 @@ at::Tensor BeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
     const int64_t B = B_, nb = nb_, V = V_;
     at::Tensor flat_seqs = running_seqs_.narrow(2, 0, cur_len_).reshape({B * nb, cur_len_});
     at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
-    if (!log_softmax_inplace_cpu(log_probs)) log_probs = at::log_softmax(logits, -1);
+    if (!log_softmax_inplace_cpu(log_probs, vocab_)) log_probs = at::log_softmax(logits, -1);
     process_logits(log_probs, flat_seqs, o, eos_, false);
     if (!guard_.range.empty()) {
         std::vector<const std::vector<int>*> required;

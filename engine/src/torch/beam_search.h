@@ -8,6 +8,7 @@
 
 #include "spans/sentinel_guard.h"
 #include "t5s/generation_options.h"
+#include "t5s/kernel_policy.h"
 #include "t5s/model_config.h"
 
 namespace t5s {
@@ -20,7 +21,8 @@ struct DecodedSequence {
 class BeamSearch {
 public:
     // `inputs` inputs of options.num_beams rows each (rows [i*beams, (i+1)*beams) are input i's).
-    BeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device);
+    // `vocab`: the kernel policy's in-place log-softmax (KernelPolicy::vocab; Off: ATen's).
+    BeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
 
     int64_t rows() const { return B_ * nb_; }
     // Protected spans: guard.required[i] for input i's beams (logits_processors.h's sentinel guard).
@@ -37,6 +39,7 @@ public:
     std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const;
 
 private:
+    KernelIsa vocab_;
     int64_t B_, nb_, V_, keep_, max_length_;
     int64_t eos_;
     double length_penalty_;

@@ -113,9 +113,9 @@ at::Tensor BertEncoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     return x;
 }
 
-void BertEncoder::quantize_int8() {
+void BertEncoder::quantize_int8(const KernelPolicy& kernels) {
     for (Layer& l : layers_)
-        for (AffineLinear* a : {&l.qkv, &l.attn_out, &l.ffn_in, &l.ffn_out}) a->linear.quantize_int8(false);
+        for (AffineLinear* a : {&l.qkv, &l.attn_out, &l.ffn_in, &l.ffn_out}) a->linear.quantize_int8(false, kernels);
 }
 
 int64_t BertEncoder::weight_bytes() const {

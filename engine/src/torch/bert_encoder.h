@@ -30,7 +30,7 @@ public:
     // ids, mask: int64 [B, S] (mask 1 = token). Returns the last hidden state [B, S, hidden].
     at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask) const;
 
-    void quantize_int8();
+    void quantize_int8(const KernelPolicy& kernels);
     int64_t weight_bytes() const;
     std::string matmul_kernel() const;
     const embed_detail::EncoderConfig& config() const { return config_; }

@@ -4,26 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <string>
 #include <vector>
-
-#include "env.h"
 
 namespace t5s {
 namespace {
 
-// Built for AVX-512, AVX2 and baseline x86-64; the loader picks one for the running CPU.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define T5S_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define T5S_CLONES
-#endif
-
 constexpr int kLanes = 16;  // independent partial sums: vectorisable without reassociation flags
 
-T5S_CLONES float dot(const float* a, const float* b, int64_t n) {
+using bf16 = c10::BFloat16;
+
+// The vector primitives' bodies, compiled into one copy per instruction set below: inlined into a
+// function built for a wider target they vectorise for it.
+#define T5S_INLINE inline __attribute__((always_inline))
+T5S_INLINE float dot_body(const float* a, const float* b, int64_t n) {
     float acc[kLanes] = {};
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
@@ -33,17 +27,40 @@ T5S_CLONES float dot(const float* a, const float* b, int64_t n) {
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
 }
-
-T5S_CLONES float sum_squares(const float* a, int64_t n) { return dot(a, a, n); }
-
-T5S_CLONES void axpy(float alpha, const float* x, float* y, int64_t n) {
+T5S_INLINE void axpy_body(float alpha, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
-
-using bf16 = c10::BFloat16;
-
-T5S_CLONES void widen(const bf16* in, float* out, int64_t n) {
+T5S_INLINE void widen_body(const bf16* in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+}
+
+// One set of primitives per instruction set; the kernel policy picks the set (KernelPolicy::step).
+struct VecOps {
+    float (*dot)(const float*, const float*, int64_t);
+    void (*axpy)(float, const float*, float*, int64_t);
+    void (*widen)(const bf16*, float*, int64_t);
+};
+
+#define T5S_VEC_OPS(NAME, TARGET)                                                                            \
+    TARGET float NAME##_dot(const float* a, const float* b, int64_t n) { return dot_body(a, b, n); }          \
+    TARGET void NAME##_axpy(float alpha, const float* x, float* y, int64_t n) { axpy_body(alpha, x, y, n); } \
+    TARGET void NAME##_widen(const bf16* in, float* out, int64_t n) { widen_body(in, out, n); }               \
+    constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen};
+
+T5S_VEC_OPS(portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+// The targets the earlier target_clones used: results on each CPU class unchanged.
+T5S_VEC_OPS(avx2, __attribute__((target("avx2"))))
+T5S_VEC_OPS(avx512, __attribute__((target("avx512f"))))
+#endif
+
+const VecOps& ops_for(KernelIsa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    // A hand-made policy asking for more than the CPU has gets the best it has.
+    if (isa == KernelIsa::Avx512 && detect_cpu_features().avx512) return k_avx512;
+    if (isa >= KernelIsa::Avx2 && detect_cpu_features().avx2_fma) return k_avx2;
+#endif
+    return k_portable;
 }
 
 // How a kernel reads and writes its element type. fp32: rows are used in place and nothing is
@@ -54,15 +71,15 @@ struct Elem;
 
 template <>
 struct Elem<float> {
-    static const float* row(const float* p, float*, int64_t) { return p; }
+    static const float* row(const VecOps&, const float* p, float*, int64_t) { return p; }
     static float round(float x) { return x; }
     static float store(float x) { return x; }
 };
 
 template <>
 struct Elem<bf16> {
-    static const float* row(const bf16* p, float* scratch, int64_t n) {
-        widen(p, scratch, n);
+    static const float* row(const VecOps& ops, const bf16* p, float* scratch, int64_t n) {
+        ops.widen(p, scratch, n);
         return scratch;
     }
     static float round(float x) { return static_cast<float>(bf16(x)); }
@@ -71,7 +88,7 @@ struct Elem<bf16> {
 
 // transformers: h = x * rsqrt(mean(x^2) + eps) in fp32, rounded to the weight's dtype; out = w * h.
 template <typename T>
-at::Tensor rms_norm(const at::Tensor& x_in, const at::Tensor& weight_in, double eps) {
+at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor& weight_in, double eps) {
     using E = Elem<T>;
     const at::Tensor x = x_in.contiguous(), w = weight_in.contiguous();
     const int64_t d = x.size(-1), rows = x.numel() / d;
@@ -79,12 +96,12 @@ at::Tensor rms_norm(const at::Tensor& x_in, const at::Tensor& weight_in, double 
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
     std::vector<float> w_scratch(static_cast<size_t>(d));
-    const float* wf = E::row(w.data_ptr<T>(), w_scratch.data(), d);
+    const float* wf = E::row(ops, w.data_ptr<T>(), w_scratch.data(), d);
     at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(static_cast<size_t>(d));
         for (int64_t r = begin; r < end; ++r) {
-            const float* xf = E::row(xp + r * d, scratch.data(), d);
-            const float inv = 1.0f / std::sqrt(sum_squares(xf, d) / static_cast<float>(d) + static_cast<float>(eps));
+            const float* xf = E::row(ops, xp + r * d, scratch.data(), d);
+            const float inv = 1.0f / std::sqrt(ops.dot(xf, xf, d) / static_cast<float>(d) + static_cast<float>(eps));
             for (int64_t i = 0; i < d; ++i) op[r * d + i] = E::store(wf[i] * E::round(xf[i] * inv));
         }
     });
@@ -94,7 +111,7 @@ at::Tensor rms_norm(const at::Tensor& x_in, const at::Tensor& weight_in, double 
 // transformers: scores = q.k (+ bias), softmax in fp32, out = weights . v; in bf16 each of these
 // op outputs is rounded (scores twice: after the matmul and after the bias add).
 template <typename T>
-at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias_in) {
+at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias_in) {
     using E = Elem<T>;
     const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
     // k/v (and bias) may hold one row per group of `share` consecutive query rows: the beams or
@@ -116,20 +133,20 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
             acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
             const int64_t b = i / H, h = i % H, kb = b / share;
-            const float* qf = E::row(qp + b * qs0 + h * qs1, q_scratch.data(), dk);
+            const float* qf = E::row(ops, qp + b * qs0 + h * qs1, q_scratch.data(), dk);
             const T* brow = bp + (b / bias_share) * bs0 + h * bs1;
             float m = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < L; ++j) {
-                const float* kf = E::row(kp + kb * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
-                scores[j] = E::round(E::round(dot(qf, kf, dk)) + static_cast<float>(brow[j * bs3]));
+                const float* kf = E::row(ops, kp + kb * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
+                scores[j] = E::round(E::round(ops.dot(qf, kf, dk)) + static_cast<float>(brow[j * bs3]));
                 m = std::max(m, scores[j]);
             }
             float sum = 0;
             for (int64_t j = 0; j < L; ++j) sum += (scores[j] = std::exp(scores[j] - m));
             std::fill(acc.begin(), acc.end(), 0.0f);
             for (int64_t j = 0; j < L; ++j) {
-                const float* vf = E::row(vp + kb * vs0 + h * vs1 + j * vs2, row_scratch.data(), dk);
-                axpy(E::round(scores[j] / sum), vf, acc.data(), dk);
+                const float* vf = E::row(ops, vp + kb * vs0 + h * vs1 + j * vs2, row_scratch.data(), dk);
+                ops.axpy(E::round(scores[j] / sum), vf, acc.data(), dk);
             }
             T* orow = op + b * H * dk + h * dk;
             for (int64_t c = 0; c < dk; ++c) orow[c] = E::store(acc[c]);
@@ -140,19 +157,20 @@ at::Tensor single_query_attention(const at::Tensor& q, const at::Tensor& k, cons
 
 }  // namespace
 
-bool fused_kernels_enabled() {
-    static const bool enabled = read_bool_from_env("T5S_FUSED_KERNELS", true);
-    return enabled;
+at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa) {
+    return rms_norm<float>(ops_for(isa), x, weight, eps);
+}
+at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa) {
+    return rms_norm<bf16>(ops_for(isa), x, weight, eps);
 }
 
-at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps) { return rms_norm<float>(x, weight, eps); }
-at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps) { return rms_norm<bf16>(x, weight, eps); }
-
-at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) {
-    return single_query_attention<float>(q, k, v, bias);
+at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                                          KernelIsa isa) {
+    return single_query_attention<float>(ops_for(isa), q, k, v, bias);
 }
-at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) {
-    return single_query_attention<bf16>(q, k, v, bias);
+at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                                           KernelIsa isa) {
+    return single_query_attention<bf16>(ops_for(isa), q, k, v, bias);
 }
 
 }  // namespace t5s

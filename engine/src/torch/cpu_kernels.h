@@ -3,27 +3,27 @@
 // dispatch and temporaries cost more than its arithmetic: T5's RMS norm (7 ops -> 1) and
 // single-query attention (matmul, bias add, softmax, matmul, head merge -> 1). Same formulas and
 // the same fp32 accumulation as transformers; only the summation order differs (rounding-level).
+// Each takes the instruction set the kernel policy chose (KernelPolicy::step: Avx512, Avx2 or
+// Portable; Off is the caller's business: it then runs ATen op by op).
 #include <ATen/ATen.h>
+
+#include "t5s/kernel_policy.h"
 
 namespace t5s {
 
-// False when T5S_FUSED_KERNELS=0 (A/B runs, and the op-by-op ctest): every fused CPU kernel
-// (these, vocab_kernels.h) is then left out.
-bool fused_kernels_enabled();
-
 // x [..., d] fp32 -> weight * (x * rsqrt(mean(x^2) + eps)).
-at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps);
+at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa);
 
 // One query per row: q [B, H, 1, dk], k/v [B / share, H, L, dk] (any strides, last dim
 // contiguous; query row b reads k/v row b / share), bias [1, B or B / share, ...] broadcastable
 // to [., H, 1, L]. Unscaled scores (T5), softmax in fp32. Returns the heads merged: [B, 1, H * dk].
 at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                          const at::Tensor& bias);
+                                          const at::Tensor& bias, KernelIsa isa);
 
 // The same for bf16 tensors, rounding to bf16 wherever transformers' bf16 ops do (every op
 // output), computing in fp32 in between.
-at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps);
+at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa);
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                           const at::Tensor& bias);
+                                           const at::Tensor& bias, KernelIsa isa);
 
 }  // namespace t5s

@@ -82,8 +82,8 @@ struct GreedyRows {
 // One step's next token and its log-probability for every running row: the logits processors,
 // the sentinel guard, then sampling or greedy choice.
 void pick_next_tokens(at::Tensor& logits, const GreedyRows& rows, const GenerationOptions& o, int64_t eos,
-                      int64_t n_ret, const spans::SentinelGuard* guard, at::Generator* generator, at::Tensor& next,
-                      at::Tensor& next_logprob) {
+                      int64_t n_ret, const spans::SentinelGuard* guard, at::Generator* generator, KernelIsa vocab,
+                      at::Tensor& next, at::Tensor& next_logprob) {
     process_logits(logits, rows.sequences, o, eos, /*include_warpers=*/false);
     if (guard && !guard->range.empty()) {
         std::vector<const std::vector<int>*> required;
@@ -92,7 +92,7 @@ void pick_next_tokens(at::Tensor& logits, const GreedyRows& rows, const Generati
     }
     if (o.do_sample) {
         next = sample_tokens(logits, o, *generator, &next_logprob);
-    } else if (!greedy_pick_cpu(logits, next, next_logprob)) {
+    } else if (!greedy_pick_cpu(logits, next, next_logprob, vocab)) {
         // max(dim) returns argmax's index (first maximum; NaN wins) and is several times faster
         // than argmax's CPU reduction over the vocabulary.
         next = std::get<1>(logits.max(-1));
@@ -122,7 +122,7 @@ std::vector<std::vector<DecodedSequence>> decode_greedy_or_sample(const T5Networ
         refresh_live_settings(control, &version, &o);
         at::Tensor logits = net.decode_step(state, rows.sequences.select(1, rows.sequences.size(1) - 1));
         at::Tensor next, next_logprob;
-        pick_next_tokens(logits, rows, o, eos, n_ret, guard, generator, next, next_logprob);
+        pick_next_tokens(logits, rows, o, eos, n_ret, guard, generator, net.kernels().vocab, next, next_logprob);
         rows.scores_sum.index_add_(0, rows.active_rows, next_logprob.to(at::kDouble));
         rows.sequences = at::cat({rows.sequences, next.unsqueeze(1)}, 1);
         const at::Tensor done = next == eos;
@@ -149,7 +149,7 @@ std::vector<std::vector<DecodedSequence>> decode_beam_search(const T5Network& ne
     uint64_t version = initial_version(control);
     const int64_t B = encoder_hidden.size(0), nb = o.num_beams;
     DecoderState state = net.start_decoding(encoder_hidden, attention_mask, o.max_new_tokens + 1, nb);
-    BeamSearch search(B, o, net.config(), encoder_hidden.device());
+    BeamSearch search(B, o, net.config(), encoder_hidden.device(), net.kernels().vocab);
     if (guard) search.set_sentinel_guard(*guard);
     while (true) {
         check_cancel(control);

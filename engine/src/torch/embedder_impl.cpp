@@ -67,7 +67,7 @@ public:
         with_out_of_memory_as_error([&] {
             for (auto& [name, t] : params) t = t.to(rt_.device, rt_.compute_dtype).contiguous();
             encoder_ = std::make_unique<BertEncoder>(spec_.encoder, std::move(params), loaded.files.back());
-            if (rt_.precision == Precision::Int8) encoder_->quantize_int8();
+            if (rt_.precision == Precision::Int8) encoder_->quantize_int8(rt_.kernels);
             for (const auto& d : spec_.dense) {
                 AffineLinear a = load_dense(d, info_.files);
                 a.linear = Linear(a.linear.weight().to(rt_.device));

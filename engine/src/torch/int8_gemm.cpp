@@ -1,10 +1,7 @@
 #include "torch/int8_gemm.h"
 
 #include <ATen/Parallel.h>
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -15,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "env.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -209,20 +205,6 @@ T5S_AMX void amx_columns(int64_t begin, int64_t end, int64_t blocks, const uint8
     _tile_release();
 }
 
-bool cpu_has_amx() {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    const bool tile = (d >> 24) & 1, int8 = (d >> 25) & 1;
-    // Linux hands out the 8 KB tile state only on request (ARCH_REQ_XCOMP_PERM, XTILEDATA).
-    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return tile && int8 && syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-
-bool cpu_has_vnni() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-}
-
 // Per-row int8 on the CPU: plain loops the compiler vectorises (ATen's amin along rows took 11%
 // of an int8 load).
 __attribute__((target_clones("avx512f", "avx2", "default"))) float row_abs_max(const float* x, int64_t n) {
@@ -276,24 +258,9 @@ Int8Rows quantize_int8_rows(const at::Tensor& w) {
     return r;
 }
 
-
-
 int64_t Int8Weight::bytes() const {
     if (!defined()) return 0;
     return packed.numel() + scale.numel() * 4 + comp.numel() * 4;
-}
-
-// T5S_INT8_KERNEL: auto (the best this CPU has), vnni (no AMX) or fbgemm (LibTorch's kernels).
-std::string int8_kernel_setting() { return read_choice_from_env("T5S_INT8_KERNEL", {"auto", "vnni", "fbgemm"}, "auto"); }
-
-bool int8_vnni_available() {
-    static const bool ok = int8_kernel_setting() != "fbgemm" && cpu_has_vnni();
-    return ok;
-}
-
-bool int8_amx_available() {
-    static const bool ok = int8_vnni_available() && int8_kernel_setting() != "vnni" && cpu_has_amx();
-    return ok;
 }
 
 Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
@@ -313,8 +280,13 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
     return w;
 }
 
-at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w) {
-    if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k || !int8_vnni_available()) {
+at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel) {
+    // The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
+    const CpuFeatures& cpu = detect_cpu_features();
+    if (kernel == Int8Kernel::Fbgemm || !cpu.avx512_vnni || (kernel == Int8Kernel::Amx && !cpu.amx_int8)) {
+        throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
+    }
+    if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
         throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
     }
     const at::Tensor x2 = x.reshape({-1, w.k}).contiguous();
@@ -340,7 +312,7 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w) {
     const int32_t* comp = w.comp.data_ptr<int32_t>();
     const float* wscale = w.scale.data_ptr<float>();
     float* out = y.data_ptr<float>();
-    if (m >= kAmxMinRows && int8_amx_available()) {
+    if (m >= kAmxMinRows && kernel == Int8Kernel::Amx) {
         // Column pairs; each task configures the tiles of the thread it runs on.
         const int64_t pairs = (blocks + 1) / 2;
         const int64_t pair_grain = std::max<int64_t>(1, (int64_t{1} << 20) / (m * kp * 2 * kLanes));

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "t5s/kernel_policy.h"
+
 namespace t5s {
 
 // One int8 linear layer in the VNNI layout: blocks of 16 output features, 4 consecutive input
@@ -24,13 +26,6 @@ struct Int8Weight {
     int64_t bytes() const;
 };
 
-// True when the CPU has AVX512-VNNI and T5S_INT8_KERNEL is not "fbgemm" (the switch for A/B runs
-// and for testing the fallback, LibTorch's quantized::linear_dynamic).
-bool int8_vnni_available();
-// True when, in addition, the CPU has AMX-INT8, Linux grants the tile state and T5S_INT8_KERNEL
-// is not "vnni". From 8 rows the product then runs on AMX tiles.
-bool int8_amx_available();
-
 // Symmetric per-row int8 (every int8 form: this kernel, FBGEMM, CUDA, the embedding table):
 // scale [rows, 1] = max(max|w_row| / 127, 1e-8); q = clamp(round(w / scale), -127, 127), rounding
 // half to even. Any device; the CPU fp32 case is one pass over the weight.
@@ -44,8 +39,9 @@ Int8Rows quantize_int8_rows(const at::Tensor& w);
 Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 
 // x: fp32 CPU [..., K] -> fp32 [..., N]. Each row of x is quantised with its own scale
-// max|x_row| / 127 (round to nearest even). AMX and VNNI give identical results: both sum the
-// same int32 products exactly.
-at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w);
+// max|x_row| / 127 (round to nearest even). `kernel` is Vnni, or Amx (AMX tiles from 2 rows, VNNI
+// below) as the kernel policy chose it (t5s/kernel_policy.h: it checked that the CPU has them;
+// Fbgemm is refused). AMX and VNNI give identical results: both sum the same int32 products exactly.
+at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel);
 
 }  // namespace t5s

@@ -56,19 +56,6 @@ c10::IValue prepack_with_fbgemm(const at::Tensor& q) {
 
 }  // namespace
 
-// Without VNNI, FBGEMM and oneDNN multiply u8 x s8 pairs with vpmaddubsw, whose int16 sums
-// saturate: activations then get 7 bits (reduce_range, PyTorch's own default on x86). On an AVX2
-// CPU, one 256x64 layer on N(0, 1) inputs: 6.7% relative error without, 1.2% with; the tiny
-// models' int8 logits were off by up to 37% (t5v10) and 49% (flan) of their range without it.
-// CPUs with VNNI sum in int32: full range.
-bool int8_needs_reduced_range() {
-    static const bool reduce = [] {
-        __builtin_cpu_init();
-        return !(__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"));
-    }();
-    return reduce;
-}
-
 at::Tensor Linear::operator()(const at::Tensor& x) const {
     at::Tensor y = product(x);
     if (!lora_.a.defined()) return y;
@@ -92,7 +79,7 @@ at::Tensor Linear::product(const at::Tensor& x) const {
             [&](const Plain& f) { return at::linear(x, f.weight); },
             [&](const Fp32Panels& f) -> at::Tensor {
                 if (x.scalar_type() != at::kFloat || !x.is_cpu()) throw_wrong_input();
-                return panel_linear(x, f.panels, f.out_features);
+                return panel_linear(x, f.panels, f.out_features, f.isa);
             },
             [&](const Fp32Packed& f) -> at::Tensor {
                 if (x.scalar_type() != at::kFloat || !x.is_cpu()) throw_wrong_input();
@@ -102,7 +89,7 @@ at::Tensor Linear::product(const at::Tensor& x) const {
                 if (x.scalar_type() != at::kBFloat16 || !x.is_cpu()) throw_wrong_input();
                 return packed_linear_bf16(x, f.packed);
             },
-            [&](const CpuInt8& f) { return int8_linear(x, f.weight); },  // computes in fp32
+            [&](const CpuInt8& f) { return int8_linear(x, f.weight, f.kernel); },  // computes in fp32
             [&](const FbgemmInt8& f) {
                 static const c10::OperatorHandle op = quantized_op("quantized::linear_dynamic");
                 const bool wide = !f.wide.isNone() && x.numel() / x.size(-1) >= kWideRows;
@@ -154,10 +141,10 @@ std::string Linear::kernel_name() const {
         Overload{
             [](const std::monostate&) -> std::string { return "none"; },
             [](const Plain& f) { return std::string("ATen linear (") + c10::toString(f.weight.scalar_type()) + ")"; },
-            [](const Fp32Panels&) -> std::string { return panel_gemm_has_avx2() ? "fp32 panels (AVX2)" : "fp32 panels (portable)"; },
+            [](const Fp32Panels& f) -> std::string { return f.isa == KernelIsa::Avx2 ? "fp32 panels (AVX2)" : "fp32 panels (portable)"; },
             [](const Fp32Packed&) -> std::string { return "fp32 MKL packed"; },
             [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
-            [](const CpuInt8&) -> std::string { return int8_amx_available() ? "int8 AMX" : "int8 AVX512-VNNI"; },
+            [](const CpuInt8& f) -> std::string { return f.kernel == Int8Kernel::Amx ? "int8 AMX" : "int8 AVX512-VNNI"; },
             [](const FbgemmInt8&) -> std::string { return "int8 FBGEMM"; },
             [](const Int8Rows&) -> std::string { return "int8 dequantised"; },
             [](const Frozen& f) { return std::string("frozen ") + c10::toString(f.values.scalar_type()) + " dequantised"; },
@@ -165,20 +152,25 @@ std::string Linear::kernel_name() const {
         form_);
 }
 
-void Linear::quantize_int8(bool also_wide) {
+void Linear::quantize_int8(bool also_wide, const KernelPolicy& kernels) {
     const Plain* plain = std::get_if<Plain>(&form_);
     if (!plain) return;
     const at::ScalarType dtype = plain->weight.scalar_type();
     const bool cpu = plain->weight.is_cpu();
     at::Tensor w = plain->weight.to(at::kFloat);
     auto [q8, scale] = quantize_int8_rows(w);
-    if (cpu && int8_vnni_available()) {
-        form_ = CpuInt8{pack_int8_weight(q8, scale)};
+    if (cpu && kernels.int8 != Int8Kernel::Fbgemm) {
+        form_ = CpuInt8{pack_int8_weight(q8, scale), kernels.int8};
     } else if (cpu) {
+        // Without VNNI, FBGEMM and oneDNN multiply u8 x s8 pairs with vpmaddubsw, whose int16
+        // sums saturate: activations then get 7 bits (reduce_range, PyTorch's own default on x86;
+        // the policy's int8_reduced_range). On an AVX2 CPU, one 256x64 layer on N(0, 1) inputs:
+        // 6.7% relative error without, 1.2% with; the tiny models' int8 logits were off by up to
+        // 37% (t5v10) and 49% (flan) of their range without it. VNNI sums in int32: full range.
         at::Tensor q =
             at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble), at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
         form_ = FbgemmInt8{prepack_with_fbgemm(q), also_wide ? prepack_with_onednn(q) : c10::IValue(), w.size(0), w.size(1),
-                           int8_needs_reduced_range()};
+                           kernels.int8_reduced_range};
     } else {
         form_ = Int8Rows{q8, scale.to(dtype)};
     }
@@ -195,13 +187,13 @@ void Linear::hold_frozen(at::ScalarType dtype) {
     form_ = Frozen{q8, scale};
 }
 
-void Linear::pack_for_cpu() {
+void Linear::pack_for_cpu(const KernelPolicy& kernels) {
     const Plain* plain = std::get_if<Plain>(&form_);
-    if (!plain) return;
+    if (!plain || !packing_wanted(plain->weight, kernels.packing)) return;
     const at::Tensor& w = plain->weight;
     const bool bf16 = w.scalar_type() == at::kBFloat16;
-    if (!bf16 && w.scalar_type() == at::kFloat && w.is_cpu() && w.dim() == 2 && fp32_panels_preferred() && packing_wanted(w)) {
-        form_ = Fp32Panels{pack_panels(w), w.size(0)};
+    if (!bf16 && w.scalar_type() == at::kFloat && w.is_cpu() && w.dim() == 2 && kernels.fp32_gemm == Fp32Gemm::Panels) {
+        form_ = Fp32Panels{pack_panels(w), w.size(0), kernels.fp32_panels};
         return;
     }
     at::Tensor packed = bf16 ? pack_linear_weight_bf16(w) : pack_linear_weight(w);

@@ -5,17 +5,18 @@
 // Forms, and who creates them:
 //   Plain            the [out, in] tensor as loaded (training, the encoder, anything not converted)
 //   Fp32Panels       W^T in 16-column panels for our batch-invariant AVX2 kernel, CPU fp32
-//                    decoding on CPUs without AVX-512 (pack_for_cpu, panel_gemm.h)
+//                    decoding where the kernel policy picks panels (pack_for_cpu, panel_gemm.h)
 //   Fp32Packed       MKL-packed W^T, CPU fp32 decoding elsewhere (pack_for_cpu, packed_gemm.h)
 //   Bf16Reordered    oneDNN-reordered W, CPU bf16 decoding (pack_for_cpu, packed_gemm.h)
-//   CpuInt8          our AMX / AVX512-VNNI layout (quantize_int8 on CPUs with VNNI, int8_gemm.h)
-//   FbgemmInt8       quantized::linear_prepack (quantize_int8 on other CPUs), optionally a second
+//   CpuInt8          our AMX / AVX512-VNNI layout (quantize_int8 where the policy picks it, int8_gemm.h)
+//   FbgemmInt8       quantized::linear_prepack (quantize_int8 otherwise), optionally a second
 //                    oneDNN prepack used from kWideRows rows (the head)
 //   Int8Rows         int8 values + per-row scales dequantised per call (quantize_int8 on CUDA)
 //   Frozen           a frozen training base in bf16 / fp16, or int8 + per-row scales, dequantised
 //                    to the input's dtype per call; autograd keeps no fp32 copy (hold_frozen,
 //                    lean_backward.h): LoRA training on a smaller base
-// The form is chosen once, at conversion; operator() only dispatches on it. The conversions and
+// The form is chosen once, at conversion, as the kernel policy says (t5s/kernel_policy.h);
+// operator() only dispatches on it. The conversions and
 // the dispatch, the kernel name and the byte count of each form all live in linear.cpp.
 //
 // A low-rank adapter (LoRA) adds `y += scale * B(A dropout(x))` after the form's product, so every
@@ -27,6 +28,7 @@
 #include <string>
 #include <variant>
 
+#include "t5s/kernel_policy.h"
 #include "torch/int8_gemm.h"
 
 namespace t5s {
@@ -39,6 +41,7 @@ public:
     struct Fp32Panels {
         at::Tensor panels;  // [ceil(out / 16), in, 16]
         int64_t out_features = 0;
+        KernelIsa isa = KernelIsa::Portable;  // the kernel policy's fp32_panels
     };
     struct Fp32Packed {
         at::Tensor packed;
@@ -50,6 +53,7 @@ public:
     };
     struct CpuInt8 {
         Int8Weight weight;
+        Int8Kernel kernel = Int8Kernel::Vnni;  // Vnni or Amx, as the kernel policy chose
     };
     struct FbgemmInt8 {
         c10::IValue narrow;  // FBGEMM prepack: fastest for a few rows
@@ -96,12 +100,13 @@ public:
     bool has_lora() const { return lora_.a.defined(); }
     void set_lora_dropout_active(bool on) { lora_dropout_on_ = on; }
 
-    // Inference-only conversions of a Plain layer (no-ops otherwise). quantize_int8 picks the
-    // int8 kernel for the weight's device and this CPU; `also_wide` keeps a second oneDNN form
-    // where FBGEMM is used (worth it for the head only). pack_for_cpu packs CPU fp32/bf16
-    // weights when packing is available and worth it, else leaves the layer Plain.
-    void quantize_int8(bool also_wide);
-    void pack_for_cpu();
+    // Inference-only conversions of a Plain layer (no-ops otherwise), choosing as `kernels` says
+    // (t5s/kernel_policy.h). quantize_int8 picks the int8 kernel for the weight's device and the
+    // policy; `also_wide` keeps a second oneDNN form where FBGEMM is used (worth it for the head
+    // only). pack_for_cpu packs CPU fp32/bf16 weights when packing is available and wanted, else
+    // leaves the layer Plain.
+    void quantize_int8(bool also_wide, const KernelPolicy& kernels);
+    void pack_for_cpu(const KernelPolicy& kernels);
     // Training with a frozen base: a Plain layer becomes Frozen in `dtype` (kBFloat16, kHalf, or
     // kChar = int8 with per-row scales); kFloat leaves it as it is.
     void hold_frozen(at::ScalarType dtype);
@@ -112,9 +117,5 @@ private:
     Lora lora_;
     bool lora_dropout_on_ = false;
 };
-
-// True on CPUs without VNNI, where the FBGEMM / oneDNN int8 forms quantise activations to 7 bits
-// (their int16 pair sums would saturate at 8): a larger int8 error than on VNNI CPUs.
-bool int8_needs_reduced_range();
 
 }  // namespace t5s

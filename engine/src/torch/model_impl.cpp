@@ -118,6 +118,7 @@ public:
                 t = t.to(rt_.device, keep_fp32 ? at::kFloat : rt_.compute_dtype).contiguous();
             }
             net_ = std::make_unique<T5Network>(config, std::move(params));
+            net_->set_kernel_policy(rt_.kernels);
             net_->fuse_for_inference();
             if (rt_.precision == Precision::Int8) net_->quantize_int8();
             else net_->pack_for_cpu_decoding();  // no-op unless fp32 on the CPU with MKL
@@ -139,6 +140,9 @@ public:
         info_.config = config;
         info_.weight_bytes = net_->weight_bytes();
         info_.matmul_kernel = net_->matmul_kernel();
+        info_.cpu_class = to_string(rt_.kernels.cpu);
+        info_.cpu_class_detected = to_string(rt_.kernels.detected);
+        info_.kernels = describe_kernels(rt_.kernels);
         info_.content_hash = fingerprint_files(info_.files);
         if (!options.adapter.empty()) set_adapter(options.adapter);
     }

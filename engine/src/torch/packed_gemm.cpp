@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "env.h"
-
 namespace t5s {
 namespace {
 
@@ -76,33 +74,22 @@ bool probe_ok() {
     return true;
 }
 
-// T5S_PACKED_GEMM: off = never pack, all = pack every size (tests run tiny models through this
-// path), auto = pack weights of at least kMinPackedElements.
-std::string packing_mode() { return read_choice_from_env("T5S_PACKED_GEMM", {"auto", "off", "all"}, "auto"); }
-
 // Below 512x512 the multiply is cheap, and MKL's packed buffer has a fixed part of several MB.
 constexpr int64_t kMinPackedElements = 512 * 512;
 
-bool worth_packing(const at::Tensor& weight) {
-    static const bool pack_all = packing_mode() == "all";
-    return pack_all || weight.numel() >= kMinPackedElements;
-}
-
 }  // namespace
 
-bool packing_wanted(const at::Tensor& weight) { return packing_mode() != "off" && worth_packing(weight); }
+bool packing_wanted(const at::Tensor& weight, WeightPacking mode) {
+    return mode == WeightPacking::All || (mode == WeightPacking::Auto && weight.numel() >= kMinPackedElements);
+}
 
 bool packed_gemm_available() {
-    static const bool ok = [] {
-        if (!mkl().ok() || packing_mode() == "off") return false;
-        return probe_ok();
-    }();
+    static const bool ok = mkl().ok() && probe_ok();  // the library's ability, not a choice
     return ok;
 }
 
 at::Tensor pack_linear_weight(const at::Tensor& weight) {
     if (!packed_gemm_available() || !weight.is_cpu() || weight.scalar_type() != at::kFloat || weight.dim() != 2) return {};
-    if (!worth_packing(weight)) return {};
     return pack_unchecked(weight.contiguous());
 }
 
@@ -127,9 +114,8 @@ std::optional<c10::OperatorHandle> mkldnn_op(const char* name) { return c10::Dis
 
 at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
     static const std::optional<c10::OperatorHandle> reorder = mkldnn_op("mkldnn::_reorder_linear_weight");
-    static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise") && packing_mode() != "off";
+    static const bool usable = reorder && mkldnn_op("mkldnn::_linear_pointwise");  // the library's ability
     if (!usable || !weight.is_cpu() || weight.scalar_type() != at::kBFloat16 || weight.dim() != 2) return {};
-    if (!worth_packing(weight)) return {};
     try {
         std::vector<c10::IValue> stack{weight.contiguous(), c10::IValue()};  // no batch-size hint: best from 8 rows up
         reorder->callBoxed(&stack);

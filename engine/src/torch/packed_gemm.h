@@ -9,13 +9,16 @@
 // weight packed in this process is only valid in this process.
 #include <ATen/ATen.h>
 
+#include "t5s/kernel_policy.h"
+
 namespace t5s {
 
-// T5S_PACKED_GEMM's verdict on a weight, whatever the kernel: not "off", and large enough (auto:
-// at least 512x512) or every size asked for ("all").
-bool packing_wanted(const at::Tensor& weight);
+// The kernel policy's verdict on a weight (KernelPolicy::packing, T5S_PACKED_GEMM), whatever the
+// kernel: not Off, and large enough (Auto: at least 512x512) or every size (All).
+bool packing_wanted(const at::Tensor& weight, WeightPacking mode);
 
-// True when this LibTorch's MKL offers packed sgemm (and the self-check passed).
+// True when this LibTorch's MKL offers packed sgemm (and the self-check passed): what the library
+// can do, found once; whether to pack is the policy's question.
 bool packed_gemm_available();
 
 // weight [N, K] fp32 CPU -> MKL's packed form of weight^T (opaque bytes). Undefined tensor when

@@ -5,10 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <string>
 #include <vector>
-
-#include "env.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -168,34 +165,6 @@ at::Tensor multiply(const at::Tensor& x_in, const at::Tensor& panels, int64_t n,
 
 }  // namespace
 
-bool panel_gemm_has_avx2() {
-#if T5S_PANEL_AVX2
-    static const bool has = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }();
-    return has;
-#else
-    return false;
-#endif
-}
-
-bool fp32_panels_preferred() {
-    static const bool preferred = [] {
-        const std::string mode = read_choice_from_env("T5S_FP32_GEMM", {"auto", "panels", "mkl"}, "auto");
-        if (mode != "auto") return mode == "panels";
-#if T5S_PANEL_AVX2
-        // With AVX-512, MKL's wider kernels are expected to win (not measured here: this host has
-        // no AVX-512); without AVX2 the portable chains are far slower than any BLAS.
-        __builtin_cpu_init();
-        return panel_gemm_has_avx2() && !__builtin_cpu_supports("avx512f");
-#else
-        return false;
-#endif
-    }();
-    return preferred;
-}
-
 at::Tensor pack_panels(const at::Tensor& weight) {
     TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.is_cpu(), "pack_panels: fp32 CPU [N, K]");
     const int64_t n = weight.size(0), k = weight.size(1), count = (n + kPanel - 1) / kPanel;
@@ -205,12 +174,8 @@ at::Tensor pack_panels(const at::Tensor& weight) {
     return padded.view({count, kPanel, k}).transpose(1, 2).contiguous();
 }
 
-at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n) {
-    return multiply(x, panels, n, panel_gemm_has_avx2());
-}
-
-at::Tensor panel_linear_portable(const at::Tensor& x, const at::Tensor& panels, int64_t n) {
-    return multiply(x, panels, n, false);
+at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n, KernelIsa isa) {
+    return multiply(x, panels, n, isa == KernelIsa::Avx2 && detect_cpu_features().avx2_fma);
 }
 
 }  // namespace t5s

@@ -9,25 +9,20 @@
 // is what continuous batching promises (serve/batch_decoder.h). The portable fallback (CPUs
 // without AVX2/FMA) runs the same chains with std::fma: the same bits, slowly.
 //
-// Chosen over MKL's packed sgemm (packed_gemm.h) where the CPU has AVX2 but not AVX-512 (see
-// fp32_panels_preferred): MKL runs its generic code path on AMD CPUs.
+// Chosen over MKL's packed sgemm (packed_gemm.h) where the kernel policy says so
+// (t5s/kernel_policy.h: Fp32Gemm::Panels, by default on CPUs with AVX2 but not AVX-512): MKL runs
+// its generic code path on AMD CPUs.
 #include <ATen/ATen.h>
 
+#include "t5s/kernel_policy.h"
+
 namespace t5s {
-
-// The kernel T5S_FP32_GEMM asks for: "auto" (panels where fp32_panels_preferred), "panels", "mkl".
-bool fp32_panels_preferred();
-
-// True when this CPU runs the AVX2/FMA kernel (else the std::fma fallback).
-bool panel_gemm_has_avx2();
 
 // weight [N, K] fp32 CPU -> panels [ceil(N / 16), K, 16] (columns past N zero).
 at::Tensor pack_panels(const at::Tensor& weight);
 
-// x [..., K] fp32 CPU -> x @ weight^T [..., N].
-at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n);
-
-// The same product through the portable fallback, whatever the CPU (tests compare the two bitwise).
-at::Tensor panel_linear_portable(const at::Tensor& x, const at::Tensor& panels, int64_t n);
+// x [..., K] fp32 CPU -> x @ weight^T [..., N], with the AVX2/FMA code (isa Avx2: the policy has
+// checked that the CPU has it) or the portable std::fma chains (any other isa): the same bits.
+at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n, KernelIsa isa);
 
 }  // namespace t5s

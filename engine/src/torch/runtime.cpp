@@ -110,6 +110,7 @@ ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
     }
     r.threads = options.threads > 0 ? options.threads : physical_core_count();
     at::set_num_threads(r.threads);
+    r.kernels = resolve_kernel_policy(options.kernels);
     return r;
 }
 

@@ -2,6 +2,7 @@
 // Device, dtype and thread decisions, in one place.
 #include <ATen/ATen.h>
 
+#include "t5s/kernel_policy.h"
 #include "t5s/model.h"
 
 namespace t5s {
@@ -11,6 +12,7 @@ struct ResolvedRuntime {
     Precision precision = Precision::Fp32;
     at::ScalarType compute_dtype = at::kFloat;  // dtype of activations and (non-int8) weights
     int threads = 1;
+    KernelPolicy kernels;  // the CPU kernels (t5s/kernel_policy.h)
 };
 
 // Validates the request against this machine (e.g. cuda without a GPU -> InvalidArgument) and

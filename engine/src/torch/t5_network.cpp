@@ -8,7 +8,6 @@
 #include "t5s/error.h"
 #include "torch/cpu_kernels.h"
 #include "torch/lean_backward.h"
-#include "torch/panel_gemm.h"
 
 namespace t5s {
 namespace {
@@ -61,7 +60,7 @@ std::string T5Network::matmul_kernel() const {
 }
 
 T5Network::T5Network(ModelConfig config, std::map<std::string, at::Tensor> params)
-    : config_(std::move(config)), params_(std::move(params)) {
+    : config_(std::move(config)), params_(std::move(params)), kernels_(default_kernel_policy()) {
     const at::Tensor& shared = params_.at("shared.weight");
     dtype_ = shared.scalar_type();
     device_ = shared.device();
@@ -143,10 +142,10 @@ void T5Network::quantize_int8() {
     // head alone is d_model x vocab.
     if (!fused_) fuse_for_inference();
     for (auto& l : encoder_)
-        for (Linear* x : linear_layers(l)) x->quantize_int8(false);
+        for (Linear* x : linear_layers(l)) x->quantize_int8(false, kernels_);
     for (auto& l : decoder_)
-        for (Linear* x : linear_layers(l)) x->quantize_int8(false);
-    head_.quantize_int8(true);
+        for (Linear* x : linear_layers(l)) x->quantize_int8(false, kernels_);
+    head_.quantize_int8(true, kernels_);
     // The embedding table too, with the head's per-row scheme (CTranslate2 does the same): for a
     // tied model these are the head's own int8 rows. t5-small: 66 MB -> 16 MB; mT5-large: 1 GB -> 256 MB.
     at::Tensor w = shared_.to(at::kFloat);
@@ -168,16 +167,16 @@ void T5Network::pack_for_cpu_decoding() {
     if (!device_.is_cpu() || (dtype_ != at::kFloat && dtype_ != at::kBFloat16)) return;
     if (!fused_) fuse_for_inference();
     for (auto& l : decoder_)
-        for (Linear* x : linear_layers(l)) x->pack_for_cpu();
+        for (Linear* x : linear_layers(l)) x->pack_for_cpu(kernels_);
     // The encoder multiplies every token of its inputs at once, where re-packing per call costs
     // MKL little: only our panel kernel, faster than MKL at every row count measured (1 to 512),
     // takes the encoder over too (a request joining a served batch is encoded alone: ~30 rows).
-    if (dtype_ == at::kFloat && fp32_panels_preferred()) {
+    if (dtype_ == at::kFloat && kernels_.fp32_gemm == Fp32Gemm::Panels) {
         for (auto& l : encoder_)
-            for (Linear* x : linear_layers(l)) x->pack_for_cpu();
+            for (Linear* x : linear_layers(l)) x->pack_for_cpu(kernels_);
     }
     // A tied head is also the embedding table, which lookups still read through shared_.
-    head_.pack_for_cpu();
+    head_.pack_for_cpu(kernels_);
 }
 
 int64_t T5Network::weight_bytes() const {
@@ -221,7 +220,7 @@ at::Tensor T5Network::clamp_fp16(const at::Tensor& x) const {
 }
 
 bool T5Network::use_fused_cpu_kernels(const at::Tensor& x) const {
-    return fused_kernels_enabled() && !training_ && !at::GradMode::is_enabled() && x.is_cpu() &&
+    return kernels_.step != KernelIsa::Off && !training_ && !at::GradMode::is_enabled() && x.is_cpu() &&
            (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16);
 }
 
@@ -233,8 +232,8 @@ bool T5Network::fused_single_query(const at::Tensor& q, const at::Tensor& k, con
 
 at::Tensor T5Network::attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
     if (fused_single_query(q, k, v, bias)) {
-        return q.scalar_type() == at::kFloat ? single_query_attention_cpu_f32(q, k, v, bias)
-                                             : single_query_attention_cpu_bf16(q, k, v, bias);
+        return q.scalar_type() == at::kFloat ? single_query_attention_cpu_f32(q, k, v, bias, kernels_.step)
+                                             : single_query_attention_cpu_bf16(q, k, v, bias, kernels_.step);
     }
     return merge_heads(attend(q, k, v, bias));
 }
@@ -252,8 +251,8 @@ at::Tensor T5Network::attend_cross(const at::Tensor& q, const DecoderState& st, 
 
 at::Tensor T5Network::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     if (use_fused_cpu_kernels(x) && weight.scalar_type() == x.scalar_type()) {
-        return x.scalar_type() == at::kFloat ? rms_norm_cpu_f32(x, weight, config_.layer_norm_epsilon)
-                                             : rms_norm_cpu_bf16(x, weight, config_.layer_norm_epsilon);
+        return x.scalar_type() == at::kFloat ? rms_norm_cpu_f32(x, weight, config_.layer_norm_epsilon, kernels_.step)
+                                             : rms_norm_cpu_bf16(x, weight, config_.layer_norm_epsilon, kernels_.step);
     }
     at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, true);
     at::Tensor h = x * at::rsqrt(variance + config_.layer_norm_epsilon);

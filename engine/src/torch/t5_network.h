@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "t5s/kernel_policy.h"
 #include "t5s/model_config.h"
 #include "torch/linear.h"
 #include "torch/step_decoding.h"
@@ -81,6 +82,11 @@ public:
     const std::map<std::string, at::Tensor>& params() const { return params_; }
     at::ScalarType dtype() const { return dtype_; }
     at::Device device() const override { return device_; }
+
+    // The CPU kernels this network runs (t5s/kernel_policy.h); default_kernel_policy() until set.
+    // Set it before quantize_int8 / pack_for_cpu_decoding: they convert the weights for it.
+    void set_kernel_policy(const KernelPolicy& kernels) { kernels_ = kernels; }
+    const KernelPolicy& kernels() const { return kernels_; }
 
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
@@ -162,7 +168,7 @@ private:
     bool fused_single_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
     // attend + merge_heads; one fused kernel for a single query on the CPU in fp32/bf16 (decode step).
     at::Tensor attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const;
-    bool use_fused_cpu_kernels(const at::Tensor& x) const;
+    bool use_fused_cpu_kernels(const at::Tensor& x) const;  // kernels_.step on, inference, CPU fp32/bf16
     at::Tensor encoder_layer(const EncoderLayer& l, const at::Tensor& h, const at::Tensor& bias) const;
     // encode_each's self-attention: x [1, sum(lengths), d] -> the merged heads of every input, in order.
     at::Tensor attend_each(const AttentionWeights& a, const at::Tensor& x, const std::vector<int64_t>& lengths,
@@ -192,6 +198,7 @@ private:
     double lora_dropout_ = 0.0;
     bool checkpointing_ = false;
     bool fused_ = false;
+    KernelPolicy kernels_;
 };
 
 }  // namespace t5s

@@ -1,15 +1,10 @@
 #include "torch/vocab_kernels.h"
 
-#include "torch/cpu_kernels.h"
-
-#include "env.h"
-
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <string>
 #include <vector>
 
 namespace t5s {
@@ -160,44 +155,28 @@ T5S_AVX2 void log_softmax_row_avx2(float* x, int64_t v, float m) {
     for (int64_t c = full; c < v; ++c) x[c] -= shift;
 }
 
-enum class Isa { None, Avx2, Avx512 };
-
-// T5S_VOCAB_KERNEL: auto = AVX-512 where the CPU has it, else AVX2; avx2 / avx512 = only that one
-// (A/B runs; on a CPU without it the kernels are off and ATen runs).
-Isa isa() {
-    static const Isa chosen = [] {
-        if (!fused_kernels_enabled()) return Isa::None;
-        __builtin_cpu_init();
-        const bool has512 = __builtin_cpu_supports("avx512f") != 0;
-        const bool has2 = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-        const std::string want = read_choice_from_env("T5S_VOCAB_KERNEL", {"auto", "avx2", "avx512"}, "auto");
-        if (want == "avx512") return has512 ? Isa::Avx512 : Isa::None;
-        if (want == "avx2") return has2 ? Isa::Avx2 : Isa::None;
-        return has512 ? Isa::Avx512 : has2 ? Isa::Avx2 : Isa::None;
-    }();
-    return chosen;
+bool scan(KernelIsa isa, const float* x, int64_t v, float* max, int64_t* first) {
+    return isa == KernelIsa::Avx512 ? scan_row(x, v, max, first) : scan_row_avx2(x, v, max, first);
 }
-
-bool scan(const float* x, int64_t v, float* max, int64_t* first) {
-    return isa() == Isa::Avx512 ? scan_row(x, v, max, first) : scan_row_avx2(x, v, max, first);
+double exp_sum(KernelIsa isa, const float* x, int64_t v, float m) {
+    return isa == KernelIsa::Avx512 ? sum_exp(x, v, m) : sum_exp_avx2(x, v, m);
 }
-double exp_sum(const float* x, int64_t v, float m) { return isa() == Isa::Avx512 ? sum_exp(x, v, m) : sum_exp_avx2(x, v, m); }
-void log_softmax_one(float* x, int64_t v, float m) {
-    if (isa() == Isa::Avx512) return log_softmax_row(x, v, m);
+void log_softmax_one(KernelIsa isa, float* x, int64_t v, float m) {
+    if (isa == KernelIsa::Avx512) return log_softmax_row(x, v, m);
     log_softmax_row_avx2(x, v, m);
 }
 
-bool enabled() { return isa() != Isa::None; }
-
-bool fits(const at::Tensor& logits) {
-    return enabled() && logits.is_cpu() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.stride(1) == 1 &&
-           logits.size(1) > 0 && logits.size(1) <= std::numeric_limits<int32_t>::max();
+bool fits(const at::Tensor& logits, KernelIsa isa) {
+    const CpuFeatures& cpu = detect_cpu_features();
+    const bool runnable = (isa == KernelIsa::Avx2 && cpu.avx2_fma) || (isa == KernelIsa::Avx512 && cpu.avx512);
+    return runnable && logits.is_cpu() && logits.scalar_type() == at::kFloat &&
+           logits.dim() == 2 && logits.stride(1) == 1 && logits.size(1) > 0 && logits.size(1) <= std::numeric_limits<int32_t>::max();
 }
 
 }  // namespace
 
-bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob) {
-    if (!fits(logits)) return false;
+bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob, KernelIsa isa) {
+    if (!fits(logits, isa)) return false;
     const int64_t rows = logits.size(0), v = logits.size(1);
     at::Tensor idx = at::empty({rows}, logits.options().dtype(at::kLong));
     at::Tensor lp = at::empty({rows}, logits.options());
@@ -207,25 +186,25 @@ bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& log
     for (int64_t r = 0; r < rows; ++r) {
         const float* row = x + r * logits.stride(0);
         float m = 0;
-        if (!scan(row, v, &m, pi + r)) return false;
-        pl[r] = static_cast<float>(-std::log(exp_sum(row, v, m)));  // log-probability of the maximum
+        if (!scan(isa, row, v, &m, pi + r)) return false;
+        pl[r] = static_cast<float>(-std::log(exp_sum(isa, row, v, m)));  // log-probability of the maximum
     }
     next = idx;
     logprob = lp;
     return true;
 }
 
-bool log_softmax_inplace_cpu(at::Tensor& logits) {
-    if (!fits(logits)) return false;
+bool log_softmax_inplace_cpu(at::Tensor& logits, KernelIsa isa) {
+    if (!fits(logits, isa)) return false;
     const int64_t rows = logits.size(0), v = logits.size(1), stride = logits.stride(0);
     float* x = logits.data_ptr<float>();
     // Every row's maximum first, so that a refusal leaves the tensor untouched.
     std::vector<float> max(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
         int64_t unused = 0;
-        if (!scan(x + r * stride, v, &max[static_cast<size_t>(r)], &unused)) return false;
+        if (!scan(isa, x + r * stride, v, &max[static_cast<size_t>(r)], &unused)) return false;
     }
-    for (int64_t r = 0; r < rows; ++r) log_softmax_one(x + r * stride, v, max[static_cast<size_t>(r)]);
+    for (int64_t r = 0; r < rows; ++r) log_softmax_one(isa, x + r * stride, v, max[static_cast<size_t>(r)]);
     return true;
 }
 

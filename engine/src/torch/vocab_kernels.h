@@ -8,16 +8,19 @@
 //   [rows, vocab] tensor per step.
 #include <ATen/ATen.h>
 
+#include "t5s/kernel_policy.h"
+
 namespace t5s {
 
 // logits: fp32 CPU [rows, vocab], last dim contiguous. On success sets next (int64 [rows]) and
-// logprob (fp32 [rows]) and returns true. Returns false, touching nothing, when the CPU lacks
-// AVX2 (and AVX-512), T5S_FUSED_KERNELS=0, or a row holds a NaN or +inf or only -inf: the caller then takes
-// ATen's path, which defines those cases.
-bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
+// logprob (fp32 [rows]) and returns true. `isa` is the kernel policy's choice (KernelPolicy::vocab:
+// Avx512 or Avx2, checked against the CPU there). Returns false, touching nothing, when isa is Off
+// (or Portable), or a row holds a NaN or +inf or only -inf: the caller then takes ATen's path,
+// which defines those cases.
+bool greedy_pick_cpu(const at::Tensor& logits, at::Tensor& next, at::Tensor& logprob, KernelIsa isa);
 
 // logits <- log_softmax(logits, -1), in place. Same conditions and fallback as above (false:
 // logits untouched).
-bool log_softmax_inplace_cpu(at::Tensor& logits);
+bool log_softmax_inplace_cpu(at::Tensor& logits, KernelIsa isa);
 
 }  // namespace t5s

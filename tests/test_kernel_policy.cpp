@@ -1,0 +1,166 @@
+// The kernel policy in one process: the same model loaded with this CPU's kernels and with forced
+// fallbacks (the AVX2-only class of an AMD EPYC, the portable code, ATen op by op, VNNI instead
+// of AMX, FBGEMM instead of ours) gives the same results on the same inputs: bit for bit where
+// the kernels promise it (the panel kernel's AVX2 and portable code; AMX and VNNI), to rounding
+// or to int8 rounding elsewhere. The env-driven ctest entries still cover each switch alone.
+#include <ATen/ATen.h>
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5s/model.h"
+#include "test_support.h"
+#include "torch/vocab_kernels.h"
+
+using namespace t5s;
+using namespace t5s::test;
+
+namespace {
+
+const char* const kModel = "t5v10-tied-relu";
+
+std::unique_ptr<Model> load(Precision p, KernelPolicy kernels) {
+    kernels.packing = WeightPacking::All;  // the tiny model's weights are all under the size threshold
+    RuntimeOptions o{Device::Cpu, p, 0};
+    o.kernels = kernels;
+    return Model::load(model_dir(kModel), o);
+}
+
+IdBatch inputs(const Model& m) {
+    return {m.tokenizer().encode("paraphrase: The quick brown fox jumps over the lazy dog."),
+            m.tokenizer().encode("paraphrase: Tom is a good boy.")};
+}
+
+GenerationOptions greedy() {
+    GenerationOptions o;
+    o.max_new_tokens = 12;
+    return o;
+}
+
+struct Outputs {
+    FloatArray logits;                             // teacher-forced on fixed decoder inputs
+    std::vector<std::vector<Candidate>> greedy;    // per input
+};
+
+Outputs run(const Model& m) {
+    const IdBatch in = inputs(m);
+    const IdBatch decoder_in(in.size(), std::vector<int>{0, 5, 9, 13, 21});
+    return {m.logits(in, decoder_in), m.generate_ids(in, greedy())};
+}
+
+double max_abs(const std::vector<float>& v) {
+    double m = 0;
+    for (float x : v) m = std::max(m, std::abs(static_cast<double>(x)));
+    return m;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(static_cast<double>(a[i]) - b[i]));
+    return m;
+}
+
+void check_bitwise(const Outputs& a, const Outputs& b) {
+    CHECK(a.logits.data == b.logits.data);
+    REQUIRE(a.greedy.size() == b.greedy.size());
+    for (size_t i = 0; i < a.greedy.size(); ++i) {
+        CHECK(a.greedy[i][0].ids == b.greedy[i][0].ids);
+        CHECK(a.greedy[i][0].score == b.greedy[i][0].score);
+    }
+}
+
+// Each token `other` decoded greedily is a maximum, to `tol`, of `reference`'s own logits after
+// the same prefix: both are greedy decodings, whichever way a near-tie rounds.
+void check_greedy_under(const Model& reference, const Outputs& other, double tol) {
+    const IdBatch in = inputs(reference);
+    for (size_t i = 0; i < in.size(); ++i) {
+        const std::vector<int>& ids = other.greedy[i][0].ids;
+        REQUIRE(!ids.empty());
+        std::vector<int> prefix{reference.info().config.decoder_start_token_id};
+        prefix.insert(prefix.end(), ids.begin(), ids.end() - 1);
+        const FloatArray l = reference.logits({in[i]}, {prefix});
+        const int64_t vocab = l.shape[2];
+        for (size_t t = 0; t < ids.size(); ++t) {
+            const float* row = l.data.data() + t * vocab;
+            const float best = *std::max_element(row, row + vocab);
+            INFO("input " << i << " step " << t);
+            CHECK(row[ids[t]] >= best - tol);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("panel kernel: AVX2 code and its portable fallback give the same bits through the model", "[policy]") {
+    KernelPolicy avx2 = kernel_policy_for(CpuClass::Avx2);
+    avx2.fp32_gemm = Fp32Gemm::Panels;
+    KernelPolicy portable = avx2;
+    portable.fp32_panels = KernelIsa::Portable;
+    const auto fast = load(Precision::Fp32, avx2), slow = load(Precision::Fp32, portable);
+    INFO("fast " << fast->info().matmul_kernel << ", fallback " << slow->info().matmul_kernel);
+    CHECK(slow->info().matmul_kernel == "fp32 panels (portable)");
+    if (detect_cpu_features().avx2_fma) CHECK(fast->info().matmul_kernel == "fp32 panels (AVX2)");
+    check_bitwise(run(*fast), run(*slow));
+}
+
+TEST_CASE("fp32: this CPU's kernels, the AVX2 class's, the portable code and ATen op by op agree", "[policy]") {
+    const auto here = load(Precision::Fp32, default_kernel_policy());
+    const Outputs want = run(*here);
+    KernelPolicy op_by_op = default_kernel_policy();
+    op_by_op.step = op_by_op.vocab = KernelIsa::Off;
+    for (const KernelPolicy& p : {kernel_policy_for(CpuClass::Avx2), kernel_policy_for(CpuClass::Baseline), op_by_op}) {
+        const auto m = load(Precision::Fp32, p);
+        const Outputs got = run(*m);
+        INFO("class " << to_string(p.cpu) << ", " << m->info().matmul_kernel << ", step " << describe_kernels(p).back().second);
+        REQUIRE(got.logits.shape == want.logits.shape);
+        CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 1e-4 * std::max(1.0, max_abs(want.logits.data)));
+        check_greedy_under(*here, got, 1e-3);
+    }
+}
+
+TEST_CASE("int8: AMX equals VNNI bit for bit; FBGEMM, the AVX2 class's path, agrees to int8 rounding", "[policy]") {
+    const KernelPolicy here = default_kernel_policy();
+    const auto m = load(Precision::Int8, here);
+    const Outputs want = run(*m);
+    INFO("this CPU: " << m->info().matmul_kernel);
+    if (here.int8 == Int8Kernel::Amx) {
+        KernelPolicy vnni = here;
+        vnni.int8 = Int8Kernel::Vnni;
+        const auto v = load(Precision::Int8, vnni);
+        CHECK(v->info().matmul_kernel == "int8 AVX512-VNNI");
+        check_bitwise(want, run(*v));
+    }
+    const KernelPolicy avx2 = kernel_policy_for(CpuClass::Avx2);
+    const auto f = load(Precision::Int8, avx2);
+    CHECK(f->info().matmul_kernel == "int8 FBGEMM");
+    const Outputs got = run(*f);
+    // Both quantise weights alike; activations get 8 bits (ours) or 7 (FBGEMM without VNNI), the
+    // error test_generation's precision check bounds against fp32 (5% and 10% of the range).
+    CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 0.15 * std::max(1.0, max_abs(want.logits.data)));
+}
+
+TEST_CASE("vocabulary kernels: every instruction set here picks ATen's token", "[policy]") {
+    std::vector<KernelIsa> isas;
+    if (detect_cpu_features().avx2_fma) isas.push_back(KernelIsa::Avx2);
+    if (detect_cpu_features().avx512) isas.push_back(KernelIsa::Avx512);
+    at::manual_seed(11);
+    const at::Tensor logits = at::randn({6, 32128}) * 5;
+    const at::Tensor want_next = std::get<1>(logits.max(-1));
+    const at::Tensor want_lp = at::log_softmax(logits, -1);
+    for (KernelIsa isa : isas) {
+        INFO("isa " << static_cast<int>(isa));
+        at::Tensor next, logprob, inplace = logits.clone();
+        REQUIRE(greedy_pick_cpu(logits, next, logprob, isa));
+        CHECK(at::equal(next, want_next));
+        CHECK((logprob - want_lp.gather(1, want_next.unsqueeze(1)).squeeze(1)).abs().max().item<double>() < 1e-5);
+        REQUIRE(log_softmax_inplace_cpu(inplace, isa));
+        CHECK((inplace - want_lp).abs().max().item<double>() < 1e-5);
+    }
+    at::Tensor next, logprob;
+    CHECK(!greedy_pick_cpu(logits, next, logprob, KernelIsa::Off));  // the policy's "off": ATen runs
+}
