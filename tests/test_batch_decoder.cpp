@@ -74,11 +74,11 @@ TEST_CASE("batch decoder: rows joining and leaving at every step equal each inpu
 
 namespace {
 
-// Our panel kernel's rows do not depend on the rows beside them: there, a joint pass must give
-// the same bits as encoding alone; elsewhere the same ids and scores to rounding.
-void check_joint_pass_equals_alone(const Model& m) {
-    const bool bitwise = m.info().matmul_kernel.rfind("fp32 panels", 0) == 0;
-    INFO("kernel " << m.info().matmul_kernel);
+// Our panel kernel's rows do not depend on the rows beside them, nor do the fused step kernels':
+// with both (`bitwise`), a joint pass must give the same bits as encoding alone; elsewhere the
+// same ids and scores to rounding.
+void check_joint_pass_equals_alone(const Model& m, bool bitwise) {
+    INFO("kernel " << m.info().matmul_kernel << (bitwise ? ", bitwise" : ""));
     const auto inputs = staggered_inputs();
     serve::BatchDecoder decoder(m);
     std::map<serve::GroupId, std::vector<Candidate>> served;
@@ -114,21 +114,23 @@ void check_joint_pass_equals_alone(const Model& m) {
 }  // namespace
 
 TEST_CASE("batch decoder: inputs joining in one encoder pass equal each input alone", "[scheduler]") {
-    check_joint_pass_equals_alone(*test::tiny_serving_model());
+    const auto model = test::tiny_serving_model();
+    const bool panels = model->info().matmul_kernel.rfind("fp32 panels", 0) == 0;
+    check_joint_pass_equals_alone(*model, panels && default_kernel_policy().step != KernelIsa::Off);
 }
 
 TEST_CASE("batch decoder: with the AVX2 class's panel kernel, a joint pass is bitwise each input alone", "[scheduler]") {
-    // The same process, the kernel policy an AVX2-only CPU gets (every weight on the panels),
-    // whatever this CPU's own choice (ctest scheduler_packed_gemm forces it by environment).
+    // The same process, the kernel policy an AVX2-only CPU gets without any switch (every weight
+    // on the panels), whatever this CPU's own choice or the environment's switches.
     RuntimeOptions r;
     r.device = Device::Cpu;
     r.threads = 1;
-    r.kernels = kernel_policy_for(CpuClass::Avx2);
-    r.kernels->fp32_gemm = Fp32Gemm::Panels;
+    r.kernels = choose_kernel_policy(capped_to(detect_cpu_features(), CpuClass::Avx2), KernelSwitches{});
+    r.kernels->fp32_gemm = Fp32Gemm::Panels;  // also on a CPU below AVX2 (portable panels: the same bits)
     r.kernels->packing = WeightPacking::All;
     const auto model = Model::load(test::model_dir("t5v10-tied-relu"), r);
     REQUIRE(model->info().matmul_kernel.rfind("fp32 panels", 0) == 0);
-    check_joint_pass_equals_alone(*model);
+    check_joint_pass_equals_alone(*model, true);
 }
 
 TEST_CASE("batch decoder: a failed joint pass adds none of its inputs", "[scheduler]") {
