@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "t5s/kernel_policy.h"
 #include "t5s/model_config.h"
 
 namespace t5s {
@@ -18,6 +19,9 @@ public:
     virtual ~StepDecoding() = default;
     virtual const ModelConfig& config() const = 0;
     virtual at::Device device() const = 0;
+    // The CPU kernels the model was loaded for: the driver's own steps (greedy pick, beam
+    // search's log-softmax) use its vocabulary kernel.
+    virtual const KernelPolicy& kernels() const = 0;
     // Several inputs [1, S_i] (no padding), each result [1, S_i, d] as if encoded alone.
     virtual std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const = 0;
     // rows_per_input: beams or candidates per input.

@@ -86,7 +86,7 @@ public:
     // The CPU kernels this network runs (t5s/kernel_policy.h); default_kernel_policy() until set.
     // Set it before quantize_int8 / pack_for_cpu_decoding: they convert the weights for it.
     void set_kernel_policy(const KernelPolicy& kernels) { kernels_ = kernels; }
-    const KernelPolicy& kernels() const { return kernels_; }
+    const KernelPolicy& kernels() const override { return kernels_; }
 
     // Inference-only speed-ups: fused QKV / cross KV weights; int8 forms of the linear layers.
     void fuse_for_inference();
