@@ -43,8 +43,8 @@ GenerationOptions greedy() {
 }
 
 struct Outputs {
-    FloatArray logits;                             // teacher-forced on fixed decoder inputs
-    std::vector<std::vector<Candidate>> greedy;    // per input
+    FloatArray logits;                           // teacher-forced on fixed decoder inputs
+    std::vector<std::vector<Candidate>> greedy;  // per input
 };
 
 Outputs run(const Model& m) {

@@ -19,7 +19,8 @@ std::string label_of(const std::string& kernel) {
 std::vector<std::pair<std::string, std::string>> cpu_kernel_rows(const ModelInfo& info) {
     if (info.cpu_class.empty()) return {};
     std::string cpu = info.cpu_class;
-    if (!info.cpu_class_detected.empty() && info.cpu_class_detected != info.cpu_class) cpu += " (detected " + info.cpu_class_detected + ")";
+    if (!info.cpu_class_detected.empty() && info.cpu_class_detected != info.cpu_class)
+        cpu += " (detected " + info.cpu_class_detected + ")";
     std::vector<std::pair<std::string, std::string>> rows{{"CPU class", cpu}};
     if (!info.matmul_kernel.empty()) rows.emplace_back("matmul", info.matmul_kernel);
     for (const auto& [kernel, choice] : info.kernels) rows.emplace_back(label_of(kernel), choice);

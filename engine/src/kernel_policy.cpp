@@ -19,7 +19,7 @@ namespace t5s {
 namespace {
 
 constexpr std::pair<CpuClass, const char*> kClassNames[] = {
-    {CpuClass::Baseline, "x86-64"}, {CpuClass::Avx2, "avx2"}, {CpuClass::Avx512, "avx512"},
+    {CpuClass::Baseline, "x86-64"},        {CpuClass::Avx2, "avx2"}, {CpuClass::Avx512, "avx512"},
     {CpuClass::Avx512Vnni, "avx512-vnni"}, {CpuClass::Amx, "amx"},
 };
 
@@ -46,7 +46,9 @@ CpuFeatures detect() {
     return f;
 }
 #else
-CpuFeatures detect() { return {}; }
+CpuFeatures detect() {
+    return {};
+}
 #endif
 
 // Each switch's choices, as the README's table lists them.
@@ -141,7 +143,10 @@ KernelPolicy choose_kernel_policy(const CpuFeatures& detected, const KernelSwitc
     // Without VNNI, FBGEMM and oneDNN sum u8 x s8 pairs in saturating int16 (linear.cpp).
     p.int8_reduced_range = !(f.avx512_vnni || f.avx_vnni);
     p.vocab = vocab_isa(f, s);
-    p.step = !s.fused_kernels ? KernelIsa::Off : f.avx512 ? KernelIsa::Avx512 : f.avx2_fma ? KernelIsa::Avx2 : KernelIsa::Portable;
+    p.step = !s.fused_kernels ? KernelIsa::Off
+             : f.avx512       ? KernelIsa::Avx512
+             : f.avx2_fma     ? KernelIsa::Avx2
+                              : KernelIsa::Portable;
     return p;
 }
 
@@ -177,16 +182,22 @@ KernelPolicy resolve_kernel_policy(const std::optional<KernelPolicy>& requested)
 std::vector<std::pair<std::string, std::string>> describe_kernels(const KernelPolicy& p) {
     auto isa = [](KernelIsa i, const char* off) -> std::string {
         switch (i) {
-            case KernelIsa::Off: return off;
-            case KernelIsa::Portable: return "portable";
-            case KernelIsa::Avx2: return "AVX2";
-            case KernelIsa::Avx512: return "AVX-512";
+            case KernelIsa::Off:
+                return off;
+            case KernelIsa::Portable:
+                return "portable";
+            case KernelIsa::Avx2:
+                return "AVX2";
+            case KernelIsa::Avx512:
+                return "AVX-512";
         }
         return "?";
     };
     const std::string fp32 = p.fp32_gemm == Fp32Gemm::Panels ? "panels, " + isa(p.fp32_panels, "") + " (batch-invariant)"
                                                              : std::string("MKL packed sgemm where LibTorch has it");
-    const char* packing = p.packing == WeightPacking::Off ? "off" : p.packing == WeightPacking::All ? "every weight" : "weights of 512x512 and more";
+    const char* packing = p.packing == WeightPacking::Off   ? "off"
+                          : p.packing == WeightPacking::All ? "every weight"
+                                                            : "weights of 512x512 and more";
     std::string int8 = p.int8 == Int8Kernel::Amx    ? "AMX from 2 rows, AVX512-VNNI below"
                        : p.int8 == Int8Kernel::Vnni ? "AVX512-VNNI"
                                                     : "FBGEMM / oneDNN";

@@ -12,7 +12,8 @@ TEST_CASE("model panel: CPU kernel rows come from the model info", "[ui][kernels
     info.cpu_class = "avx2";
     info.cpu_class_detected = "avx2";
     info.matmul_kernel = "fp32 panels (AVX2)";
-    info.kernels = describe_kernels(choose_kernel_policy(capped_to(CpuFeatures{true, true, true, true, true, true}, CpuClass::Avx2), {}));
+    info.kernels =
+        describe_kernels(choose_kernel_policy(capped_to(CpuFeatures{true, true, true, true, true, true}, CpuClass::Avx2), {}));
     const auto rows = cpu_kernel_rows(info);
     REQUIRE(rows.size() == 2 + info.kernels.size());
     CHECK(rows[0] == std::pair<std::string, std::string>{"CPU class", "avx2"});

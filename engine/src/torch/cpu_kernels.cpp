@@ -111,7 +111,8 @@ at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor&
 // transformers: scores = q.k (+ bias), softmax in fp32, out = weights . v; in bf16 each of these
 // op outputs is rounded (scores twice: after the matmul and after the bias add).
 template <typename T>
-at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias_in) {
+at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& bias_in) {
     using E = Elem<T>;
     const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
     // k/v (and bias) may hold one row per group of `share` consecutive query rows: the beams or
@@ -129,8 +130,8 @@ at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const 
     const int64_t vs0 = v.stride(0), vs1 = v.stride(1), vs2 = v.stride(2);
     const int64_t bs0 = bias.stride(0), bs1 = bias.stride(1), bs3 = bias.stride(3);
     at::parallel_for(0, B * H, 8, [&](int64_t begin, int64_t end) {
-        std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)), row_scratch(static_cast<size_t>(dk)),
-            acc(static_cast<size_t>(dk));
+        std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)),
+            row_scratch(static_cast<size_t>(dk)), acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
             const int64_t b = i / H, h = i % H, kb = b / share;
             const float* qf = E::row(ops, qp + b * qs0 + h * qs1, q_scratch.data(), dk);

@@ -19,7 +19,9 @@ public:
     virtual ~StepDecoding() = default;
     virtual const ModelConfig& config() const = 0;
     virtual at::Device device() const = 0;
-    virtual const KernelPolicy& kernels() const = 0;  // the CPU kernels the model was loaded with
+    // The CPU kernels the model was loaded for: the driver's own steps (greedy pick, beam
+    // search's log-softmax) use its vocabulary kernel.
+    virtual const KernelPolicy& kernels() const = 0;
     // Several inputs [1, S_i] (no padding), each result [1, S_i, d] as if encoded alone.
     virtual std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const = 0;
     // rows_per_input: beams or candidates per input.
