@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 
 namespace fs = std::filesystem;
 

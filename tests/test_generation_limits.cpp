@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "generation_limits.h"
+#include "t5s/generation_limits.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/model_config.h"

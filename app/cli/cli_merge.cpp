@@ -9,7 +9,7 @@
 #include <optional>
 #include <queue>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/runtime_flags.h"
 #include "cli/json_output.h"
-#include "generation_limits.h"
+#include "t5s/generation_limits.h"
 #include "t5s/error.h"
 
 namespace t5s::cli {

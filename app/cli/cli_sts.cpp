@@ -15,7 +15,7 @@
 #include "cli/runtime_flags.h"
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"

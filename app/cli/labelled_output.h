@@ -4,7 +4,7 @@
 // source (t5s::OutputWriter). Written atomically when the run ends.
 #include <string>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "cli/input_rows.h"
 #include "t5s/input_reader.h"
 #include "t5s/model.h"

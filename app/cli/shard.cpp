@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "cli/args.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"

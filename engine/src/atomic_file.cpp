@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 
 #include <cerrno>
 #include <cstdio>

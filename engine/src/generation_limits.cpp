@@ -1,4 +1,4 @@
-#include "generation_limits.h"
+#include "t5s/generation_limits.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "json_text.h"
 #include "t5s/error.h"
 

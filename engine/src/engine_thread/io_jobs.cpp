@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "engine_thread/dataset_reader.h"
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "engine_thread/engine_impl.h"
 #include "t5s/overload.h"
 

@@ -13,7 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "t5s/training_record.h"
 #include "file_io.h"
 #include "t5s/error.h"

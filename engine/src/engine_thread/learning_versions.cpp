@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"

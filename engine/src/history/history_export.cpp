@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "history/candidate_scores_store.h"
 #include "history/codes.h"
 #include "history/export_format.h"

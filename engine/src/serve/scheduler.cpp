@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "generation_limits.h"
+#include "t5s/generation_limits.h"
 #include "serve/batch_decoder.h"
 #include "serve/request_rounds.h"
 #include "t5s/error.h"

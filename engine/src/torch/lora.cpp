@@ -6,7 +6,7 @@
 #include <cstring>
 #include <set>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <shared_mutex>
 
-#include "generation_limits.h"
+#include "t5s/generation_limits.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/device.h"
 #include "t5s/error.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"

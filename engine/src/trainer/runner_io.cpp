@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "torch/decoding.h"
 #include "trainer/runner.h"
 

@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "atomic_file.h"
+#include "t5s/atomic_file.h"
 #include "torch/lora.h"
 #include "trainer/runner.h"
 
