@@ -6,6 +6,7 @@
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/input_reader.h"
 #include "t5s/jobs.h"
 #include "t5s/model.h"
 #include "t5s/trainer.h"
@@ -59,7 +60,8 @@ TEST_CASE("enum names: every value prints, and parses back to itself", "[enum_na
     round_trips(JobState::Queued, 6);
     round_trips(CandidateState::None, 4);
     round_trips(EventKind::Accept, 5);
-    round_trips(ExportFormat::Jsonl, 3);
+    round_trips(ExportFormat::Jsonl, 4);
+    round_trips(InputFormat::Text, 5);
     round_trips(OptimizerKind::AdamW, 2);
     round_trips(ScheduleKind::Constant, 3);
     round_trips(BadRowPolicy::Skip, 2);
