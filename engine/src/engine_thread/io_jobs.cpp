@@ -4,11 +4,12 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 #include "engine_thread/dataset_reader.h"
-#include "t5s/atomic_file.h"
 #include "engine_thread/engine_impl.h"
+#include "t5s/atomic_file.h"
 #include "t5s/overload.h"
 
 namespace t5s::detail {
@@ -20,6 +21,49 @@ void write_text_atomic(const std::filesystem::path& path, const std::string& con
     std::error_code ec;
     if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path(), ec);
     write_file_atomic(path, content);
+}
+
+// Exports the history, reporting progress at most every 50 ms (and at the end).
+ExportResult export_with_progress(HistoryStore& h, const ExportHistory& c, JobId id,
+                                  const std::function<void(Progress)>& progress) {
+    auto last = std::chrono::steady_clock::now();
+    const auto t0 = last;
+    return h.export_to(c.out.string(), c.options, [&](const ExportProgress& p) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(50) && p.candidates_done < p.candidates_total) return;
+        last = now;
+        const double secs = std::chrono::duration<double>(now - t0).count();
+        const double rate = secs > 0 ? p.candidates_done / secs : 0.0;
+        progress(Progress{id, p.candidates_done, p.candidates_total, rate,
+                          rate > 0 ? (p.candidates_total - p.candidates_done) / rate : -1.0});
+    });
+}
+
+// The folder's entries for the file dialogs: hidden ones left out, folders first, at most 5000.
+DirectoryListing list_directory(JobId id, const std::filesystem::path& dir) {
+    DirectoryListing out{id, dir, {}, {}};
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, std::filesystem::directory_options::skip_permission_denied, ec);
+    if (ec) {
+        out.error = dir.string() + ": " + ec.message();
+        return out;
+    }
+    for (const auto& e : it) {
+        DirEntry d;
+        d.name = e.path().filename().string();
+        if (!d.name.empty() && d.name[0] == '.') continue;
+        std::error_code e2;
+        d.is_dir = e.is_directory(e2);
+        if (d.is_dir) d.is_model_dir = std::filesystem::exists(e.path() / "config.json", e2);
+        else d.size = int64_t(e.file_size(e2));
+        out.entries.push_back(std::move(d));
+        if (out.entries.size() >= 5000) break;
+    }
+    std::sort(out.entries.begin(), out.entries.end(), [](const DirEntry& a, const DirEntry& b) {
+        if (a.is_dir != b.is_dir) return a.is_dir;
+        return a.name < b.name;
+    });
+    return out;
 }
 
 }  // namespace
@@ -77,45 +121,9 @@ void EngineImpl::run_io_job(LaneTask& task) {
                     emit(FileExists{id, c.out});
                     return;
                 }
-                auto& h = history_for_io_lane();
-                auto last = std::chrono::steady_clock::now();
-                const auto t0 = last;
-                auto result = h.export_to(c.out.string(), c.options, [&](const ExportProgress& p) {
-                    const auto now = std::chrono::steady_clock::now();
-                    if (now - last < std::chrono::milliseconds(50) && p.candidates_done < p.candidates_total) return;
-                    last = now;
-                    const double secs = std::chrono::duration<double>(now - t0).count();
-                    const double rate = secs > 0 ? p.candidates_done / secs : 0.0;
-                    emit(Progress{id, p.candidates_done, p.candidates_total, rate,
-                                  rate > 0 ? (p.candidates_total - p.candidates_done) / rate : -1.0});
-                });
-                emit(ExportDone{id, std::move(result)});
+                emit(ExportDone{id, export_with_progress(history_for_io_lane(), c, id, [&](Progress p) { emit(std::move(p)); })});
             },
-            [&](const ListDirectory& c) {
-                DirectoryListing out{id, c.dir, {}, {}};
-                std::error_code ec;
-                std::filesystem::directory_iterator it(c.dir, std::filesystem::directory_options::skip_permission_denied, ec);
-                if (ec) {
-                    out.error = c.dir.string() + ": " + ec.message();
-                } else {
-                    for (const auto& e : it) {
-                        DirEntry d;
-                        d.name = e.path().filename().string();
-                        if (!d.name.empty() && d.name[0] == '.') continue;
-                        std::error_code e2;
-                        d.is_dir = e.is_directory(e2);
-                        if (d.is_dir) d.is_model_dir = std::filesystem::exists(e.path() / "config.json", e2);
-                        else d.size = int64_t(e.file_size(e2));
-                        out.entries.push_back(std::move(d));
-                        if (out.entries.size() >= 5000) break;
-                    }
-                    std::sort(out.entries.begin(), out.entries.end(), [](const DirEntry& a, const DirEntry& b) {
-                        if (a.is_dir != b.is_dir) return a.is_dir;
-                        return a.name < b.name;
-                    });
-                }
-                emit(std::move(out));
-            },
+            [&](const ListDirectory& c) { emit(list_directory(id, c.dir)); },
             [&](const WriteTextFile& c) {
                 write_text_atomic(c.path, c.content);
                 emit(FileWritten{id, c.path});
