@@ -126,8 +126,8 @@ const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from s
     {"merge", "", "with LoRA: also write OUT/merged, the adapter folded into a full HF checkpoint"},
 }};
 
-int run_train(const Argv& argv) {
-    Args a(argv, kTrainSpec);
+// Every train flag into TrainingOptions (validated by the caller).
+TrainingOptions training_options_from_flags(const Args& a) {
     TrainingOptions o;
     o.model_dir = a.get("model");
     o.init_config = a.get("init-config");
@@ -185,41 +185,48 @@ int run_train(const Argv& argv) {
     o.lora_dropout = a.get_double("lora-dropout", o.lora_dropout), o.lora_targets = a.get("lora-targets", o.lora_targets);
     o.lora_base_precision = a.get_enum("lora-base-precision", Precision::Fp32);
     o.device = a.get_enum("device", kTrainRuntime.default_device);
+    return o;
+}
+
+// Runs the job recording the run and its curve in `history`, the database the app lists under
+// Training > Past runs; --resume continues the newest recorded run with this output folder.
+TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const std::string& history) {
+    TrainingResult r;
+    HistoryStore store(history);
+    int64_t continue_run = 0;
+    if (o.resume)
+        for (const auto& run : store.training_runs(10000, false))
+            if (run.out_dir == o.out_dir) {
+                continue_run = run.id;
+                break;
+            }
+    TrainingRecorder recorder(&store, continue_run, o);
+    std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << history
+              << "\n";
+    try {
+        r = job.run([&](const TrainingEvent& e) {
+            recorder.on_event(e);
+            print_event(e);
+        });
+    } catch (const std::exception& e) {
+        recorder.failed(e.what());
+        throw;
+    }
+    const std::string reason = to_string(r.stop_reason);
+    recorder.finished(reason, r.final_model_dir, reason + " after " + std::to_string(r.steps) + " steps");
+    if (!recorder.error().empty()) std::cerr << recorder.error() << "\n";
+    return r;
+}
+
+int run_train(const Argv& argv) {
+    Args a(argv, kTrainSpec);
+    const TrainingOptions o = training_options_from_flags(a);
     validate_training_options(o);
 
     TrainingJob job(o);
-    TrainingResult r;
     // Data-parallel launches (torchrun, srun, PyTorchJob): rank 0 alone records, logs and prints.
     const bool writer = training_rank_from_environment() == 0;
-    if (a.has("history") && writer) {
-        // The run and its curve go to the history the app lists under Training > Past runs;
-        // --resume continues the newest recorded run with this output folder.
-        HistoryStore store(a.get("history"));
-        int64_t continue_run = 0;
-        if (o.resume)
-            for (const auto& run : store.training_runs(10000, false))
-                if (run.out_dir == o.out_dir) {
-                    continue_run = run.id;
-                    break;
-                }
-        TrainingRecorder recorder(&store, continue_run, o);
-        std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << a.get("history")
-                  << "\n";
-        try {
-            r = job.run([&](const TrainingEvent& e) {
-                recorder.on_event(e);
-                print_event(e);
-            });
-        } catch (const std::exception& e) {
-            recorder.failed(e.what());
-            throw;
-        }
-        const std::string reason = to_string(r.stop_reason);
-        recorder.finished(reason, r.final_model_dir, reason + " after " + std::to_string(r.steps) + " steps");
-        if (!recorder.error().empty()) std::cerr << recorder.error() << "\n";
-    } else {
-        r = job.run(print_event);
-    }
+    const TrainingResult r = a.has("history") && writer ? run_recorded(job, o, a.get("history")) : job.run(print_event);
     if (!writer) return 0;
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
               << ", \"stop_reason\": \"" << to_string(r.stop_reason) << "\", \"elapsed_s\": " << r.elapsed_s
