@@ -264,6 +264,48 @@ double heldout_loss(const std::string& model_dir, const std::string& adapter, co
     return sum / static_cast<double>(tokens);
 }
 
+namespace {
+
+// The accepted and edited pairs of the history (none: an empty list).
+std::vector<TextPair> decision_pairs(HistoryStore& store, const fs::path& tmp) {
+    try {
+        return load_pairs(export_history_pairs(store, tmp.string()).path, DataOptions{}).pairs;
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::InvalidArgument) throw;  // InvalidArgument: no pairs yet
+    }
+    return {};
+}
+
+// Keeps the round's manifest under rejected/, with why; the current version stays in use.
+void reject_round(const LearningOptions& o, LearningRoundResult& r, json manifest) {
+    char why[160];
+    std::snprintf(why, sizeof why, "held-out loss %.4f -> %.4f did not improve", r.loss_before, r.loss_after);
+    r.status = "rejected", r.why = why;
+    manifest["status"] = r.status, manifest["why"] = r.why;
+    fs::create_directories(fs::path(o.adapter_dir) / "rejected");
+    write_file_atomic(fs::path(o.adapter_dir) / "rejected" / ("r" + std::to_string(r.round) + ".json"), manifest.dump(2) + "\n");
+}
+
+// The trained adapter becomes the next version (one rename: the folder appears whole) and the one in use.
+void adopt_round(const LearningOptions& o, LearningRoundResult& r, json manifest, const std::set<std::string>& trained,
+                 const std::string& final_dir) {
+    int64_t version = 0;
+    for (const auto& v : list_adapter_versions(o.adapter_dir)) version = std::max(version, v.version);
+    ++version;
+    manifest["version"] = version, manifest["status"] = "adopted";
+    manifest["trained_pairs"] = json(std::vector<std::string>(trained.begin(), trained.end()));
+    write_file_atomic(fs::path(final_dir) / "manifest.json", manifest.dump(2) + "\n");
+    const std::string dir = adapter_version_dir(o.adapter_dir, version);
+    fs::rename(final_dir, dir);
+    fsync_dir(o.adapter_dir);
+    restore_adapter_version(o.adapter_dir, version);
+    char why[160];
+    std::snprintf(why, sizeof why, "held-out loss %.4f -> %.4f", r.loss_before, r.loss_after);
+    r.status = "adopted", r.why = why, r.version = version, r.adapter = dir;
+}
+
+}  // namespace
+
 LearningRoundResult run_learning_round(const LearningOptions& o, const std::function<void(const TrainingEvent&)>& on_event,
                                        const std::atomic<bool>* cancel) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -284,13 +326,7 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     so.create_if_missing = false;
     HistoryStore store(o.history_path, so);
     r.negatives = count_negatives(store, tmp.path);
-    std::vector<TextPair> pairs;
-    try {
-        pairs = load_pairs(export_history_pairs(store, tmp.path.string()).path, DataOptions{}).pairs;
-    } catch (const Error& e) {
-        if (e.code() != ErrorCode::InvalidArgument) throw;
-    }
-    Split s = split_pairs(pairs, trained_keys(current_dir), o);
+    Split s = split_pairs(decision_pairs(store, tmp.path), trained_keys(current_dir), o);
     r.pairs_total = s.total;
     r.pairs_new = static_cast<int64_t>(s.fresh.size());
     r.pairs_replay = static_cast<int64_t>(s.replay.size());
@@ -325,28 +361,8 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     std::set<std::string> keys = trained_keys(current_dir);
     for (const auto& p : s.fresh) keys.insert(pair_key(p));
     json manifest = round_manifest(o, r, tr, train_losses);
-    if (!(r.loss_after < r.loss_before - o.min_improvement)) {
-        char why[160];
-        std::snprintf(why, sizeof why, "held-out loss %.4f -> %.4f did not improve", r.loss_before, r.loss_after);
-        r.status = "rejected", r.why = why;
-        manifest["status"] = r.status, manifest["why"] = r.why;
-        fs::create_directories(fs::path(o.adapter_dir) / "rejected");
-        write_file_atomic(fs::path(o.adapter_dir) / "rejected" / ("r" + std::to_string(r.round) + ".json"), manifest.dump(2) + "\n");
-        return r;
-    }
-    int64_t version = 0;
-    for (const auto& v : list_adapter_versions(o.adapter_dir)) version = std::max(version, v.version);
-    ++version;
-    manifest["version"] = version, manifest["status"] = "adopted";
-    manifest["trained_pairs"] = json(std::vector<std::string>(keys.begin(), keys.end()));
-    write_file_atomic(fs::path(tr.final_model_dir) / "manifest.json", manifest.dump(2) + "\n");
-    const std::string dir = adapter_version_dir(o.adapter_dir, version);
-    fs::rename(tr.final_model_dir, dir);  // the version folder appears whole
-    fsync_dir(o.adapter_dir);
-    restore_adapter_version(o.adapter_dir, version);
-    char why[160];
-    std::snprintf(why, sizeof why, "held-out loss %.4f -> %.4f", r.loss_before, r.loss_after);
-    r.status = "adopted", r.why = why, r.version = version, r.adapter = dir;
+    if (r.loss_after < r.loss_before - o.min_improvement) adopt_round(o, r, std::move(manifest), keys, tr.final_model_dir);
+    else reject_round(o, r, std::move(manifest));
     return r;
 }
 
