@@ -45,22 +45,9 @@ void draw_row(const BatchVm& b, size_t i, bool spans) {
     ImGui::TextColored(colour, "%s", span_counts_text(r.counts).c_str());
 }
 
-}  // namespace
-
-void draw_batch_panel(PanelContext& ctx) {
-    Controller& ctl = ctx.ctl;
-    auto& s = ctl.state();
+// The rows file: its name (Enter or Open reads it), the text column, the rows read and skipped.
+void draw_file_row(Controller& ctl, UiState& s) {
     auto& b = s.batch;
-    place_window(ctx, {0.70f, 0.0f, 0.30f, 0.36f});
-    if (s.focus_batch) ImGui::SetNextWindowFocus();
-    if (!ImGui::Begin(kBatchPanel)) {
-        ImGui::End();
-        return;
-    }
-    if (s.focus_batch) {
-        ImGui::SetKeyboardFocusHere();
-        s.focus_batch = false;
-    }
     ImGui::SetNextItemWidth(-70);
     if (ImGui::InputTextWithHint("##file", "rows file: .txt .jsonl .csv .tsv (or drop it on the window)", &b.path,
                                  ImGuiInputTextFlags_EnterReturnsTrue))
@@ -100,37 +87,27 @@ void draw_batch_panel(PanelContext& ctx) {
         ImGui::SameLine();
         action_button(ctl, "Review rows", Action::ReviewQueue, !s.ws.generating());
     }
-    ImGui::SetNextItemWidth(120);
-    ImGui::SliderInt("per row", &b.per_row, 1, 16);
-    ImGui::SameLine();
-    const bool running = b.phase == BatchPhase::Running, paused = b.phase == BatchPhase::Paused;
-    if (!running && !paused) {
-        if (b.rows.empty() || !s.model.info) ImGui::BeginDisabled();
-        if (ImGui::Button("Run batch")) ctl.start_batch();
-        if (b.rows.empty() || !s.model.info) ImGui::EndDisabled();
-    } else {
-        if (running && ImGui::Button("Pause")) ctl.pause_batch();
-        if (paused && ImGui::Button("Resume")) ctl.resume_batch();
-        ImGui::SameLine();
-        if (ImGui::Button("Cancel")) ctl.cancel_batch();
+}
+
+// Progress, rate, kept/dropped candidates and protected spans of the run.
+void draw_batch_progress(const BatchVm& b, bool paused) {
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "%lld / %lld", static_cast<long long>(b.done), static_cast<long long>(b.total));
+    ImGui::ProgressBar(float(double(b.done) / double(b.total)), ImVec2(-1, 0), overlay);
+    if (b.eta_s >= 0) ImGui::Text("%.2f rows/s, ETA %.0f s%s", b.rate, b.eta_s, paused ? " (paused)" : "");
+    else ImGui::Text("%.2f rows/s%s", b.rate, paused ? " (paused)" : "");
+    ImGui::TextUnformatted(kept_dropped_line(b).c_str());
+    help_marker("Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
+                "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
+    if (const std::string spans = batch_spans_line(b); !spans.empty()) {
+        ImGui::TextUnformatted(spans.c_str());
+        help_marker("Protected spans of the rows done (the file's spans and the detectors' of Generation settings). A candidate "
+                    "that lost one is dropped (lost_span); a forced one kept its spans because the decoder put them in.");
     }
-    if (b.total > 0 && (running || paused || b.phase == BatchPhase::Done)) {
-        char overlay[96];
-        std::snprintf(overlay, sizeof overlay, "%lld / %lld", static_cast<long long>(b.done), static_cast<long long>(b.total));
-        ImGui::ProgressBar(float(double(b.done) / double(b.total)), ImVec2(-1, 0), overlay);
-        if (b.eta_s >= 0) ImGui::Text("%.2f rows/s, ETA %.0f s%s", b.rate, b.eta_s, paused ? " (paused)" : "");
-        else ImGui::Text("%.2f rows/s%s", b.rate, paused ? " (paused)" : "");
-        ImGui::TextUnformatted(kept_dropped_line(b).c_str());
-        help_marker("Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
-                    "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
-        if (const std::string spans = batch_spans_line(b); !spans.empty()) {
-            ImGui::TextUnformatted(spans.c_str());
-            help_marker("Protected spans of the rows done (the file's spans and the detectors' of Generation settings). A candidate "
-                        "that lost one is dropped (lost_span); a forced one kept its spans because the decoder put them in.");
-        }
-    }
-    ImGui::TextDisabled("results go to the history; resuming skips rows already done");
-    if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());
+}
+
+// One line per row, with its first candidate (and span columns for labelled runs).
+void draw_rows_table(const BatchVm& b) {
     const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
     const bool spans = with_span_columns(b);
     if (ImGui::BeginTable(spans ? "rows_spans" : "rows", spans ? 5 : 3, flags)) {
@@ -147,6 +124,43 @@ void draw_batch_panel(PanelContext& ctx) {
             for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) draw_row(b, size_t(i), spans);
         ImGui::EndTable();
     }
+}
+
+}  // namespace
+
+void draw_batch_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& s = ctl.state();
+    auto& b = s.batch;
+    place_window(ctx, {0.70f, 0.0f, 0.30f, 0.36f});
+    if (s.focus_batch) ImGui::SetNextWindowFocus();
+    if (!ImGui::Begin(kBatchPanel)) {
+        ImGui::End();
+        return;
+    }
+    if (s.focus_batch) {
+        ImGui::SetKeyboardFocusHere();
+        s.focus_batch = false;
+    }
+    draw_file_row(ctl, s);
+    ImGui::SetNextItemWidth(120);
+    ImGui::SliderInt("per row", &b.per_row, 1, 16);
+    ImGui::SameLine();
+    const bool running = b.phase == BatchPhase::Running, paused = b.phase == BatchPhase::Paused;
+    if (!running && !paused) {
+        if (b.rows.empty() || !s.model.info) ImGui::BeginDisabled();
+        if (ImGui::Button("Run batch")) ctl.start_batch();
+        if (b.rows.empty() || !s.model.info) ImGui::EndDisabled();
+    } else {
+        if (running && ImGui::Button("Pause")) ctl.pause_batch();
+        if (paused && ImGui::Button("Resume")) ctl.resume_batch();
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ctl.cancel_batch();
+    }
+    if (b.total > 0 && (running || paused || b.phase == BatchPhase::Done)) draw_batch_progress(b, paused);
+    ImGui::TextDisabled("results go to the history; resuming skips rows already done");
+    if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());
+    draw_rows_table(b);
     ImGui::End();
 }
 
