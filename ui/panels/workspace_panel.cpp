@@ -106,18 +106,9 @@ void draw_candidates(Controller& ctl) {
     }
 }
 
-}  // namespace
-
-void draw_workspace_panel(PanelContext& ctx) {
-    Controller& ctl = ctx.ctl;
-    auto& s = ctl.state();
-    auto& ws = s.ws;
-    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});
-    if (!ImGui::Begin(kWorkspacePanel)) {
-        ImGui::End();
-        return;
-    }
-    // Status line.
+// The model in use and, while reviewing a file's rows, the row and its label.
+void draw_status_line(const UiState& s) {
+    const auto& ws = s.ws;
     if (s.model.info) ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(),
                                           s.model.info->precision.c_str(), s.model.info->device.c_str());
     else ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "no model loaded (Ctrl+O)");
@@ -129,6 +120,62 @@ void draw_workspace_panel(PanelContext& ctx) {
             ImGui::TextColored(ImVec4(0.8f, 0.7f, 1.0f, 1), "<%s>", ws.queue_labels[size_t(ws.queue_pos)].c_str());
         }
     }
+}
+
+// Generate / Cancel (/ Prev / Next while reviewing rows) and the running step or the last timings.
+void draw_generate_row(Controller& ctl) {
+    const auto& s = ctl.state();
+    const auto& ws = s.ws;
+    const bool can_generate = s.model.info && !ws.generating() && !s.engine_dead;
+    action_button(ctl, "Generate", Action::Generate, can_generate);
+    ImGui::SameLine();
+    action_button(ctl, "Cancel", Action::CancelJob, ws.generating());
+    if (!ws.queue.empty()) {
+        ImGui::SameLine();
+        action_button(ctl, "Prev", Action::PrevRow, ws.queue_pos > 0 && !ws.generating());
+        ImGui::SameLine();
+        action_button(ctl, "Next", Action::NextRow, ws.queue_pos + 1 < int(ws.queue.size()) && !ws.generating());
+    }
+    if (ws.generating()) {
+        ImGui::SameLine();
+        ImGui::Text("generating... step %d, %lld tokens", ws.step, static_cast<long long>(ws.tokens));
+    } else if (ws.timings) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%.0f ms, %.1f tok/s", ws.timings->run_ms, ws.timings->tokens_per_s);
+    }
+}
+
+// Accept / Reject / Edit / Undo / Redo / Accept + next, and the ranking.
+void draw_decision_buttons(Controller& ctl) {
+    const auto& ws = ctl.state().ws;
+    const bool any = !ws.list.empty();
+    action_button(ctl, "Accept", Action::Accept, any);
+    ImGui::SameLine();
+    action_button(ctl, "Reject", Action::Reject, any);
+    ImGui::SameLine();
+    action_button(ctl, "Edit", Action::Edit, any);
+    ImGui::SameLine();
+    action_button(ctl, "Undo", Action::Undo, ws.list.can_undo());
+    ImGui::SameLine();
+    action_button(ctl, "Redo", Action::Redo, ws.list.can_redo());
+    ImGui::SameLine();
+    action_button(ctl, "Accept + next", Action::AcceptAndNext, any);
+    ImGui::SameLine();
+    draw_rank_combo(ctl);
+}
+
+}  // namespace
+
+void draw_workspace_panel(PanelContext& ctx) {
+    Controller& ctl = ctx.ctl;
+    auto& s = ctl.state();
+    auto& ws = s.ws;
+    place_window(ctx, {0.25f, 0.0f, 0.45f, 1.0f});
+    if (!ImGui::Begin(kWorkspacePanel)) {
+        ImGui::End();
+        return;
+    }
+    draw_status_line(s);
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("task prefix", &ws.task_prefix);
     help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model.");
@@ -150,42 +197,14 @@ void draw_workspace_panel(PanelContext& ctx) {
     action_tooltip(ctl.keymap(), Action::FocusSource);
     draw_source_spans(ctl);
 
-    const bool can_generate = s.model.info && !ws.generating() && !s.engine_dead;
-    action_button(ctl, "Generate", Action::Generate, can_generate);
-    ImGui::SameLine();
-    action_button(ctl, "Cancel", Action::CancelJob, ws.generating());
-    if (!ws.queue.empty()) {
-        ImGui::SameLine();
-        action_button(ctl, "Prev", Action::PrevRow, ws.queue_pos > 0 && !ws.generating());
-        ImGui::SameLine();
-        action_button(ctl, "Next", Action::NextRow, ws.queue_pos + 1 < int(ws.queue.size()) && !ws.generating());
-    }
-    if (ws.generating()) {
-        ImGui::SameLine();
-        ImGui::Text("generating... step %d, %lld tokens", ws.step, static_cast<long long>(ws.tokens));
-    } else if (ws.timings) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("%.0f ms, %.1f tok/s", ws.timings->run_ms, ws.timings->tokens_per_s);
-    }
+    draw_generate_row(ctl);
     if (!ws.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", ws.error.c_str());
 
     if (ImGui::CollapsingHeader("Generation settings", ImGuiTreeNodeFlags_DefaultOpen)) draw_settings(ctl);
 
     ImGui::Separator();
     const bool any = !ws.list.empty();
-    action_button(ctl, "Accept", Action::Accept, any);
-    ImGui::SameLine();
-    action_button(ctl, "Reject", Action::Reject, any);
-    ImGui::SameLine();
-    action_button(ctl, "Edit", Action::Edit, any);
-    ImGui::SameLine();
-    action_button(ctl, "Undo", Action::Undo, ws.list.can_undo());
-    ImGui::SameLine();
-    action_button(ctl, "Redo", Action::Redo, ws.list.can_redo());
-    ImGui::SameLine();
-    action_button(ctl, "Accept + next", Action::AcceptAndNext, any);
-    ImGui::SameLine();
-    draw_rank_combo(ctl);
+    draw_decision_buttons(ctl);
     if (any || !ws.list.dropped().empty()) draw_kept_line(ws.list);
     ImGui::BeginChild("candidates", ImVec2(0, 0), true);
     if (!any && !ws.generating()) ImGui::TextDisabled("Candidates appear here. Ctrl+Enter generates; F1 lists every key.");
