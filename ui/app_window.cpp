@@ -79,6 +79,10 @@ public:
     int run();
 
 private:
+    bool open_window();                                    // GLFW + OpenGL 3.3 + ImGui; false: said why
+    void start_engine(const std::filesystem::path& history, bool have_settings, const std::string& warning);
+    bool load_test_script(const std::filesystem::path& history);  // false: said why
+    void close_window();
     void frame();
     void apply_events();
     void handle_keys();
@@ -124,31 +128,11 @@ void init_models_window(UiState& st) {
     st.models.catalogue = parse_catalogue(ss.str(), &st.models.catalogue_error);
 }
 
-int App::run() {
-    // Settings (read once, before the first frame).
-    config_dir_ = opts_.config_dir.empty() ? config_dir() : std::filesystem::path(opts_.config_dir);
-    std::string warning;
-    bool have_settings = false;
-    {
-        std::ifstream in(config_dir_ / "settings.json");
-        if (in) {
-            std::stringstream ss;
-            ss << in.rdbuf();
-            settings_ = settings_from_json(ss.str(), &warning);
-            have_settings = warning.empty();
-        }
-    }
-    std::filesystem::path history = opts_.history_db;
-    if (history.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(data_dir(), ec);
-        history = data_dir() / "history.db";
-    }
-
+bool App::open_window() {
     glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "glfw error %d: %s\n", code, text); });
     if (!glfwInit()) {
         std::cerr << "t5studio: cannot open a window (no display?). Use a subcommand for headless work.\n";
-        return 1;
+        return false;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -157,7 +141,7 @@ int App::run() {
     if (!window_) {
         std::cerr << "t5studio: cannot create an OpenGL 3.3 window\n";
         glfwTerminate();
-        return 1;
+        return false;
     }
     glfwMakeContextCurrent(window_);
     glfwSwapInterval(opts_.test_script.empty() ? 1 : 0);
@@ -174,7 +158,10 @@ int App::run() {
     base_style_ = ImGui::GetStyle();
     ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 330");
+    return true;
+}
 
+void App::start_engine(const std::filesystem::path& history, bool have_settings, const std::string& warning) {
     EngineConfig ec;
     ec.history_db = history;
     engine_ = std::make_unique<EngineThread>(std::move(ec));
@@ -199,23 +186,59 @@ int App::run() {
     } else {
         ctl_->models().open_models(st.model.recent.empty() ? 1 : 0);  // first run, no demo model: get one
     }
-    if (!opts_.test_script.empty()) {
-        std::ifstream in(opts_.test_script);
-        if (!in) {
-            std::cerr << "t5studio: cannot read " << opts_.test_script << "\n";
-            return 2;
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        try {
-            driver_ = std::make_unique<TestDriver>(parse_script(ss.str()), opts_.screenshot_dir, history.string());
-            driver_->set_fonts_settled([this] { return !fonts_->async_building() && !fonts_->needs_rebuild(); });
-        } catch (const std::exception& e) {
-            std::cerr << "t5studio: " << e.what() << "\n";
-            return 2;
+}
+
+bool App::load_test_script(const std::filesystem::path& history) {
+    std::ifstream in(opts_.test_script);
+    if (!in) {
+        std::cerr << "t5studio: cannot read " << opts_.test_script << "\n";
+        return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+        driver_ = std::make_unique<TestDriver>(parse_script(ss.str()), opts_.screenshot_dir, history.string());
+        driver_->set_fonts_settled([this] { return !fonts_->async_building() && !fonts_->needs_rebuild(); });
+    } catch (const std::exception& e) {
+        std::cerr << "t5studio: " << e.what() << "\n";
+        return false;
+    }
+    return true;
+}
+
+void App::close_window() {
+    engine_.reset();  // joins the lanes before the window goes
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+}
+
+int App::run() {
+    // Settings (read once, before the first frame).
+    config_dir_ = opts_.config_dir.empty() ? config_dir() : std::filesystem::path(opts_.config_dir);
+    std::string warning;
+    bool have_settings = false;
+    {
+        std::ifstream in(config_dir_ / "settings.json");
+        if (in) {
+            std::stringstream ss;
+            ss << in.rdbuf();
+            settings_ = settings_from_json(ss.str(), &warning);
+            have_settings = warning.empty();
         }
     }
+    std::filesystem::path history = opts_.history_db;
+    if (history.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(data_dir(), ec);
+        history = data_dir() / "history.db";
+    }
 
+    if (!open_window()) return 1;
+    start_engine(history, have_settings, warning);
+    if (!opts_.test_script.empty() && !load_test_script(history)) return 2;
     while (!glfwWindowShouldClose(window_)) {
         frame();
         if (driver_ && driver_->finished()) break;
@@ -228,12 +251,7 @@ int App::run() {
         rc = driver_->exit_code();
     }
     save_settings();
-    engine_.reset();  // joins the lanes before the window goes
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window_);
-    glfwTerminate();
+    close_window();
     return rc;
 }
 
