@@ -370,6 +370,8 @@ TEST_CASE("export format names", "[history][export]") {
     CHECK(parse_enum<ExportFormat>("jsonl") == ExportFormat::Jsonl);
     CHECK(parse_enum<ExportFormat>("csv") == ExportFormat::Csv);
     CHECK(parse_enum<ExportFormat>("tsv") == ExportFormat::Tsv);
+    CHECK(parse_enum<ExportFormat>("labelstudio") == ExportFormat::LabelStudio);
     CHECK(std::string(to_string(ExportFormat::Tsv)) == "tsv");
-    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv or tsv)");
+    CHECK(std::string(to_string(ExportFormat::LabelStudio)) == "labelstudio");
+    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv, tsv or labelstudio)");
 }
