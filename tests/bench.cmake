@@ -37,7 +37,7 @@ target_compile_options(t5s_lora_bench PRIVATE ${TORCH_CXX_FLAGS})
 
 # Developer tool: time per continuous-batching step, joining vs decoding, and its ATen operators.
 add_executable(t5s_serve_profile EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/serve_profile.cpp")
-target_link_libraries(t5s_serve_profile PRIVATE t5s_serve t5s_torch_cpu)
+target_link_libraries(t5s_serve_profile PRIVATE t5s_engine t5s_torch_cpu)
 target_include_directories(t5s_serve_profile PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_serve_profile PRIVATE ${TORCH_CXX_FLAGS})
 

@@ -1,7 +1,7 @@
 // serve::BatchDecoder directly, with a deterministic schedule: inputs join one per step, leave at
 // different steps (their places taken by later rows), one is removed mid-way, and the cache moves
 // left and grows (rows, positions, encoder length) while rows run. Every input's candidates must
-// equal Model::generate on that input alone.
+// equal Model::generate on that input alone (batch invariance: what serve's concurrency rests on).
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -131,6 +131,29 @@ TEST_CASE("batch decoder: with the AVX2 class's panel kernel, a joint pass is bi
     const auto model = Model::load(test::model_dir("t5v10-tied-relu"), r);
     REQUIRE(model->info().matmul_kernel.rfind("fp32 panels", 0) == 0);
     check_joint_pass_equals_alone(*model, true);
+}
+
+TEST_CASE("batch decoder: op by op and with every weight packed (panels, MKL), a joint pass equals each input alone", "[scheduler]") {
+    // The kernel paths other CPUs and devices take (CUDA and fp16 go op by op), chosen in process.
+    struct Variant {
+        const char* name;
+        void (*apply)(KernelPolicy&);
+    };
+    const Variant variants[] = {
+        {"op by op", [](KernelPolicy& k) { k.step = KernelIsa::Off, k.vocab = KernelIsa::Off; }},
+        {"every weight on the panels", [](KernelPolicy& k) { k.fp32_gemm = Fp32Gemm::Panels, k.packing = WeightPacking::All; }},
+        {"every weight packed for MKL", [](KernelPolicy& k) { k.fp32_gemm = Fp32Gemm::MklPacked, k.packing = WeightPacking::All; }},
+    };
+    for (const auto& v : variants) {
+        INFO(v.name);
+        RuntimeOptions r;
+        r.device = Device::Cpu;
+        r.threads = 1;
+        r.kernels = default_kernel_policy();
+        v.apply(*r.kernels);
+        const auto model = Model::load(test::model_dir("t5v10-tied-relu"), r);
+        check_joint_pass_equals_alone(*model, false);
+    }
 }
 
 TEST_CASE("batch decoder: a failed joint pass adds none of its inputs", "[scheduler]") {

@@ -82,8 +82,23 @@ TEST_CASE("batched beams equal each input alone; batch size does not change resu
     for (size_t i = 0; i < inputs.size(); ++i) CHECK(one_by_one[i][0].ids == together[i][0].ids);
 }
 
+namespace {
+
+// The first candidate's ids of `input`, through generate_ids (decode_batch on this thread) or
+// through generate (the texts as one request to a scheduler: the desktop's and the CLI's path).
+std::vector<int> first_ids(const Model& m, const std::vector<int>& input, const GenerationOptions& o, GenerationControl* control,
+                           bool through_scheduler) {
+    if (!through_scheduler) return m.generate_ids({input}, o, control)[0][0].ids;
+    std::string text = m.tokenizer().decode(input);
+    return m.generate({text}, o, control)[0].candidates[0].ids;
+}
+
+}  // namespace
+
 TEST_CASE("a setting changed mid-generation takes effect at the next step", "[generation][hotswap]") {
     auto m = load("t5v10-tied-relu");
+    const bool through_scheduler = GENERATE(false, true);
+    INFO((through_scheduler ? "generate (scheduler)" : "generate_ids"));
     GenerationOptions o;
     o.max_new_tokens = 10;
     o.min_new_tokens = 10;  // keep every row decoding past the switch
@@ -91,7 +106,8 @@ TEST_CASE("a setting changed mid-generation takes effect at the next step", "[ge
     const float penalty = 50.0f;
     int changed_rows = 0;
     for (const auto& input : ids_of(golden("t5v10-tied-relu")["input_ids"])) {
-        const auto baseline = m->generate_ids({input}, o)[0][0].ids;
+        if (through_scheduler && m->tokenizer().encode(m->tokenizer().decode(input)) != input) continue;  // text must round-trip
+        const auto baseline = first_ids(*m, input, o, nullptr, through_scheduler);
         GenerationControl control;
         control.live_settings = std::make_shared<SettingsHandle>(o);
         control.on_step = [&](const StepInfo& s) {
@@ -101,7 +117,7 @@ TEST_CASE("a setting changed mid-generation takes effect at the next step", "[ge
                 control.live_settings->set(changed);
             }
         };
-        const auto swapped = m->generate_ids({input}, o, &control)[0][0].ids;
+        const auto swapped = first_ids(*m, input, o, &control, through_scheduler);
         // Unchanged before the switch...
         CHECK(std::vector<int>(swapped.begin(), swapped.begin() + switch_after) ==
               std::vector<int>(baseline.begin(), baseline.begin() + switch_after));
@@ -122,6 +138,8 @@ TEST_CASE("a setting changed mid-generation takes effect at the next step", "[ge
 
 TEST_CASE("cancel stops generation within one step", "[generation][cancel]") {
     auto m = load("t5v10-tied-relu");
+    const bool through_scheduler = GENERATE(false, true);
+    INFO((through_scheduler ? "generate (scheduler)" : "generate_ids"));
     GenerationOptions o;
     o.max_new_tokens = 50;
     o.min_new_tokens = 50;
@@ -132,7 +150,8 @@ TEST_CASE("cancel stops generation within one step", "[generation][cancel]") {
         if (s.step == 2) control.cancel = true;
     };
     try {
-        m->generate_ids({{5, 6, 7, 1}}, o, &control);
+        if (through_scheduler) m->generate({"hello world"}, o, &control);
+        else m->generate_ids({{5, 6, 7, 1}}, o, &control);
         FAIL("not cancelled");
     } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::Cancelled);

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "t5s/model_config.h"
-#include "torch/decoding.h"
+#include "serve/batch_decoder.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
 
@@ -153,14 +153,17 @@ int main(int argc, char** argv) {
     o.num_beams = beams;
     o.batch_size = batch;
     if (sample > 0) o.do_sample = true, o.top_k = 50, o.num_return_sequences = sample;
-    at::Generator gen = at::detail::createCPUGenerator(0);
-    auto decode = [&](const at::Tensor& enc) {
-        return beams > 1 ? t5s::decode_beam_search(net, enc, mask, o, nullptr)
-                         : t5s::decode_greedy_or_sample(net, enc, mask, o, nullptr, &gen);
+    o.seed = 0;
+    t5s::IdBatch rows_in;
+    for (int i = 0; i < batch; ++i) rows_in.push_back(source_ids(i, input_len));
+    // What Model::generate_ids runs: the serving decoder's steps, the encoder pass included.
+    auto decode = [&] {
+        t5s::serve::BatchDecoder decoder(net, nullptr);
+        return t5s::serve::decode_batch(decoder, rows_in, o);
     };
 
     // Warm-up (allocator, MKL/oneDNN kernel selection).
-    decode(net.encode(ids, mask));
+    decode();
 
     auto handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit).needsInputs(true));
     double t_enc = 0, t_setup = 0, t_loop = 0;
@@ -176,12 +179,12 @@ int main(int argc, char** argv) {
         t_setup += since(t);
         g_prof.on = true;
         t = Clock::now();
-        decode(enc);  // includes its own start_decoding (subtracted below)
+        decode();  // includes its own encoder pass and start_decoding (subtracted below)
         t_loop += since(t);
         g_prof.on = false;
     }
     at::removeCallback(handle);
-    const double loop = t_loop - t_setup;  // the decode loop proper
+    const double loop = t_loop - t_enc - t_setup;  // the decode loop proper
     const int steps = runs * new_tokens;
     std::printf("t5s_profile: %s, dtype %s, threads %d, batch %d, beams %d, sample %d, %d input / %d new tokens, %d runs\n",
                 model_dir.c_str(), dtype.c_str(), threads, batch, beams, sample, input_len, new_tokens, runs);
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
                 "(%.2f ms/step); total %.1f ms -> %.1f tokens/s\n",
                 1e3 * t_enc / runs, 1e3 * t_setup / runs, 1e3 * loop / runs, 1e3 * loop / steps, 1e3 * (t_enc + t_loop) / runs,
                 batch * std::max(sample, 1) * new_tokens * runs / (t_enc + t_loop));
-    // The observer also saw the decoder set-up inside decode(): its ops are in the tables below.
+    // The observer also saw the encoder and decoder set-up inside decode(): their ops are in the tables below.
     std::printf("operators account for %.1f%% of the decode call (rest: dispatcher, host logic, allocation)\n",
                 100.0 * g_prof.total / t_loop);
     print_top("by operator", g_prof.by_name, t_loop, top, steps);

@@ -116,6 +116,9 @@ public:
     // base. Validated completely before anything changes (a bad folder leaves the current one on);
     // requests already running finish with the adapter they started with, the next one uses the new.
     virtual void set_adapter(const std::filesystem::path& dir);
+    // While the returned holder lives, set_adapter waits: a generation decoding on another thread
+    // (the scheduler's) keeps the adapter it started with. Null for a model without adapters.
+    virtual std::shared_ptr<const void> pin_adapter() const { return nullptr; }
 
     // The step-by-step decoding interface (engine/src/torch/step_decoding.h) for engine code that
     // drives decoding itself, such as the serving scheduler; null for a model without one.

@@ -7,8 +7,10 @@
 // beam ids, same sampled ids for the same seed, same scores, filters, ranking and rounds). Requests are Jobs in the scheduler's JobRegistry: cancelling the job
 // (or passing its timeout) takes its rows out of the batch at the next step.
 //
-// Used by `t5studio serve` (one scheduler per replica); written so that the desktop engine thread
-// can also feed its interactive requests through one. Torch-free header.
+// Every generation runs through one: `t5studio serve` keeps one per replica; generate_scored
+// (t5s/candidate_scores.h: the desktop, the batch panel, `t5studio generate`) submits its texts as
+// one request to a scheduler of its own. Torch-free header.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -33,6 +35,11 @@ struct ServeRequest {
     std::vector<std::string> named;
     double timeout_s = 0.0;  // 0 = none; past it the request ends as cancelled
     std::vector<std::vector<Span>> spans;  // protected spans per text (t5s/spans.h); empty: none given
+    // Optional: settings changed while it runs; their per-step fields (Live::EveryStep,
+    // t5s/generation_fields.h) apply from the next step, as GenerationControl::live_settings does.
+    std::shared_ptr<SettingsHandle> live;
+    // Optional: set by the caller to cancel (as cancel(id)); must outlive the request.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RequestOutcome {
@@ -55,6 +62,8 @@ struct RequestEvents {
     // rounds end; in the order of the result.
     std::function<void(size_t text_index, const Candidate& candidate)> on_candidate;
     std::function<void(const RequestOutcome& outcome)> on_done;                        // exactly once
+    // After every decoding step the request had rows in: its steps so far and its rows in that step.
+    std::function<void(const StepInfo& step)> on_step;
 };
 
 struct SchedulerLimits {

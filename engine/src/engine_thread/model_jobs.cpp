@@ -102,7 +102,8 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
 
 }  // namespace
 
-// Every generation is scored with the embedder loaded now, if any (similarity beside back_score,
+// Every generation runs through the scheduler `serve` uses (generate_scored submits the texts as
+// one request) and is scored with the embedder loaded now, if any (similarity beside back_score,
 // change and fluency). Without one, Model::generate is that same call for the LibTorch model
 // (generate_scored with no embedder); going through it keeps test doubles that implement only
 // generate() usable. Spans given with the texts go through generate_scored (the detected ones, from

@@ -21,8 +21,8 @@
 namespace t5s::serve {
 namespace {
 
-// One input's rows. Greedy / sampling rows leave one by one as they end (as in
-// decode_greedy_or_sample); a beam group keeps its beams until the search is done.
+// One input's rows. Greedy / sampling rows leave one by one as they end; a beam group keeps its
+// beams until the search is done.
 struct Group {
     GroupId id = 0;
     GenerationOptions options;
@@ -70,13 +70,13 @@ const StepDecoding& step_decoding_of(const Model& model) {
 }  // namespace
 
 struct BatchDecoder::Impl {
-    const Model& model;
+    const Tokenizer* tokenizer;  // sentinels of protected spans (keep_sentinels); may be null without
     const StepDecoding& net;
     BatchCache cache;
     std::vector<std::unique_ptr<Group>> groups;  // in row order; a group's rows are contiguous
     std::map<GroupId, std::vector<Candidate>> results;
 
-    explicit Impl(const Model& m) : model(m), net(step_decoding_of(m)) {}
+    Impl(const StepDecoding& n, const Tokenizer* t) : tokenizer(t), net(n) {}
 
     int64_t total_rows() const { return cache.rows(); }
 
@@ -152,7 +152,8 @@ void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& en
     g->start = cache.append(sub, n, capacity);
     g->rows = n;
     if (o.keep_sentinels) {
-        g->sentinel_range = spans::sentinel_range(model.tokenizer());
+        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "protected spans need the model's tokenizer");
+        g->sentinel_range = spans::sentinel_range(*tokenizer);
         g->sentinels = spans::sentinels_in(spec.input_ids, g->sentinel_range);
     }
     if (o.num_beams > 1) {
@@ -168,7 +169,7 @@ void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& en
     groups.push_back(std::move(g));
 }
 
-// decode_greedy_or_sample's step for one group's rows; returns the rows (of the group) kept.
+// One greedy / sampling step for one group's rows; returns the rows (of the group) kept.
 std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits, StepReport& report) {
     const GenerationOptions& o = g.options;
     const int64_t eos = net.config().eos_token_id;
@@ -251,7 +252,9 @@ StepReport BatchDecoder::Impl::step() {
     return report;
 }
 
-BatchDecoder::BatchDecoder(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+BatchDecoder::BatchDecoder(const Model& model)
+    : impl_(std::make_unique<Impl>(step_decoding_of(model), model.has_tokenizer() ? &model.tokenizer() : nullptr)) {}
+BatchDecoder::BatchDecoder(const StepDecoding& net, const Tokenizer* tokenizer) : impl_(std::make_unique<Impl>(net, tokenizer)) {}
 BatchDecoder::~BatchDecoder() = default;
 
 int BatchDecoder::rows_for(const GenerationOptions& o) {
@@ -293,6 +296,19 @@ void BatchDecoder::remove(GroupId group) {
         for (int64_t r = 0; r < groups[i]->rows; ++r) local[i].push_back(r);
     }
     if (found) impl_->rearrange(local);
+}
+
+void BatchDecoder::merge_live(GroupId group, const GenerationOptions& live) {
+    for (auto& g : impl_->groups) {
+        if (g->id == group) g->options = merge_step_settings(g->options, live);
+    }
+}
+
+int BatchDecoder::rows_of(GroupId group) const {
+    for (const auto& g : impl_->groups) {
+        if (g->id == group) return static_cast<int>(g->rows);
+    }
+    return 0;
 }
 
 StepReport BatchDecoder::step() {

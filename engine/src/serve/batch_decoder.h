@@ -5,7 +5,9 @@
 // batch at the next decoding step; finished rows leave it.
 // T5's decoder has no absolute positions (its self-attention bias is relative), so a row that
 // joins at cache position p with the positions before p masked computes exactly what it computes
-// alone from position 0: outputs are those of Model::generate on that input alone.
+// alone from position 0: an input's outputs do not depend on what else is in the batch.
+// Every generation decodes here: the scheduler (t5s/scheduler.h) for serve, the desktop and the
+// CLI; decode_batch below for Model::generate_ids and the trainer's samples.
 // Torch-free interface; one thread uses an instance.
 #include <cstdint>
 #include <memory>
@@ -39,6 +41,8 @@ struct StepReport {
 class BatchDecoder {
 public:
     explicit BatchDecoder(const Model& model);  // a Model from Model::load (LibTorch)
+    // Over a network directly (the trainer's); `tokenizer` (may be null) finds protected spans' sentinels.
+    BatchDecoder(const StepDecoding& net, const Tokenizer* tokenizer);
     ~BatchDecoder();
     BatchDecoder(const BatchDecoder&) = delete;
     BatchDecoder& operator=(const BatchDecoder&) = delete;
@@ -51,6 +55,11 @@ public:
     void add(const GroupSpec& spec);
     // Its rows leave the batch now (cancelled requests).
     void remove(GroupId group);
+    // The per-step settings of `live` (t5s/generation_fields.h: sampling knobs, penalties) apply to
+    // the group from the next step; its shape (beams, candidates, length) and seed stay.
+    void merge_live(GroupId group, const GenerationOptions& live);
+    // Rows of the group in the batch now (0: not in it).
+    int rows_of(GroupId group) const;
     // One decoding step of every row. Throws t5s::Error (OutOfMemory...): the batch is then reset.
     StepReport step();
     // A finished group's candidates in row order (beam: best first); forgets the group.
@@ -66,5 +75,12 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+// Inputs decoded together to the end on the calling thread, each as if alone (Model::generate_ids,
+// the trainer's evaluation): the scheduler's decoding steps without its queue, rounds or scores.
+// Per input, its candidates in row order (beam: best first). `control` (may be null): cancel
+// (throws Cancelled), per-step settings (live_settings), step reports (on_step).
+std::vector<std::vector<Candidate>> decode_batch(BatchDecoder& decoder, const IdBatch& inputs, const GenerationOptions& options,
+                                                 GenerationControl* control = nullptr);
 
 }  // namespace t5s::serve

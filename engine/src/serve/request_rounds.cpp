@@ -11,6 +11,7 @@ namespace t5s::serve {
 RequestRounds::RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
                              const GenerationOptions& options, const Embedder* embedder)
     : options_(options),
+      has_embedder_(embedder != nullptr),
       rank_key_(effective_rank(options.rank, embedder != nullptr)),
       rounds_allowed_(rounds_allowed(options)),
       inputs_(texts.size()),
@@ -52,6 +53,11 @@ RoundsOutcome RequestRounds::decide(std::vector<GenerationResult>* results) {
     }
     screened_.clear();
     return out;
+}
+
+void RequestRounds::merge_live(const GenerationOptions& live) {
+    options_ = merge_step_settings(options_, live);
+    rank_key_ = effective_rank(options_.rank, has_embedder_);
 }
 
 }  // namespace t5s::serve

@@ -50,9 +50,13 @@ public:
     // Once they are scored: another round where the filters left too few, else the final selection
     // into (*results)[input] (candidates, dropped, diversity); the candidates settled meanwhile.
     RoundsOutcome decide(std::vector<GenerationResult>* results);
+    // A running request's settings changed: the per-step ones (filters, ranking) of `live` apply
+    // to the rounds not yet decided, as in generate_scored.
+    void merge_live(const GenerationOptions& live);
 
 private:
     GenerationOptions options_;
+    bool has_embedder_;
     std::string rank_key_;
     int rounds_allowed_;
     std::vector<InputRounds> inputs_;

@@ -41,6 +41,10 @@ struct Pending {
     size_t inputs_done = 0;
     std::set<serve::GroupId> groups;  // groups of this request in the batch
     bool admitted = false, finished = false;
+    std::shared_ptr<SettingsHandle> live;  // the caller's running settings (ServeRequest::live)
+    uint64_t live_version = 0;             // the version last applied
+    const std::atomic<bool>* cancel_flag = nullptr;
+    int steps = 0;                         // decoding steps it had rows in (RequestEvents::on_step)
 };
 
 struct GroupOwner {
@@ -74,6 +78,9 @@ struct Scheduler::State {
     void fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message);
     void fail_running(const CaughtError& error);
     void add_groups(std::vector<Admission>& admit);
+    void apply_live_settings();
+    std::vector<std::pair<std::shared_ptr<Pending>, int>> rows_watched() const;
+    void report_steps(const std::vector<std::pair<std::shared_ptr<Pending>, int>>& stepped);
     void step_once();
     void complete_groups(const std::vector<serve::GroupId>& finished);
     void complete_rounds(const std::shared_ptr<Pending>& p);
@@ -143,6 +150,9 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
         p->outcome.results[i].spans = p->rounds->source_spans(i);
     }
     p->events = std::move(events);
+    p->live = std::move(request.live);
+    p->live_version = p->live ? p->live->version() : 0;
+    p->cancel_flag = request.cancel;
     p->submitted = Clock::now();
     if (request.timeout_s > 0) p->deadline = p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
     {
@@ -184,7 +194,8 @@ bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::s
     if (stopping && all_done()) return false;
     const auto now = Clock::now();
     auto gone = [&](const std::shared_ptr<Pending>& p) {
-        return p->job->cancel_requested() || (p->deadline && now > *p->deadline) || stopping;
+        return p->job->cancel_requested() || (p->cancel_flag && p->cancel_flag->load()) || (p->deadline && now > *p->deadline) ||
+               stopping;
     };
     for (auto it = queue.begin(); it != queue.end();) {
         if (!(*it)->admitted && gone(*it)) {
@@ -376,9 +387,51 @@ void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
     if (p->inputs_done == p->texts.size()) finish(p);
 }
 
+// Per-step settings a running request's caller changed (ServeRequest::live) reach its rows in the
+// batch, its rounds' filters and ranking, and the rounds it has yet to start.
+void Scheduler::State::apply_live_settings() {
+    for (const auto& [gid, o] : owners) {
+        Pending& p = *o.request;
+        if (!p.live || p.finished || p.live->version() == p.live_version) continue;
+        p.live_version = p.live->version();
+        const GenerationOptions live = p.live->get();
+        p.outcome.options = merge_step_settings(p.outcome.options, live);
+        p.rounds->merge_live(live);
+        for (auto g : p.groups) decoder->merge_live(g, live);
+    }
+}
+
+// The requests that asked for every step (RequestEvents::on_step), with their rows in the batch.
+std::vector<std::pair<std::shared_ptr<Pending>, int>> Scheduler::State::rows_watched() const {
+    std::vector<std::pair<std::shared_ptr<Pending>, int>> watched;
+    for (const auto& [gid, o] : owners) {
+        if (!o.request->events.on_step) continue;
+        auto it = std::find_if(watched.begin(), watched.end(), [&](const auto& w) { return w.first == o.request; });
+        if (it == watched.end()) it = watched.insert(watched.end(), {o.request, 0});
+        it->second += decoder->rows_of(gid);
+    }
+    return watched;
+}
+
+// Before the step's results complete anything: a finished request hears nothing after on_done.
+void Scheduler::State::report_steps(const std::vector<std::pair<std::shared_ptr<Pending>, int>>& stepped) {
+    for (const auto& [p, rows] : stepped) {
+        if (p->finished) continue;
+        p->steps += 1;
+        try {
+            p->events.on_step(StepInfo{p->steps, rows, rows});
+        } catch (...) {
+            const CaughtError e = describe_exception(std::current_exception());
+            fail(p, e.code, "reporting a step: " + e.message);
+        }
+    }
+}
+
 void Scheduler::State::step_once() {
     if (decoder->rows() > 0) {
         const auto start = Clock::now();
+        apply_live_settings();
+        const auto stepped = rows_watched();
         serve::StepReport report;
         try {
             report = decoder->step();
@@ -402,6 +455,7 @@ void Scheduler::State::step_once() {
             observer_copy = observer;
         }
         if (observer_copy && report.rows > 0) observer_copy({report.rows, report.rows, seconds_since(start)});
+        report_steps(stepped);
         complete_groups(report.groups_finished);
     }
     std::lock_guard<std::mutex> lock(mutex);

@@ -1,7 +1,7 @@
 #pragma once
 // Beam search as a state machine of one decoding step at a time (a port of transformers'
-// vectorised beam search: same sequences and scores). decode_beam_search drives it over its own
-// decoder cache; the serving scheduler drives one per request over rows of a shared batch.
+// vectorised beam search: same sequences and scores). The batch decoder (serve/batch_decoder.h)
+// drives one per input over rows of a shared batch.
 #include <ATen/ATen.h>
 
 #include <vector>

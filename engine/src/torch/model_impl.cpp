@@ -16,7 +16,7 @@
 #include "t5s/model.h"
 #include "t5s/seed.h"
 #include "torch/back_score.h"
-#include "torch/decoding.h"
+#include "serve/batch_decoder.h"
 #include "torch/lora.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
@@ -166,6 +166,9 @@ public:
     const ModelInfo& info() const override { return info_; }
     const T5Network& network() const { return *net_; }
     const StepDecoding* step_decoding() const override { return net_.get(); }
+    std::shared_ptr<const void> pin_adapter() const override {
+        return std::make_shared<std::shared_lock<std::shared_mutex>>(adapter_mutex_);
+    }
     bool has_tokenizer() const override { return tokenizer_.has_value(); }
     const Tokenizer& tokenizer() const override {
         if (!tokenizer_) throw Error(ErrorCode::FileNotFound, info_.dir.string() + ": no tokenizer (spiece.model or tokenizer.json) in the model folder");
@@ -221,25 +224,15 @@ public:
             if (row.empty()) throw Error(ErrorCode::InvalidArgument, "an input has no tokens");
         }
         check_source_lengths(input_ids, net_->config(), options);
-        at::Generator gen = at::detail::createCPUGenerator(static_cast<uint64_t>(resolve_seed(options.seed)));
+        // One batch_size chunk at a time through the serving decoder's steps (each input as if alone).
+        serve::BatchDecoder decoder(*net_, has_tokenizer() ? &tokenizer() : nullptr);
         std::vector<std::vector<Candidate>> out;
         for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
             IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
             check_memory_for(chunk, options);
-            const spans::SentinelGuard sentinels = sentinel_guard_for(chunk, options);
-            auto decoded = guarded([&] {
-                c10::InferenceMode guard;
-                auto [ids, mask] = pad_batch(chunk, net_->config().pad_token_id, rt_.device);
-                at::Tensor enc = net_->encode(ids, mask);
-                return options.num_beams > 1 ? decode_beam_search(*net_, enc, mask, options, control, &sentinels)
-                                             : decode_greedy_or_sample(*net_, enc, mask, options, control, &gen, &sentinels);
-            });
-            for (auto& seqs : decoded) {
-                std::vector<Candidate> cands;
-                for (auto& s : seqs) cands.push_back(Candidate{"", std::move(s.ids), s.score});
-                out.push_back(std::move(cands));
-            }
+            auto decoded = guarded([&] { return serve::decode_batch(decoder, chunk, options, control); });
+            for (auto& cands : decoded) out.push_back(std::move(cands));
         }
         return out;
     }
@@ -261,15 +254,6 @@ public:
     }
 
 private:
-    // Protected spans: with options.keep_sentinels, each input's sentinels (needs the tokenizer).
-    spans::SentinelGuard sentinel_guard_for(const IdBatch& chunk, const GenerationOptions& options) const {
-        spans::SentinelGuard g;
-        if (!options.keep_sentinels) return g;
-        g.range = spans::sentinel_range(tokenizer());
-        for (const auto& row : chunk) g.required.push_back(spans::sentinels_in(row, g.range));
-        return g;
-    }
-
     // Refuses (OutOfMemory, one line) a batch whose estimated peak exceeds the memory free now,
     // before anything is allocated: --max-new-tokens 99999999 asked for tens of GB.
     void check_memory_for(const IdBatch& chunk, const GenerationOptions& options) const {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "t5s/atomic_file.h"
-#include "torch/decoding.h"
+#include "serve/batch_decoder.h"
 #include "trainer/runner.h"
 
 namespace t5s {
@@ -59,11 +59,10 @@ double Runner::evaluate(std::vector<SampleGeneration>* samples) {
             const size_t n = std::min(eval_.size(), static_cast<size_t>(o_.sample_count));
             std::vector<std::vector<int>> src;
             for (size_t k = 0; k < n; ++k) src.push_back(eval_[k].source);
-            Batch b = make_batch_from_ids(src, src, device_);
             GenerationOptions g;
             g.max_new_tokens = o_.sample_max_new_tokens;
-            at::Tensor enc = net.encode(b.input_ids, b.attention_mask);
-            auto out = decode_greedy_or_sample(net, enc, b.attention_mask, g, nullptr, nullptr);
+            serve::BatchDecoder decoder(net, nullptr);  // greedy, no protected spans
+            auto out = serve::decode_batch(decoder, src, g);
             for (size_t k = 0; k < n; ++k) {
                 samples->push_back(
                     {eval_text_[k].source, eval_text_[k].target, out[k].empty() ? "" : tok_->decode(out[k][0].ids)});
