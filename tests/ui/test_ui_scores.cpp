@@ -77,18 +77,18 @@ TEST_CASE("candidate list: sorted by a ranking, decisions keep naming the genera
     REQUIRE(l.dropped().size() == 1);
     CHECK(l.all_have_similarity());
     l.select(1);  // "b"
-    l.sort("similarity");
+    l.sort(RankBy::Similarity);
     CHECK(texts(l) == "bcad");
     CHECK(l.items()[size_t(l.selected())].text == "b");  // the selection follows its candidate
-    l.sort("back_score");
+    l.sort(RankBy::BackScore);
     CHECK(texts(l) == "cabd");
-    l.sort("fluency");
+    l.sort(RankBy::Fluency);
     CHECK(texts(l) == "bdac");
     // Accepting the first shown ("b") records candidate 1 of the generation.
     auto d = l.accept(0);
     REQUIRE(d);
     CHECK(d->index == 1);
-    l.sort("");  // back to the generation's order
+    l.sort(RankBy::None);  // back to the generation's order
     CHECK(texts(l) == "abcd");
     CHECK(l.items()[1].state == CandidateState::Accepted);
     auto u = l.undo();
@@ -101,7 +101,7 @@ TEST_CASE("candidate list: sorted by a ranking, decisions keep naming the genera
     cs[1].similarity.reset();
     l.reset("src", 4, cs);
     CHECK_FALSE(l.all_have_similarity());
-    l.sort("similarity");
+    l.sort(RankBy::Similarity);
     CHECK(texts(l) == "cadb");
 }
 
