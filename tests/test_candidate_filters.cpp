@@ -32,6 +32,9 @@ Candidate scored(const std::string& text, double back, double change, std::optio
     return c;
 }
 
+// The printed reason ("" when the candidate passes), as generate's JSON and the history show it.
+std::string printed(const std::optional<DropCause>& reason) { return reason ? to_string(*reason) : ""; }
+
 }  // namespace
 
 TEST_CASE("quality filter settings are validated with the field named", "[scores][options]") {
@@ -47,7 +50,6 @@ TEST_CASE("quality filter settings are validated with the field named", "[scores
         {[](GenerationOptions& o) { o.max_change = 1.1; }, "max_change must be in [0, 1]"},
         {[](GenerationOptions& o) { o.min_back_score = 0.5; }, "min_back_score must be a finite log-probability <= 0"},
         {[](GenerationOptions& o) { o.near_duplicate = 0.0; }, "near_duplicate must be in (0, 1]"},
-        {[](GenerationOptions& o) { o.rank = "length"; }, "rank must be auto, similarity, back_score, fluency or none"},
         {[](GenerationOptions& o) { o.min_change = 0.6, o.max_change = 0.5; }, "min_change must be <= max_change"},
         {[](GenerationOptions& o) { o.min_similarity = 0.9, o.max_similarity = 0.8; }, "min_similarity must be <= max_similarity"},
     };
@@ -65,7 +67,7 @@ TEST_CASE("quality filter settings are validated with the field named", "[scores
     ok.max_change = 1.0;
     ok.min_back_score = -3.0;
     ok.near_duplicate = 1.0;
-    ok.rank = "fluency";
+    ok.rank = RankBy::Fluency;
     CHECK(validation_message(ok).empty());
 }
 
@@ -73,12 +75,12 @@ TEST_CASE("filters and rank are hot-swapped with the other live settings", "[sco
     GenerationOptions running, live;
     live.min_change = 0.3;
     live.near_duplicate = 0.7;
-    live.rank = "fluency";
+    live.rank = RankBy::Fluency;
     live.num_beams = 5;  // shape: not swapped
     const GenerationOptions merged = merge_step_settings(running, live);
     CHECK(merged.min_change == 0.3);
     CHECK(merged.near_duplicate == 0.7);
-    CHECK(merged.rank == "fluency");
+    CHECK(merged.rank == RankBy::Fluency);
     CHECK(merged.num_beams == 1);
 }
 
@@ -88,11 +90,18 @@ TEST_CASE("filter reasons name the score and the bound it missed", "[scores]") {
     o.max_change = 0.8;
     o.min_back_score = -2.5;
     o.min_similarity = 0.8;
-    CHECK(filter_reason(scored("a", -1.0, 0.1, 0.9), o) == "change<0.2");
-    CHECK(filter_reason(scored("a", -1.0, 0.9, 0.9), o) == "change>0.8");
-    CHECK(filter_reason(scored("a", -3.0, 0.5, 0.9), o) == "back_score<-2.5");
-    CHECK(filter_reason(scored("a", -1.0, 0.5, 0.75), o) == "similarity<0.8");
-    CHECK(filter_reason(scored("a", -1.0, 0.5, 0.95), o).empty());
+    CHECK(printed(filter_reason(scored("a", -1.0, 0.1, 0.9), o)) == "change<0.2");
+    CHECK(printed(filter_reason(scored("a", -1.0, 0.9, 0.9), o)) == "change>0.8");
+    CHECK(printed(filter_reason(scored("a", -3.0, 0.5, 0.9), o)) == "back_score<-2.5");
+    CHECK(printed(filter_reason(scored("a", -1.0, 0.5, 0.75), o)) == "similarity<0.8");
+    CHECK_FALSE(filter_reason(scored("a", -1.0, 0.5, 0.95), o));
+    // Structured: the rule and the bound of the settings, exactly.
+    const auto below = filter_reason(scored("a", -3.0, 0.5, 0.9), o);
+    REQUIRE(below);
+    CHECK(below->kind == DropReason::BackScoreBelow);
+    CHECK(below->threshold == -2.5);
+    o.max_similarity = 0.9;
+    CHECK(filter_reason(scored("a", -1.0, 0.5, 0.95), o) == DropCause{DropReason::SimilarityAbove, 0.9});
 }
 
 TEST_CASE("selection ranks, drops near duplicates of better ones and stops at the count", "[scores]") {
@@ -102,21 +111,22 @@ TEST_CASE("selection ranks, drops near duplicates of better ones and stops at th
     std::vector<Candidate> pool = {scored("The cat sleeps on the sofa.", -2.0, 0.5), scored("The cat sleeps on the sofa!", -1.0, 0.5),
                                    scored("A dog runs in the park.", -1.5, 0.9), scored("unchanged", -0.5, 0.05),
                                    scored("Birds sing at dawn.", -3.0, 0.8)};
-    const CandidateSelection s = select_candidates(pool, o, "back_score", 3);
+    const CandidateSelection s = select_candidates(pool, o, RankBy::BackScore, 3);
     REQUIRE(s.kept.size() == 3);
     CHECK(s.kept[0].text == "The cat sleeps on the sofa!");  // best back_score
     CHECK(s.kept[1].text == "A dog runs in the park.");
     CHECK(s.kept[2].text == "Birds sing at dawn.");  // after the near duplicate
     REQUIRE(s.dropped.size() == 2);
-    CHECK(s.dropped[0].reason == "change<0.1");
+    CHECK(to_string(s.dropped[0].reason) == "change<0.1");
     CHECK(s.dropped[1].candidate.text == "The cat sleeps on the sofa.");
-    CHECK(s.dropped[1].reason == "near_duplicate>0.7");
+    CHECK(to_string(s.dropped[1].reason) == "near_duplicate>0.7");
+    CHECK(s.dropped[1].reason == DropCause{DropReason::NearDuplicate, 0.7});
     CHECK(chrf("The cat sleeps on the sofa.", "The cat sleeps on the sofa!") > 0.7);
     // With a count of 2 the walk stops before the near duplicate: it is surplus, neither kept nor dropped.
-    const CandidateSelection two = select_candidates(pool, o, "back_score", 2);
+    const CandidateSelection two = select_candidates(pool, o, RankBy::BackScore, 2);
     CHECK(two.kept.size() == 2);
     CHECK(two.dropped.size() == 1);
-    const CandidateSelection none = select_candidates(pool, GenerationOptions{}, "", 5);
+    const CandidateSelection none = select_candidates(pool, GenerationOptions{}, RankBy::None, 5);
     REQUIRE(none.kept.size() == 5);
     CHECK(none.kept[0].text == pool[0].text);  // no rank: decoding order
 }

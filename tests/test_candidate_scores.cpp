@@ -55,24 +55,27 @@ GenerationOptions sampling(int n) {
     o.max_new_tokens = 10;
     o.seed = 3;
     o.temperature = 1.3f;
-    o.rank = "auto";
+    o.rank = RankBy::Auto;
     return o;
 }
 
-double bound_in(const std::string& reason) { return std::stod(reason.substr(reason.find_first_of("<>") + 1)); }
-
-// The dropped candidate really violates the bound its reason names.
+// The dropped candidate really violates the bound its reason names (the threshold is the
+// setting's own value, so the comparison is exact).
 void check_reason_holds(const DroppedCandidate& d) {
-    const std::string& r = d.reason;
+    const DropCause& r = d.reason;
     const Candidate& c = d.candidate;
-    INFO("reason " << r << " for '" << c.text << "'");
-    if (r.rfind("change<", 0) == 0) CHECK(*c.change < bound_in(r) + 1e-4);
-    else if (r.rfind("change>", 0) == 0) CHECK(*c.change > bound_in(r) - 1e-4);
-    else if (r.rfind("back_score<", 0) == 0) CHECK(*c.back_score < bound_in(r) + 1e-4);
-    else if (r.rfind("similarity<", 0) == 0) CHECK(*c.similarity < bound_in(r) + 1e-4);
-    else if (r.rfind("similarity>", 0) == 0) CHECK(*c.similarity > bound_in(r) - 1e-4);
-    else if (r.rfind("near_duplicate>", 0) == 0) CHECK(true);  // checked against the kept ones by the caller
-    else CHECK((r == "copy" || r == "duplicate"));
+    INFO("reason " << to_string(r) << " for '" << c.text << "'");
+    switch (r.kind) {
+        case DropReason::ChangeBelow: CHECK(*c.change < r.threshold); break;
+        case DropReason::ChangeAbove: CHECK(*c.change > r.threshold); break;
+        case DropReason::BackScoreBelow: CHECK(*c.back_score < r.threshold); break;
+        case DropReason::SimilarityBelow: CHECK(*c.similarity < r.threshold); break;
+        case DropReason::SimilarityAbove: CHECK(*c.similarity > r.threshold); break;
+        case DropReason::NearDuplicate: break;  // checked against the kept ones by the caller
+        case DropReason::Copy:
+        case DropReason::Duplicate: break;
+        case DropReason::LostSpan: FAIL("no protected spans were asked for"); break;
+    }
 }
 
 }  // namespace
@@ -158,19 +161,19 @@ TEST_CASE("rank selects the order; none keeps the decoding order", "[scores]") {
     o.num_beams = 4;
     o.num_return_sequences = 4;
     o.max_new_tokens = 8;
-    o.rank = "none";
+    o.rank = RankBy::None;
     const auto beam_order = generate_scored(*m, nullptr, {"Tom is a good boy."}, o)[0].candidates;
     const auto ids = m->generate_ids({m->tokenizer().encode("Tom is a good boy.")}, o)[0];
     REQUIRE(beam_order.size() == ids.size());
     for (size_t k = 0; k < ids.size(); ++k) CHECK(beam_order[k].ids == ids[k].ids);
-    for (const char* key : {"back_score", "fluency"}) {
+    for (const RankBy key : {RankBy::BackScore, RankBy::Fluency}) {
         o.rank = key;
         const auto ranked = generate_scored(*m, nullptr, {"Tom is a good boy."}, o)[0].candidates;
         REQUIRE(ranked.size() == 4);
         for (size_t k = 1; k < ranked.size(); ++k) {
             const auto& prev = ranked[k - 1];
             const auto& cur = ranked[k];
-            CHECK((std::string(key) == "back_score" ? *prev.back_score >= *cur.back_score : *prev.fluency >= *cur.fluency));
+            CHECK((key == RankBy::BackScore ? *prev.back_score >= *cur.back_score : *prev.fluency >= *cur.fluency));
         }
     }
 }
@@ -186,7 +189,7 @@ TEST_CASE("similarity filters and rank need an embedder", "[scores]") {
         CHECK(std::string(e.what()).find("min_similarity") != std::string::npos);
     }
     o.min_similarity.reset();
-    o.rank = "similarity";
+    o.rank = RankBy::Similarity;
     CHECK_THROWS_AS(generate_scored(*m, nullptr, {"hi"}, o), Error);
 }
 
@@ -215,7 +218,7 @@ TEST_CASE("model_scores off skips back_score and similarity unless a filter or t
         CHECK_FALSE(c.similarity.has_value());
     }
     o.min_back_score.reset();
-    o.rank = "auto";  // with an embedder: similarity
+    o.rank = RankBy::Auto;  // with an embedder: similarity
     const auto ranked = generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates;
     for (size_t k = 0; k < ranked.size(); ++k) {
         CHECK_FALSE(ranked[k].back_score.has_value());

@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "t5s/drop_reason.h"
 #include "t5s/error.h"
+#include "t5s/generation_options.h"
 #include "t5s/history_store.h"
 #include "t5s/input_reader.h"
 #include "t5s/jobs.h"
@@ -66,6 +68,19 @@ TEST_CASE("enum names: every value prints, and parses back to itself", "[enum_na
     round_trips(ScheduleKind::Constant, 3);
     round_trips(BadRowPolicy::Skip, 2);
     round_trips(StopReason::Completed, 4);
+    round_trips(RankBy::Auto, 5);
+    round_trips(DropReason::Copy, 9);
+}
+
+TEST_CASE("enum names: rank takes the names it took as a string, nothing else", "[enum_names][options]") {
+    // --rank, HTTP bodies, settings.json and the history's settings_json all carry these names.
+    CHECK(enum_names<RankBy>() == std::vector<std::string>{"auto", "similarity", "back_score", "fluency", "none"});
+    CHECK(parse_enum<RankBy>("back_score") == RankBy::BackScore);
+    CHECK(std::string(to_string(RankBy::None)) == "none");
+    CHECK(std::string(to_string(GenerationOptions{}.rank)) == "none");  // the default: decoding order
+    CHECK_FALSE(try_parse_enum<RankBy>("backscore"));                   // no aliases were ever accepted
+    CHECK_FALSE(try_parse_enum<RankBy>("length"));
+    CHECK_THROWS_WITH(parse_enum<RankBy>("length"), "unknown rank 'length' (expected auto, similarity, back_score, fluency or none)");
 }
 
 TEST_CASE("enum names: the stored and printed names stay as they were", "[enum_names]") {

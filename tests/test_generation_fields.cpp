@@ -28,6 +28,7 @@ GenerationOptions all_changed() {
                 if constexpr (std::is_same_v<T, bool>) v = !v;
                 else if constexpr (std::is_same_v<T, std::string>) v = v + "x";
                 else if constexpr (std::is_same_v<T, std::optional<double>>) v = 0.25;
+                else if constexpr (kHasEnumNames<T>) v = enum_at<T>((enum_index(v) + 1) % static_cast<int>(enum_names<T>().size()));
                 else v = static_cast<T>(v + 1);
             },
             f.member);
@@ -80,7 +81,34 @@ TEST_CASE("field table: history records written before the table keep reading", 
     // Nulls are empty filters; a wrong type names the field.
     CHECK_FALSE(generation_options_from_json(R"({"min_change":null})").min_change);
     CHECK_THROWS_WITH(generation_options_from_json(R"({"num_beams":2.5})"), "generation settings: 'num_beams' must be an integer");
-    CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":3})"), "generation settings: 'rank' must be a string");
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":3})"),
+                      "generation settings: 'rank' must be one of auto, similarity, back_score, fluency or none");
+}
+
+TEST_CASE("field table: an enum field reads and writes its table's names", "[options][fields][enum_names]") {
+    // Records and settings.json written while rank was a string hold these names: each reads back.
+    for (const std::string& name : {"auto", "similarity", "back_score", "fluency", "none"}) {
+        INFO(name);
+        const GenerationOptions o = generation_options_from_json(R"({"rank":")" + name + R"("})");
+        CHECK(std::string(to_string(o.rank)) == name);
+        CHECK(as_json(o)["rank"] == name);  // written as the same string
+    }
+    CHECK(as_json(GenerationOptions{})["rank"] == "none");
+    // An unknown name: the table's one wording, in the settings' context.
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":"length"})"),
+                      "generation settings: unknown rank 'length' (expected auto, similarity, back_score, fluency or none)");
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":"Fluency"})"),
+                      "generation settings: unknown rank 'Fluency' (expected auto, similarity, back_score, fluency or none)");
+    // --help lists the names from the table; the other fields' help is their own line.
+    const GenerationField* rank = find_generation_field("rank");
+    REQUIRE(rank);
+    CHECK(field_names(*rank) == enum_names<RankBy>());
+    CHECK(field_help(*rank).rfind("one of auto, similarity, back_score, fluency or none: ", 0) == 0);
+    const GenerationField* top_k = find_generation_field("top_k");
+    REQUIRE(top_k);
+    CHECK(field_names(*top_k).empty());
+    CHECK(field_help(*top_k) == top_k->help);
+    CHECK(field_of(&GenerationOptions::rank) == rank);
 }
 
 TEST_CASE("field table: named and live merges take exactly the fields they should", "[options][fields]") {
@@ -113,9 +141,6 @@ TEST_CASE("field table: range messages name the field and its range", "[options]
     o = {};
     o.num_beams = 0;
     CHECK(field_range_error(o) == "num_beams must be >= 1 (got 0)");
-    o = {};
-    o.rank = "length";
-    CHECK(field_range_error(o) == "rank must be auto, similarity, back_score, fluency or none (got 'length')");
     o = {};
     o.length_penalty = std::numeric_limits<float>::infinity();
     CHECK(field_range_error(o) == "length_penalty must be a finite number (got inf)");

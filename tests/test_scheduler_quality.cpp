@@ -87,17 +87,17 @@ std::vector<GenerationOptions> quality_settings(bool with_embedder) {
     GenerationOptions s;  // sampling with every filter that needs no embedder: rounds fill the count
     s.do_sample = true, s.seed = 11, s.num_return_sequences = 3, s.max_new_tokens = 8, s.max_rounds = 4;
     s.no_copy = s.distinct = true;
-    s.min_change = 0.6, s.near_duplicate = 0.5, s.min_back_score = -9.0, s.rank = "back_score";
+    s.min_change = 0.6, s.near_duplicate = 0.5, s.min_back_score = -9.0, s.rank = RankBy::BackScore;
     out.push_back(s);
     GenerationOptions b;  // beam: one round, ranked by fluency, a result may hold fewer
-    b.num_beams = 4, b.num_return_sequences = 3, b.max_new_tokens = 6, b.rank = "fluency", b.max_change = 0.97;
+    b.num_beams = 4, b.num_return_sequences = 3, b.max_new_tokens = 6, b.rank = RankBy::Fluency, b.max_change = 0.97;
     out.push_back(b);
     GenerationOptions n = s;  // no ranking: candidates settle as their round is scored
-    n.rank = "none", n.seed = 5, n.min_back_score.reset();
+    n.rank = RankBy::None, n.seed = 5, n.min_back_score.reset();
     out.push_back(n);
     if (with_embedder) {
         GenerationOptions e = s;
-        e.rank = "auto", e.seed = 23, e.min_similarity = -0.5, e.max_similarity = 0.9, e.min_back_score.reset();
+        e.rank = RankBy::Auto, e.seed = 23, e.min_similarity = -0.5, e.max_similarity = 0.9, e.min_back_score.reset();
         out.push_back(e);
     }
     return out;
@@ -126,9 +126,9 @@ void run_quality(const Model& model, const Embedder* embedder) {
             REQUIRE_FALSE(o.error);
             const GenerationResult alone = generate_scored(model, embedder, {texts[t]}, settings[s])[0];
             require_same_scored(alone, o.results[0]);
-            // The dropped counts are the dropped list, by the option that dropped each.
-            std::map<std::string, int64_t> counted;
-            for (const auto& d : o.results[0].dropped) counted[option_of_reason(d.reason)] += 1;
+            // The dropped counts are the dropped list, by the rule that dropped each.
+            std::map<DropReason, int64_t> counted;
+            for (const auto& d : o.results[0].dropped) counted[d.reason.kind] += 1;
             CHECK(o.dropped == counted);
             dropped_total += static_cast<int64_t>(o.results[0].dropped.size());
             rounds_above_one += o.results[0].rounds > 1 ? 1 : 0;
@@ -164,7 +164,7 @@ TEST_CASE("scheduler quality: similarity filters without an embedder are refused
     o.min_similarity = 0.5;
     CHECK_THROWS_WITH(scheduler.submit({{"x"}, o, {"min_similarity"}, 0.0}, {}), Catch::Contains("min_similarity"));
     o.min_similarity.reset();
-    o.rank = "similarity";
+    o.rank = RankBy::Similarity;
     CHECK_THROWS_WITH(scheduler.submit({{"x"}, o, {"rank"}, 0.0}, {}), Catch::Contains("rank"));
 }
 

@@ -70,7 +70,8 @@ std::vector<GenerationOptions> decoding_modes() {
 int check_spans_kept(const GenerationResult& r, size_t want_candidates) {
     INFO("input: " << r.input);
     REQUIRE_FALSE(r.spans.empty());
-    CHECK(std::none_of(r.dropped.begin(), r.dropped.end(), [](const DroppedCandidate& d) { return d.reason == "lost_span"; }));
+    CHECK(std::none_of(r.dropped.begin(), r.dropped.end(),
+                       [](const DroppedCandidate& d) { return d.reason.kind == DropReason::LostSpan; }));
     REQUIRE(r.candidates.size() == want_candidates);
     int forced = 0;
     for (const auto& c : r.candidates) {
@@ -198,10 +199,10 @@ TEST_CASE("screening drops a candidate that lost or doubled a span as lost_span,
     REQUIRE(kept.size() == 1);
     CHECK(kept[0].text == good.text);
     REQUIRE(input.dropped.size() == 2);
-    CHECK(input.dropped[0].reason == "lost_span");
+    CHECK(to_string(input.dropped[0].reason) == "lost_span");
     CHECK(input.dropped[0].candidate.text == lost.text);
-    CHECK(input.dropped[1].reason == "lost_span");
-    CHECK(option_of_reason("lost_span") == "protect");
+    CHECK(input.dropped[1].reason.kind == DropReason::LostSpan);
+    CHECK(std::string(option_of(input.dropped[1].reason.kind)) == "protect");
     CHECK(source_spans(input) == std::vector<Span>{{4, 6, "number"}});
     // Without protection nothing is checked.
     InputRounds plain;

@@ -56,7 +56,7 @@ void CandidateList::reset(std::string source, GenerationId generation_id, const 
 
 void CandidateList::clear() { reset({}, 0, {}); }
 
-void CandidateList::sort(const std::string& key) {
+void CandidateList::sort(RankBy key) {
     const int selected_index = items_.empty() ? -1 : items_[size_t(selected_)].index;
     std::sort(items_.begin(), items_.end(), [](const CandidateVm& a, const CandidateVm& b) { return a.index < b.index; });
     std::vector<Candidate> scores;

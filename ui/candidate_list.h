@@ -53,9 +53,9 @@ public:
                std::optional<double> diversity = {}, std::vector<DroppedCandidate> dropped = {});
     void clear();
 
-    // Shows the candidates ranked by `key` ("similarity", "back_score", "fluency"; "" = the
-    // generation's order), best first, as t5s::rank_order ranks them; the selection stays on its candidate.
-    void sort(const std::string& key);
+    // Shows the candidates ranked by `key` (Similarity, BackScore, Fluency; None = the generation's
+    // order), best first, as t5s::rank_order ranks them; the selection stays on its candidate.
+    void sort(RankBy key);
     bool all_have_similarity() const;
     std::optional<double> diversity() const { return diversity_; }
     const std::vector<DroppedCandidate>& dropped() const { return dropped_; }

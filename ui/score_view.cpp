@@ -46,7 +46,8 @@ ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) {
 }
 
 std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
-    return filter_reason(candidate_scores(c), o);
+    const std::optional<DropCause> reason = filter_reason(candidate_scores(c), o);
+    return reason ? to_string(*reason) : "";
 }
 
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o) {
@@ -73,7 +74,7 @@ std::string score_line(const CandidateScores& s) {
     return out;
 }
 
-std::string display_rank_key(const std::string& rank, const CandidateList& list) {
+RankBy display_rank_key(RankBy rank, const CandidateList& list) {
     return effective_rank(rank, list.all_have_similarity());
 }
 
@@ -88,10 +89,10 @@ int64_t total(const ReasonCounts& counts) {
 }
 
 std::string reason_summary(const ReasonCounts& counts) {
-    std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
+    std::vector<std::pair<DropCause, int64_t>> sorted(counts.begin(), counts.end());
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string out;
-    for (const auto& [reason, count] : sorted) out += (out.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    for (const auto& [reason, count] : sorted) out += (out.empty() ? "" : ", ") + to_string(reason) + " " + std::to_string(count);
     return out;
 }
 

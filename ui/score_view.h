@@ -30,7 +30,7 @@ struct ScoreBar {
 ScoreBar similarity_bar(const CandidateVm& c, const GenerationOptions& o);
 ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o);
 
-// The engine's reason for dropping this candidate under the thresholds of `o`
+// The engine's reason for dropping this candidate under the thresholds of `o`, printed
 // ("similarity<0.8", ...), or "" when it is inside all of them.
 std::string outside_reason(const CandidateVm& c, const GenerationOptions& o);
 
@@ -39,15 +39,15 @@ std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o);
 // "similarity 0.83  change 0.41  back_score -1.20  fluency -0.87" (missing scores left out).
 std::string score_line(const CandidateScores& s);
 
-// The score `rank` sorts the shown candidates by ("" = the generation's order): auto is similarity
+// The score `rank` sorts the shown candidates by (None = the generation's order): auto is similarity
 // when every shown candidate has one (an embedding model scored them), else back_score.
-std::string display_rank_key(const std::string& rank, const CandidateList& list);
+RankBy display_rank_key(RankBy rank, const CandidateList& list);
 
-// Dropped candidates counted by their reason ("change>0.8", "copy", ...).
-using ReasonCounts = std::map<std::string, int64_t>;
+// Dropped candidates counted by their reason (rule and threshold: "change>0.8", "copy", ...).
+using ReasonCounts = std::map<DropCause, int64_t>;
 void count_reasons(const std::vector<DroppedCandidate>& dropped, ReasonCounts* counts);
 int64_t total(const ReasonCounts& counts);
-// "change>0.8 3, copy 1" (most frequent first); "" when nothing was dropped.
+// "change>0.8 3, copy 1" (most frequent first, then in the rules' order); "" when nothing was dropped.
 std::string reason_summary(const ReasonCounts& counts);
 
 }  // namespace t5s::ui

@@ -137,7 +137,7 @@ std::string forced_tooltip(int forced) {
 SpanCounts span_counts(const GenerationResult& r) {
     SpanCounts c;
     c.spans = int(r.spans.size());
-    for (const auto& d : r.dropped) c.lost += d.reason == "lost_span";  // the engine's reason for a span not kept exactly once
+    for (const auto& d : r.dropped) c.lost += d.reason.kind == DropReason::LostSpan;  // a span not kept exactly once
     for (const auto& cand : r.candidates) c.forced += cand.forced_spans > 0;
     return c;
 }

@@ -28,6 +28,11 @@ std::optional<double> score_named(const CandidateVm& c, const std::string& name)
     return std::nullopt;
 }
 
+// The score a ranking key sorts by (none for None: the generation's order).
+std::optional<double> score_ranked_by(const CandidateVm& c, RankBy key) {
+    return key == RankBy::None ? std::nullopt : score_named(c, to_string(key));
+}
+
 struct Bound {
     const char* field;  // GenerationOptions field
     const char* score;  // the score it bounds
@@ -65,8 +70,12 @@ bool TestDriver::score_step(const ScriptStep& st, Controller& ctl) {
     if (st.op == "option") {
         step_option(st, ctl);
     } else if (st.op == "sort") {
-        ctl.workspace().set_rank(st.arg);
-        next();
+        if (const std::optional<RankBy> rank = try_parse_enum<RankBy>(st.arg)) {
+            ctl.workspace().set_rank(*rank);
+            next();
+        } else {
+            fail("sort: unknown rank '" + st.arg + "' (expected " + enum_names_text<RankBy>() + ")");
+        }
     } else if (st.op == "expect_scores") {
         step_expect_scores(ctl);
     } else if (st.op == "expect_order") {
@@ -132,22 +141,23 @@ void TestDriver::step_expect_scores(Controller& ctl) {
 void TestDriver::step_expect_order(Controller& ctl) {
     const auto& s = ctl.state();
     const auto& items = s.ws.list.items();
-    const std::string key = display_rank_key(s.ws.options.rank, s.ws.list);
+    const RankBy key = display_rank_key(s.ws.options.rank, s.ws.list);
+    const std::string rank = to_string(s.ws.options.rank);
     std::set<int> indices;
     std::string shown;
     for (size_t p = 0; p < items.size(); ++p) {
         indices.insert(items[p].index);
-        const auto v = score_named(items[p], key);
+        const auto v = score_ranked_by(items[p], key);
         shown += " #" + std::to_string(items[p].index) + (v ? "=" + std::to_string(*v) : "");
         if (p == 0) continue;
-        const auto prev = score_named(items[p - 1], key);
-        const bool in_order = key.empty() ? items[p - 1].index < items[p].index : (!v || (prev && *prev >= *v));
-        if (!in_order) return fail("sort " + s.ws.options.rank + ": not in order:" + shown);
+        const auto prev = score_ranked_by(items[p - 1], key);
+        const bool in_order = key == RankBy::None ? items[p - 1].index < items[p].index : (!v || (prev && *prev >= *v));
+        if (!in_order) return fail("sort " + rank + ": not in order:" + shown);
     }
     if (indices.size() != items.size() ||
         (!items.empty() && (*indices.begin() != 0 || *indices.rbegin() != int(items.size()) - 1)))
         return fail("the shown candidates are not the generation's candidates:" + shown);
-    std::cout << "order (" << s.ws.options.rank << "):" << shown << "\n";
+    std::cout << "order (" << rank << "):" << shown << "\n";
     next();
 }
 
@@ -207,11 +217,10 @@ void TestDriver::step_expect_filtered(Controller& ctl) {
         if (!violated(c, used).empty()) return fail("kept candidate '" + c.text + "' violates " + violated(c, used)[0]);
     int by_threshold = 0;
     for (const auto& d : ws.list.dropped()) {
-        if (d.reason.empty()) return fail("a dropped candidate without a reason");
         const auto v = violated(candidate_vm(d.candidate), used);
-        const bool threshold_reason = d.reason.rfind("near_duplicate", 0) != 0 && d.reason != "copy" && d.reason != "duplicate";
+        const bool threshold_reason = is_score_bound(d.reason.kind);
         if (threshold_reason && v.empty())
-            return fail("dropped '" + d.candidate.text + "' (" + d.reason + ") is inside the thresholds");
+            return fail("dropped '" + d.candidate.text + "' (" + to_string(d.reason) + ") is inside the thresholds");
         by_threshold += threshold_reason;
     }
     if (by_threshold == 0) return fail("no candidate was dropped by a threshold");
@@ -248,11 +257,11 @@ void TestDriver::step_history_dropped(Controller& ctl) {
         for (size_t i = 0; i < h.page.generations.size(); ++i) {
             const auto& g = h.page.generations[i];
             bool scored = !g.dropped.empty();
-            for (const auto& d : g.dropped) scored = scored && !d.reason.empty() && d.candidate.scores.change.has_value();
+            for (const auto& d : g.dropped) scored = scored && d.candidate.scores.change.has_value();
             if (!scored) continue;
             h.selected = int(i);  // expanded: its candidates, then the dropped ones
             std::cout << "history: generation " << g.id << " lists " << g.dropped.size()
-                      << " dropped, first: " << g.dropped[0].reason << "\n";
+                      << " dropped, first: " << to_string(g.dropped[0].reason) << "\n";
             return next();
         }
     }

@@ -19,6 +19,8 @@ void read_flag(const Args& a, const GenerationField& f, T* out) {
         *out = f.switch_value;
     } else if constexpr (std::is_same_v<T, std::string>) {
         *out = a.get(flag);
+    } else if constexpr (kHasEnumNames<T>) {
+        *out = parse_enum<T>(a.get(flag));  // InvalidArgument in the table's wording, as a JSON body gets it
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
         *out = a.get_double(flag, 0.0);
     } else if constexpr (std::is_same_v<T, float>) {
@@ -39,7 +41,7 @@ void read_flag(const Args& a, const GenerationField& f, T* out) {
 std::vector<Flag> generation_flags() {
     std::vector<Flag> out;
     for (const auto& f : generation_fields())
-        if (*f.flag) out.push_back({f.flag, f.value_name, f.help});
+        if (*f.flag) out.push_back({f.flag, f.value_name, field_help(f)});
     return out;
 }
 

@@ -14,7 +14,8 @@ std::vector<Flag> generation_flags();
 // The JSON names of the fields whose flag was given.
 std::vector<std::string> generation_flags_given(const Args& args);
 // The given flags over `options`: integers out of their type (or, where the field says so, of its
-// range) and malformed numbers are usage errors naming the flag; the rest is validated later.
+// range) and malformed numbers are usage errors naming the flag; an unknown enum name (--rank) is
+// InvalidArgument in its table's wording; the rest is validated later.
 void apply_generation_flags(const Args& args, GenerationOptions* options);
 
 }  // namespace t5s::cli

@@ -26,7 +26,7 @@ void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::j
     if (!keep_dropped) return;
     nlohmann::json dropped = nlohmann::json::array();
     for (const auto& d : r.dropped) {
-        nlohmann::json c = {{"text", d.candidate.text}, {"score", d.candidate.score}, {"reason", d.reason}};
+        nlohmann::json c = {{"text", d.candidate.text}, {"score", d.candidate.score}, {"reason", to_string(d.reason)}};
         add_candidate_scores(d.candidate, &c);
         dropped.push_back(std::move(c));
     }

@@ -210,8 +210,9 @@ void Service::record(const Replica& replica, const RequestOutcome& o) {
         metrics_.add("t5studio_input_tokens_total", labels, static_cast<double>(o.input_tokens));
         metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
         history_->record(o.results, o.options, o.total_s * 1000.0);
-        for (const auto& [reason, n] : o.dropped)
-            metrics_.add("t5studio_candidates_dropped_total", {{"replica", std::to_string(replica.index)}, {"reason", reason}},
+        for (const auto& [reason, n] : o.dropped)  // labelled by option: bounded, unlike reasons carrying a threshold
+            metrics_.add("t5studio_candidates_dropped_total",
+                         {{"replica", std::to_string(replica.index)}, {"reason", option_of(reason)}},
                          static_cast<double>(n));
     }
     if (o.first_candidate_s >= 0) metrics_.observe("t5studio_time_to_first_candidate_seconds", labels, o.first_candidate_s);

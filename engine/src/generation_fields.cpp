@@ -20,9 +20,7 @@ constexpr FieldRange at_least(double min, const char* words = nullptr) { return 
 constexpr FieldRange above(double min) { return {min, FieldRange{}.max, true, false, nullptr}; }
 constexpr FieldRange within(double min, double max, bool min_open = false) { return {min, max, min_open, false, nullptr}; }
 
-std::vector<std::string> rank_names() { return enum_names<RankBy>(); }
-
-// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word, names
+// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word
 constexpr GenerationField kFields[] = {
     {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default 64)", kNext, at_least(1), 1, 512, true, true},
     {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)", kStep, at_least(0)},
@@ -44,8 +42,8 @@ constexpr GenerationField kFields[] = {
     {"max_source_tokens", &O::max_source_tokens, "max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error",
      kNever, at_least(0, ">= 0 (0 = the model's limit)"), 0, 0, true, true},
     {"task_prefix", &O::task_prefix, "prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
-    {"rank", &O::rank, "rank", "R", "auto (similarity with --embedder, else back_score), similarity, back_score, fluency or none (default: decoding order)",
-     kStep, kAny, 0, 0, true, false, "", rank_names},
+    {"rank", &O::rank, "rank", "R", "how candidates are ordered, best first (auto = similarity with --embedder, else back_score; none = decoding order, the default)",
+     kStep},
     {"min_similarity", &O::min_similarity, "min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]", kStep, within(-1, 1), -1, 1},
     {"max_similarity", &O::max_similarity, "max-similarity", "X", "drop candidates whose similarity is above X (near copies)", kStep, within(-1, 1), -1, 1},
     {"min_change", &O::min_change, "min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]", kStep, within(0, 1), 0, 1},
@@ -82,19 +80,14 @@ bool inside(const FieldRange& r, double v) {
     return !(v > r.max || (r.max_open && v == r.max));
 }
 
-// "" when `f` of `o` is inside its range (or names one of its names).
+// "" when `f` of `o` is inside its range (strings, switches and enums have none: an enum field
+// holds one of its names by its type).
 std::string range_error(const GenerationField& f, const GenerationOptions& o) {
     return std::visit(
         [&](auto member) -> std::string {
             const auto& v = o.*member;
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string>) {
-                if (!f.names) return "";
-                const auto names = f.names();
-                for (const auto& n : names)
-                    if (n == v) return "";
-                return std::string(f.json) + " must be " + detail::list_names(names) + " (got '" + v + "')";
-            } else if constexpr (std::is_same_v<T, bool>) {
+            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || kHasEnumNames<T>) {
                 return "";
             } else {
                 std::optional<double> d;
@@ -121,6 +114,13 @@ void read_value(const nlohmann::json& v, const char* name, T* out) {
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) bad("a string");
         *out = v.get<std::string>();
+    } else if constexpr (kHasEnumNames<T>) {
+        if (!v.is_string()) bad(("one of " + enum_names_text<T>()).c_str());
+        try {
+            *out = parse_enum<T>(v.get<std::string>());
+        } catch (const Error& e) {  // the table's one wording, in the settings' context
+            throw Error(ErrorCode::InvalidArgument, std::string("generation settings: ") + e.what());
+        }
     } else if constexpr (std::is_same_v<T, bool>) {
         if (!v.is_boolean()) bad("true or false");
         *out = v.get<bool>();
@@ -150,6 +150,22 @@ const std::vector<GenerationField>& generation_fields() {
     return fields;
 }
 
+std::vector<std::string> field_names(const GenerationField& field) {
+    return std::visit(
+        [](auto member) {
+            using T = std::decay_t<decltype(GenerationOptions{}.*member)>;
+            if constexpr (kHasEnumNames<T>) return enum_names<T>();
+            else return std::vector<std::string>{};
+        },
+        field.member);
+}
+
+std::string field_help(const GenerationField& field) {
+    const std::vector<std::string> names = field_names(field);
+    if (names.empty()) return field.help;
+    return "one of " + detail::list_names(names) + ": " + field.help;
+}
+
 const GenerationField* find_generation_field(std::string_view json_name) {
     for (const auto& f : generation_fields())
         if (json_name == f.json) return &f;
@@ -162,8 +178,11 @@ std::string generation_options_to_json(const GenerationOptions& options) {
         std::visit(
             [&](auto member) {
                 const auto& v = options.*member;
-                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::optional<double>>)
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, std::optional<double>>)
                     j[f.json] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);  // an empty filter is null (off)
+                else if constexpr (kHasEnumNames<T>)
+                    j[f.json] = to_string(v);  // by its name, as before it was an enum
                 else
                     j[f.json] = v;
             },

@@ -84,7 +84,7 @@ PY
 expect_code "min-change out of range" 1 "min_change must be in \[0, 1\]" "$bin" generate --model "$model" --text hi --min-change 1.5
 expect_code "min-back-score positive" 1 "min_back_score must be a finite log-probability <= 0" "$bin" generate --model "$model" --text hi --min-back-score 2
 expect_code "near-duplicate 0" 1 "near_duplicate must be in \(0, 1\]" "$bin" generate --model "$model" --text hi --near-duplicate 0
-expect_code "unknown rank" 1 "rank must be auto, similarity, back_score, fluency or none" "$bin" generate --model "$model" --text hi --rank length
+expect_code "unknown rank" 1 "unknown rank 'length' \(expected auto, similarity, back_score, fluency or none\)" "$bin" generate --model "$model" --text hi --rank length
 expect_code "similarity without embedder" 1 "min_similarity/max_similarity need an embedder" "$bin" generate --model "$model" --text hi --min-similarity 0.8
 expect_code "min-change not a number" 2 "min-change" "$bin" generate --model "$model" --text hi --min-change abc
 

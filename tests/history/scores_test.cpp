@@ -2,6 +2,7 @@
 // reasons, export adds score columns, filters by them and removes near-duplicate targets.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <sstream>
 
 #include "t5s/error.h"
@@ -30,10 +31,23 @@ GenerationResult scored_result() {
     Candidate dropped{"the cat sat on the mat", {8, 1}, -0.25};
     dropped.change = 0.0;
     dropped.back_score = -0.1;
-    r.dropped = {{dropped, "change<0.1"}, {Candidate{"the cat sat on the mat", {8, 1}, -0.3}, "copy"}};
+    r.dropped = {{dropped, {DropReason::ChangeBelow, 0.1}},
+                 {Candidate{"the cat sat on the mat", {8, 1}, -0.3}, {DropReason::Copy}}};
     r.diversity = 0.5;
     r.seed = 9;
     return r;
+}
+
+// Runs `sql` on the file as another writer (an older T5 Studio) would.
+void exec_sql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    INFO((err ? err : ""));
+    sqlite3_free(err);
+    sqlite3_close(db);
+    REQUIRE(rc == SQLITE_OK);
 }
 
 std::vector<nlohmann::json> jsonl_rows(const std::string& path) {
@@ -59,16 +73,56 @@ TEST_CASE("candidates keep their scores and dropped candidates their reasons", "
     CHECK(g->candidates[0].scores.change == Approx(0.4));
     CHECK_FALSE(g->candidates[1].scores.similarity.has_value());
     REQUIRE(g->dropped.size() == 2);
-    CHECK(g->dropped[0].reason == "change<0.1");
+    CHECK(to_string(g->dropped[0].reason) == "change<0.1");
+    CHECK(g->dropped[0].reason == DropCause{DropReason::ChangeBelow, 0.1});
     CHECK(g->dropped[0].candidate.text == "the cat sat on the mat");
     CHECK(g->dropped[0].candidate.scores.back_score == Approx(-0.1));
-    CHECK(g->dropped[1].reason == "copy");
+    CHECK(to_string(g->dropped[1].reason) == "copy");
     CHECK_FALSE(g->dropped[1].candidate.scores.change.has_value());
     // Listing with candidates loads them too; removing the generation removes them.
     HistoryQuery q;
     CHECK(store.list(q).generations.at(0).dropped.size() == 2);
     CHECK(store.remove(id));
     CHECK_FALSE(store.get(id));
+}
+
+TEST_CASE("dropped reasons as older versions wrote them read back to the same text", "[history][scores]") {
+    TempDir dir;
+    const std::string path = dir.file("h.sqlite");
+    GenerationId id = 0;
+    {
+        HistoryStore store(path);
+        id = store.record(generation_record_of(scored_result()));
+    }
+    // Every reason text the filters have printed since dropped_candidates exists (schema v4).
+    const std::vector<std::string> written = {"copy",         "duplicate",      "lost_span",    "similarity<0.8",
+                                              "similarity>0.95", "change<0.1",  "change>0.9",   "back_score<-4.5",
+                                              "near_duplicate>0.7", "change<1e-05", "back_score<-12.25"};
+    std::string sql = "DELETE FROM dropped_candidates;";
+    for (size_t i = 0; i < written.size(); ++i)
+        sql += "INSERT INTO dropped_candidates (generation_id, position, text, score, reason) VALUES (" + std::to_string(id) + ", " +
+               std::to_string(i) + ", 'c" + std::to_string(i) + "', -1.0, '" + written[i] + "');";
+    exec_sql(path, sql);
+    {
+        HistoryStore store(path);
+        const auto g = store.get(id);
+        REQUIRE(g);
+        REQUIRE(g->dropped.size() == written.size());
+        for (size_t i = 0; i < written.size(); ++i) CHECK(to_string(g->dropped[i].reason) == written[i]);
+        CHECK(g->dropped[3].reason == DropCause{DropReason::SimilarityBelow, 0.8});
+        CHECK(g->dropped[7].reason == DropCause{DropReason::BackScoreBelow, -4.5});
+        CHECK(g->dropped[1].reason.kind == DropReason::Duplicate);
+    }
+    // A reason no version wrote is damage, said so naming the file and the generation.
+    exec_sql(path, "UPDATE dropped_candidates SET reason = 'loud' WHERE position = 0;");
+    HistoryStore store(path);
+    try {
+        store.get(id);
+        FAIL("an unknown reason should be refused");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::CorruptFile);
+        CHECK_THAT(e.what(), Catch::Contains(path) && Catch::Contains("generation " + std::to_string(id)) && Catch::Contains("'loud'"));
+    }
 }
 
 TEST_CASE("export --with-scores adds the score columns and filters by them", "[history][scores][export]") {

@@ -119,7 +119,7 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     const double split = (sims[1] + sims[2]) / 2.0;
     Generate filtered = beams({"hello world"});
     filtered.options.min_similarity = split;
-    filtered.options.rank = "similarity";
+    filtered.options.rank = RankBy::Similarity;
     const GenerationDone f = *inbox.wait<GenerationDone>(engine.submit(filtered));
     const auto& kept = f.results[0].candidates;
     REQUIRE_FALSE(kept.empty());
@@ -131,7 +131,8 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     }
     for (const auto& d : f.results[0].dropped) {
         CHECK(*d.candidate.similarity < split);
-        CHECK_THAT(d.reason, Catch::StartsWith("similarity<"));
+        CHECK(d.reason.kind == DropReason::SimilarityBelow);
+        CHECK(d.reason.threshold == split);
     }
 
     // Batch rows are scored too; unloading the embedding model takes similarity away again.
@@ -170,7 +171,7 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
         if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job && r->row >= paused.done) {
             ++filtered_rows;
             for (const auto& c : r->result.candidates) CHECK(*c.similarity >= split);
-            for (const auto& d : r->result.dropped) CHECK_THAT(d.reason, Catch::StartsWith("similarity<"));
+            for (const auto& d : r->result.dropped) CHECK(d.reason.kind == DropReason::SimilarityBelow);
         }
     CHECK(filtered_rows == 2 - paused.done);
 

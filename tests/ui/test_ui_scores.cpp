@@ -71,24 +71,24 @@ struct Fake : test::RecordingController {
 
 TEST_CASE("candidate list: sorted by a ranking, decisions keep naming the generation's candidate", "[ui][scores]") {
     CandidateList l;
-    l.reset("src", 3, four(), 0.5, {{scored("x", 0.1, -9, 0.9, -3), "similarity<0.3"}});
+    l.reset("src", 3, four(), 0.5, {{scored("x", 0.1, -9, 0.9, -3), parse_drop_cause("similarity<0.3")}});
     CHECK(texts(l) == "abcd");
     CHECK(l.diversity() == Approx(0.5));
     REQUIRE(l.dropped().size() == 1);
     CHECK(l.all_have_similarity());
     l.select(1);  // "b"
-    l.sort("similarity");
+    l.sort(RankBy::Similarity);
     CHECK(texts(l) == "bcad");
     CHECK(l.items()[size_t(l.selected())].text == "b");  // the selection follows its candidate
-    l.sort("back_score");
+    l.sort(RankBy::BackScore);
     CHECK(texts(l) == "cabd");
-    l.sort("fluency");
+    l.sort(RankBy::Fluency);
     CHECK(texts(l) == "bdac");
     // Accepting the first shown ("b") records candidate 1 of the generation.
     auto d = l.accept(0);
     REQUIRE(d);
     CHECK(d->index == 1);
-    l.sort("");  // back to the generation's order
+    l.sort(RankBy::None);  // back to the generation's order
     CHECK(texts(l) == "abcd");
     CHECK(l.items()[1].state == CandidateState::Accepted);
     auto u = l.undo();
@@ -101,7 +101,7 @@ TEST_CASE("candidate list: sorted by a ranking, decisions keep naming the genera
     cs[1].similarity.reset();
     l.reset("src", 4, cs);
     CHECK_FALSE(l.all_have_similarity());
-    l.sort("similarity");
+    l.sort(RankBy::Similarity);
     CHECK(texts(l) == "cadb");
 }
 
@@ -139,9 +139,17 @@ TEST_CASE("score view: bars coloured against the thresholds, tooltip, reasons", 
     CHECK(similarity_bar(neg, GenerationOptions{}).fill == 0.0f);
 
     ReasonCounts counts;
-    count_reasons({{Candidate{}, "copy"}, {Candidate{}, "change>0.8"}, {Candidate{}, "change>0.8"}}, &counts);
+    count_reasons({{Candidate{}, {DropReason::Copy}},
+                   {Candidate{}, {DropReason::ChangeAbove, 0.8}},
+                   {Candidate{}, parse_drop_cause("change>0.8")}},
+                  &counts);
     CHECK(total(counts) == 3);
+    CHECK(counts[DropCause{DropReason::ChangeAbove, 0.8}] == 2);  // counted by rule and threshold
     CHECK(reason_summary(counts) == "change>0.8 2, copy 1");
+    // Another threshold is another reason; equal counts follow the rules' order.
+    count_reasons({{Candidate{}, {DropReason::ChangeAbove, 0.7}}, {Candidate{}, {DropReason::LostSpan}}}, &counts);
+    count_reasons({{Candidate{}, {DropReason::Copy}}}, &counts);
+    CHECK(reason_summary(counts) == "copy 2, change>0.8 2, lost_span 1, change>0.7 1");
     CHECK(reason_summary({}).empty());
     CHECK(score_line(CandidateScores{0.8, -1.25, 0.5, std::nullopt}) == "similarity 0.80  change 0.50  back_score -1.25");
 }
@@ -153,25 +161,25 @@ TEST_CASE("controller: the sort control reorders at once and ranks the next gene
     ws.source = "src";
     f.c.generate();
     REQUIRE(f.last<Generate>());
-    CHECK(f.last<Generate>()->options.rank == "none");  // the default: decoding order
-    f.finish(four(), {{scored("x", 0.1, -9, 0.9, -3), "similarity<0.3"}});
+    CHECK(f.last<Generate>()->options.rank == RankBy::None);  // the default: decoding order
+    f.finish(four(), {{scored("x", 0.1, -9, 0.9, -3), parse_drop_cause("similarity<0.3")}});
     CHECK(texts(ws.list) == "abcd");
     CHECK(ws.list.diversity() == Approx(0.42));
     CHECK(ws.list.dropped().size() == 1);
-    f.c.workspace().set_rank("similarity");
+    f.c.workspace().set_rank(RankBy::Similarity);
     CHECK(texts(ws.list) == "bcad");
-    f.c.workspace().set_rank("auto");  // similarity: every candidate has one
+    f.c.workspace().set_rank(RankBy::Auto);  // similarity: every candidate has one
     CHECK(texts(ws.list) == "bcad");
-    f.c.workspace().set_rank("back_score");
+    f.c.workspace().set_rank(RankBy::BackScore);
     CHECK(texts(ws.list) == "cabd");
     f.c.generate();
-    CHECK(f.last<Generate>()->options.rank == "back_score");
+    CHECK(f.last<Generate>()->options.rank == RankBy::BackScore);
     // While generating, the sort is hot-swapped into the running request.
     const size_t before = f.sent.size();
-    f.c.workspace().set_rank("fluency");
+    f.c.workspace().set_rank(RankBy::Fluency);
     REQUIRE(f.sent.size() == before + 1);
     REQUIRE(f.last<UpdateSettings>());
-    CHECK(f.last<UpdateSettings>()->options.rank == "fluency");
+    CHECK(f.last<UpdateSettings>()->options.rank == RankBy::Fluency);
     // A result arriving is shown in the sort chosen now.
     f.finish(four());
     CHECK(texts(ws.list) == "bdac");
@@ -190,13 +198,13 @@ TEST_CASE("controller: thresholds are hot-swapped, and off without an embedding 
     ws.source = "src";
     ws.options.min_similarity = 0.8;
     ws.options.max_change = 0.7;
-    ws.options.rank = "similarity";
+    ws.options.rank = RankBy::Similarity;
     // No embedding model: the similarity bound and ranking cannot apply (the sliders show them off).
     f.c.generate();
     const GenerationOptions sent = f.last<Generate>()->options;
     CHECK_FALSE(sent.min_similarity);
     CHECK(sent.max_change == Approx(0.7));
-    CHECK(sent.rank == "auto");
+    CHECK(sent.rank == RankBy::Auto);
     // A slider moved while generating reaches the running request.
     ws.options.max_change = 0.5;
     ws.options.near_duplicate = 0.6;
@@ -212,10 +220,10 @@ TEST_CASE("controller: thresholds are hot-swapped, and off without an embedding 
     // With an embedding model the similarity bound and ranking go out as set.
     f.c.state().model.embedder = EmbedderInfo{};
     CHECK(f.c.effective_options().min_similarity == Approx(0.8));
-    CHECK(f.c.effective_options().rank == "similarity");
+    CHECK(f.c.effective_options().rank == RankBy::Similarity);
     // Every candidate dropped: the workspace says by what.
     f.c.generate();
-    f.finish({}, {{scored("x", 0.1, -9, 0.9, -3), "change>0.5"}});
+    f.finish({}, {{scored("x", 0.1, -9, 0.9, -3), parse_drop_cause("change>0.5")}});
     CHECK(ws.error.find("change>0.5") != std::string::npos);
 }
 
@@ -229,9 +237,10 @@ TEST_CASE("controller: batch rows count kept and dropped candidates by reason", 
     REQUIRE(b.job);
     GenerationResult r1, r2;
     r1.candidates = {scored("a", {}, -1, 0.3, -1), scored("b", {}, -1, 0.3, -1)};
-    r1.dropped = {{scored("c", {}, -1, 0.9, -1), "change>0.8"}};
+    r1.dropped = {{scored("c", {}, -1, 0.9, -1), parse_drop_cause("change>0.8")}};
     r2.candidates = {scored("d", {}, -1, 0.3, -1)};
-    r2.dropped = {{scored("e", {}, -1, 0.9, -1), "change>0.8"}, {scored("f", {}, -1, 0.0, -1), "copy"}};
+    r2.dropped = {{scored("e", {}, -1, 0.9, -1), parse_drop_cause("change>0.8")},
+                  {scored("f", {}, -1, 0.0, -1), parse_drop_cause("copy")}};
     f.c.apply(BatchRowDone{b.job, 0, r1, 5});
     f.c.apply(BatchRowDone{b.job, 1, r2, 6});
     CHECK(b.kept == 3);

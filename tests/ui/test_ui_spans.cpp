@@ -108,7 +108,7 @@ TEST_CASE("span view: a result's span counts", "[ui][spans]") {
     GenerationResult r;
     r.spans = {{0, 2, "number"}, {5, 9, "PER"}};
     r.candidates = {with_spans("a", {}, 1), with_spans("b", {}, 0), with_spans("c", {}, 2)};
-    r.dropped = {{with_spans("x", {}), "lost_span"}, {with_spans("y", {}), "copy"}};
+    r.dropped = {{with_spans("x", {}), {DropReason::LostSpan}}, {with_spans("y", {}), {DropReason::Copy}}};
     const SpanCounts c = span_counts(r);
     CHECK(c.spans == 2);
     CHECK(c.lost == 1);
@@ -207,7 +207,7 @@ TEST_CASE("controller: candidates show their spans and the forced mark; an edit 
     r.input = ws.source;
     r.spans = {{5, 8, "number"}};
     r.candidates = {with_spans("Now call 555", {{9, 12, "number"}}), with_spans("Call 555", {{5, 8, "number"}}, 1)};
-    r.dropped = {{with_spans("Call now", {}), "lost_span"}};
+    r.dropped = {{with_spans("Call now", {}), {DropReason::LostSpan}}};
     f.c.apply(GenerationDone{ws.job, {r}, {7}, f.last<Generate>()->options, {}});
     REQUIRE(ws.list.size() == 2);
     CHECK(ws.list.source_spans() == r.spans);
@@ -258,7 +258,7 @@ TEST_CASE("controller: the batch panel sends a labelled file's spans and counts 
     r0.candidates = {with_spans("In Zürich lives Anna", {{3, 9, "LOC"}, {16, 20, "PER"}})};
     r2.spans = {{0, 3, "PER"}, {9, 14, "number"}};
     r2.candidates = {with_spans("Bob paid 5 EUR", {{0, 3, "PER"}, {9, 14, "number"}}, 1)};
-    r2.dropped = {{with_spans("He paid", {}), "lost_span"}};
+    r2.dropped = {{with_spans("He paid", {}), {DropReason::LostSpan}}};
     f.c.apply(BatchRowDone{b.job, 0, r0, 1});
     f.c.apply(BatchRowDone{b.job, 2, r2, 2});
     REQUIRE(b.results.size() == 3);

@@ -19,12 +19,12 @@ GenerationOptions WorkspaceController::effective_options() const {
     if (!s.model.embedder) {
         o.min_similarity.reset();
         o.max_similarity.reset();
-        if (o.rank == "similarity") o.rank = "auto";
+        if (o.rank == RankBy::Similarity) o.rank = RankBy::Auto;
     }
     return o;
 }
 
-void WorkspaceController::set_rank(const std::string& rank) {
+void WorkspaceController::set_rank(RankBy rank) {
     auto& ws = s.ws;
     ws.options.rank = rank;
     ws.list.sort(display_rank_key(rank, ws.list));

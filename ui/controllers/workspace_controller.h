@@ -14,7 +14,7 @@ public:
     void cancel_generation();
     void settings_changed();  // a slider moved: hot-swap into the running request
     // The sort control: reorders the shown candidates at once and ranks the next generation so.
-    void set_rank(const std::string& rank);
+    void set_rank(RankBy rank);
     void accept();
     void reject();
     void begin_edit();

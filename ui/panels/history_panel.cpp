@@ -43,7 +43,7 @@ void draw_stored_candidates(const StoredGeneration& g, bool show_dropped) {
     if (!show_dropped) return;
     if (g.dropped.empty()) ImGui::TextDisabled("no dropped candidates");
     for (const auto& d : g.dropped) {
-        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "dropped (%s)  %s", d.reason.c_str(), d.candidate.text.c_str());
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "dropped (%s)  %s", to_string(d.reason).c_str(), d.candidate.text.c_str());
         const std::string scores = score_line(d.candidate.scores);
         if (!scores.empty()) ImGui::TextDisabled("      %s", scores.c_str());
     }

@@ -129,11 +129,12 @@ void draw_rank_combo(Controller& ctl) {
     auto& ws = ctl.state().ws;
     const bool has_similarity = ctl.state().model.embedder.has_value() || ws.list.all_have_similarity();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
-    if (ImGui::BeginCombo("sort", ws.options.rank.c_str())) {
-        for (const std::string& r : enum_names<RankBy>()) {
-            const bool usable = r != "similarity" || has_similarity;
-            if (ImGui::Selectable(r.c_str(), ws.options.rank == r, usable ? 0 : ImGuiSelectableFlags_Disabled))
-                ctl.workspace().set_rank(r);
+    if (ImGui::BeginCombo("sort", to_string(ws.options.rank))) {
+        for (const auto& n : EnumNames<RankBy>::kNames) {  // the rank's table: its names, in its order
+            if (n.alias) continue;
+            const bool usable = n.value != RankBy::Similarity || has_similarity;
+            if (ImGui::Selectable(n.name, ws.options.rank == n.value, usable ? 0 : ImGuiSelectableFlags_Disabled))
+                ctl.workspace().set_rank(n.value);
         }
         ImGui::EndCombo();
     }
@@ -160,7 +161,7 @@ void draw_kept_line(const CandidateList& list) {
         for (const auto& d : list.dropped()) {
             const Candidate& c = d.candidate;
             const std::string scores = score_line(CandidateScores{c.similarity, c.back_score, c.change, c.fluency});
-            ImGui::Text("%-18s %s", d.reason.c_str(), c.text.c_str());
+            ImGui::Text("%-18s %s", to_string(d.reason).c_str(), c.text.c_str());
             if (!scores.empty()) ImGui::TextDisabled("    %s", scores.c_str());
         }
         ImGui::EndTooltip();

@@ -19,19 +19,6 @@
 
 namespace t5s {
 
-// How candidates are ordered (GenerationOptions::rank holds one of these names; see
-// t5s/candidate_scores.h): auto = similarity with an embedder, else back_score; none = decoding order.
-enum class RankBy { Auto, Similarity, BackScore, Fluency, None };
-template <>
-struct EnumNames<RankBy> {
-    static constexpr const char* kWhat = "rank";
-    static constexpr EnumName<RankBy> kNames[] = {{RankBy::Auto, "auto"},
-                                                  {RankBy::Similarity, "similarity"},
-                                                  {RankBy::BackScore, "back_score"},
-                                                  {RankBy::Fluency, "fluency"},
-                                                  {RankBy::None, "none"}};
-};
-
 // When a running request (or job) takes a change made while it runs (a hot swap).
 enum class Live {
     Never,        // the request's shape, fixed when it starts
@@ -47,23 +34,25 @@ struct FieldRange {
     const char* words = nullptr;  // the message's own wording ("a finite log-probability <= 0"), else derived
 };
 
+// A field's member. An enum with a name table (t5s/enum_names.h) is a field kind of its own: its
+// JSON value and flag take the table's names, --help lists them, an unknown one is refused in the
+// table's wording. A new enum-typed option adds its member type here; nothing else changes.
 using OptionMember = std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*,
                                   bool GenerationOptions::*, std::string GenerationOptions::*,
-                                  std::optional<double> GenerationOptions::*>;
+                                  std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*>;
 
 struct GenerationField {
     const char* json;          // the name in every JSON (a contract)
     OptionMember member;
     const char* flag;          // `generate` flag without "--" ("" = none; a contract)
     const char* value_name;    // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
-    const char* help;          // one line: --help and the app's tooltip
+    const char* help;          // one line: --help and the app's tooltip (field_help adds an enum's names)
     Live live = Live::Never;
     FieldRange range;          // checked by validate_generation_options
     float ui_min = 0, ui_max = 0;  // the app's slider range (both 0: no slider)
     bool switch_value = true;      // what a switch flag sets (--no-model-scores sets false)
     bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error)
     const char* flag_word = "";    // a word the flag also takes, handled by the command (--batch-size auto)
-    std::vector<std::string> (*names)() = nullptr;  // a string limited to these names (rank)
 };
 
 // Every option, in the order of the JSON the history stores.
@@ -78,10 +67,16 @@ const GenerationField* field_of(T GenerationOptions::*member) {
     return nullptr;
 }
 
-// Every field by its JSON name; an empty filter is null.
+// The names an enum-typed field takes, from its enum's table (empty for other fields).
+std::vector<std::string> field_names(const GenerationField& field);
+// The field's help line; an enum-typed one starts with its names: "one of auto, ... or none: ...".
+std::string field_help(const GenerationField& field);
+
+// Every field by its JSON name (an enum by its name); an empty filter is null.
 std::string generation_options_to_json(const GenerationOptions& options);
 // Fields absent or null keep their defaults, unknown names are ignored (newer records); a wrong
-// type or an out-of-range number is InvalidArgument naming the field.
+// type or an out-of-range number is InvalidArgument naming the field, an unknown enum name one in
+// the table's wording ("generation settings: unknown rank 'x' (expected auto, ... or none)").
 GenerationOptions generation_options_from_json(const std::string& json);
 
 // `into` with the fields named (JSON names) taken from `from`; an unknown name is InvalidArgument.

@@ -10,9 +10,25 @@
 #include <string>
 #include <vector>
 
+#include "t5s/drop_reason.h"
+#include "t5s/enum_names.h"
 #include "t5s/spans.h"
 
 namespace t5s {
+
+// How candidates are ordered (GenerationOptions::rank; see t5s/candidate_scores.h): auto =
+// similarity with an embedder, else back_score; none = the decoding order. The names are stored
+// (settings JSON, history) and accepted by --rank and HTTP bodies.
+enum class RankBy { Auto, Similarity, BackScore, Fluency, None };
+template <>
+struct EnumNames<RankBy> {
+    static constexpr const char* kWhat = "rank";
+    static constexpr EnumName<RankBy> kNames[] = {{RankBy::Auto, "auto"},
+                                                  {RankBy::Similarity, "similarity"},
+                                                  {RankBy::BackScore, "back_score"},
+                                                  {RankBy::Fluency, "fluency"},
+                                                  {RankBy::None, "none"}};
+};
 
 struct GenerationOptions {
     int max_new_tokens = 64;          // hard cap on generated tokens (>= 1)
@@ -36,9 +52,9 @@ struct GenerationOptions {
     int max_source_tokens = 0;        // longest input in tokens (0 = the model's n_positions, else 512); longer is an error
     // Quality scores, filters and ranking (t5s/candidate_scores.h). An empty filter is off.
     std::string task_prefix;          // prepended to every input, and to each candidate for its back_score
-    std::string rank = "none";        // auto | similarity | back_score | fluency | none (auto: similarity with an
-                                      // embedder, else back_score). Default none: the decoding order, so that
-                                      // existing outputs (HF's beam order) and the server's stay as they were
+    RankBy rank = RankBy::None;       // auto: similarity with an embedder, else back_score. Default none: the
+                                      // decoding order, so that existing outputs (HF's beam order) and the
+                                      // server's stay as they were
     std::optional<double> min_similarity;  // drop a candidate whose cosine similarity to its source is lower ([-1, 1])
     std::optional<double> max_similarity;  // ... higher: near copies ([-1, 1])
     std::optional<double> min_change;      // drop a candidate whose change (1 - chrF) is lower ([0, 1])
@@ -123,11 +139,12 @@ struct Candidate {
     int forced_spans = 0;  // spans whose sentinel the decoder had to force before the length ran out
 };
 
-// A candidate a filter removed, with why: e.g. "similarity<0.8", "change>0.9", "near_duplicate>0.7",
-// "copy" (no_copy), "duplicate" (distinct), "lost_span" (a protected span not kept exactly once).
+// A candidate a filter removed, with why (t5s/drop_reason.h); printed "similarity<0.8", "change>0.9",
+// "near_duplicate>0.7", "copy" (no_copy), "duplicate" (distinct), "lost_span" (a protected span not
+// kept exactly once).
 struct DroppedCandidate {
     Candidate candidate;
-    std::string reason;
+    DropCause reason;
 };
 
 struct GenerationResult {

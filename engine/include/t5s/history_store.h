@@ -66,10 +66,11 @@ struct CandidateRecord {
     CandidateScores scores;
 };
 
-// A candidate a filter dropped (t5s::DroppedCandidate), kept with its reason.
+// A candidate a filter dropped (t5s::DroppedCandidate), kept with its reason (stored as its
+// printed text, e.g. "similarity<0.8", "near_duplicate>0.7", "copy", "duplicate": t5s/drop_reason.h).
 struct DroppedRecord {
     CandidateRecord candidate;
-    std::string reason;  // e.g. "similarity<0.8", "near_duplicate>0.7", "copy", "duplicate"
+    DropCause reason;
 };
 
 struct GenerationRecord {

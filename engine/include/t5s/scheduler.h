@@ -48,8 +48,8 @@ struct RequestOutcome {
     GenerationOptions options;               // the settings it ran with
     int64_t input_tokens = 0;                // tokens of the texts (</s> included)
     int64_t output_tokens = 0;               // ids of the candidates returned
-    std::map<std::string, int64_t> dropped;  // candidates dropped, by the option that dropped them ("no_copy",
-                                             // "distinct", "min_change", "near_duplicate"...); = results' dropped
+    std::map<DropReason, int64_t> dropped;   // candidates dropped, by rule (option_of names the option that
+                                             // dropped them: "no_copy", "min_change"...); = results' dropped
     double queued_s = 0.0;                   // submission -> first rows in the batch
     double first_candidate_s = -1.0;         // submission -> first candidate (-1: none)
     double total_s = 0.0;

@@ -1,5 +1,7 @@
 #include "history/candidate_scores_store.h"
 
+#include "t5s/error.h"
+
 namespace t5s {
 
 GenerationRecord generation_record_of(const GenerationResult& result) {
@@ -36,7 +38,7 @@ void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& d
     for (size_t i = 0; i < dropped.size(); ++i) {
         ins.reset();
         const DroppedRecord& d = dropped[i];
-        ins.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, d.candidate.text).bind(4, d.candidate.score).bind(5, d.reason);
+        ins.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, d.candidate.text).bind(4, d.candidate.score).bind(5, to_string(d.reason));
         bind_scores(ins, 6, d.candidate.scores);
         ins.run();
     }
@@ -47,7 +49,15 @@ std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
                "WHERE generation_id = ?1 ORDER BY position");
     s.bind(1, id);
     std::vector<DroppedRecord> out;
-    while (s.step()) out.push_back({CandidateRecord{s.text(0), s.real(1), read_scores(s, 3)}, s.text(2)});
+    while (s.step()) {
+        // Every version wrote the printed reason (t5s/drop_reason.h), so anything else is damage.
+        const std::string text = s.text(2);
+        const std::optional<DropCause> reason = try_parse_drop_cause(text);
+        if (!reason)
+            throw Error(ErrorCode::CorruptFile, "history database " + db.path() + " is damaged: generation " + std::to_string(id) +
+                                                    " has a dropped candidate whose reason is '" + text + "'");
+        out.push_back({CandidateRecord{s.text(0), s.real(1), read_scores(s, 3)}, *reason});
+    }
     return out;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 
@@ -11,44 +10,38 @@
 namespace t5s {
 namespace {
 
-std::string format_bound(const char* score, const char* op, double bound) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%s%s%.4g", score, op, bound);
-    return text;
-}
-
-const std::optional<double>& score_named(const Candidate& c, const std::string& key) {
-    if (key == "similarity") return c.similarity;
-    if (key == "back_score") return c.back_score;
+// The score a resolved ranking key sorts by (Auto and None sort by nothing: rank_order returns first).
+const std::optional<double>& score_named(const Candidate& c, RankBy key) {
+    if (key == RankBy::Similarity) return c.similarity;
+    if (key == RankBy::BackScore) return c.back_score;
     return c.fluency;
 }
 
 }  // namespace
 
-std::string filter_reason(const Candidate& c, const GenerationOptions& o) {
+std::optional<DropCause> filter_reason(const Candidate& c, const GenerationOptions& o) {
     // A bound on a score that was not computed drops nothing: the caller refuses such a request
     // (e.g. a similarity bound without an embedder) before generating.
     if (o.min_similarity && c.similarity && *c.similarity < *o.min_similarity)
-        return format_bound("similarity", "<", *o.min_similarity);
+        return DropCause{DropReason::SimilarityBelow, *o.min_similarity};
     if (o.max_similarity && c.similarity && *c.similarity > *o.max_similarity)
-        return format_bound("similarity", ">", *o.max_similarity);
-    if (o.min_change && c.change && *c.change < *o.min_change) return format_bound("change", "<", *o.min_change);
-    if (o.max_change && c.change && *c.change > *o.max_change) return format_bound("change", ">", *o.max_change);
+        return DropCause{DropReason::SimilarityAbove, *o.max_similarity};
+    if (o.min_change && c.change && *c.change < *o.min_change) return DropCause{DropReason::ChangeBelow, *o.min_change};
+    if (o.max_change && c.change && *c.change > *o.max_change) return DropCause{DropReason::ChangeAbove, *o.max_change};
     if (o.min_back_score && c.back_score && *c.back_score < *o.min_back_score)
-        return format_bound("back_score", "<", *o.min_back_score);
-    return "";
+        return DropCause{DropReason::BackScoreBelow, *o.min_back_score};
+    return std::nullopt;
 }
 
-std::string effective_rank(const std::string& rank, bool has_embedder) {
-    if (rank == "auto") return has_embedder ? "similarity" : "back_score";
-    if (rank == "none") return "";
+RankBy effective_rank(RankBy rank, bool has_embedder) {
+    if (rank == RankBy::Auto) return has_embedder ? RankBy::Similarity : RankBy::BackScore;
     return rank;
 }
 
-std::vector<size_t> rank_order(const std::vector<Candidate>& candidates, const std::string& key) {
+std::vector<size_t> rank_order(const std::vector<Candidate>& candidates, RankBy key) {
     std::vector<size_t> order(candidates.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (key.empty()) return order;
+    if (key == RankBy::None || key == RankBy::Auto) return order;
     const double lowest = -std::numeric_limits<double>::infinity();
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         return score_named(candidates[a], key).value_or(lowest) > score_named(candidates[b], key).value_or(lowest);
@@ -56,22 +49,21 @@ std::vector<size_t> rank_order(const std::vector<Candidate>& candidates, const s
     return order;
 }
 
-void rank_candidates(std::vector<Candidate>* candidates, const std::string& key) {
-    if (key.empty()) return;
+void rank_candidates(std::vector<Candidate>* candidates, RankBy key) {
+    if (key == RankBy::None || key == RankBy::Auto) return;
     std::vector<Candidate> ranked;
     ranked.reserve(candidates->size());
     for (size_t i : rank_order(*candidates, key)) ranked.push_back(std::move((*candidates)[i]));
     *candidates = std::move(ranked);
 }
 
-CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, const std::string& rank_key,
-                                     size_t count) {
+CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, RankBy rank_key, size_t count) {
     CandidateSelection out;
     std::vector<Candidate> passing;
     for (auto& c : pool) {
-        std::string reason = filter_reason(c, o);
-        if (reason.empty()) passing.push_back(std::move(c));
-        else out.dropped.push_back({std::move(c), std::move(reason)});
+        const std::optional<DropCause> reason = filter_reason(c, o);
+        if (!reason) passing.push_back(std::move(c));
+        else out.dropped.push_back({std::move(c), *reason});
     }
     rank_candidates(&passing, rank_key);
     for (auto& c : passing) {
@@ -80,7 +72,7 @@ CandidateSelection select_candidates(std::vector<Candidate> pool, const Generati
             double closest = -1.0;
             for (const auto& k : out.kept) closest = std::max(closest, chrf(c.text, k.text));
             if (closest > *o.near_duplicate) {
-                out.dropped.push_back({std::move(c), format_bound("near_duplicate", ">", *o.near_duplicate)});
+                out.dropped.push_back({std::move(c), DropCause{DropReason::NearDuplicate, *o.near_duplicate}});
                 continue;
             }
         }

@@ -12,9 +12,9 @@ namespace t5s {
 
 // filter_reason and rank_order: t5s/candidate_scores.h.
 
-// Stable sort, best first, by "similarity", "back_score" or "fluency"; "" keeps the order. A
-// candidate without that score goes last (the order of rank_order).
-void rank_candidates(std::vector<Candidate>* candidates, const std::string& key);
+// Stable sort, best first, by an effective_rank key; None keeps the order. A candidate without
+// that score goes last (the order of rank_order).
+void rank_candidates(std::vector<Candidate>* candidates, RankBy key);
 
 struct CandidateSelection {
     std::vector<Candidate> kept;                // at most `count`, best first
@@ -24,8 +24,7 @@ struct CandidateSelection {
 // Filters `pool` with the bounds of `o`, ranks the rest by `rank_key`, then walks them keeping up to
 // `count`, dropping one whose chrF with an already kept one is above o.near_duplicate. Candidates
 // beyond `count` that were not dropped are neither kept nor dropped (surplus of extra rounds).
-CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, const std::string& rank_key,
-                                     size_t count);
+CandidateSelection select_candidates(std::vector<Candidate> pool, const GenerationOptions& o, RankBy rank_key, size_t count);
 
 // Mean log-prob per generated token recovered from the decoding's score: beam scores are
 // sum / length^length_penalty, greedy and sampling scores are the sum.

@@ -20,11 +20,11 @@ bool filters_active(const GenerationOptions& o) {
            o.near_duplicate;
 }
 
-// Whether a candidate under `o` gets the model-based score `key` ("back_score" or "similarity"):
+// Whether a candidate under `o` gets the model-based score `key` (BackScore or Similarity):
 // always by default; with model_scores off only where a filter or the ranking reads it.
-bool wants_model_score(const GenerationOptions& o, const std::string& key, bool has_embedder) {
+bool wants_model_score(const GenerationOptions& o, RankBy key, bool has_embedder) {
     if (o.model_scores || effective_rank(o.rank, has_embedder) == key) return true;
-    return key == "back_score" ? o.min_back_score.has_value() : o.min_similarity || o.max_similarity;
+    return key == RankBy::BackScore ? o.min_back_score.has_value() : o.min_similarity || o.max_similarity;
 }
 
 // Similarity of each candidate of the round whose settings want it: one embedding call over the
@@ -33,14 +33,14 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
     std::vector<std::string> texts;
     std::vector<InputRounds*> unembedded;
     for (auto& r : *round) {
-        if (!wants_model_score(*r.options, "similarity", true) || !r.input->source_embedding.empty() ||
+        if (!wants_model_score(*r.options, RankBy::Similarity, true) || !r.input->source_embedding.empty() ||
             std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
             continue;
         unembedded.push_back(r.input);
         texts.push_back(r.input->source);
     }
     for (const auto& r : *round) {
-        if (!wants_model_score(*r.options, "similarity", true)) continue;
+        if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
         for (const auto& c : r.candidates) texts.push_back(c.text);
     }
     if (texts.empty()) return;
@@ -48,7 +48,7 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
     size_t k = 0;
     for (InputRounds* input : unembedded) input->source_embedding = std::move(embeddings[k++]);
     for (auto& r : *round) {
-        if (!wants_model_score(*r.options, "similarity", true)) continue;
+        if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
         for (auto& c : r.candidates) c.similarity = cosine_similarity(embeddings[k++], r.input->source_embedding);
     }
 }
@@ -87,7 +87,7 @@ int rounds_allowed(const GenerationOptions& o) { return (filters_active(o) && o.
 
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder) {
     if (embedder) return;
-    if (o.rank == "similarity") throw Error(ErrorCode::InvalidArgument, "invalid generation setting: rank similarity needs an embedder");
+    if (o.rank == RankBy::Similarity) throw Error(ErrorCode::InvalidArgument, "invalid generation setting: rank similarity needs an embedder");
     if (o.min_similarity || o.max_similarity)
         throw Error(ErrorCode::InvalidArgument, "invalid generation setting: min_similarity/max_similarity need an embedder");
 }
@@ -98,9 +98,9 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
     for (auto& c : decoded) {
         const std::string key = normalize_for_compare(c.text);
         const bool kept = c.spans.size() == input->plan.spans.size() && spans::keeps_spans(input->source, c.text, input->plan.spans);
-        if (!kept) input->dropped.push_back({std::move(c), kLostSpanReason});
-        else if (o.no_copy && key == source) input->dropped.push_back({std::move(c), kCopyReason});
-        else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), kDuplicateReason});
+        if (!kept) input->dropped.push_back({std::move(c), {DropReason::LostSpan}});
+        else if (o.no_copy && key == source) input->dropped.push_back({std::move(c), {DropReason::Copy}});
+        else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), {DropReason::Duplicate}});
         else fresh.push_back(std::move(c));
     }
     return fresh;
@@ -109,7 +109,7 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
     std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
     for (const auto& r : *round) {
-        if (!wants_model_score(*r.options, "back_score", embedder != nullptr)) continue;
+        if (!wants_model_score(*r.options, RankBy::BackScore, embedder != nullptr)) continue;
         for (const auto& c : r.candidates) {
             prefixed.push_back(r.options->task_prefix + c.text);
             sources.push_back(r.input->source);
@@ -119,7 +119,7 @@ void score_round(const Model& model, const Embedder* embedder, std::vector<Round
     if (embedder) add_similarities(*embedder, round);
     size_t k = 0;
     for (auto& r : *round) {
-        const bool back_wanted = wants_model_score(*r.options, "back_score", embedder != nullptr);
+        const bool back_wanted = wants_model_score(*r.options, RankBy::BackScore, embedder != nullptr);
         for (auto& c : r.candidates) {
             c.fluency = fluency_of(c, *r.options);
             if (back_wanted) c.back_score = back[k++];
@@ -130,17 +130,17 @@ void score_round(const Model& model, const Embedder* embedder, std::vector<Round
     }
 }
 
-bool needs_more(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key) {
+bool needs_more(const InputRounds& input, const GenerationOptions& o, RankBy rank_key) {
     const size_t wanted = static_cast<size_t>(o.num_return_sequences);
     return select_candidates(input.pool, o, rank_key, wanted).kept.size() < wanted;
 }
 
-std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key) {
-    if (!rank_key.empty()) return {};
+std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, RankBy rank_key) {
+    if (rank_key != RankBy::None) return {};
     return select_candidates(input.pool, o, rank_key, static_cast<size_t>(o.num_return_sequences)).kept;
 }
 
-void finish_result(InputRounds input, const GenerationOptions& o, const std::string& rank_key, GenerationResult* result) {
+void finish_result(InputRounds input, const GenerationOptions& o, RankBy rank_key, GenerationResult* result) {
     CandidateSelection s = select_candidates(std::move(input.pool), o, rank_key, static_cast<size_t>(o.num_return_sequences));
     result->candidates = std::move(s.kept);
     result->dropped = std::move(input.dropped);
@@ -148,17 +148,6 @@ void finish_result(InputRounds input, const GenerationOptions& o, const std::str
     std::vector<std::string> kept_texts;
     for (const auto& c : result->candidates) kept_texts.push_back(c.text);
     result->diversity = diversity_score(kept_texts);
-}
-
-std::string option_of_reason(const std::string& reason) {
-    if (reason == kCopyReason) return "no_copy";
-    if (reason == kDuplicateReason) return "distinct";
-    if (reason == kLostSpanReason) return "protect";
-    const size_t op = reason.find_first_of("<>");
-    if (op == std::string::npos) return reason;
-    const std::string score = reason.substr(0, op);
-    if (score == "near_duplicate") return score;
-    return (reason[op] == '<' ? "min_" : "max_") + score;
 }
 
 }  // namespace t5s

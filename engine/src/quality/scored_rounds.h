@@ -14,11 +14,6 @@
 
 namespace t5s {
 
-// Reasons of the filters that run while decoding (the score filters' come from filter_reason).
-inline constexpr const char* kCopyReason = "copy";            // no_copy
-inline constexpr const char* kDuplicateReason = "duplicate";  // distinct
-inline constexpr const char* kLostSpanReason = "lost_span";   // a protected span not kept exactly once
-
 // One input on its way through the rounds.
 struct InputRounds {
     std::string source;                     // the text, without the task prefix
@@ -46,7 +41,8 @@ int rounds_allowed(const GenerationOptions& o);
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder);
 
 // One round's decoded candidates of `input` (text set): those that lost a protected span
-// (lost_span), copies (no_copy) and repeats (distinct) go to input->dropped; the rest are returned in order, not yet scored.
+// (DropReason::LostSpan), copies (Copy, under no_copy) and repeats (Duplicate, under distinct) go
+// to input->dropped; the rest are returned in order, not yet scored.
 std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> decoded, const GenerationOptions& o);
 
 struct RoundCandidates {
@@ -63,20 +59,15 @@ struct RoundCandidates {
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass);
 
 // True while the filters leave fewer than num_return_sequences candidates of the pool.
-bool needs_more(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key);
+bool needs_more(const InputRounds& input, const GenerationOptions& o, RankBy rank_key);
 
 // The candidates the final selection keeps whatever later rounds add: without a ranking, the ones
 // kept so far (later rounds only append after them, and near_duplicate only compares a candidate
 // with better-ranked ones); with a ranking none, until the rounds end.
-std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, const std::string& rank_key);
+std::vector<Candidate> settled_candidates(const InputRounds& input, const GenerationOptions& o, RankBy rank_key);
 
 // The final selection into `result`: candidates (ranked, at most num_return_sequences), dropped
 // (copies and duplicates, then those the score filters and near_duplicate dropped), diversity.
-void finish_result(InputRounds input, const GenerationOptions& o, const std::string& rank_key, GenerationResult* result);
-
-// The GenerationOptions field that dropped a candidate, from its reason: "no_copy", "distinct",
-// "min_change", "max_change", "min_similarity", "max_similarity", "min_back_score", "near_duplicate"
-// (the server's metric label: bounded, unlike the reasons that carry the threshold).
-std::string option_of_reason(const std::string& reason);
+void finish_result(InputRounds input, const GenerationOptions& o, RankBy rank_key, GenerationResult* result);
 
 }  // namespace t5s

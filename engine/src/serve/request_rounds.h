@@ -57,7 +57,7 @@ public:
 private:
     GenerationOptions options_;
     bool has_embedder_;
-    std::string rank_key_;
+    RankBy rank_key_ = RankBy::None;
     int rounds_allowed_;
     std::vector<InputRounds> inputs_;
     std::vector<size_t> streamed_;                   // per input: settled candidates already handed out

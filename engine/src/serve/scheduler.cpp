@@ -380,7 +380,7 @@ void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
     for (size_t input : next.finished) {
         const GenerationResult& r = p->outcome.results[input];
         for (const auto& c : r.candidates) p->outcome.output_tokens += static_cast<int64_t>(c.ids.size());
-        for (const auto& d : r.dropped) p->outcome.dropped[option_of_reason(d.reason)] += 1;
+        for (const auto& d : r.dropped) p->outcome.dropped[d.reason.kind] += 1;
         p->inputs_done += 1;
     }
     p->job->set_progress(static_cast<int64_t>(p->inputs_done), static_cast<int64_t>(p->texts.size()));
