@@ -286,8 +286,7 @@ void App::apply_events() {
     if (!engine_->alive() && !st.engine_dead) ctl_->set_engine_dead(true, engine_->death_message());
     // Dropped paths: data files go to the batch panel, anything else is taken as a model folder.
     for (const auto& p : drops_) {
-        const std::string ext = std::filesystem::path(p).extension().string();
-        if (ext == ".txt" || ext == ".jsonl" || ext == ".csv" || ext == ".tsv") {
+        if (is_rows_file(p)) {
             st.batch.path = p;
             ctl_->load_dataset();
         } else {

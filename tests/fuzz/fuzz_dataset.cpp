@@ -1,14 +1,17 @@
-// libFuzzer target: dataset rows. The first byte picks the reader: the CSV/TSV record parser on the
-// rest, or read_dataset() on the rest saved as .jsonl / .csv / .tsv / .txt. Rows read back must be
-// non-empty, and CSV ones valid UTF-8; bad rows are warnings, a bad file a t5s::Error.
+// libFuzzer target: dataset rows. The first byte picks the reader: the shared CSV/TSV record parser
+// (delimited_text.h) on the rest, or read_dataset() (the app's batch panel: the one input reader
+// under BadRowPolicy::Skip) on the rest saved as .jsonl / .csv / .tsv / .txt. Rows read back must be
+// non-empty; bad rows are warnings, a bad file a t5s::Error.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "delimited_text.h"
 #include "engine_thread/dataset_reader.h"
 #include "t5s/error.h"
 
@@ -17,12 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     const int mode = data[0] % 6;
     if (mode < 2) {
-        std::string error;
-        const auto records = t5s::detail::parse_delimited(text, mode == 0 ? ',' : '\t', &error);
-        int last_line = 0;
-        for (const auto& r : records) {
-            if (r.line < last_line || r.fields.empty()) std::abort();
-            last_line = r.line;
+        std::istringstream in(text);
+        int64_t line = 0, last_line = 0;
+        t5s::DelimitedRecord r;
+        while (t5s::read_delimited_record(in, mode == 0 ? ',' : '\t', &line, &r)) {
+            if (r.first_line <= last_line || r.last_line < r.first_line || r.last_line > line) std::abort();
+            last_line = r.last_line;
         }
         return 0;
     }

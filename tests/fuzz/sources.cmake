@@ -32,6 +32,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/spans/sentinel_guard.cpp
   ${T5S_ROOT}/engine/src/spans/span_json.cpp
   ${T5S_ROOT}/engine/src/input/input_format.cpp
+  ${T5S_ROOT}/engine/src/input/input_columns.cpp
   ${T5S_ROOT}/engine/src/input/input_reader.cpp
   ${T5S_ROOT}/engine/src/input/row_fields.cpp
   ${T5S_ROOT}/engine/src/input/line_sources.cpp

@@ -203,12 +203,29 @@ TEST_CASE("engine thread: failures become JobFailed with their code", "[engine_t
     // History without a database: a message.
     auto f3 = col.wait_job<JobFailed>(engine.submit(QueryHistory{}));
     CHECK(f3.message.find("history") != std::string::npos);
-    // Bad dataset rows are reported, not fatal.
-    std::ofstream(dir / "rows.csv") << "id,text\n1,hello\n2\n3,\"unterminated\n";
-    auto ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "rows.csv", ""}));
+    // Bad dataset rows are skipped and named by line in the input reader's words, not fatal.
+    const std::string csv = (dir / "rows.csv").string();
+    std::ofstream(csv) << "id,text\n1,hello\n2\n3,\"unterminated\n";
+    auto ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{csv, ""}));
     CHECK(ds.column == "text");
-    CHECK(ds.rows.size() >= 1);
-    CHECK_FALSE(ds.warnings.empty());
+    CHECK(ds.rows == std::vector<std::string>{"hello"});
+    CHECK(ds.warnings == std::vector<std::string>{csv + ":3: missing column (1 fields, header has 2)", csv + ":4: unterminated quoted field"});
+    const std::string txt = (dir / "rows.txt").string();
+    std::ofstream(txt, std::ios::binary) << "first good row\r\n\xff\xfe not UTF-8\n\n  \t\n{\"text\": broken\nlast good row";
+    ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{txt, ""}));
+    CHECK(ds.columns.empty());
+    CHECK(ds.rows == std::vector<std::string>{"first good row", "last good row"});
+    REQUIRE(ds.warnings.size() == 2);
+    CHECK(ds.warnings[0].rfind(txt + ":2: invalid UTF-8", 0) == 0);
+    CHECK(ds.warnings[1] == txt + ":5: malformed JSON line");
+    // Another column on request; with none, the first when no column looks like text.
+    std::ofstream(dir / "qa.csv") << "question,answer\nwhere?,here\nwhen?,now\n";
+    CHECK(col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "qa.csv", ""})).rows == std::vector<std::string>{"where?", "when?"});
+    ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "qa.csv", "answer"}));
+    CHECK(ds.column == "answer");
+    CHECK(ds.rows == std::vector<std::string>{"here", "now"});
+    const auto no_column = col.wait_job<JobFailed>(engine.submit(LoadDataset{dir / "qa.csv", "nope"}));
+    CHECK(no_column.message.find("qa.csv: no column 'nope'") != std::string::npos);
     CHECK(col.wait_job<JobFailed>(engine.submit(LoadDataset{dir / "missing.txt", ""})).code == ErrorCode::FileNotFound);
     std::filesystem::remove_all(dir);
 }

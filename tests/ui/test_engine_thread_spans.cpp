@@ -1,6 +1,7 @@
-// Protected spans through the engine thread (issue 27, the app's door): a labelled JSONL file read
-// by LoadDataset (spans / entities / label per row, bad spans skipped with a line-numbered
-// warning); Generate and BatchAugment with spans given per text on a tiny real checkpoint (a random
+// Protected spans through the engine thread (issue 27, the app's door): labelled files read by
+// LoadDataset — the batch panel's path, the one input reader under BadRowPolicy::Skip — in JSONL
+// (spans / entities / label per row), CSV, TSV and a Label Studio export, bad rows skipped with the
+// reader's "file:line: reason" (issue 26); Generate and BatchAugment with spans given per text on a tiny real checkpoint (a random
 // model that never emits sentinels, so they are forced) — every candidate keeps every span at the
 // offsets it reports, and the history records the spans as the CLI does; a protect setting sent
 // with UpdateSettings reaches a running batch's next row batch.
@@ -85,26 +86,105 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
     EngineThread engine(config);
     Waiter w{engine};
     const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
-    REQUIRE(loaded.rows.size() == 4);
-    REQUIRE(loaded.spans.size() == 4);
-    REQUIRE(loaded.labels.size() == 4);
-    CHECK(loaded.spans[3] == std::vector<Span>{{0, 1, R"({"k":1})"}});  // a label that is not a string: its JSON
+    CHECK(loaded.column == "text");
+    REQUIRE(loaded.rows.size() == 3);
+    REQUIRE(loaded.spans.size() == 3);
+    REQUIRE(loaded.labels.size() == 3);
     CHECK(loaded.spans[0] == std::vector<Span>{{0, 4, "PER"}, {13, 15, "LOC"}});  // code points: 東京 is 13..15
     CHECK(slice(loaded.rows[0], loaded.spans[0][1]) == "東京");
     CHECK(loaded.spans[1].empty());
     CHECK(loaded.spans[2] == std::vector<Span>{{0, 3, "PER"}});
-    CHECK(loaded.labels == std::vector<std::string>{"travel", "3", "", ""});
-    REQUIRE(loaded.warnings.size() == 4);
-    CHECK(loaded.warnings[0].find("ner.jsonl:4: \"spans\": span [0, 40] is not inside the text (9 code points)") != std::string::npos);
-    CHECK(loaded.warnings[1].find("ner.jsonl:5: \"spans\": spans overlap") != std::string::npos);
-    CHECK(loaded.warnings[2].find("ner.jsonl:6: \"spans\" must be a list") != std::string::npos);
-    CHECK(loaded.warnings[3].find("ner.jsonl:7: \"spans\": offsets must be integers >= 0") != std::string::npos);
+    CHECK(loaded.labels == std::vector<std::string>{"travel", "3", ""});
+    // The reader's words for each skipped row, with its line (the core's span rules: t5s/span_json.h).
+    const std::string f = file.string();
+    CHECK(loaded.warnings == std::vector<std::string>{
+                                 f + ":4: \"spans\": span [0, 40] is not inside the text (9 code points)",
+                                 f + ":5: \"spans\": two spans overlap at code point 2",
+                                 f + ":6: \"spans\": spans must be a list of [start, end, label]",
+                                 f + ":7: \"spans\": span offsets must be integers >= 0 (code points)",
+                                 f + ":8: \"spans\": a span label must be a string",  // an object label: refused as everywhere else
+                             });
     // An unlabelled file: no spans, no labels.
     std::ofstream(dir / "plain.jsonl") << R"({"text": "a"})" "\n";
     const auto plain = w.wait<DatasetLoaded>(engine.submit(LoadDataset{dir / "plain.jsonl", ""}), 30);
     CHECK(plain.rows.size() == 1);
     CHECK(plain.spans.empty());
     CHECK(plain.labels.empty());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("engine thread: labelled CSV and TSV files give each row's spans and label, bad rows by line", "[engine_thread][spans]") {
+    const fs::path dir = fresh_dir("delimited");
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Waiter w{engine};
+    const fs::path csv = dir / "ner.csv";
+    std::ofstream(csv, std::ios::binary) << "id,Text,label,spans\r\n"
+                                         << "1,\"Anna flew to 東京, then home\",travel,\"[[0,4,\"\"PER\"\"],[13,15,\"\"LOC\"\"]]\"\r\n"
+                                         << "2,a plain row,,\r\n"
+                                         << "3,too short,x,\"[[0,99,\"\"X\"\"]]\"\r\n"
+                                         << "4,three,fields\r\n"
+                                         << "5,\"last, good\",food,\r\n";
+    const auto c = w.wait<DatasetLoaded>(engine.submit(LoadDataset{csv, ""}), 30);
+    CHECK(c.columns == std::vector<std::string>{"id", "Text", "label", "spans"});
+    CHECK(c.column == "Text");  // the text-looking column, any case
+    CHECK(c.rows == std::vector<std::string>{"Anna flew to 東京, then home", "a plain row", "last, good"});
+    REQUIRE(c.spans.size() == 3);
+    CHECK(c.spans[0] == std::vector<Span>{{0, 4, "PER"}, {13, 15, "LOC"}});
+    CHECK(slice(c.rows[0], c.spans[0][1]) == "東京");
+    CHECK(c.spans[1].empty());
+    CHECK(c.labels == std::vector<std::string>{"travel", "", "food"});
+    CHECK(c.warnings == std::vector<std::string>{csv.string() + ":4: \"spans\": span [0, 99] is not inside the text (9 code points)",
+                                                 csv.string() + ":5: missing column (3 fields, header has 4)"});
+
+    const fs::path tsv = dir / "ner.tsv";
+    std::ofstream(tsv, std::ios::binary) << "text\tlabel\tspans\n"
+                                         << "😀 Bob waves\tgreeting\t[[2,5,\"PER\"]]\n"
+                                         << "\n"
+                                         << "\xff bad bytes\tx\t\n"
+                                         << "no spans\t4.5\t\n";
+    const auto t = w.wait<DatasetLoaded>(engine.submit(LoadDataset{tsv, ""}), 30);
+    CHECK(t.column == "text");
+    CHECK(t.rows == std::vector<std::string>{"😀 Bob waves", "no spans"});
+    REQUIRE(t.spans.size() == 2);
+    CHECK(t.spans[0] == std::vector<Span>{{2, 5, "PER"}});  // code points: the emoji is one
+    CHECK(slice(t.rows[0], t.spans[0][0]) == "Bob");
+    CHECK(t.labels == std::vector<std::string>{"greeting", "4.5"});
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0].rfind(tsv.string() + ":4: invalid UTF-8 in 'text'", 0) == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("engine thread: a Label Studio export gives each task's spans and choice, bad tasks named", "[engine_thread][spans]") {
+    const fs::path dir = fresh_dir("labelstudio");
+    const fs::path file = dir / "export.json";
+    std::ofstream(file) << R"([
+ {"id": 1, "data": {"text": "Meet Anna in 東京"}, "annotations": [{"result": [
+   {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": 5, "end": 9, "text": "Anna", "labels": ["PER"]}},
+   {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": 13, "end": 15, "text": "東京", "labels": ["LOC"]}},
+   {"from_name": "choice", "to_name": "text", "type": "choices", "value": {"choices": ["travel"]}}]}]},
+ {"id": 2, "data": {"text": "not annotated yet"}},
+ {"id": 3, "data": {"text": "utf16 offsets 😀 Bob"}, "predictions": [{"result": [
+   {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": 17, "end": 20, "text": "Bob", "labels": ["PER"]}}]}]},
+ {"id": 4, "data": {}}
+])";
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Waiter w{engine};
+    const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
+    CHECK(loaded.columns == std::vector<std::string>{"text"});
+    CHECK(loaded.rows == std::vector<std::string>{"Meet Anna in 東京", "not annotated yet"});
+    REQUIRE(loaded.spans.size() == 2);
+    CHECK(loaded.spans[0] == std::vector<Span>{{5, 9, "PER"}, {13, 15, "LOC"}});
+    CHECK(slice(loaded.rows[0], loaded.spans[0][1]) == "東京");
+    CHECK(loaded.spans[1].empty());
+    CHECK(loaded.labels == std::vector<std::string>{"travel", ""});
+    const std::string f = file.string();
+    CHECK(loaded.warnings == std::vector<std::string>{
+                                 f + ": task 3: labels result [17, 20) says 'Bob' but the text there (code points) is 'ob'",  // UTF-16 offsets
+                                 f + ": task 4: missing text field (looked for \"text\")"});
     fs::remove_all(dir);
 }
 

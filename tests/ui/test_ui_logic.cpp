@@ -331,6 +331,28 @@ TEST_CASE("controller: review queue, accept-and-next, batch and export commands"
     CHECK(s.monitor.cuda_allocated.size() == 0);
 }
 
+TEST_CASE("batch panel: the input reader's files are rows, skipped rows shown with their reasons", "[ui][controller]") {
+    // Dropped on the window: every format the input reader reads goes to the batch panel (any case).
+    for (const char* p : {"/d/rows.txt", "/d/rows.jsonl", "/d/rows.ndjson", "/d/rows.CSV", "/d/rows.tsv", "/d/rows.tab", "/d/export.json"})
+        CHECK(is_rows_file(p));
+    for (const char* p : {"/models/t5-small", "/d/model.safetensors", "/d/spiece.model", "/d/rows"}) CHECK_FALSE(is_rows_file(p));
+    std::vector<Command> sent;
+    JobId next = 1;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+    auto& s = c.state();
+    s.batch.path = "/d/export.json";
+    c.load_dataset();
+    REQUIRE(std::holds_alternative<LoadDataset>(sent.back()));
+    CHECK(std::get<LoadDataset>(sent.back()).path == "/d/export.json");
+    const std::vector<std::string> skipped = {"/d/export.json: task 3: missing text field (looked for \"text\")",
+                                              "/d/export.json: task 5: no \"data\" object"};
+    c.apply(DatasetLoaded{s.batch.dataset_job, "/d/export.json", {"text"}, "text", {"r1", "r2"}, skipped});
+    CHECK(s.batch.phase == BatchPhase::Ready);
+    CHECK(s.batch.warnings == skipped);  // the panel's "2 skipped" and its tooltip list them
+    CHECK(s.log.back().error);
+    CHECK(s.log.back().text == "/d/export.json: 2 rows, 2 skipped (first: " + skipped[0] + ")");
+}
+
 TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[ui][controller][training]") {
     std::vector<Command> sent;
     JobId next = 1;

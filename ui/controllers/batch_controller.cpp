@@ -1,6 +1,7 @@
 #include "controllers/batch_controller.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "controllers/workspace_controller.h"
@@ -22,10 +23,18 @@ std::string batch_spans_line(const BatchVm& b) {
            " candidates lost one (dropped), " + std::to_string(t.forced) + " forced";
 }
 
+bool is_rows_file(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    for (const char* e : {".txt", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab"})
+        if (ext == e) return true;
+    return false;
+}
+
 void BatchController::load_dataset() {
     auto& b = s.batch;
     if (b.path.empty()) {
-        b.error = "type or drop a .txt / .jsonl / .csv / .tsv file first";
+        b.error = "type or drop a rows file first (.txt / .jsonl / .csv / .tsv / Label Studio .json)";
         return;
     }
     b.error.clear();
@@ -141,7 +150,7 @@ void BatchController::apply(const Event& event) {
         for (const auto& r : d->spans) spans += r.size();
         ctx.log(!d->warnings.empty(), d->path.string() + ": " + std::to_string(d->rows.size()) + " rows" +
                                           (spans ? ", " + std::to_string(spans) + " labelled spans" : "") +
-                                          (d->warnings.empty() ? "" : ", " + std::to_string(d->warnings.size()) + " skipped"));
+                                          (d->warnings.empty() ? "" : ", " + std::to_string(d->warnings.size()) + " skipped (first: " + d->warnings[0] + ")"));
     }
 }
 

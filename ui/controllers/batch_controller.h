@@ -11,6 +11,10 @@ std::string kept_dropped_line(const BatchVm& batch);
 // "spans: 42 in 20 rows; 3 candidates lost one (dropped), 5 forced" for the rows done in this run
 // ("" when none had spans).
 std::string batch_spans_line(const BatchVm& batch);
+// Whether a dropped file is a rows file for the batch panel, by its extension (any case): the input
+// reader's formats, .txt .jsonl .ndjson .csv .tsv .tab and .json (a Label Studio export). Anything
+// else dropped on the window is taken as a model folder.
+bool is_rows_file(const std::string& path);
 
 class WorkspaceController;
 

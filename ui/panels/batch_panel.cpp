@@ -1,7 +1,8 @@
-// Batch augmentation: load txt / JSONL / CSV / TSV (choose the column), N candidates per row,
-// progress, rows/s, ETA, kept / dropped candidates by reason, pause / resume / cancel, and review
-// of the rows in the workspace. Labelled JSONL rows show their span count and label; done rows
-// their first candidate and span counts (protected, lost, forced).
+// Batch augmentation: load txt / JSONL / CSV / TSV / a Label Studio export (the one input reader;
+// choose the column), N candidates per row, progress, rows/s, ETA, kept / dropped candidates by
+// reason, pause / resume / cancel, and review of the rows in the workspace. Labelled rows show
+// their span count and label; skipped rows the reader's "file:line: reason"; done rows their
+// first candidate and span counts (protected, lost, forced).
 #include <cstdio>
 
 #include <imgui.h>
@@ -45,11 +46,22 @@ void draw_row(const BatchVm& b, size_t i, bool spans) {
     ImGui::TextColored(colour, "%s", span_counts_text(r.counts).c_str());
 }
 
+// "N skipped" with the reader's "file:line: reason" of the first ones on hover.
+void draw_skipped(const BatchVm& b) {
+    if (b.warnings.empty()) return;
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu skipped", b.warnings.size());
+    if (!ImGui::IsItemHovered()) return;
+    ImGui::BeginTooltip();
+    for (size_t i = 0; i < b.warnings.size() && i < 12; ++i) ImGui::TextUnformatted(b.warnings[i].c_str());
+    if (b.warnings.size() > 12) ImGui::TextDisabled("... and %zu more", b.warnings.size() - 12);
+    ImGui::EndTooltip();
+}
+
 // The rows file: its name (Enter or Open reads it), the text column, the rows read and skipped.
 void draw_file_row(Controller& ctl, UiState& s) {
     auto& b = s.batch;
     ImGui::SetNextItemWidth(-70);
-    if (ImGui::InputTextWithHint("##file", "rows file: .txt .jsonl .csv .tsv (or drop it on the window)", &b.path,
+    if (ImGui::InputTextWithHint("##file", "rows file: .txt .jsonl .csv .tsv, Label Studio .json (or drop it on the window)", &b.path,
                                  ImGuiInputTextFlags_EnterReturnsTrue))
         ctl.load_dataset();
     action_tooltip(ctl.keymap(), Action::OpenBatch);
@@ -75,17 +87,14 @@ void draw_file_row(Controller& ctl, UiState& s) {
             ImGui::SameLine();
             ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1), "(%zu labelled, %zu spans)", rows, spans);
         }
-        if (!b.warnings.empty()) {
-            ImGui::SameLine();
-            ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu skipped", b.warnings.size());
-            if (ImGui::IsItemHovered()) {
-                ImGui::BeginTooltip();
-                for (size_t i = 0; i < b.warnings.size() && i < 12; ++i) ImGui::TextUnformatted(b.warnings[i].c_str());
-                ImGui::EndTooltip();
-            }
-        }
+        if (!b.warnings.empty()) ImGui::SameLine();
+        draw_skipped(b);
         ImGui::SameLine();
         action_button(ctl, "Review rows", Action::ReviewQueue, !s.ws.generating());
+    } else if (b.phase == BatchPhase::Ready) {  // every row was bad: say why
+        ImGui::TextUnformatted("0 rows");
+        ImGui::SameLine();
+        draw_skipped(b);
     }
 }
 

@@ -70,7 +70,9 @@ struct Cancel { JobId job = 0; };                       // queued or running job
 struct PauseJob { JobId job = 0; };                     // BatchAugment: stop at the next row batch; training: wait
 struct ResumeJob { JobId job = 0; };                    // BatchAugment: continue, skipping rows done; training: go on
 struct LoadDataset {
-    std::filesystem::path path;      // .txt (one row a line), .jsonl, .csv, .tsv (header line)
+    // Any file the input reader reads (t5s/input_reader.h): .txt, .jsonl, .csv / .tsv (header line),
+    // a Label Studio .json export. Bad rows are skipped (BadRowPolicy::Skip) and reported.
+    std::filesystem::path path;
     std::string column;              // "" = first text-looking column ("text", "source", ...)
 };
 struct BatchAugment {
@@ -199,12 +201,12 @@ struct SettingsUpdated { JobId job = 0; int running_jobs = 0; };
 struct DatasetLoaded {
     JobId job = 0;
     std::filesystem::path path;
-    std::vector<std::string> columns;        // empty for .txt
+    std::vector<std::string> columns;        // the file's text columns; empty for plain text
     std::string column;                      // the one used
     std::vector<std::string> rows;
-    std::vector<std::string> warnings;       // "file:line: problem" for skipped rows
-    // Labelled JSONL rows: each row's "spans" (or "entities"), [[start, end, label], ...] in code
-    // points, and its "label" (a string; other JSON as text). Empty when no row has any.
+    std::vector<std::string> warnings;       // the reader's "file:line: reason" ("file: task N: reason") per skipped row
+    // Labelled rows (any format): each row's spans, [start, end, label] in code points, and its
+    // label (a string; other JSON as text). Empty when no row has any.
     std::vector<std::vector<Span>> spans;
     std::vector<std::string> labels;
 };

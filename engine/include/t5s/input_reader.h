@@ -52,6 +52,12 @@ struct EnumNames<InputFormat> {
 };
 // By extension, then by content (see above). Throws t5s::Error(FileNotFound) when unreadable.
 InputFormat input_format_of(const std::string& path);
+// The fields a file offers as a row's text, for a front end that lets the user pick one (the app's
+// batch panel): CSV/TSV its header; JSON lines the string fields of its first JSON object; a Label
+// Studio export the string fields of its first task's data (the file is parsed whole); plain text
+// none. Throws t5s::Error(FileNotFound) when unreadable; a malformed file gives none (the reader
+// names its problem).
+std::vector<std::string> input_columns(const std::string& path, InputFormat format);
 
 enum class BadRowPolicy { Skip, Fail };
 template <>
