@@ -249,7 +249,7 @@ TEST_CASE("training table: a run recorded before the table still reads", "[setti
         R"("data_file":"pairs.jsonl","device":"cpu","dist_timeout_s":120.0,"dropout":-1.0,"epochs":2.5,"eval_every":10,"eval_file":"",)"
         R"("eval_split":0.1,"extra_data_files":["more.csv"],"grad_accum":2,"gradient_checkpointing":true,"group_by_length":false,)"
         R"("init_config":"","keep_last":2,"log_every":1,"log_file":"","lora":true,"lora_alpha":32.0,"lora_base_precision":"bf16",)"
-        R"("lora_dropout":0.05,"lora_r":4,"lora_rslora":false,"lora_targets":"q,v","max_eval_pairs":500,"max_grad_norm":1.0,)"
+        R"("lora_dropout":0.05,"lora_r":4,"lora_rslora":false,"lora_targets":"q,v","lr":-1.0,"max_eval_pairs":500,"max_grad_norm":1.0,)"
         R"("max_source_len":96,"max_target_len":128,"max_time_s":0.0,"merge_adapter":false,"model_dir":"base","on_bad_row":"fail",)"
         R"("optimizer":"adafactor","out_dir":"run","patience":0,"precision":"bf16","resume":false,"sample_count":3,)"
         R"("sample_max_new_tokens":40,"save_dtype_bf16":false,"save_every":0,"schedule":"cosine","seed":18446744073709551615,)"
