@@ -38,7 +38,10 @@ std::vector<Flag> settings_flags(const Table& fields, const std::vector<Flag>& r
             continue;
         }
         const bool list = std::visit([](auto m) { return settings_flag_detail::kIsList<decltype(m)>; }, f.member);
-        out.push_back({f.flag, f.value_name, f.help, f.use == FlagUse::Model ? FlagKind::Model : list ? FlagKind::Repeatable : FlagKind::Single});
+        const FlagKind kind = f.use == FlagUse::Model                   ? FlagKind::Model
+                              : list && f.use == FlagUse::Table ? FlagKind::Repeatable  // a Custom list is one value (--devices a,b)
+                                                                : FlagKind::Single;
+        out.push_back({f.flag, f.value_name, f.help, kind});
     }
     return out;
 }
