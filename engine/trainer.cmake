@@ -3,8 +3,6 @@
 add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/data.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/batching.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/options.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/options_json.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/spm_train.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory_plan.cpp

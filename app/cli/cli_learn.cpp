@@ -11,8 +11,10 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/runtime_flags.h"
+#include "cli/settings_flags.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
+#include "t5s/training_fields.h"
 
 namespace t5s::cli {
 namespace {
@@ -42,24 +44,12 @@ int list_versions(const std::string& dir, bool as_json) {
 
 }  // namespace
 
+const RuntimeFlags kLearnRuntime{Device::Cpu, false, false, false, true};  // --threads alone: learn runs on the CPU
+
+// learn's flags: one per learning option (t5s/training_fields.h), then the version commands.
 const CommandSpec kLearnSpec = {"learn", "one learning round: the history's accepted/edited pairs train the next adapter version "
                                          "(exit 0 adopted, 5 rejected, 6 waiting for pairs)", {
-    {"model", "DIR", "the base model folder"},
-    {"history", "PATH", "the history database whose decisions are the training pairs"},
-    {"adapter-dir", "DIR", "the versions folder (default: HISTORY's folder/learning)"},
-    {"every", "N", "run only when at least N pairs are new since the current version (default 1)"},
-    {"max-steps", "N", "optimizer steps of the round, at most (default 100; a round makes about 3 passes over its pairs)"},
-    {"max-time", "SECONDS", "wall time of the training, at most (default 300; 0 = none)"},
-    {"replay", "N", "older pairs replayed beside the new ones (default 64)"},
-    {"holdout-every", "N", "one pair in N is held out for the adoption test, never trained on (default 5)"},
-    {"lr", "X", "learning rate (default 1e-3)"},
-    {"epochs", "X", "passes over the round's new + replayed pairs, capped by --max-steps (default 3)"},
-    {"lora-r", "N", "rank of a new adapter (default 8; a round that continues a version keeps its rank)"},
-    {"lora-targets", "LIST", "layers of a new adapter: q,k,v,o,wi,wo,wi_0,wi_1 or all-linear (the default)"},
-    {"batch-size", "N", "pairs per step (default 8)"},
-    {"source-prefix", "TEXT", "task prefix the base model expects, e.g. \"paraphrase: \" (default none)"},
-    {"seed", "S", "data order and held-out choice (default 42)"},
-    RuntimeFlags{Device::Cpu, false, false, false, true}.flags(),  // --threads alone: learn runs on the CPU
+    settings_flags(learning_fields(), kLearnRuntime.flags()),
     {"list", "", "list the adopted versions (current marked *) and exit"},
     {"restore", "N", "make version N the current one (0 = the base model alone) and exit"},
     {"json", "", "print the result as one JSON line"},
@@ -80,25 +70,11 @@ int run_learn(const Argv& argv) {
         else std::cout << "current version: " << (v == 0 ? std::string("base model") : "v" + std::to_string(v)) << "\n";
         return 0;
     }
+    a.require("model");  // a round needs both (the table reads them below)
+    a.require("history");
     LearningOptions o;
-    o.model_dir = a.require("model");
-    o.history_path = a.require("history");
+    apply_settings_flags(a, learning_fields(), &o);
     o.adapter_dir = dir;
-    o.min_new_pairs = a.get_int64("every", 1, 1, INT64_MAX);
-    o.max_steps = a.get_int64("max-steps", o.max_steps, 1, INT64_MAX);
-    o.max_time_s = a.get_double("max-time", o.max_time_s);
-    if (o.max_time_s < 0) throw UsageError("--max-time must be >= 0 seconds");
-    o.replay_pairs = a.get_int64("replay", o.replay_pairs, 0, INT64_MAX);
-    o.holdout_every = a.get_int("holdout-every", o.holdout_every, 2, 1000000);
-    o.lr = a.get_double("lr", o.lr);
-    if (!(o.lr > 0)) throw UsageError("--lr must be > 0");
-    o.batch_size = a.get_int("batch-size", o.batch_size, 1, 1 << 16);
-    o.epochs = a.get_double("epochs", o.epochs);
-    if (!(o.epochs > 0)) throw UsageError("--epochs must be > 0");
-    o.lora_r = a.get_int("lora-r", o.lora_r, 1, 4096);
-    if (a.has("lora-targets")) o.lora_targets = a.get("lora-targets");
-    o.source_prefix = a.get("source-prefix");
-    o.seed = static_cast<uint64_t>(a.get_int64("seed", 42));
     o.threads = a.get_threads();
     const LearningRoundResult r = run_learning_round(o, [](const TrainingEvent& e) {
         if (e.kind == TrainingEvent::Kind::Step)

@@ -13,6 +13,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/runtime_flags.h"
+#include "cli/settings_flags.h"
 #include "cli/json_output.h"
 #include "serve/http_routes.h"
 #include "serve/service.h"
@@ -49,30 +50,18 @@ std::vector<std::string> split_devices(const std::string& list) {
 
 const RuntimeFlags kServeRuntime{Device::Auto};
 
+// The table's flags (serve/serve_config.h), then the ones it leaves to the command: the runtime
+// group, the key files and the device list.
 serve::ServeConfig config_from_flags(const Args& a) {
+    a.require("model");
     serve::ServeConfig c;
-    c.model_dir = a.require("model");
-    c.adapter = a.get("adapter");
-    c.embedder = a.get("embedder");
-    c.host = a.get("host", c.host);
-    c.port = a.get_int("port", c.port, 0, 65535);
+    apply_settings_flags(a, serve::serve_fields(), &c);
     if (a.has("api-key-file")) c.api_key = read_api_key(a.get("api-key-file"));
-    c.max_batch = a.get_int("max-batch", c.max_batch, 1, 1 << 16);
-    c.max_queue = a.get_int("max-queue", c.max_queue, 1, 1 << 20);
     c.dtype = a.get("dtype", c.dtype);
     c.device = a.get("device", to_string(kServeRuntime.default_device));
     c.threads = a.get_threads();
-    c.replicas = a.get_int("replicas", 1, 1, 64);
     if (a.has("devices")) c.devices = split_devices(a.get("devices"));
     if (a.has("devices") && a.has("replicas")) throw UsageError("give --devices or --replicas, not both");
-    c.history = a.get("history");
-    c.drain_timeout_s = a.get_double("drain-timeout", c.drain_timeout_s);
-    if (c.drain_timeout_s < 0) throw UsageError("--drain-timeout must be >= 0 seconds");
-    c.learn_dir = a.get("learn-dir");
-    c.learn_every = a.get_int64("learn-every", c.learn_every, 0, INT64_MAX);
-    c.learn_max_steps = a.get_int64("learn-max-steps", c.learn_max_steps, 1, INT64_MAX);
-    c.learn_max_time_s = a.get_double("learn-max-time", c.learn_max_time_s);
-    c.task_prefix = a.get("task-prefix");
     if (a.has("basic-auth-file")) {
         c.basic_auth = read_api_key(a.get("basic-auth-file"));
         if (c.basic_auth.find(':') == std::string::npos) throw UsageError("--basic-auth-file must hold USER:PASSWORD");
@@ -86,27 +75,8 @@ serve::ServeConfig config_from_flags(const Args& a) {
 
 }  // namespace
 
-const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics", {
-    {"model", "DIR", "model folder", kModel},
-    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank", kModel},
-    {"host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"},
-    {"port", "P", "TCP port (default 8000; 0 = a free one, printed)"},
-    {"api-key-file", "F", "file holding the Bearer key clients must send"},
-    {"max-batch", "N", "rows (candidates, beams) per decoding step (default 64)"},
-    {"max-queue", "N", "requests waiting before 503 (default 256)"},
-    kServeRuntime.flags(),
-    {"replicas", "N", "model replicas on the CPU, shortest queue first, sharing --threads (default 1)"},
-    {"devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)"},
-    {"history", "PATH", "record every served request in this history"},
-    {"drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)"},
-    {"learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"},
-    {"learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)"},
-    {"learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)"},
-    {"learn-max-time", "S", "seconds of training of a learning round, at most (default 300)"},
-    {"task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"},
-    {"basic-auth-file", "F", "file holding USER:PASSWORD that Label Studio sends (HTTP Basic) to the ML-backend endpoints"},
-}};
+const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics",
+                                {settings_flags(serve::serve_fields(), kServeRuntime.flags())}};
 
 int run_serve(const Argv& argv) {
     Args args(argv, kServeSpec);

@@ -245,6 +245,7 @@ nlohmann::json Service::health() const {
     j["model_class"] = "T5Studio";  // Label Studio's ML backend shape (GET / answers {"status": "UP", ...})
     j["model_version"] = model_version();
     if (learner_) j["learning"] = learner_->status();
+    j["config"] = serve_config_to_json(config_);  // what serve was started with (its flags' table; keys left out)
     return j;
 }
 

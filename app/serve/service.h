@@ -14,36 +14,13 @@
 
 #include "serve/history_writer.h"
 #include "serve/metrics.h"
+#include "serve/serve_config.h"
 #include "t5s/embedder.h"
 #include "t5s/learning.h"
 #include "t5s/model.h"
 #include "t5s/scheduler.h"
 
 namespace t5s::serve {
-
-struct ServeConfig {
-    std::string model_dir;
-    std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
-    std::string embedder;  // sentence-transformers folder for the similarity score; empty: none
-    std::string host = "127.0.0.1";
-    int port = 8000;
-    std::string api_key;  // empty = none
-    int max_batch = 64;
-    int max_queue = 256;
-    std::string dtype = "fp32", device = "auto";
-    std::vector<std::string> devices;  // --devices; empty = one replica on --device
-    int threads = 0;
-    int replicas = 1;
-    std::string history;
-    double drain_timeout_s = 30.0;
-    // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
-    std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
-    int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
-    int64_t learn_max_steps = LearningOptions{}.max_steps;
-    double learn_max_time_s = 300;
-    std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
-    std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
-};
 
 class Learner;
 

@@ -152,6 +152,10 @@ check(requests.post(main.base + "/augment", json={"text": "x"}, headers={"Author
       "wrong key -> 401")
 health = main.get("/health").json()
 check(health["status"] == "ok" and health["replicas"] == 2 and health["dtype"] == "fp32", "health: %s" % health)
+# The settings serve started with, one key per flag's field (serve/serve_config.h); the key itself never.
+cfg = health.get("config", {})
+check(cfg.get("max_batch") == 16 and cfg.get("replicas") == 2 and cfg.get("threads") == 2 and cfg.get("max_queue") == 256
+      and cfg.get("history") == history and "api_key" not in cfg and KEY not in json.dumps(health), "health config: %s" % cfg)
 
 
 def one(k):

@@ -12,6 +12,7 @@
 
 #include "line_chart.h"
 #include "panels.h"
+#include "t5s/training_fields.h"
 
 namespace t5s::ui {
 
@@ -27,6 +28,15 @@ std::string format_duration(double s) {
     return buf;
 }
 
+// A training option's widget range, from its row of the field table (t5s/training_fields.h).
+struct WidgetRange {
+    int lo, hi;
+};
+WidgetRange widget_range(const char* json) {
+    const TrainingField* f = find_training_field(json);
+    return {static_cast<int>(f->ui_min), static_cast<int>(f->ui_max)};
+}
+
 void draw_advanced(TrainingVm& t) {
     auto& o = t.options;
     const float w = 160;
@@ -39,9 +49,10 @@ void draw_advanced(TrainingVm& t) {
     if (o.steps > 0) ImGui::EndDisabled();
     o.epochs = std::max(0.01, o.epochs);
     ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt("batch size", &o.batch_size)) o.batch_size = std::clamp(o.batch_size, 1, 4096);
+    const WidgetRange batch = widget_range("batch_size"), accum = widget_range("grad_accum");
+    if (ImGui::InputInt("batch size", &o.batch_size)) o.batch_size = std::clamp(o.batch_size, batch.lo, batch.hi);
     ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt("grad accumulation", &o.grad_accum)) o.grad_accum = std::clamp(o.grad_accum, 1, 1024);
+    if (ImGui::InputInt("grad accumulation", &o.grad_accum)) o.grad_accum = std::clamp(o.grad_accum, accum.lo, accum.hi);
     ImGui::SetNextItemWidth(w);
     ImGui::InputDouble("learning rate", &o.lr, 0, 0, "%.2e");
     help_marker("peak learning rate; -1 = the optimizer's default (5e-4 AdamW, relative step Adafactor)");
@@ -63,9 +74,10 @@ void draw_advanced(TrainingVm& t) {
     ImGui::SetNextItemWidth(w);
     if (ImGui::InputInt("save every (steps)", &save_every)) o.save_every = std::max(0, save_every);
     ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("max source tokens", &o.max_source_len, 16, 1024);
+    const WidgetRange source = widget_range("max_source_len"), target = widget_range("max_target_len");
+    ImGui::SliderInt("max source tokens", &o.max_source_len, source.lo, source.hi);
     ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("max target tokens", &o.max_target_len, 16, 1024);
+    ImGui::SliderInt("max target tokens", &o.max_target_len, target.lo, target.hi);
     ImGui::Checkbox("unload the open model while training", &t.unload_model);
     help_marker("frees its memory for training; the workspace needs the model loaded again afterwards");
 }

@@ -1,0 +1,59 @@
+// serve's field table (serve/serve_config.h). Flag names, help lines and defaults are contracts
+// (`t5studio serve --help`); every flag with a range refuses values outside it (a usage error).
+#include "serve/serve_config.h"
+
+#include "t5s/settings_json.h"
+
+namespace t5s::serve {
+namespace {
+
+using C = ServeConfig;
+constexpr FlagUse kModelFlag = FlagUse::Model, kRuntime = FlagUse::Runtime, kCustom = FlagUse::Custom;
+
+ServeField row(const char* json, ServeMember m, const char* flag, const char* value_name, const char* help, FieldRange range = kAnyValue) {
+    return ServeField{json, m, flag, value_name, help}.within(range).checked_at_flag();
+}
+
+std::vector<ServeField> serve_rows() {
+    return {
+        row("model_dir", &C::model_dir, "model", "DIR", "model folder").via(kModelFlag),
+        row("adapter", &C::adapter, "adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"),
+        row("embedder", &C::embedder, "embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank")
+            .via(kModelFlag),
+        row("host", &C::host, "host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"),
+        row("port", &C::port, "port", "P", "TCP port (default 8000; 0 = a free one, printed)", from_to(0, 65535)),
+        row("api_key", &C::api_key, "api-key-file", "F", "file holding the Bearer key clients must send").via(kCustom).kept_secret(),
+        row("max_batch", &C::max_batch, "max-batch", "N", "rows (candidates, beams) per decoding step (default 64)", from_to(1, 1 << 16)),
+        row("max_queue", &C::max_queue, "max-queue", "N", "requests waiting before 503 (default 256)", from_to(1, 1 << 20)),
+        row("dtype", &C::dtype, "dtype", "D", "").via(kRuntime),  // serve's runtime group: --dtype, --device, --threads
+        row("device", &C::device, "device", "D", "").via(kRuntime),
+        row("threads", &C::threads, "threads", "N", "", at_least(0)).via(kRuntime),
+        row("replicas", &C::replicas, "replicas", "N", "model replicas on the CPU, shortest queue first, sharing --threads (default 1)", from_to(1, 64)),
+        row("devices", &C::devices, "devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)").via(kCustom),
+        row("history", &C::history, "history", "PATH", "record every served request in this history"),
+        row("drain_timeout_s", &C::drain_timeout_s, "drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)",
+            at_least(0, ">= 0 seconds")),
+        row("learn_dir", &C::learn_dir, "learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"),
+        row("learn_every", &C::learn_every, "learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)",
+            at_least(0)),
+        row("learn_max_steps", &C::learn_max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)", at_least(1)),
+        row("learn_max_time_s", &C::learn_max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
+            at_least(0, ">= 0 seconds")),
+        row("task_prefix", &C::task_prefix, "task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"),
+        row("basic_auth", &C::basic_auth, "basic-auth-file", "F", "file holding USER:PASSWORD that Label Studio sends (HTTP Basic) to the ML-backend endpoints")
+            .via(kCustom).kept_secret(),
+    };
+}
+
+}  // namespace
+
+const std::vector<ServeField>& serve_fields() {
+    static const std::vector<ServeField> fields = serve_rows();
+    return fields;
+}
+
+nlohmann::json serve_config_to_json(const ServeConfig& config) { return settings_to_json(serve_fields(), config); }
+
+std::string serve_config_error(const ServeConfig& config) { return settings_first_range_error(serve_fields(), config); }
+
+}  // namespace t5s::serve

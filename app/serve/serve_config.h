@@ -1,0 +1,51 @@
+#pragma once
+// `t5studio serve`'s settings, declared once: the struct and its field table (t5s/settings_fields.h)
+// from which serve's flags, --help and range checks (cli_serve.cpp) and the settings /health
+// reports are derived. Adding a setting: its field here, its row in serve_fields(); then its use.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "t5s/learning.h"
+#include "t5s/settings_fields.h"
+
+namespace t5s::serve {
+
+struct ServeConfig {
+    std::string model_dir;
+    std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
+    std::string embedder;  // sentence-transformers folder for the similarity score; empty: none
+    std::string host = "127.0.0.1";
+    int port = 8000;
+    std::string api_key;  // empty = none
+    int max_batch = 64;
+    int max_queue = 256;
+    std::string dtype = "fp32", device = "auto";
+    std::vector<std::string> devices;  // --devices; empty = one replica on --device
+    int threads = 0;
+    int replicas = 1;
+    std::string history;
+    double drain_timeout_s = 30.0;
+    // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
+    std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
+    int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
+    int64_t learn_max_steps = LearningOptions{}.max_steps;
+    double learn_max_time_s = 300;
+    std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
+    std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
+};
+
+using ServeMember = std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,
+                                 std::vector<std::string> ServeConfig::*>;
+using ServeField = SettingsField<ServeMember>;
+
+// Every setting, in the order of `serve --help`.
+const std::vector<ServeField>& serve_fields();
+// Every setting but the secrets (the API key, the Basic credentials), by its JSON name.
+nlohmann::json serve_config_to_json(const ServeConfig& config);
+// The first setting outside its range ("--port must be in [0, 65535] (got 70000)"), "" when all are inside.
+std::string serve_config_error(const ServeConfig& config);
+
+}  // namespace t5s::serve
