@@ -338,4 +338,6 @@ TEST_CASE("serve table: flags, ranges, help defaults and the reported settings",
     CHECK(!reported.contains("api_key"));  // secrets are never reported
     CHECK(!reported.contains("basic_auth"));
     CHECK(reported.size() == serve::serve_fields().size() - 2);
+    for (const auto& f : cli::settings_flags(serve::serve_fields()))
+        if (f.name == "devices") CHECK(f.kind == cli::FlagKind::Single);  // one comma list (cuda:0,cuda:1), read by serve itself
 }
