@@ -9,7 +9,7 @@
 //
 // Every generation runs through one: `t5studio serve` keeps one per replica; generate_scored
 // (t5s/candidate_scores.h: the desktop, the batch panel, `t5studio generate`) submits its texts as
-// one request to a scheduler of its own. Torch-free header.
+// one request to a scheduler of its own that decodes on the caller's thread. Torch-free header.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -84,6 +84,11 @@ struct StepStats {
     double seconds = 0.0;     // the step's wall time (admission included)
 };
 
+// Where the scheduler decodes: on a thread of its own (serve), or on the caller's thread inside
+// run_until_idle() (generate_scored: a lone generation keeps its thread and that thread's OpenMP
+// team — a fresh thread per call paid ~50 ms setting one up).
+enum class SchedulerThread { Own, Caller };
+
 class Scheduler {
 public:
     // `model` (and `embedder`) must outlive the scheduler. `defaults` are the live default settings
@@ -91,7 +96,7 @@ public:
     // `embedder` (may be null; its embed() is called on the scheduler thread) gives the candidates
     // their similarity, as generate_scored does; without it a similarity filter or rank is refused.
     Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults,
-              const Embedder* embedder = nullptr);
+              const Embedder* embedder = nullptr, SchedulerThread where = SchedulerThread::Own);
     ~Scheduler();  // cancels what is left and joins the thread
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -111,6 +116,8 @@ public:
     // Stops accepting; lets queued and running requests finish until `deadline`, then cancels the
     // rest. Returns true when everything finished in time.
     bool drain(std::chrono::steady_clock::time_point deadline);
+    // SchedulerThread::Caller: decodes here until every request submitted so far has finished.
+    void run_until_idle();
 
 private:
     struct State;

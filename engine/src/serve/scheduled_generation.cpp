@@ -52,14 +52,15 @@ std::vector<GenerationResult> generate_scored(const Model& model, const Embedder
         throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
     if (texts.empty()) return {};
     const std::shared_ptr<const void> adapter = model.pin_adapter();  // a swap waits for this generation
-    std::promise<RequestOutcome> done;  // before the scheduler: it outlives the thread that sets it
+    std::promise<RequestOutcome> done;
     std::future<RequestOutcome> outcome = done.get_future();
-    Scheduler scheduler(model, limits_for(options), std::make_shared<SettingsHandle>(options), embedder);
+    Scheduler scheduler(model, limits_for(options), std::make_shared<SettingsHandle>(options), embedder, SchedulerThread::Caller);
     RequestEvents events;
     if (control && control->on_step) events.on_step = control->on_step;
     events.on_done = [&done](const RequestOutcome& o) { done.set_value(o); };
     if (!scheduler.submit(request_for(texts, spans, options, control), std::move(events)))
         throw Error(ErrorCode::Internal, "generate: the scheduler refused the request");
+    scheduler.run_until_idle();  // on this thread: on_done has run when it returns
     RequestOutcome result = outcome.get();
     if (result.error && result.error->code == ErrorCode::Cancelled) throw Error(ErrorCode::Cancelled, "generation cancelled");
     if (result.error) throw Error(result.error->code, result.error->message);

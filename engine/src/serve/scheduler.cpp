@@ -64,6 +64,7 @@ struct Scheduler::State {
     std::vector<std::shared_ptr<Pending>> active;   // admitted, not finished
     std::function<void(const StepStats&)> observer;
     std::atomic<bool> draining{false}, stopping{false};
+    bool until_idle = false;  // run_until_idle(): collect stops once everything finished
     SchedulerStats stats;
     // Scheduler thread only.
     std::unique_ptr<serve::BatchDecoder> decoder;
@@ -87,13 +88,14 @@ struct Scheduler::State {
     void finish(const std::shared_ptr<Pending>& p);
 };
 
-Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults, const Embedder* embedder)
+Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults, const Embedder* embedder,
+                     SchedulerThread where)
     : model_(model), embedder_(embedder), limits_(limits), defaults_(std::move(defaults)), state_(std::make_unique<State>(*this)) {
     if (!defaults_) defaults_ = std::make_shared<SettingsHandle>();
     limits_.max_batch = std::max(1, limits_.max_batch);
     limits_.max_queue = std::max(1, limits_.max_queue);
     state_->decoder = std::make_unique<serve::BatchDecoder>(model_);
-    state_->thread = std::thread([this] { run(); });
+    if (where == SchedulerThread::Own) state_->thread = std::thread([this] { run(); });
 }
 
 Scheduler::~Scheduler() {
@@ -190,8 +192,8 @@ bool Scheduler::drain(Clock::time_point deadline) {
 // join the batch (retries first, then the FIFO, while the rows fit). False: stop.
 bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled) {
     std::unique_lock<std::mutex> lock(mutex);
-    wake.wait(lock, [&] { return stopping || !queue.empty() || !retries.empty() || decoder->rows() > 0; });
-    if (stopping && all_done()) return false;
+    wake.wait(lock, [&] { return stopping || until_idle || !queue.empty() || !retries.empty() || decoder->rows() > 0; });
+    if ((stopping || until_idle) && all_done()) return false;
     const auto now = Clock::now();
     auto gone = [&](const std::shared_ptr<Pending>& p) {
         return p->job->cancel_requested() || (p->cancel_flag && p->cancel_flag->load()) || (p->deadline && now > *p->deadline) ||
@@ -465,9 +467,17 @@ void Scheduler::State::step_once() {
     if (all_done()) idle.notify_all();
 }
 
+void Scheduler::run_until_idle() {
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->until_idle = true;
+    }
+    run();
+}
+
 void Scheduler::run() {
     State& s = *state_;
-    s.decoder->use_threads_here(model_.info().threads);
+    if (!s.until_idle) s.decoder->use_threads_here(model_.info().threads);  // the caller's thread keeps its own
     std::vector<State::Admission> admit;
     std::vector<std::shared_ptr<Pending>> cancelled;
     while (true) {
