@@ -170,3 +170,53 @@ TEST_CASE("batch decoder: a failed joint pass adds none of its inputs", "[schedu
     decoder.add(serve::GroupSpec{3, good, o});  // the decoder still works
     CHECK(decoder.groups() == 1);
 }
+
+TEST_CASE("batch decoder: a cohort decodes as one group, each member as if alone", "[scheduler]") {
+    auto model = test::tiny_serving_model();
+    const std::vector<std::string> texts = {"hello world", "paraphrase: the cat sat on the mat", "x",
+                                            "a much longer sentence with many more words in it than the others have"};
+    GenerationOptions greedy, sampled, beams;
+    greedy.max_new_tokens = sampled.max_new_tokens = beams.max_new_tokens = 9;
+    greedy.min_new_tokens = 2;
+    sampled.do_sample = true, sampled.num_return_sequences = 3, sampled.top_k = 20, sampled.seed = 11;
+    beams.num_beams = 3, beams.num_return_sequences = 2;
+    for (const GenerationOptions& o : {greedy, sampled, beams}) {
+        INFO("beams " << o.num_beams << " sample " << o.do_sample);
+        serve::BatchDecoder decoder(*model);
+        std::vector<serve::GroupSpec> specs;
+        for (size_t i = 0; i < texts.size(); ++i)
+            specs.push_back({static_cast<serve::GroupId>(i + 1), model->tokenizer().encode(texts[i]), o, /*cohort=*/5});
+        GenerationOptions other = o;
+        other.max_new_tokens = 4;  // other options: a group of its own in the same pass
+        specs.push_back({9, model->tokenizer().encode("hello world"), other, /*cohort=*/5});
+        decoder.add(specs);
+        CHECK(decoder.groups() == 5);
+        CHECK(decoder.rows_of(2) == serve::BatchDecoder::rows_for(o));
+        const serve::GroupId removed = 3;
+        std::map<serve::GroupId, std::vector<Candidate>> served;
+        for (int step = 0; decoder.rows() > 0; ++step) {
+            if (step == 2) {
+                decoder.remove(removed);
+                CHECK(decoder.rows_of(removed) == 0);
+                CHECK(decoder.groups() <= 4);
+            }
+            for (auto id : decoder.step().groups_finished) served[id] = decoder.take_results(id);
+            REQUIRE(step < 100);
+        }
+        CHECK(served.count(removed) == 0);
+        for (size_t i = 0; i < texts.size(); ++i) {
+            if (i + 1 == removed) continue;
+            INFO("input " << i);
+            const auto alone = model->generate({texts[i]}, o)[0].candidates;
+            const auto& got = served[static_cast<serve::GroupId>(i + 1)];
+            REQUIRE(std::min(got.size(), static_cast<size_t>(o.num_return_sequences)) == alone.size());
+            for (size_t k = 0; k < alone.size(); ++k) {
+                CHECK(got[k].ids == alone[k].ids);
+                CHECK(got[k].score == Approx(alone[k].score).margin(1e-4));
+            }
+        }
+        const auto lone = model->generate({"hello world"}, other)[0].candidates;
+        REQUIRE(served[9].size() >= lone.size());
+        CHECK(served[9][0].ids == lone[0].ids);
+    }
+}

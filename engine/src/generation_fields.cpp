@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -63,23 +64,6 @@ std::string number_text(double v) {
     return text;
 }
 
-// "in (0, 1]", ">= 1", "> 0", "<= 0", or the field's own words.
-std::string range_words(const FieldRange& r) {
-    if (r.words) return r.words;
-    const bool has_min = std::isfinite(r.min), has_max = std::isfinite(r.max);
-    if (has_min && has_max)
-        return std::string("in ") + (r.min_open ? "(" : "[") + number_text(r.min) + ", " + number_text(r.max) + (r.max_open ? ")" : "]");
-    if (has_min) return (r.min_open ? "> " : ">= ") + number_text(r.min);
-    if (has_max) return (r.max_open ? "< " : "<= ") + number_text(r.max);
-    return "a finite number";
-}
-
-bool inside(const FieldRange& r, double v) {
-    if (!std::isfinite(v)) return false;
-    if (v < r.min || (r.min_open && v == r.min)) return false;
-    return !(v > r.max || (r.max_open && v == r.max));
-}
-
 // "" when `f` of `o` is inside its range (strings, switches and enums have none: an enum field
 // holds one of its names by its type).
 std::string range_error(const GenerationField& f, const GenerationOptions& o) {
@@ -93,8 +77,8 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
                 std::optional<double> d;
                 if constexpr (std::is_same_v<T, std::optional<double>>) d = v;
                 else d = static_cast<double>(v);
-                if (!d || inside(f.range, *d)) return "";
-                return std::string(f.json) + " must be " + range_words(f.range) + " (got " + number_text(*d) + ")";
+                if (!d || settings_in_range(f.range, *d)) return "";
+                return std::string(f.json) + " must be " + settings_range_words(f.range) + " (got " + number_text(*d) + ")";
             }
         },
         f.member);

@@ -18,6 +18,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/safetensors.cpp
   ${T5S_ROOT}/engine/src/generation_options.cpp
   ${T5S_ROOT}/engine/src/generation_fields.cpp
+  ${T5S_ROOT}/engine/src/settings_fields.cpp
   ${T5S_ROOT}/engine/src/drop_reason.cpp
   ${T5S_ROOT}/engine/src/generation_limits.cpp
   ${T5S_ROOT}/engine/src/generation_config.cpp

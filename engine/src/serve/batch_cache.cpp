@@ -130,25 +130,32 @@ int64_t BatchCache::compact(const std::vector<int64_t>& starts) {
     return shift;
 }
 
-void BatchCache::relocate(const std::vector<int64_t>& sources) {
-    std::vector<int64_t> from, to;
+void BatchCache::relocate(const std::vector<int64_t>& sources, const std::vector<int64_t>& inputs) {
+    std::vector<int64_t> from, to, cross_from, cross_to;
     for (size_t j = 0; j < sources.size(); ++j) {
-        if (sources[j] != static_cast<int64_t>(j)) from.push_back(sources[j]), to.push_back(static_cast<int64_t>(j));
+        const int64_t source = sources[j], row = static_cast<int64_t>(j);
+        if (source == row) continue;
+        from.push_back(source), to.push_back(row);
+        const bool same_input = j < inputs.size() && inputs[j] == inputs[static_cast<size_t>(source)];
+        if (!same_input) cross_from.push_back(source), cross_to.push_back(row);
     }
     rows_ = static_cast<int64_t>(sources.size());
+    const auto dev = key_bias_.device();
+    // Through a gathered copy: a row may be both a source and a destination (beams).
+    auto move = [](at::Tensor view, const at::Tensor& src, const at::Tensor& dst) { view.index_copy_(0, dst, view.index_select(0, src)); };
     if (!from.empty()) {
-        const auto dev = key_bias_.device();
         const at::Tensor src = long_tensor(from, dev), dst = long_tensor(to, dev);
-        // Through a gathered copy: a row may be both a source and a destination (beams).
-        auto move = [&](at::Tensor view) { view.index_copy_(0, dst, view.index_select(0, src)); };
         for (auto* list : {&self_k_, &self_v_}) {
-            for (auto& t : *list) move(t.narrow(2, 0, st_.length));
+            for (auto& t : *list) move(t.narrow(2, 0, st_.length), src, dst);
         }
+    }
+    if (!cross_from.empty()) {
+        const at::Tensor src = long_tensor(cross_from, dev), dst = long_tensor(cross_to, dev);
         for (auto* list : {&cross_k_, &cross_v_}) {
-            for (auto& t : *list) move(t);
+            for (auto& t : *list) move(t, src, dst);
         }
-        move(cross_bias_);
-        move(key_bias_);
+        move(cross_bias_, src, dst);
+        move(key_bias_, src, dst);
     }
     publish();
 }

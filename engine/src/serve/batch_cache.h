@@ -31,8 +31,10 @@ public:
     // start of each row). Returns the shift, which the caller subtracts from its starts.
     int64_t compact(const std::vector<int64_t>& starts);
     // New row j continues old row sources[j] (sources.size() new rows). Rows already in place are
-    // not copied.
-    void relocate(const std::vector<int64_t>& sources);
+    // not copied. `inputs` (empty: unknown) names, per old row, the input whose encoder-side state
+    // (cross K/V, masks) it holds: a row moving onto a row of the same input keeps that state in
+    // place, so beams reordering within their input copy only their self-attention cache.
+    void relocate(const std::vector<int64_t>& sources, const std::vector<int64_t>& inputs);
     void clear();
 
 private:

@@ -23,7 +23,8 @@ std::vector<std::vector<Candidate>> decode_batch(BatchDecoder& decoder, const Id
     GenerationOptions o = options;
     if (o.do_sample) o.seed = resolve_seed(o.seed);
     std::vector<GroupSpec> specs;
-    for (size_t i = 0; i < inputs.size(); ++i) specs.push_back({static_cast<GroupId>(i + 1), inputs[i], o});
+    // One cohort: the inputs share every step's processors, pick and beam search.
+    for (size_t i = 0; i < inputs.size(); ++i) specs.push_back({static_cast<GroupId>(i + 1), inputs[i], o, /*cohort=*/1});
     decoder.add(specs);
     uint64_t seen = control && control->live_settings ? control->live_settings->version() : 0;
     for (int step = 1; decoder.rows() > 0; ++step) {

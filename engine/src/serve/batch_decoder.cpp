@@ -5,12 +5,16 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <string>
 
 #include "serve/batch_cache.h"
 #include "spans/sentinel_guard.h"
 #include "t5s/error.h"
+#include "t5s/generation_fields.h"
 #include "torch/beam_search.h"
 #include "torch/logits_processors.h"
 #include "torch/step_decoding.h"
@@ -21,23 +25,40 @@
 namespace t5s::serve {
 namespace {
 
-// One input's rows. Greedy / sampling rows leave one by one as they end; a beam group keeps its
-// beams until the search is done.
+// The rows of one input, or of a cohort's inputs decoding as one (GroupSpec::cohort): rows of
+// input i come before those of input i + 1. Greedy / sampling rows leave one by one as they end;
+// a beam group keeps its beams until the search is done.
 struct Group {
-    GroupId id = 0;
+    std::vector<GroupId> ids;    // one per input
+    std::vector<char> dropped;   // removed inputs whose rows decode on with the cohort's
     GenerationOptions options;
-    int64_t start = 0;  // cache position of the group's first token
-    int64_t rows = 0;   // rows in the batch now
+    int64_t per_input = 1;  // rows_for(options)
+    int64_t start = 0;      // cache position of the group's first token
+    int64_t rows = 0;       // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
-    std::vector<int> sentinels;  // protected spans (options.keep_sentinels): the input's sentinels
+    std::vector<std::vector<int>> sentinels;  // protected spans (options.keep_sentinels): each input's sentinels
     spans::SentinelRange sentinel_range;
     // Greedy / sampling.
-    at::Generator generator;
-    at::Tensor sequences;              // [rows, 1 + step] (start token included)
-    std::vector<int64_t> active_rows;  // candidate index of each row
-    at::Tensor scores_sum;             // [candidates] double
-    std::vector<Candidate> out;
+    std::vector<at::Generator> generators;  // one per input: each samples as if alone
+    at::Tensor sequences;                   // [rows, 1 + step] (start token included)
+    std::vector<int64_t> active_rows;       // slot of each row: input * per_input + candidate
+    at::Tensor scores_sum;                  // [slots] double
+    std::vector<Candidate> out;             // [slots]
+
+    int64_t input_of_row(int64_t row) const {
+        return beam ? row / per_input : active_rows[static_cast<size_t>(row)] / per_input;
+    }
+    int64_t index_of(GroupId id) const {
+        auto it = std::find(ids.begin(), ids.end(), id);
+        return it == ids.end() ? -1 : static_cast<int64_t>(it - ids.begin());
+    }
+    bool all_dropped_but(int64_t input) const {
+        for (size_t i = 0; i < ids.size(); ++i) {
+            if (static_cast<int64_t>(i) != input && !dropped[i]) return false;
+        }
+        return true;
+    }
 };
 
 at::Tensor long_tensor(const std::vector<int64_t>& v, at::Device device) {
@@ -65,6 +86,25 @@ const StepDecoding& step_decoding_of(const Model& model) {
     const StepDecoding* decoding = model.step_decoding();
     if (!decoding) throw Error(ErrorCode::Unsupported, "this model cannot be served: it has no step-by-step decoding");
     return *decoding;
+}
+
+// Specs that decode as one group (GroupSpec::cohort): indices into `specs`, in order.
+std::vector<std::vector<size_t>> cohorts_of(const std::vector<GroupSpec>& specs) {
+    std::vector<std::vector<size_t>> members;
+    std::vector<std::string> options_of;  // per member list: its options as JSON
+    for (size_t i = 0; i < specs.size(); ++i) {
+        std::string options = specs[i].cohort ? generation_options_to_json(specs[i].options) : std::string();
+        size_t m = 0;
+        while (m < members.size() &&
+               !(specs[i].cohort && specs[members[m][0]].cohort == specs[i].cohort && options_of[m] == options))
+            ++m;
+        if (m == members.size()) {
+            members.emplace_back();
+            options_of.push_back(std::move(options));
+        }
+        members[m].push_back(i);
+    }
+    return members;
 }
 
 }  // namespace
@@ -100,16 +140,40 @@ struct BatchDecoder::Impl {
         return std::max(cache.length() + need, capacity + capacity / 2);
     }
 
+    // Per row of the batch now: which input's encoder state it holds (numbered across groups).
+    std::vector<int64_t> row_inputs() const {
+        std::vector<int64_t> inputs;
+        int64_t base = 0;
+        for (const auto& g : groups) {
+            for (int64_t r = 0; r < g->rows; ++r) inputs.push_back(base + g->input_of_row(r));
+            base += static_cast<int64_t>(g->ids.size());
+        }
+        return inputs;
+    }
+
+    Group* group_of(GroupId id, int64_t* input) const {
+        for (auto& g : groups) {
+            if ((*input = g->index_of(id)) >= 0) return g.get();
+        }
+        return nullptr;
+    }
+
     // Keeps local[i] of group i (in the order next_order picks) and moves the cache rows with them.
-    void rearrange(const std::vector<std::vector<int64_t>>& local);
+    // `inputs`: row_inputs() before the groups changed.
+    void rearrange(const std::vector<std::vector<int64_t>>& local, const std::vector<int64_t>& inputs);
+    void remove_group(size_t index);
 
     void add(const std::vector<GroupSpec>& specs);
-    void add_encoded(const GroupSpec& spec, const at::Tensor& encoded, const at::Tensor& mask);
+    void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& ids,
+                   const std::vector<at::Tensor>& encoded);
+    void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
+    void finish_inputs(Group& g, const std::vector<int64_t>& finished, StepReport& report);
+    void finish_beam(Group& g, StepReport& report);
     StepReport step();
 };
 
-void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& local) {
+void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& local, const std::vector<int64_t>& inputs) {
     std::vector<int64_t> old_rows, offsets;
     int64_t offset = 0;
     for (const auto& g : groups) {
@@ -127,7 +191,16 @@ void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& loca
     }
     groups = std::move(kept);
     if (groups.empty()) return cache.clear();
-    cache.relocate(sources);
+    cache.relocate(sources, inputs);
+}
+
+void BatchDecoder::Impl::remove_group(size_t index) {
+    std::vector<std::vector<int64_t>> local(groups.size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+        if (i == index) continue;
+        for (int64_t r = 0; r < groups[i]->rows; ++r) local[i].push_back(r);
+    }
+    rearrange(local, row_inputs());
 }
 
 void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
@@ -135,56 +208,82 @@ void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
     for (const auto& spec : specs)
         ids.push_back(long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), net.device()).view({1, -1}));
     const std::vector<at::Tensor> encoded = net.encode_each(ids);
-    for (size_t i = 0; i < specs.size(); ++i) add_encoded(specs[i], encoded[i], at::ones_like(ids[i]));
+    for (const auto& members : cohorts_of(specs)) add_group(specs, members, ids, encoded);
 }
 
-void BatchDecoder::Impl::add_encoded(const GroupSpec& spec, const at::Tensor& enc, const at::Tensor& mask) {
+void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
+                                   const std::vector<at::Tensor>& ids, const std::vector<at::Tensor>& encoded) {
     auto g = std::make_unique<Group>();
-    g->id = spec.id;
-    g->options = spec.options;
+    g->options = specs[members[0]].options;
     const GenerationOptions& o = g->options;
-    const int64_t n = rows_for(o);
+    const int64_t n = rows_for(o), inputs = static_cast<int64_t>(members.size());
+    g->per_input = n;
     const auto dev = net.device();
     const int64_t capacity = make_room(o.max_new_tokens + 1);
-    // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
-    const bool new_table = capacity > cache.state().capacity;
-    const DecoderState sub = net.start_decoding(enc, mask, new_table ? capacity : 1, n);
-    g->start = cache.append(sub, n, capacity);
-    g->rows = n;
     if (o.keep_sentinels) {
         if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "protected spans need the model's tokenizer");
         g->sentinel_range = spans::sentinel_range(*tokenizer);
-        g->sentinels = spans::sentinels_in(spec.input_ids, g->sentinel_range);
     }
+    for (size_t k : members) {
+        // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
+        const bool new_table = capacity > cache.state().capacity;
+        const DecoderState sub = net.start_decoding(encoded[k], at::ones_like(ids[k]), new_table ? capacity : 1, n);
+        g->start = cache.append(sub, n, capacity);  // the same position for every member
+        g->ids.push_back(specs[k].id);
+        if (o.keep_sentinels) g->sentinels.push_back(spans::sentinels_in(specs[k].input_ids, g->sentinel_range));
+    }
+    g->dropped.assign(members.size(), 0);
+    g->rows = n * inputs;
     if (o.num_beams > 1) {
-        g->beam = std::make_unique<BeamSearch>(1, o, net.config(), dev, net.kernels().vocab);
-        if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, {g->sentinels}});
+        g->beam = std::make_unique<BeamSearch>(inputs, o, net.config(), dev, net.kernels().vocab);
+        if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, g->sentinels});
     } else {
-        g->generator = at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed));
-        g->sequences = at::full({n, 1}, net.config().decoder_start_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
-        for (int64_t r = 0; r < n; ++r) g->active_rows.push_back(r);
-        g->scores_sum = at::zeros({n}, enc.options().dtype(at::kDouble));
-        g->out.resize(static_cast<size_t>(n));
+        for (int64_t i = 0; i < inputs; ++i)
+            g->generators.push_back(at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed)));
+        g->sequences = at::full({g->rows, 1}, net.config().decoder_start_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
+        for (int64_t r = 0; r < g->rows; ++r) g->active_rows.push_back(r);
+        g->scores_sum = at::zeros({g->rows}, encoded[members[0]].options().dtype(at::kDouble));
+        g->out.resize(static_cast<size_t>(g->rows));
     }
     groups.push_back(std::move(g));
+}
+
+// The next token of every row: the arg-max, or a draw per input from that input's own generator
+// (its rows are contiguous), so that an input's draws do not depend on its cohort.
+void BatchDecoder::Impl::pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob) {
+    const GenerationOptions& o = g.options;
+    if (!o.do_sample) {
+        if (greedy_pick_cpu(logits, next, logprob, net.kernels().vocab)) return;
+        next = std::get<1>(logits.max(-1));
+        logprob = at::log_softmax(logits, -1).gather(1, next.unsqueeze(1)).squeeze(1);
+        return;
+    }
+    std::vector<at::Tensor> nexts, logprobs;
+    for (int64_t begin = 0; begin < g.rows;) {
+        const int64_t input = g.input_of_row(begin);
+        int64_t end = begin + 1;
+        while (end < g.rows && g.input_of_row(end) == input) ++end;
+        at::Tensor slice = logits.narrow(0, begin, end - begin), lp;
+        nexts.push_back(sample_tokens(slice, o, g.generators[static_cast<size_t>(input)], &lp));
+        logprobs.push_back(lp);
+        begin = end;
+    }
+    next = nexts.size() == 1 ? nexts[0] : at::cat(nexts, 0);
+    logprob = logprobs.size() == 1 ? logprobs[0] : at::cat(logprobs, 0);
 }
 
 // One greedy / sampling step for one group's rows; returns the rows (of the group) kept.
 std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits, StepReport& report) {
     const GenerationOptions& o = g.options;
     const int64_t eos = net.config().eos_token_id;
-    at::Tensor next, next_logprob;
     process_logits(logits, g.sequences, o, eos, /*include_warpers=*/false);
     if (o.keep_sentinels) {
-        const std::vector<const std::vector<int>*> required(static_cast<size_t>(g.rows), &g.sentinels);
+        std::vector<const std::vector<int>*> required;
+        for (int64_t r = 0; r < g.rows; ++r) required.push_back(&g.sentinels[static_cast<size_t>(g.input_of_row(r))]);
         apply_sentinel_guard(logits, g.sequences, required, g.sentinel_range, o.max_new_tokens, eos);
     }
-    if (o.do_sample) {
-        next = sample_tokens(logits, o, g.generator, &next_logprob);
-    } else if (!greedy_pick_cpu(logits, next, next_logprob, net.kernels().vocab)) {
-        next = std::get<1>(logits.max(-1));
-        next_logprob = at::log_softmax(logits, -1).gather(1, next.unsqueeze(1)).squeeze(1);
-    }
+    at::Tensor next, next_logprob;
+    pick_tokens(g, logits, next, next_logprob);
     g.scores_sum.index_add_(0, long_tensor(g.active_rows, logits.device()), next_logprob.to(at::kDouble));
     g.sequences = at::cat({g.sequences, next.unsqueeze(1)}, 1);
     g.step += 1;
@@ -199,25 +298,50 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
     const at::Tensor seqs = g.sequences.to(at::kCPU).contiguous();
     const at::Tensor scores = g.scores_sum.to(at::kCPU).contiguous();
     const int64_t width = seqs.size(1);
-    std::vector<int64_t> still_active;
+    std::vector<int64_t> still_active, ended_inputs;
     for (int64_t i = 0; i < g.rows; ++i) {
-        const int64_t r = g.active_rows[static_cast<size_t>(i)];
+        const int64_t slot = g.active_rows[static_cast<size_t>(i)];
         if (!last && !ended[i]) {
-            still_active.push_back(r);
+            still_active.push_back(slot);
             continue;
         }
         const int64_t* row = seqs.data_ptr<int64_t>() + i * width;
         Candidate c;
         c.ids.assign(row + 1, row + width);
-        c.score = scores.data_ptr<double>()[r];
-        g.out[static_cast<size_t>(r)] = c;
-        report.rows_finished.push_back({g.id, static_cast<int>(r), std::move(c)});
+        c.score = scores.data_ptr<double>()[slot];
+        g.out[static_cast<size_t>(slot)] = c;
+        const int64_t input = slot / g.per_input;
+        if (!g.dropped[static_cast<size_t>(input)])
+            report.rows_finished.push_back({g.ids[static_cast<size_t>(input)], static_cast<int>(slot % g.per_input), std::move(c)});
+        if (ended_inputs.empty() || ended_inputs.back() != input) ended_inputs.push_back(input);
     }
-    if (keep.size() != static_cast<size_t>(g.rows)) {
-        g.sequences = g.sequences.index_select(0, long_tensor(keep, g.sequences.device()));
-        g.active_rows = std::move(still_active);
-    }
+    g.sequences = g.sequences.index_select(0, long_tensor(keep, g.sequences.device()));
+    g.active_rows = std::move(still_active);
+    finish_inputs(g, ended_inputs, report);
     return keep;
+}
+
+// Of the inputs that had rows end in this step, those with no rows left are done.
+void BatchDecoder::Impl::finish_inputs(Group& g, const std::vector<int64_t>& inputs, StepReport& report) {
+    for (int64_t input : inputs) {
+        const bool running = std::any_of(g.active_rows.begin(), g.active_rows.end(),
+                                         [&](int64_t slot) { return slot / g.per_input == input; });
+        if (running || g.dropped[static_cast<size_t>(input)]) continue;
+        const auto first = g.out.begin() + input * g.per_input;
+        const GroupId id = g.ids[static_cast<size_t>(input)];
+        results[id] = std::vector<Candidate>(std::make_move_iterator(first), std::make_move_iterator(first + g.per_input));
+        report.groups_finished.push_back(id);
+    }
+}
+
+void BatchDecoder::Impl::finish_beam(Group& g, StepReport& report) {
+    auto best = g.beam->results(g.options.num_return_sequences);
+    for (size_t input = 0; input < g.ids.size(); ++input) {
+        if (g.dropped[input]) continue;
+        auto& out = results[g.ids[input]];
+        for (auto& s : best[input]) out.push_back(Candidate{"", std::move(s.ids), s.score});
+        report.groups_finished.push_back(g.ids[input]);
+    }
 }
 
 StepReport BatchDecoder::Impl::step() {
@@ -226,6 +350,7 @@ StepReport BatchDecoder::Impl::step() {
     std::vector<at::Tensor> tokens;
     for (const auto& g : groups) tokens.push_back(g->beam ? g->beam->last_tokens() : g->sequences.select(1, g->step));
     report.rows = static_cast<int>(total_rows());
+    const std::vector<int64_t> inputs = row_inputs();
     at::Tensor logits = net.decode_step(cache.state(), at::cat(tokens, 0));
     std::vector<std::vector<int64_t>> local(groups.size());
     int64_t offset = 0;
@@ -238,17 +363,13 @@ StepReport BatchDecoder::Impl::step() {
             if (!g.beam->done()) {
                 local[i].assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
             } else {
-                auto best = g.beam->results(g.options.num_return_sequences);
-                auto& out = results[g.id];
-                for (auto& s : best[0]) out.push_back(Candidate{"", std::move(s.ids), s.score});
+                finish_beam(g, report);
             }
         } else {
             local[i] = step_greedy(g, slice, report);
-            if (local[i].empty()) results[g.id] = std::move(g.out);
         }
-        if (local[i].empty()) report.groups_finished.push_back(g.id);
     }
-    rearrange(local);
+    rearrange(local, inputs);
     return report;
 }
 
@@ -266,16 +387,22 @@ void BatchDecoder::add(const std::vector<GroupSpec>& specs) {
     if (specs.empty()) return;
     c10::InferenceMode guard;
     const size_t groups_before = impl_->groups.size();
+    const int64_t rows_before = impl_->total_rows();
     try {
         with_out_of_memory_as_error([&] {
             impl_->add(specs);
             return 0;
         });
     } catch (...) {
-        // All or none: the groups this call added before the failure leave again.
-        std::vector<GroupId> added;
-        for (size_t i = groups_before; i < impl_->groups.size(); ++i) added.push_back(impl_->groups[i]->id);
-        for (GroupId id : added) remove(id);
+        // All or none: the groups (and cache rows) this call added before the failure leave again.
+        impl_->groups.resize(groups_before);
+        std::vector<int64_t> kept(static_cast<size_t>(rows_before));
+        std::iota(kept.begin(), kept.end(), int64_t{0});
+        if (kept.empty()) {
+            impl_->cache.clear();
+        } else {
+            impl_->cache.relocate(kept, {});
+        }
         throw;
     }
 }
@@ -286,29 +413,28 @@ void BatchDecoder::remove(GroupId group) {
     c10::InferenceMode guard;
     impl_->results.erase(group);
     auto& groups = impl_->groups;
-    std::vector<std::vector<int64_t>> local(groups.size());
-    bool found = false;
     for (size_t i = 0; i < groups.size(); ++i) {
-        if (groups[i]->id == group) {
-            found = true;
-            continue;
-        }
-        for (int64_t r = 0; r < groups[i]->rows; ++r) local[i].push_back(r);
+        Group& g = *groups[i];
+        const int64_t input = g.index_of(group);
+        if (input < 0) continue;
+        if (g.all_dropped_but(input)) return impl_->remove_group(i);
+        g.dropped[static_cast<size_t>(input)] = 1;
+        return;
     }
-    if (found) impl_->rearrange(local);
 }
 
 void BatchDecoder::merge_live(GroupId group, const GenerationOptions& live) {
-    for (auto& g : impl_->groups) {
-        if (g->id == group) g->options = merge_step_settings(g->options, live);
-    }
+    int64_t input = 0;
+    if (Group* g = impl_->group_of(group, &input)) g->options = merge_step_settings(g->options, live);
 }
 
 int BatchDecoder::rows_of(GroupId group) const {
-    for (const auto& g : impl_->groups) {
-        if (g->id == group) return static_cast<int>(g->rows);
-    }
-    return 0;
+    int64_t input = 0;
+    const Group* g = impl_->group_of(group, &input);
+    if (!g || g->dropped[static_cast<size_t>(input)]) return 0;
+    if (g->beam) return static_cast<int>(g->per_input);
+    return static_cast<int>(std::count_if(g->active_rows.begin(), g->active_rows.end(),
+                                          [&](int64_t slot) { return slot / g->per_input == input; }));
 }
 
 StepReport BatchDecoder::step() {
@@ -337,7 +463,9 @@ int BatchDecoder::rows() const {
     return static_cast<int>(impl_->total_rows());
 }
 int BatchDecoder::groups() const {
-    return static_cast<int>(impl_->groups.size());
+    int inputs = 0;
+    for (const auto& g : impl_->groups) inputs += static_cast<int>(std::count(g->dropped.begin(), g->dropped.end(), 0));
+    return inputs;
 }
 
 }  // namespace t5s::serve

@@ -24,6 +24,13 @@ struct GroupSpec {
     GroupId id = 0;
     std::vector<int> input_ids;  // the tokenized input, </s> included
     GenerationOptions options;   // complete; options.seed already resolved when sampling
+    // Inputs added in one add() call with the same nonzero cohort and equal options decode as one
+    // group: one pass of the logits processors, one pick and one beam search over all their rows
+    // per step, which a batch of one request's inputs would otherwise pay per input. Results are
+    // the same (every input still decodes as if alone); a cohort shares its per-step settings
+    // (merge_live on one member reaches all), and a beam cohort keeps its rows until every member
+    // is done. 0: the input decodes as a group of its own.
+    uint64_t cohort = 0;
 };
 
 struct FinishedRow {
@@ -53,10 +60,11 @@ public:
     // (decoded from the next step). Throws t5s::Error, and then adds none of them.
     void add(const std::vector<GroupSpec>& specs);
     void add(const GroupSpec& spec);
-    // Its rows leave the batch now (cancelled requests).
+    // Its rows leave the batch now (cancelled requests); a member of a cohort still decoding is
+    // forgotten (no results) and its rows leave with the cohort's.
     void remove(GroupId group);
     // The per-step settings of `live` (t5s/generation_fields.h: sampling knobs, penalties) apply to
-    // the group from the next step; its shape (beams, candidates, length) and seed stay.
+    // the group (and its cohort) from the next step; its shape (beams, candidates, length) and seed stay.
     void merge_live(GroupId group, const GenerationOptions& live);
     // Rows of the group in the batch now (0: not in it).
     int rows_of(GroupId group) const;
@@ -69,7 +77,7 @@ public:
     void use_threads_here(int threads);
 
     int rows() const;
-    int groups() const;
+    int groups() const;  // inputs decoding (members of cohorts counted one by one)
 
 private:
     struct Impl;

@@ -297,6 +297,7 @@ void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, c
 void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     std::vector<serve::GroupSpec> specs;
     std::vector<std::shared_ptr<Pending>> joining;
+    std::vector<std::pair<const Pending*, int>> cohorts;  // a request's inputs of one round decode as one group
     for (auto& [p, where] : admit) {
         if (p->finished) continue;
         if (where.first == 0 && where.second == 0) p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
@@ -304,7 +305,10 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
         const serve::GroupId id = next_group++;
-        specs.push_back({id, p->ids[where.first], o});
+        const std::pair<const Pending*, int> round{p.get(), where.second};
+        auto cohort = std::find(cohorts.begin(), cohorts.end(), round);
+        if (cohort == cohorts.end()) cohort = cohorts.insert(cohorts.end(), round);
+        specs.push_back({id, p->ids[where.first], o, static_cast<uint64_t>(cohort - cohorts.begin()) + 1});
         owners[id] = {p, where.first, where.second};
         p->groups.insert(id);
         joining.push_back(p);
