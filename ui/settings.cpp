@@ -4,11 +4,18 @@
 
 #include "t5s/history_store.h"
 #include "t5s/install_paths.h"
+#include "t5s/training_fields.h"
 #include "ui_state.h"
 
 namespace t5s::ui {
 
 std::filesystem::path config_dir() { return user_config_dir(); }
+
+double clamp_learning_option(const char* json, double value) {
+    const LearningField* f = find_settings_field(learning_fields(), json);
+    if (!f || f->ui_min >= f->ui_max) return value;
+    return std::clamp(value, static_cast<double>(f->ui_min), static_cast<double>(f->ui_max));
+}
 std::filesystem::path data_dir() { return user_data_dir(); }
 
 namespace {
@@ -73,9 +80,9 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.pending_downloads = j.value("pending_downloads", std::vector<std::string>{});
         if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
             s.learn_enabled = l->value("enabled", false);
-            s.learn_every = std::clamp(l->value("every", 50), 1, 100000);
-            s.learn_max_steps = std::clamp(l->value("max_steps", s.learn_max_steps), 1, 100000);
-            s.learn_lr = std::clamp(l->value("lr", s.learn_lr), kMinLearnLr, kMaxLearnLr);
+            s.learn_every = static_cast<int>(clamp_learning_option("min_new_pairs", l->value("every", 50)));
+            s.learn_max_steps = static_cast<int>(clamp_learning_option("max_steps", l->value("max_steps", s.learn_max_steps)));
+            s.learn_lr = clamp_learning_option("lr", l->value("lr", s.learn_lr));
         }
         s.imgui_ini = j.value("imgui_ini", std::string());
     } catch (const std::exception& e) {

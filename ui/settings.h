@@ -38,7 +38,9 @@ struct AppSettings {
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };
 
-constexpr double kMinLearnLr = 1e-6, kMaxLearnLr = 1.0;  // the learning rate a round accepts from the UI
+// A learning option's value inside the app's range for it, from its row of the field table
+// (t5s/training_fields.h: "lr", "min_new_pairs", "max_steps").
+double clamp_learning_option(const char* json, double value);
 
 std::filesystem::path config_dir();  // $XDG_CONFIG_HOME/t5studio or ~/.config/t5studio
 std::filesystem::path data_dir();    // $XDG_DATA_HOME/t5studio or ~/.local/share/t5studio

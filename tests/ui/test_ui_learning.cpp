@@ -216,7 +216,11 @@ TEST_CASE("learning: the switch, N, the steps and the learning rate persist in s
     const AppSettings no_lr = settings_from_json(R"({"learn": {"enabled": true, "every": 9, "max_steps": 5}})", &warning);
     CHECK(no_lr.learn_max_steps == 5);
     CHECK(no_lr.learn_lr == LearningOptions{}.lr);
-    CHECK(settings_from_json(R"({"learn": {"lr": 50}})", &warning).learn_lr == kMaxLearnLr);
+    // The app's ranges are the learning table's widget ranges.
+    CHECK(settings_from_json(R"({"learn": {"lr": 50}})", &warning).learn_lr == 1.0);
+    CHECK(settings_from_json(R"({"learn": {"every": 0, "max_steps": 1000000}})", &warning).learn_every == 1);
+    CHECK(settings_from_json(R"({"learn": {"max_steps": 1000000}})", &warning).learn_max_steps == 100000);
+    CHECK(clamp_learning_option("lr", 1e-9) == Approx(1e-6));
 }
 
 TEST_CASE("learning: with the switch on, a reopened model continues with the folder's current version", "[ui][learning]") {

@@ -145,14 +145,14 @@ void draw_last_round(const LearningVm& l) {
 // The next round's settings (saved in settings.json): how often, how long, how fast.
 void draw_round_settings(LearningVm& l) {
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("pairs per round", &l.every)) l.every = std::clamp(l.every, 1, 100000);
+    if (ImGui::InputInt("pairs per round", &l.every)) l.every = static_cast<int>(clamp_learning_option("min_new_pairs", l.every));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("steps per round", &l.max_steps)) l.max_steps = std::clamp(l.max_steps, 1, 100000);
+    if (ImGui::InputInt("steps per round", &l.max_steps)) l.max_steps = static_cast<int>(clamp_learning_option("max_steps", l.max_steps));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("at most: a round makes about 3 passes over its new and replayed pairs");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputDouble("learning rate", &l.lr, 0, 0, "%.1e")) l.lr = std::clamp(l.lr, kMinLearnLr, kMaxLearnLr);
+    if (ImGui::InputDouble("learning rate", &l.lr, 0, 0, "%.1e")) l.lr = clamp_learning_option("lr", l.lr);
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/learning.h"
+#include "t5s/settings_json.h"
+#include "t5s/training_fields.h"
 #include "t5s/model.h"
 
 namespace fs = std::filesystem;
@@ -188,11 +190,11 @@ TrainingOptions round_training_options(const LearningOptions& o, const fs::path&
     return t;
 }
 
-// What the round trained with: the options' schedule and the adapter's own shape (a round that
-// continues a version keeps that version's r, alpha and targets, whatever the options say).
+// What the round trained with: every learning option (from its field table) and the adapter's own
+// shape (a round that continues a version keeps that version's r, alpha and targets, whatever the
+// options say).
 json round_settings(const LearningOptions& o, const std::string& adapter_dir) {
-    json s = {{"lr", o.lr}, {"batch_size", o.batch_size}, {"max_steps", o.max_steps}, {"epochs", o.epochs},
-              {"replay_pairs", o.replay_pairs}};
+    json s = settings_to_json(learning_fields(), o);
     const fs::path file = fs::path(adapter_dir) / "adapter_config.json";
     std::error_code ec;
     const json cfg = fs::is_regular_file(file, ec) ? json::parse(read_text(file), nullptr, false) : json();
