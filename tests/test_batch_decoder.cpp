@@ -3,6 +3,7 @@
 // left and grows (rows, positions, encoder length) while rows run. Every input's candidates must
 // equal Model::generate on that input alone (batch invariance: what serve's concurrency rests on).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 
 #include "serve/batch_decoder.h"
@@ -87,6 +88,10 @@ void check_joint_pass_equals_alone(const Model& m, bool bitwise) {
         serve::GroupSpec spec{static_cast<serve::GroupId>(i), m.tokenizer().encode(inputs[i].text), inputs[i].options};
         (i < 9 ? first : second).push_back(spec);
     }
+    // Inputs of one length side by side: they attend in the encoder as one batch.
+    std::stable_sort(first.begin(), first.end(),
+                     [](const serve::GroupSpec& a, const serve::GroupSpec& b) { return a.input_ids.size() < b.input_ids.size(); });
+    REQUIRE(first[0].input_ids.size() == first[1].input_ids.size());
     decoder.add(first);
     CHECK(decoder.groups() == 9);
     for (int step = 0; decoder.rows() > 0 || !second.empty(); ++step) {

@@ -1,6 +1,9 @@
 #include "serve/batch_cache.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace t5s::serve {
@@ -11,15 +14,19 @@ at::Tensor long_tensor(const std::vector<int64_t>& v, at::Device device) {
 }
 
 // A pool of `rows` rows whose first `keep_rows` rows and `keep` positions (dim 2, or 3 for the
-// biases) come from `old`; the rest is `fill`.
+// biases) come from `old`, and whose positions past `keep` in those rows are `fill`. Rows from
+// `keep_rows` on are left unset: append() writes every position of a row it adds that a step can
+// read, so filling them here would only touch (and fault in) memory twice.
 at::Tensor regrow(const at::Tensor& old, int64_t rows, int64_t positions, int64_t keep_rows, int64_t keep, int64_t dim,
                   double fill) {
     std::vector<int64_t> shape = old.sizes().vec();
     shape[0] = rows;
     shape[static_cast<size_t>(dim)] = positions;
-    at::Tensor grown = at::full(shape, fill, old.options());
-    if (keep_rows > 0 && keep > 0)
-        grown.narrow(0, 0, keep_rows).narrow(dim, 0, keep).copy_(old.narrow(0, 0, keep_rows).narrow(dim, 0, keep));
+    at::Tensor grown = at::empty(shape, old.options());
+    if (keep_rows <= 0) return grown;
+    at::Tensor kept = grown.narrow(0, 0, keep_rows);
+    if (keep > 0) kept.narrow(dim, 0, keep).copy_(old.narrow(0, 0, keep_rows).narrow(dim, 0, keep));
+    if (positions > keep) kept.narrow(dim, keep, positions - keep).fill_(fill);
     return grown;
 }
 
@@ -71,19 +78,28 @@ void BatchCache::ensure_cross(int64_t length) {
     cross_cap_ = length;
 }
 
-int64_t BatchCache::append(const DecoderState& sub, int64_t n, int64_t capacity) {
-    if (self_k_.empty()) {  // shapes and dtype from the first input; empty pools grow below
-        for (const auto& t : sub.self_k) {
-            self_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
-            self_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
-        }
-        for (const auto& t : sub.cross_k) {
-            cross_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
-            cross_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
-        }
-        cross_bias_ = at::zeros({0, 1, 1, 0}, sub.cross_bias.options());
-        key_bias_ = at::zeros({0, 1, 1, 0}, sub.cross_bias.options());
+void BatchCache::make_pools(const DecoderState& like) {
+    if (!self_k_.empty()) return;
+    for (const auto& t : like.self_k) {
+        self_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+        self_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
     }
+    for (const auto& t : like.cross_k) {
+        cross_k_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+        cross_v_.push_back(at::zeros({0, t.size(1), 0, t.size(3)}, t.options()));
+    }
+    cross_bias_ = at::zeros({0, 1, 1, 0}, like.cross_bias.options());
+    key_bias_ = at::zeros({0, 1, 1, 0}, like.cross_bias.options());
+}
+
+void BatchCache::reserve(const DecoderState& like, int64_t rows, int64_t cross_length) {
+    make_pools(like);
+    ensure_rows(rows_ + rows);
+    ensure_cross(cross_length);
+}
+
+int64_t BatchCache::append(const DecoderState& sub, int64_t n, int64_t capacity) {
+    make_pools(sub);  // shapes and dtype from the first input; empty pools grow below
     ensure_positions(capacity, sub.self_bias_table);
     ensure_rows(rows_ + n);
     const int64_t S = sub.cross_bias.size(3), start = st_.length;
@@ -146,18 +162,42 @@ void BatchCache::relocate(const std::vector<int64_t>& sources, const std::vector
     if (!from.empty()) {
         const at::Tensor src = long_tensor(from, dev), dst = long_tensor(to, dev);
         for (auto* list : {&self_k_, &self_v_}) {
-            for (auto& t : *list) move(t.narrow(2, 0, st_.length), src, dst);
+            for (auto& t : *list) {
+                if (!move_rows_on_host(t, from, to, st_.length)) move(t.narrow(2, 0, st_.length), src, dst);
+            }
         }
     }
     if (!cross_from.empty()) {
         const at::Tensor src = long_tensor(cross_from, dev), dst = long_tensor(cross_to, dev);
         for (auto* list : {&cross_k_, &cross_v_}) {
-            for (auto& t : *list) move(t, src, dst);
+            for (auto& t : *list) {
+                if (!move_rows_on_host(t, cross_from, cross_to, cross_cap_)) move(t, src, dst);
+            }
         }
         move(cross_bias_, src, dst);
         move(key_bias_, src, dst);
     }
     publish();
+}
+
+bool BatchCache::move_rows_on_host(at::Tensor& pool, const std::vector<int64_t>& from, const std::vector<int64_t>& to,
+                                   int64_t positions) {
+    if (!pool.is_cpu() || !pool.is_contiguous() || positions <= 0) return false;
+    const int64_t heads = pool.size(1), chunk = positions * pool.size(3) * static_cast<int64_t>(pool.element_size());
+    const int64_t head_bytes = pool.size(2) * pool.size(3) * static_cast<int64_t>(pool.element_size());
+    const int64_t pieces = static_cast<int64_t>(from.size()) * heads;
+    // The moved rows' filled positions, gathered first: a row may be both a source and a destination.
+    if (scratch_.numel() < pieces * chunk) scratch_ = at::empty({pieces * chunk}, at::TensorOptions().dtype(at::kByte));
+    char* base = static_cast<char*>(pool.data_ptr());
+    char* gathered = static_cast<char*>(scratch_.data_ptr());
+    auto piece = [&](const std::vector<int64_t>& rows, int64_t i) { return base + (rows[static_cast<size_t>(i / heads)] * heads + i % heads) * head_bytes; };
+    at::parallel_for(0, pieces, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) std::memcpy(gathered + i * chunk, piece(from, i), static_cast<size_t>(chunk));
+    });
+    at::parallel_for(0, pieces, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) std::memcpy(piece(to, i), gathered + i * chunk, static_cast<size_t>(chunk));
+    });
+    return true;
 }
 
 void BatchCache::publish() {

@@ -27,6 +27,9 @@ public:
     // rows_per_input n; its self_bias_table is used when `capacity` exceeds the current one). The rows
     // start at the current length; returns that position. `capacity`: positions the batch needs.
     int64_t append(const DecoderState& sub, int64_t n, int64_t capacity);
+    // Room for `rows` more rows whose inputs are up to `cross_length` tokens long (pools shaped
+    // like `like`'s), so that the appends of one call grow the pools at most once.
+    void reserve(const DecoderState& like, int64_t rows, int64_t cross_length);
     // Positions free at the end after moving every row left by the earliest start in `starts` (the
     // start of each row). Returns the shift, which the caller subtracts from its starts.
     int64_t compact(const std::vector<int64_t>& starts);
@@ -42,11 +45,17 @@ private:
     void ensure_positions(int64_t capacity, const at::Tensor& table);
     void ensure_cross(int64_t length);
     void publish();  // st_'s views over the pools' first rows_
+    void make_pools(const DecoderState& like);  // empty pools of `like`'s heads, widths and dtype
+    // Rows to[j] of a contiguous host pool [R, H, P, dk] take what rows from[j] held in positions
+    // [0, positions): one memcpy per (row, head) through scratch_, which stays allocated (fresh
+    // memory every step costs page faults). False where the pool is not such a tensor.
+    bool move_rows_on_host(at::Tensor& pool, const std::vector<int64_t>& from, const std::vector<int64_t>& to, int64_t positions);
 
     // Pools: self K/V [R, H, capacity, dk], cross K/V [R, H, cross_cap, dk], cross bias and
     // key bias [R, 1, 1, cross_cap / capacity].
     std::vector<at::Tensor> self_k_, self_v_, cross_k_, cross_v_;
     at::Tensor cross_bias_, key_bias_;
+    at::Tensor scratch_;  // bytes for move_rows_on_host
     int64_t row_cap_ = 0, cross_cap_ = 0, rows_ = 0;
     DecoderState st_;
 };

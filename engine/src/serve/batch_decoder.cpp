@@ -164,8 +164,7 @@ struct BatchDecoder::Impl {
     void remove_group(size_t index);
 
     void add(const std::vector<GroupSpec>& specs);
-    void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& ids,
-                   const std::vector<at::Tensor>& encoded);
+    void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
     void finish_inputs(Group& g, const std::vector<int64_t>& finished, StepReport& report);
@@ -208,11 +207,11 @@ void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
     for (const auto& spec : specs)
         ids.push_back(long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), net.device()).view({1, -1}));
     const std::vector<at::Tensor> encoded = net.encode_each(ids);
-    for (const auto& members : cohorts_of(specs)) add_group(specs, members, ids, encoded);
+    for (const auto& members : cohorts_of(specs)) add_group(specs, members, encoded);
 }
 
 void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
-                                   const std::vector<at::Tensor>& ids, const std::vector<at::Tensor>& encoded) {
+                                   const std::vector<at::Tensor>& encoded) {
     auto g = std::make_unique<Group>();
     g->options = specs[members[0]].options;
     const GenerationOptions& o = g->options;
@@ -224,13 +223,20 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "protected spans need the model's tokenizer");
         g->sentinel_range = spans::sentinel_range(*tokenizer);
     }
+    std::vector<at::Tensor> member_encoded;
+    int64_t longest = 0;
     for (size_t k : members) {
-        // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
-        const bool new_table = capacity > cache.state().capacity;
-        const DecoderState sub = net.start_decoding(encoded[k], at::ones_like(ids[k]), new_table ? capacity : 1, n);
-        g->start = cache.append(sub, n, capacity);  // the same position for every member
-        g->ids.push_back(specs[k].id);
-        if (o.keep_sentinels) g->sentinels.push_back(spans::sentinels_in(specs[k].input_ids, g->sentinel_range));
+        member_encoded.push_back(encoded[k]);
+        longest = std::max(longest, encoded[k].size(1));
+    }
+    // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
+    const int64_t table = capacity > cache.state().capacity ? capacity : 0;
+    const std::vector<DecoderState> subs = net.start_decoding_each(member_encoded, table);
+    cache.reserve(subs[0], n * inputs, longest);
+    for (size_t m = 0; m < members.size(); ++m) {
+        g->start = cache.append(subs[m], n, capacity);  // the same position for every member
+        g->ids.push_back(specs[members[m]].id);
+        if (o.keep_sentinels) g->sentinels.push_back(spans::sentinels_in(specs[members[m]].input_ids, g->sentinel_range));
     }
     g->dropped.assign(members.size(), 0);
     g->rows = n * inputs;

@@ -27,6 +27,12 @@ public:
     // rows_per_input: beams or candidates per input.
     virtual DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask,
                                         int64_t capacity, int64_t rows_per_input) const = 0;
+    // The encoder side of several inputs' decoding (encode_each's results, each [1, S_i, d]): per
+    // input its cross-attention K/V and mask, each as if alone, projected in one pass. The states'
+    // self-attention caches have no positions (the caller keeps its own); self_bias_table is the
+    // one table for `table_capacity` positions, shared by all, or undefined when that is 0.
+    virtual std::vector<DecoderState> start_decoding_each(const std::vector<at::Tensor>& encoded,
+                                                          int64_t table_capacity) const = 0;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     virtual at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const = 0;
 };

@@ -23,16 +23,48 @@ DecoderState T5Network::start_decoding(const at::Tensor& encoder_hidden, const a
     for (const auto& l : decoder_) {
         st.self_k.push_back(at::empty({B, config_.num_heads, capacity, config_.d_kv}, opts));
         st.self_v.push_back(at::empty({B, config_.num_heads, capacity, config_.d_kv}, opts));
-        if (l.cross_attn.kv.ready()) {
-            auto kv = l.cross_attn.kv(encoder_hidden).chunk(2, -1);
-            st.cross_k.push_back(split_heads(kv[0]).contiguous());
-            st.cross_v.push_back(split_heads(kv[1]).contiguous());
-        } else {
-            st.cross_k.push_back(split_heads(l.cross_attn.k(encoder_hidden)).contiguous());
-            st.cross_v.push_back(split_heads(l.cross_attn.v(encoder_hidden)).contiguous());
-        }
+        const auto [k, v] = cross_kv(l.cross_attn, encoder_hidden);
+        st.cross_k.push_back(split_heads(k).contiguous());
+        st.cross_v.push_back(split_heads(v).contiguous());
     }
     return st;
+}
+
+std::array<at::Tensor, 2> T5Network::cross_kv(const AttentionWeights& a, const at::Tensor& encoder_hidden) const {
+    if (!a.kv.ready()) return {a.k(encoder_hidden), a.v(encoder_hidden)};
+    auto kv = a.kv(encoder_hidden).chunk(2, -1);
+    return {kv[0], kv[1]};
+}
+
+std::vector<DecoderState> T5Network::start_decoding_each(const std::vector<at::Tensor>& encoded, int64_t table_capacity) const {
+    // The projections run on every input's rows at once (each weight read once, as encode_each
+    // does); a row's K/V do not depend on the rows beside it where the linear layer's rows do not.
+    std::vector<DecoderState> states(encoded.size());
+    if (encoded.empty()) return states;
+    const at::Tensor table =
+        table_capacity > 0 ? position_bias(decoder_[0].self_attn.relative_bias, table_capacity, table_capacity, false) : at::Tensor();
+    const at::Tensor packed = encoded.size() == 1 ? encoded[0] : at::cat(encoded, 1);
+    const auto opts = packed.options();
+    for (size_t i = 0; i < encoded.size(); ++i) {
+        const int64_t S = encoded[i].size(1);
+        states[i].cross_bias = mask_to_bias(at::ones({1, S}, opts.dtype(at::kLong)));
+        states[i].self_bias_table = table;
+        states[i].capacity = 0;
+    }
+    for (const auto& l : decoder_) {
+        const auto [k, v] = cross_kv(l.cross_attn, packed);
+        int64_t offset = 0;
+        for (size_t i = 0; i < encoded.size(); ++i) {
+            DecoderState& st = states[i];
+            const int64_t S = encoded[i].size(1);
+            st.self_k.push_back(at::empty({1, config_.num_heads, 0, config_.d_kv}, opts));
+            st.self_v.push_back(at::empty({1, config_.num_heads, 0, config_.d_kv}, opts));
+            st.cross_k.push_back(split_heads(k.narrow(1, offset, S)));
+            st.cross_v.push_back(split_heads(v.narrow(1, offset, S)));
+            offset += S;
+        }
+    }
+    return states;
 }
 
 namespace {

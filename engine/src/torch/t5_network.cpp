@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "t5s/error.h"
 #include "torch/cpu_kernels.h"
@@ -355,6 +356,8 @@ at::Tensor T5Network::encode(const at::Tensor& input_ids, const at::Tensor& atte
 
 at::Tensor T5Network::attend_each(const AttentionWeights& a, const at::Tensor& x, const std::vector<int64_t>& lengths,
                                   const std::vector<at::Tensor>& biases) const {
+    // One input at a time: ATen's batched products over several inputs do not give the bits of
+    // one input's (checked by the scheduler tests' bitwise case).
     const std::vector<at::Tensor> projected = a.qkv.ready() ? std::vector<at::Tensor>{a.qkv(x)} : std::vector<at::Tensor>{a.q(x), a.k(x), a.v(x)};
     std::vector<at::Tensor> merged;
     int64_t offset = 0;
@@ -372,10 +375,13 @@ std::vector<at::Tensor> T5Network::encode_each(const std::vector<at::Tensor>& in
     if (input_ids.size() == 1) return {encode(input_ids[0], at::ones_like(input_ids[0]))};
     std::vector<int64_t> lengths;
     std::vector<at::Tensor> biases;
+    std::map<int64_t, at::Tensor> bias_of_length;  // inputs of one length share their bias
     for (const auto& ids : input_ids) {
         const int64_t S = ids.size(1);
         lengths.push_back(S);
-        biases.push_back(position_bias(encoder_[0].attn.relative_bias, S, S, true) + mask_to_bias(at::ones_like(ids)));
+        at::Tensor& bias = bias_of_length[S];
+        if (!bias.defined()) bias = position_bias(encoder_[0].attn.relative_bias, S, S, true) + mask_to_bias(at::ones_like(ids));
+        biases.push_back(bias);
     }
     at::Tensor h = embed(at::cat(input_ids, 1));
     for (const auto& l : encoder_) {  // encoder_layer, attention per input

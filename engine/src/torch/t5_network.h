@@ -140,6 +140,7 @@ public:
     // (row i belongs to input i / rows_per_input).
     DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
                                 int64_t rows_per_input = 1) const override;
+    std::vector<DecoderState> start_decoding_each(const std::vector<at::Tensor>& encoded, int64_t table_capacity) const override;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const override;
     // Keeps (and reorders) batch rows: compaction of finished rows.
@@ -156,6 +157,7 @@ private:
     at::Tensor mask_to_bias(const at::Tensor& attention_mask) const;  // [B,S] -> [B,1,1,S]
     at::Tensor embed(const at::Tensor& ids) const;                    // token embeddings (int8 table or not)
     static void select_encoder_rows(DecoderState& state, const at::Tensor& rows);
+    std::array<at::Tensor, 2> cross_kv(const AttentionWeights& a, const at::Tensor& encoder_hidden) const;  // [B, S, inner] each
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
     at::Tensor feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const;
     at::Tensor split_heads(const at::Tensor& x) const;  // [B,T,inner] -> [B,H,T,dk]
