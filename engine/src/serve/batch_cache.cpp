@@ -41,22 +41,31 @@ double mask_value(at::ScalarType dtype) {
 void BatchCache::clear() {
     rows_ = 0;
     st_.length = 0;
+    slot_of_row_.clear();
+    std::fill(slot_used_.begin(), slot_used_.end(), 0);
     publish();
 }
 
 void BatchCache::ensure_rows(int64_t rows) {
     if (rows <= row_cap_) return;
     const int64_t cap = std::max({rows, 2 * row_cap_, int64_t{4}});
-    const double mask = mask_value(cross_bias_.scalar_type());
     for (auto* list : {&self_k_, &self_v_}) {
         for (auto& t : *list) t = regrow(t, cap, st_.capacity, rows_, st_.length, 2, 0.0);
     }
-    for (auto* list : {&cross_k_, &cross_v_}) {
-        for (auto& t : *list) t = regrow(t, cap, cross_cap_, rows_, cross_cap_, 2, 0.0);
-    }
-    cross_bias_ = regrow(cross_bias_, cap, cross_cap_, rows_, cross_cap_, 3, mask);
-    key_bias_ = regrow(key_bias_, cap, st_.capacity, rows_, st_.capacity, 3, mask);
+    key_bias_ = regrow(key_bias_, cap, st_.capacity, rows_, st_.capacity, 3, mask_value(key_bias_.scalar_type()));
     row_cap_ = cap;
+}
+
+void BatchCache::ensure_free_slots(int64_t slots) {
+    const int64_t free = std::count(slot_used_.begin(), slot_used_.end(), 0);
+    if (free >= slots) return;
+    const int64_t cap = std::max({slot_cap_ + slots - free, 2 * slot_cap_, int64_t{4}});
+    for (auto* list : {&cross_k_, &cross_v_}) {
+        for (auto& t : *list) t = regrow(t, cap, cross_cap_, slot_cap_, cross_cap_, 2, 0.0);
+    }
+    cross_bias_ = regrow(cross_bias_, cap, cross_cap_, slot_cap_, cross_cap_, 3, mask_value(cross_bias_.scalar_type()));
+    slot_used_.resize(static_cast<size_t>(cap), 0);
+    slot_cap_ = cap;
 }
 
 void BatchCache::ensure_positions(int64_t capacity, const at::Tensor& table) {
@@ -72,10 +81,17 @@ void BatchCache::ensure_positions(int64_t capacity, const at::Tensor& table) {
 void BatchCache::ensure_cross(int64_t length) {
     if (length <= cross_cap_) return;
     for (auto* list : {&cross_k_, &cross_v_}) {
-        for (auto& t : *list) t = regrow(t, row_cap_, length, rows_, cross_cap_, 2, 0.0);
+        for (auto& t : *list) t = regrow(t, slot_cap_, length, slot_cap_, cross_cap_, 2, 0.0);
     }
-    cross_bias_ = regrow(cross_bias_, row_cap_, length, rows_, cross_cap_, 3, mask_value(cross_bias_.scalar_type()));
+    cross_bias_ = regrow(cross_bias_, slot_cap_, length, slot_cap_, cross_cap_, 3, mask_value(cross_bias_.scalar_type()));
     cross_cap_ = length;
+}
+
+int64_t BatchCache::take_slot() {
+    ensure_free_slots(1);
+    const auto it = std::find(slot_used_.begin(), slot_used_.end(), 0);
+    *it = 1;
+    return static_cast<int64_t>(it - slot_used_.begin());
 }
 
 void BatchCache::make_pools(const DecoderState& like) {
@@ -92,9 +108,10 @@ void BatchCache::make_pools(const DecoderState& like) {
     key_bias_ = at::zeros({0, 1, 1, 0}, like.cross_bias.options());
 }
 
-void BatchCache::reserve(const DecoderState& like, int64_t rows, int64_t cross_length) {
+void BatchCache::reserve(const DecoderState& like, int64_t rows, int64_t inputs, int64_t cross_length) {
     make_pools(like);
     ensure_rows(rows_ + rows);
+    ensure_free_slots(inputs);
     ensure_cross(cross_length);
 }
 
@@ -104,22 +121,23 @@ int64_t BatchCache::append(const DecoderState& sub, int64_t n, int64_t capacity)
     ensure_rows(rows_ + n);
     const int64_t S = sub.cross_bias.size(3), start = st_.length;
     ensure_cross(S);
-    const double mask = mask_value(cross_bias_.scalar_type());
+    const int64_t slot = take_slot();
     for (size_t i = 0; i < self_k_.size(); ++i) {
         for (auto* pool : {&self_k_[i], &self_v_[i]}) pool->narrow(0, rows_, n).narrow(2, 0, start).zero_();
-        // The input's K/V [1, H, S, dk], one copy per row (rows of other inputs sit between).
         for (auto [pool, kv] : {std::pair{&cross_k_[i], &sub.cross_k[i]}, std::pair{&cross_v_[i], &sub.cross_v[i]}}) {
-            at::Tensor rows = pool->narrow(0, rows_, n);
-            rows.narrow(2, 0, S).copy_(*kv);
-            rows.narrow(2, S, cross_cap_ - S).zero_();
+            at::Tensor own = pool->narrow(0, slot, 1);
+            own.narrow(2, 0, S).copy_(*kv);
+            own.narrow(2, S, cross_cap_ - S).zero_();
         }
     }
-    at::Tensor cross = cross_bias_.narrow(0, rows_, n);
+    const double mask = mask_value(cross_bias_.scalar_type());
+    at::Tensor cross = cross_bias_.narrow(0, slot, 1);
     cross.narrow(3, 0, S).copy_(sub.cross_bias);
     cross.narrow(3, S, cross_cap_ - S).fill_(mask);
     at::Tensor keys = key_bias_.narrow(0, rows_, n);
     keys.narrow(3, 0, start).fill_(mask);
     keys.narrow(3, start, st_.capacity - start).zero_();
+    slot_of_row_.insert(slot_of_row_.end(), static_cast<size_t>(n), slot);
     rows_ += n;
     publish();
     return start;
@@ -146,16 +164,23 @@ int64_t BatchCache::compact(const std::vector<int64_t>& starts) {
     return shift;
 }
 
-void BatchCache::relocate(const std::vector<int64_t>& sources, const std::vector<int64_t>& inputs) {
-    std::vector<int64_t> from, to, cross_from, cross_to;
+void BatchCache::relocate(const std::vector<int64_t>& sources) {
+    bool unchanged = static_cast<int64_t>(sources.size()) == rows_;
+    for (size_t j = 0; unchanged && j < sources.size(); ++j) unchanged = sources[j] == static_cast<int64_t>(j);
+    if (unchanged) return;  // the usual step: every row continues in place
+    // Rows of another input also take its key bias (a row's start); beams of one input share it.
+    std::vector<int64_t> from, to, bias_from, bias_to, slots;
     for (size_t j = 0; j < sources.size(); ++j) {
         const int64_t source = sources[j], row = static_cast<int64_t>(j);
+        slots.push_back(slot_of_row_[static_cast<size_t>(source)]);
         if (source == row) continue;
         from.push_back(source), to.push_back(row);
-        const bool same_input = j < inputs.size() && inputs[j] == inputs[static_cast<size_t>(source)];
-        if (!same_input) cross_from.push_back(source), cross_to.push_back(row);
+        if (j >= slot_of_row_.size() || slot_of_row_[j] != slots.back()) bias_from.push_back(source), bias_to.push_back(row);
     }
     rows_ = static_cast<int64_t>(sources.size());
+    slot_of_row_ = std::move(slots);
+    std::fill(slot_used_.begin(), slot_used_.end(), 0);
+    for (int64_t slot : slot_of_row_) slot_used_[static_cast<size_t>(slot)] = 1;
     const auto dev = key_bias_.device();
     // Through a gathered copy: a row may be both a source and a destination (beams).
     auto move = [](at::Tensor view, const at::Tensor& src, const at::Tensor& dst) { view.index_copy_(0, dst, view.index_select(0, src)); };
@@ -167,16 +192,7 @@ void BatchCache::relocate(const std::vector<int64_t>& sources, const std::vector
             }
         }
     }
-    if (!cross_from.empty()) {
-        const at::Tensor src = long_tensor(cross_from, dev), dst = long_tensor(cross_to, dev);
-        for (auto* list : {&cross_k_, &cross_v_}) {
-            for (auto& t : *list) {
-                if (!move_rows_on_host(t, cross_from, cross_to, cross_cap_)) move(t, src, dst);
-            }
-        }
-        move(cross_bias_, src, dst);
-        move(key_bias_, src, dst);
-    }
+    if (!bias_from.empty()) move(key_bias_, long_tensor(bias_from, dev), long_tensor(bias_to, dev));
     publish();
 }
 
@@ -203,18 +219,15 @@ bool BatchCache::move_rows_on_host(at::Tensor& pool, const std::vector<int64_t>&
 void BatchCache::publish() {
     st_.self_k.resize(self_k_.size());
     st_.self_v.resize(self_v_.size());
-    st_.cross_k.resize(cross_k_.size());
-    st_.cross_v.resize(cross_v_.size());
     for (size_t i = 0; i < self_k_.size(); ++i) {
         st_.self_k[i] = self_k_[i].narrow(0, 0, rows_);
         st_.self_v[i] = self_v_[i].narrow(0, 0, rows_);
     }
-    for (size_t i = 0; i < cross_k_.size(); ++i) {
-        st_.cross_k[i] = cross_k_[i].narrow(0, 0, rows_);
-        st_.cross_v[i] = cross_v_[i].narrow(0, 0, rows_);
-    }
-    st_.cross_bias = cross_bias_.defined() ? cross_bias_.narrow(0, 0, rows_) : at::Tensor();
+    st_.cross_k = cross_k_;  // every slot: rows read theirs through cross_rows
+    st_.cross_v = cross_v_;
+    st_.cross_bias = cross_bias_;
     st_.self_key_bias = key_bias_.defined() ? key_bias_.narrow(0, 0, rows_) : at::Tensor();
+    st_.cross_rows = at::tensor(slot_of_row_, at::TensorOptions().dtype(at::kLong));
     st_.cross_share = 1;
     st_.spare = at::Tensor();
 }

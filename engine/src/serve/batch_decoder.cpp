@@ -140,17 +140,6 @@ struct BatchDecoder::Impl {
         return std::max(cache.length() + need, capacity + capacity / 2);
     }
 
-    // Per row of the batch now: which input's encoder state it holds (numbered across groups).
-    std::vector<int64_t> row_inputs() const {
-        std::vector<int64_t> inputs;
-        int64_t base = 0;
-        for (const auto& g : groups) {
-            for (int64_t r = 0; r < g->rows; ++r) inputs.push_back(base + g->input_of_row(r));
-            base += static_cast<int64_t>(g->ids.size());
-        }
-        return inputs;
-    }
-
     Group* group_of(GroupId id, int64_t* input) const {
         for (auto& g : groups) {
             if ((*input = g->index_of(id)) >= 0) return g.get();
@@ -159,8 +148,7 @@ struct BatchDecoder::Impl {
     }
 
     // Keeps local[i] of group i (in the order next_order picks) and moves the cache rows with them.
-    // `inputs`: row_inputs() before the groups changed.
-    void rearrange(const std::vector<std::vector<int64_t>>& local, const std::vector<int64_t>& inputs);
+    void rearrange(const std::vector<std::vector<int64_t>>& local);
     void remove_group(size_t index);
 
     void add(const std::vector<GroupSpec>& specs);
@@ -172,7 +160,7 @@ struct BatchDecoder::Impl {
     StepReport step();
 };
 
-void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& local, const std::vector<int64_t>& inputs) {
+void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& local) {
     std::vector<int64_t> old_rows, offsets;
     int64_t offset = 0;
     for (const auto& g : groups) {
@@ -190,7 +178,7 @@ void BatchDecoder::Impl::rearrange(const std::vector<std::vector<int64_t>>& loca
     }
     groups = std::move(kept);
     if (groups.empty()) return cache.clear();
-    cache.relocate(sources, inputs);
+    cache.relocate(sources);
 }
 
 void BatchDecoder::Impl::remove_group(size_t index) {
@@ -199,7 +187,7 @@ void BatchDecoder::Impl::remove_group(size_t index) {
         if (i == index) continue;
         for (int64_t r = 0; r < groups[i]->rows; ++r) local[i].push_back(r);
     }
-    rearrange(local, row_inputs());
+    rearrange(local);
 }
 
 void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
@@ -232,7 +220,7 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
     // The position-bias table is only computed when the cache grows (it is capacity^2 x heads).
     const int64_t table = capacity > cache.state().capacity ? capacity : 0;
     const std::vector<DecoderState> subs = net.start_decoding_each(member_encoded, table);
-    cache.reserve(subs[0], n * inputs, longest);
+    cache.reserve(subs[0], n * inputs, inputs, longest);
     for (size_t m = 0; m < members.size(); ++m) {
         g->start = cache.append(subs[m], n, capacity);  // the same position for every member
         g->ids.push_back(specs[members[m]].id);
@@ -356,7 +344,6 @@ StepReport BatchDecoder::Impl::step() {
     std::vector<at::Tensor> tokens;
     for (const auto& g : groups) tokens.push_back(g->beam ? g->beam->last_tokens() : g->sequences.select(1, g->step));
     report.rows = static_cast<int>(total_rows());
-    const std::vector<int64_t> inputs = row_inputs();
     at::Tensor logits = net.decode_step(cache.state(), at::cat(tokens, 0));
     std::vector<std::vector<int64_t>> local(groups.size());
     int64_t offset = 0;
@@ -375,7 +362,7 @@ StepReport BatchDecoder::Impl::step() {
             local[i] = step_greedy(g, slice, report);
         }
     }
-    rearrange(local, inputs);
+    rearrange(local);
     return report;
 }
 
@@ -407,7 +394,7 @@ void BatchDecoder::add(const std::vector<GroupSpec>& specs) {
         if (kept.empty()) {
             impl_->cache.clear();
         } else {
-            impl_->cache.relocate(kept, {});
+            impl_->cache.relocate(kept);
         }
         throw;
     }

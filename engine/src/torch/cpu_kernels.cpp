@@ -112,12 +112,14 @@ at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor&
 // op outputs is rounded (scores twice: after the matmul and after the bias add).
 template <typename T>
 at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& bias_in) {
+                                  const at::Tensor& bias_in, const at::Tensor& kv_rows_in) {
     using E = Elem<T>;
     const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
-    // k/v (and bias) may hold one row per group of `share` consecutive query rows: the beams or
-    // candidates of one input share its cross-attention K/V.
-    const int64_t share = B / k.size(0), bias_rows = bias_in.size(0);
+    // k/v (and bias) may hold one row per group of `share` consecutive query rows (the beams or
+    // candidates of one input share its cross-attention K/V), or kv_rows names each query row's.
+    const at::Tensor kv_rows = kv_rows_in.defined() ? kv_rows_in.to(at::kLong).contiguous() : at::Tensor();
+    const int64_t* kv_row = kv_rows.defined() ? kv_rows.data_ptr<int64_t>() : nullptr;
+    const int64_t share = kv_row ? 1 : B / k.size(0), bias_rows = bias_in.size(0);
     const at::Tensor bias = bias_in.expand({bias_rows, H, 1, L});
     const int64_t bias_share = bias_rows == 1 ? B : B / bias_rows;
     at::Tensor out = at::empty({B, 1, H * dk}, q.options());
@@ -133,9 +135,10 @@ at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const 
         std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)),
             row_scratch(static_cast<size_t>(dk)), acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
-            const int64_t b = i / H, h = i % H, kb = b / share;
+            const int64_t b = i / H, h = i % H, kb = kv_row ? kv_row[b] : b / share;
             const float* qf = E::row(ops, qp + b * qs0 + h * qs1, q_scratch.data(), dk);
-            const T* brow = bp + (b / bias_share) * bs0 + h * bs1;
+            const int64_t bias_row = !kv_row ? b / bias_share : bias_rows == 1 ? 0 : kb;  // kv_rows: a bias row per K/V row
+            const T* brow = bp + bias_row * bs0 + h * bs1;
             float m = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < L; ++j) {
                 const float* kf = E::row(ops, kp + kb * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
@@ -166,12 +169,12 @@ at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, doub
 }
 
 at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
-                                          KernelIsa isa) {
-    return single_query_attention<float>(ops_for(isa), q, k, v, bias);
+                                          KernelIsa isa, const at::Tensor& kv_rows) {
+    return single_query_attention<float>(ops_for(isa), q, k, v, bias, kv_rows);
 }
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
-                                           KernelIsa isa) {
-    return single_query_attention<bf16>(ops_for(isa), q, k, v, bias);
+                                           KernelIsa isa, const at::Tensor& kv_rows) {
+    return single_query_attention<bf16>(ops_for(isa), q, k, v, bias, kv_rows);
 }
 
 }  // namespace t5s

@@ -241,6 +241,14 @@ at::Tensor T5Network::attend_merged(const at::Tensor& q, const at::Tensor& k, co
 
 at::Tensor T5Network::attend_cross(const at::Tensor& q, const DecoderState& st, size_t layer) const {
     const at::Tensor &k = st.cross_k[layer], &v = st.cross_v[layer];
+    if (st.cross_rows.defined()) {
+        if (fused_single_query(q, k, v, st.cross_bias)) {
+            return q.scalar_type() == at::kFloat ? single_query_attention_cpu_f32(q, k, v, st.cross_bias, kernels_.step, st.cross_rows)
+                                                 : single_query_attention_cpu_bf16(q, k, v, st.cross_bias, kernels_.step, st.cross_rows);
+        }
+        const at::Tensor rows = st.cross_rows.to(k.device());  // op by op: each row's own copy
+        return attend_merged(q, k.index_select(0, rows), v.index_select(0, rows), st.cross_bias.index_select(0, rows));
+    }
     const int64_t r = st.cross_share;
     if (r == 1 || fused_single_query(q, k, v, st.cross_bias)) return attend_merged(q, k, v, st.cross_bias);
     // Shared K/V, op by op: an input's r rows become r queries against its one K/V

@@ -57,6 +57,9 @@ struct DecoderState {
     at::Tensor cross_bias;                     // [B / cross_share, 1, 1, S] (0 or dtype min)
     int64_t cross_share = 1;                   // decoder rows per cross K/V row: an input's beams or
                                                // candidates share its encoder output's K/V
+    at::Tensor cross_rows;                     // optional [B] long (host): the cross K/V (and cross_bias)
+                                               // row of each decoder row, instead of cross_share (a
+                                               // running batch keeps one K/V row per input)
     at::Tensor self_bias_table;                // [1, H, capacity, capacity]
     at::Tensor self_key_bias;                  // optional [B, 1, 1, capacity]: 0, or dtype min for the cache
                                                // positions before a row's first token (rows that joined a
