@@ -18,6 +18,12 @@ CpuFeatures epyc() {
     f.avx2_fma = true;
     return f;
 }
+// An AMD EPYC of Zen 4-5: AVX-512 with VNNI and BF16, no AMX.
+CpuFeatures epyc_zen4() {
+    CpuFeatures f;
+    f.avx2_fma = f.avx512 = f.avx512_vnni = f.avx512_bf16 = f.avx_vnni = f.amd = true;
+    return f;
+}
 // A Sapphire Rapids Xeon: everything, AMX granted.
 CpuFeatures sapphire_rapids() {
     CpuFeatures f;
@@ -38,6 +44,21 @@ TEST_CASE("an AVX2-only CPU gets the batch-invariant panels, FBGEMM with 7-bit a
     CHECK(p.int8_reduced_range);
     CHECK(p.vocab == KernelIsa::Avx2);
     CHECK(p.step == KernelIsa::Avx2);
+}
+
+TEST_CASE("an AMD CPU with AVX-512 gets the panels for fp32 (MKL's generic code there) and its AVX-512 kernels", "[policy]") {
+    const KernelPolicy p = choose_kernel_policy(epyc_zen4(), KernelSwitches{});
+    CHECK(p.cpu == CpuClass::Avx512Vnni);
+    CHECK(p.fp32_gemm == Fp32Gemm::Panels);
+    CHECK(p.fp32_panels == KernelIsa::Avx2);
+    CHECK(p.int8 == Int8Kernel::Vnni);
+    CHECK(p.step == KernelIsa::Avx512);
+    KernelSwitches mkl;
+    mkl.fp32_gemm = "mkl";  // the switch still forces MKL
+    CHECK(choose_kernel_policy(epyc_zen4(), mkl).fp32_gemm == Fp32Gemm::MklPacked);
+    CpuFeatures intel = epyc_zen4();
+    intel.amd = false;
+    CHECK(choose_kernel_policy(intel, {}).fp32_gemm == Fp32Gemm::MklPacked);
 }
 
 TEST_CASE("an AMX CPU gets MKL packing, AMX int8 with full-range activations, AVX-512 kernels", "[policy]") {

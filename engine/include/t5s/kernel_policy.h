@@ -30,6 +30,7 @@ struct CpuFeatures {
     bool avx512_bf16 = false;  // reported only (oneDNN uses it by itself)
     bool avx_vnni = false;     // 256-bit AVX-VNNI: FBGEMM/oneDNN keep 8-bit activations
     bool amx_int8 = false;     // AMX tiles + INT8, and Linux granted the tile state
+    bool amd = false;          // an AMD CPU: MKL runs its generic code there, whatever the width
 };
 // This CPU, detected once per process.
 const CpuFeatures& detect_cpu_features();
