@@ -24,37 +24,42 @@ namespace {
 struct Waiter {
     EngineThread& engine;
     std::vector<Event> seen;
-    // The event of type T for `job` (a JobFailed for it fails the test).
-    template <class T>
-    T wait(JobId job, double seconds = 120) {
+    // Reads events until `match` accepts one of them (a JobFailed for `job` fails the test).
+    template <class Match>
+    void scan(JobId job, double seconds, Match match) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
         size_t at = 0;
         while (std::chrono::steady_clock::now() < deadline) {
             for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
             for (; at < seen.size(); ++at) {
                 if (auto* f = std::get_if<JobFailed>(&seen[at]); f && f->job == job) FAIL("job " << job << " failed: " << f->message);
-                if (auto* t = std::get_if<T>(&seen[at]); t && t->job == job) return *t;
+                if (match(seen[at])) return;
             }
             engine.wait_for_events(0.5);
         }
         FAIL("timed out waiting for job " << job);
-        return T{};
+    }
+    // The event of type T for `job`.
+    template <class T>
+    T wait(JobId job, double seconds = 120) {
+        T found{};
+        scan(job, seconds, [&](const Event& e) {
+            auto* t = std::get_if<T>(&e);
+            if (t && t->job == job) found = *t;
+            return t && t->job == job;
+        });
+        return found;
     }
     // Whichever of A and B comes first for `job`: true for A.
     template <class A, class B>
     bool first_of(JobId job, double seconds = 120) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        size_t at = 0;
-        while (std::chrono::steady_clock::now() < deadline) {
-            for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
-            for (; at < seen.size(); ++at) {
-                if (auto* a = std::get_if<A>(&seen[at]); a && a->job == job) return true;
-                if (auto* b = std::get_if<B>(&seen[at]); b && b->job == job) return false;
-            }
-            engine.wait_for_events(0.5);
-        }
-        FAIL("timed out waiting for job " << job);
-        return false;
+        bool a_first = false;
+        scan(job, seconds, [&](const Event& e) {
+            if (auto* a = std::get_if<A>(&e); a && a->job == job) return a_first = true;
+            auto* b = std::get_if<B>(&e);
+            return b && b->job == job;
+        });
+        return a_first;
     }
 };
 

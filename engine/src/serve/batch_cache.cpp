@@ -175,7 +175,7 @@ void BatchCache::relocate(const std::vector<int64_t>& sources) {
         slots.push_back(slot_of_row_[static_cast<size_t>(source)]);
         if (source == row) continue;
         from.push_back(source), to.push_back(row);
-        if (j >= slot_of_row_.size() || slot_of_row_[j] != slots.back()) bias_from.push_back(source), bias_to.push_back(row);
+        if (slot_of_row_[j] != slots.back()) bias_from.push_back(source), bias_to.push_back(row);  // rows only shrink
     }
     rows_ = static_cast<int64_t>(sources.size());
     slot_of_row_ = std::move(slots);

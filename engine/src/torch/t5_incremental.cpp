@@ -49,7 +49,6 @@ std::vector<DecoderState> T5Network::start_decoding_each(const std::vector<at::T
         const int64_t S = encoded[i].size(1);
         states[i].cross_bias = mask_to_bias(at::ones({1, S}, opts.dtype(at::kLong)));
         states[i].self_bias_table = table;
-        states[i].capacity = 0;
     }
     for (const auto& l : decoder_) {
         const auto [k, v] = cross_kv(l.cross_attn, packed);
