@@ -1,5 +1,9 @@
 #include "t5s/process_memory.h"
 
+#include <sys/mman.h>
+
+#include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,7 +26,65 @@ int64_t proc_kb_field(const char* file, const std::string& key) {
     return 0;
 }
 
+// One mapping of /proc/self/smaps, as far as release_clean_file_pages needs it.
+struct Mapping {
+    uintptr_t begin = 0, end = 0;
+    std::string perms, path;
+    bool file_backed = false;
+    int64_t rss_kb = 0, anonymous_kb = 0;
+    std::string flags;  // VmFlags: "io"/"pf" device memory, "lo" locked
+
+    bool clean_private_file_pages() const {
+        if (!file_backed || path.rfind("/dev/", 0) == 0 || perms.size() < 4) return false;
+        if (perms[1] == 'w' || perms[3] != 'p' || rss_kb == 0 || anonymous_kb != 0) return false;
+        for (const char* f : {" io ", " pf ", " lo ", " dd "}) {
+            if (flags.find(f) != std::string::npos) return false;
+        }
+        return true;
+    }
+};
+
+Mapping parse_mapping_header(const std::string& line) {
+    std::istringstream ss(line);
+    std::string range, offset, device, inode;
+    Mapping m;
+    ss >> range >> m.perms >> offset >> device >> inode;
+    std::getline(ss >> std::ws, m.path);
+    const size_t dash = range.find('-');
+    m.begin = std::stoull(range.substr(0, dash), nullptr, 16);
+    m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    m.file_backed = inode != "0" && !m.path.empty() && m.path[0] == '/';
+    return m;
+}
+
+int64_t kb_value(const std::string& line) {
+    return std::stoll(line.substr(line.find(':') + 1));
+}
+
 }  // namespace
+
+int64_t release_clean_file_pages() {
+    std::ifstream in("/proc/self/smaps");
+    std::string line;
+    Mapping m;
+    int64_t released = 0;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        if (!std::isupper(static_cast<unsigned char>(line[0]))) {  // "addr-addr perms ..." starts a mapping
+            m = parse_mapping_header(line);
+        } else if (line.rfind("Rss:", 0) == 0) {
+            m.rss_kb = kb_value(line);
+        } else if (line.rfind("Anonymous:", 0) == 0) {
+            m.anonymous_kb = kb_value(line);
+        } else if (line.rfind("VmFlags:", 0) == 0) {  // a mapping's last line
+            m.flags = " " + line.substr(8) + " ";
+            if (m.clean_private_file_pages() && madvise(reinterpret_cast<void*>(m.begin), m.end - m.begin, MADV_DONTNEED) == 0) {
+                released += m.rss_kb * 1024;
+            }
+        }
+    }
+    return released;
+}
 
 int64_t process_rss_bytes() {
     return proc_kb_field("/proc/self/status", "VmRSS:");

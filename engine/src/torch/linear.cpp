@@ -107,6 +107,25 @@ at::Tensor Linear::product(const at::Tensor& x) const {
         form_);
 }
 
+at::Tensor Linear::rows(const at::Tensor& ids) const {
+    using at::indexing::Slice;
+    if (const Plain* f = std::get_if<Plain>(&form_)) return at::embedding(f->weight, ids);
+    const at::Tensor flat = ids.reshape({-1});
+    std::vector<int64_t> shape(ids.sizes().begin(), ids.sizes().end());
+    if (const Fp32Panels* f = std::get_if<Fp32Panels>(&form_)) {
+        shape.push_back(f->panels.size(1));  // panels [N/16, K, 16]: row n is column n % 16 of panel n / 16
+        return f->panels.index({at::floor_divide(flat, 16), Slice(), at::remainder(flat, 16)}).view(shape);
+    }
+    if (const CpuInt8* f = std::get_if<CpuInt8>(&form_)) {
+        const Int8Weight& w = f->weight;  // packed [N/16, K/4, 16, 4]
+        at::Tensor q = w.packed.index({at::floor_divide(flat, 16), Slice(), at::remainder(flat, 16)});
+        q = q.reshape({flat.size(0), -1}).narrow(1, 0, w.k);
+        shape.push_back(w.k);
+        return q.to(at::kFloat).mul_(w.scale.index({flat}).unsqueeze(1)).view(shape);
+    }
+    return {};
+}
+
 const at::Tensor& Linear::weight() const {
     static const at::Tensor none;
     const Plain* p = std::get_if<Plain>(&form_);

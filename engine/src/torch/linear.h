@@ -85,6 +85,10 @@ public:
     at::Tensor operator()(const at::Tensor& x) const;
 
     bool ready() const { return !std::holds_alternative<std::monostate>(form_); }
+    // Rows `ids` of W ([ids..., in], fp32 for the int8 form: q * row scale), read from the form
+    // that holds them exactly (Plain, Fp32Panels, CpuInt8); undefined for the opaque forms. A tied
+    // head converted for inference serves as the embedding table too: one copy of the table, not two.
+    at::Tensor rows(const at::Tensor& ids) const;
     // The plain [out, in] weight; undefined once converted to another form.
     const at::Tensor& weight() const;
     // Bytes this layer holds (packed buffers counted as their element bytes).

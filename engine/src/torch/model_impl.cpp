@@ -14,6 +14,7 @@
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
+#include "t5s/process_memory.h"
 #include "t5s/seed.h"
 #include "torch/back_score.h"
 #include "serve/batch_decoder.h"
@@ -94,7 +95,7 @@ public:
         const fs::path generation_path = dir / "generation_config.json";
         info_.generation_config = load_generation_config(generation_path);
         apply_generation_token_ids(info_.generation_config, generation_path.string(), &config);
-        LoadedWeights loaded = load_checkpoint_tensors(dir);
+        LoadedWeights loaded = load_checkpoint_tensors(dir, WeightStorage::Mapped);
         info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());
         auto params = select_t5_parameters(loaded, config, loaded.files.back());
         loaded.tensors.clear();
@@ -127,6 +128,7 @@ public:
         // The checkpoint's copies freed above (fp32 before quantising or packing) sit in malloc's
         // heap between live blocks; hand their pages back to the system.
         malloc_trim(0);
+        release_clean_file_pages();
 
         info_.dir = dir;
         info_.model_type = config.model_type;

@@ -168,10 +168,18 @@ at::Tensor multiply(const at::Tensor& x_in, const at::Tensor& panels, int64_t n,
 at::Tensor pack_panels(const at::Tensor& weight) {
     TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.is_cpu(), "pack_panels: fp32 CPU [N, K]");
     const int64_t n = weight.size(0), k = weight.size(1), count = (n + kPanel - 1) / kPanel;
-    at::Tensor padded = at::zeros({count * kPanel, k}, weight.options());
-    padded.narrow(0, 0, n).copy_(weight);
-    // [count, 16, k] -> [count, k, 16]: a panel's 16 columns of one k are adjacent.
-    return padded.view({count, kPanel, k}).transpose(1, 2).contiguous();
+    // Panel by panel into the result: a whole padded copy beside it would be one more weight-sized
+    // buffer at load (the head: 66 MB for t5-small, 1 GB for mT5-large).
+    at::Tensor panels = at::empty({count, k, kPanel}, weight.options());
+    at::parallel_for(0, count, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            const int64_t rows = std::min(kPanel, n - p * kPanel);
+            at::Tensor panel = panels[p];  // [k, 16]: a panel's 16 columns of one k are adjacent
+            panel.narrow(1, 0, rows).copy_(weight.narrow(0, p * kPanel, rows).t());
+            if (rows < kPanel) panel.narrow(1, rows, kPanel - rows).zero_();
+        }
+    });
+    return panels;
 }
 
 at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n, KernelIsa isa) {

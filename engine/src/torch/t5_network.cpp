@@ -147,16 +147,25 @@ void T5Network::quantize_int8() {
     for (auto& l : decoder_)
         for (Linear* x : linear_layers(l)) x->quantize_int8(false, kernels_);
     head_.quantize_int8(true, kernels_);
-    // The embedding table too, with the head's per-row scheme (CTranslate2 does the same): for a
-    // tied model these are the head's own int8 rows. t5-small: 66 MB -> 16 MB; mT5-large: 1 GB -> 256 MB.
-    at::Tensor w = shared_.to(at::kFloat);
-    auto [q8, scale] = quantize_int8_rows(w);
-    shared_int8_ = q8;
-    shared_scale_ = scale.to(dtype_);
+    // The embedding table too, with the head's per-row scheme (CTranslate2 does the same). A tied
+    // head in our int8 layout already holds these rows (embed reads them there); otherwise the
+    // table gets its own int8 copy. t5-small: 66 MB -> 16 MB or none; mT5-large: 1 GB -> 256 MB.
+    if (!embedding_in_head()) {
+        auto [q8, scale] = quantize_int8_rows(shared_.to(at::kFloat));
+        shared_int8_ = q8;
+        shared_scale_ = scale.to(dtype_);
+    }
     shared_ = at::Tensor();
 }
 
+bool T5Network::embedding_in_head() const {
+    if (!config_.tie_word_embeddings) return false;
+    const auto& form = head_.form();
+    return std::holds_alternative<Linear::Fp32Panels>(form) || std::holds_alternative<Linear::CpuInt8>(form);
+}
+
 at::Tensor T5Network::embed(const at::Tensor& ids) const {
+    if (!shared_.defined() && !shared_int8_.defined()) return head_.rows(ids);  // embedding_in_head()
     if (!shared_int8_.defined()) {
         at::Tensor e = at::embedding(shared_, ids);
         return e.scalar_type() == dtype_ ? e : e.to(dtype_);  // a frozen base held in a smaller dtype
@@ -176,8 +185,8 @@ void T5Network::pack_for_cpu_decoding() {
         for (auto& l : encoder_)
             for (Linear* x : linear_layers(l)) x->pack_for_cpu(kernels_);
     }
-    // A tied head is also the embedding table, which lookups still read through shared_.
     head_.pack_for_cpu(kernels_);
+    if (embedding_in_head()) shared_ = at::Tensor();  // lookups read the head's panels: one copy of the table
 }
 
 int64_t T5Network::weight_bytes() const {

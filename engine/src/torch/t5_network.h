@@ -159,6 +159,7 @@ public:
 private:
     at::Tensor mask_to_bias(const at::Tensor& attention_mask) const;  // [B,S] -> [B,1,1,S]
     at::Tensor embed(const at::Tensor& ids) const;                    // token embeddings (int8 table or not)
+    bool embedding_in_head() const;  // tied, and the head's inference form gives its rows exactly (Linear::rows)
     static void select_encoder_rows(DecoderState& state, const at::Tensor& rows);
     std::array<at::Tensor, 2> cross_kv(const AttentionWeights& a, const at::Tensor& encoder_hidden) const;  // [B, S, inner] each
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;

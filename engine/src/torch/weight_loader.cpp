@@ -7,12 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <sstream>
 
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
+#include "torch/mapped_tensor.h"
 
 namespace t5s {
 namespace {
@@ -39,6 +38,19 @@ bool is_known_buffer(const std::string& name) {
 }
 
 // The torch type of a stored weight; nullopt for a known buffer (skipped); throws for any other.
+// A tensor of its own holding `view`'s bytes; the file pages it was read from leave this process's
+// memory at once (keeping them as well doubled the load-time peak: t5-small fp32 file 242 MB +
+// copies 242 MB). A later read of the mapping would fault them back in.
+at::Tensor copy_of_view(const std::shared_ptr<SafetensorsFile>& file, const TensorView& view, at::ScalarType type) {
+    at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(type));
+    if (!view.nbytes) return t;
+    at::Tensor mapped = map_tensor_view(file, view, type);
+    if (mapped.defined()) return t.copy_(mapped);  // its storage's end drops the pages
+    std::memcpy(t.data_ptr(), view.data, view.nbytes);  // unaligned for the element type
+    drop_file_pages(view.data, view.nbytes);
+    return t;
+}
+
 std::optional<at::ScalarType> to_torch(DType d, const fs::path& file, const std::string& name) {
     switch (d) {
         case DType::F32: return at::kFloat;
@@ -51,24 +63,14 @@ std::optional<at::ScalarType> to_torch(DType d, const fs::path& file, const std:
     }
 }
 
-// Drops the mapped file pages wholly inside [data, data + n) from this process's memory: each
-// tensor is copied out once, and keeping the mapping resident as well doubled the load-time peak
-// (t5-small fp32: file 242 MB + copies 242 MB). A later read would fault the pages back in.
-void release_mapped_pages(const void* data, size_t n) {
-    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + n) / page * page;
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-void read_safetensors(const fs::path& file, LoadedWeights& out) {
+void read_safetensors(const fs::path& file, WeightStorage storage, LoadedWeights& out) {
     auto st = SafetensorsFile::open(file);
     for (const auto& [name, view] : st->tensors()) {
         const std::optional<at::ScalarType> type = to_torch(view.dtype, file, name);
         if (!type) continue;
-        at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(*type));
-        if (view.nbytes) std::memcpy(t.data_ptr(), view.data, view.nbytes);  // copy: mapping may be unaligned
-        release_mapped_pages(view.data, view.nbytes);
+        at::Tensor t;
+        if (storage == WeightStorage::Mapped && view.nbytes) t = map_tensor_view(st, view, *type);
+        if (!t.defined()) t = copy_of_view(st, view, *type);
         out.tensors[name] = t;
     }
     out.files.push_back(file.string());
@@ -144,16 +146,16 @@ std::string shape_str(at::IntArrayRef s) {
 
 }  // namespace
 
-LoadedWeights load_checkpoint_tensors(const fs::path& dir) {
+LoadedWeights load_checkpoint_tensors(const fs::path& dir, WeightStorage storage) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": model directory not found");
     LoadedWeights out;
     const fs::path st = dir / "model.safetensors", st_index = dir / "model.safetensors.index.json";
     const fs::path bin = dir / "pytorch_model.bin", bin_index = dir / "pytorch_model.bin.index.json";
     if (fs::exists(st)) {
-        read_safetensors(st, out);
+        read_safetensors(st, storage, out);
     } else if (fs::exists(st_index)) {
-        for (const auto& f : shards_from_index(st_index)) read_safetensors(f, out);
+        for (const auto& f : shards_from_index(st_index)) read_safetensors(f, storage, out);
         out.files.insert(out.files.begin(), st_index.string());
     } else if (fs::exists(bin)) {
         read_torch_bin(bin, out);

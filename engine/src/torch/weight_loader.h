@@ -18,10 +18,15 @@ struct LoadedWeights {
     std::string stored_dtypes;                  // e.g. "F32" or "BF16" or "F16+F32"
 };
 
+// How safetensors weights are held. Copied: tensors of their own (training writes them in place).
+// Mapped: read-only views of the file's mapping where the bytes are aligned (torch/mapped_tensor.h),
+// copies elsewhere and for pytorch_model.bin; for inference, which never writes a weight.
+enum class WeightStorage { Copied, Mapped };
+
 // Integer/boolean buffers known by name (position_ids, token_type_ids, attention masks,
 // *.num_batches_tracked) are skipped; any other non-float tensor is a t5s::Error(Unsupported)
 // naming it and its file.
-LoadedWeights load_checkpoint_tensors(const std::filesystem::path& dir);
+LoadedWeights load_checkpoint_tensors(const std::filesystem::path& dir, WeightStorage storage = WeightStorage::Copied);
 
 // HF parameter names and shapes the config implies; tied aliases resolved (shared.weight is the
 // source of encoder/decoder embed_tokens and, when tied, lm_head). Throws t5s::Error naming the
