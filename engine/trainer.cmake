@@ -5,6 +5,7 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/batching.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/spm_train.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/block_cache.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/memory_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/optim.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/core.cpp

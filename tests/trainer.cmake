@@ -3,6 +3,7 @@
 add_executable(test_trainer
   trainer/test_data.cpp
   trainer/test_optim.cpp
+  trainer/test_block_cache.cpp
   trainer/test_training.cpp
   trainer/test_checkpoints.cpp
   trainer/test_lora_training.cpp

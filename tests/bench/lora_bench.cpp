@@ -28,6 +28,7 @@
 #include "t5s/lora.h"
 #include "t5s/process_memory.h"
 #include "torch/weight_loader.h"
+#include "trainer/block_cache.h"
 #include "trainer/core.h"
 #include "trainer/memory.h"
 
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
     const int steps = std::stoi(get(f, "steps", "3"));
     const int64_t B = std::stoll(get(f, "batch", "8")), S = std::stoll(get(f, "src", "128")), T = std::stoll(get(f, "tgt", "64"));
     if (f.count("threads")) at::set_num_threads(std::stoi(f.at("threads")));
-    keep_large_allocations_mmapped();  // as the trainer does, in every mode
+    CpuBlockCacheScope block_cache;  // as the trainer does, in every mode
     const ModelConfig c = config_from(get(f, "config", "t5-base"));
     const at::Device device = get(f, "device", "cpu") == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     const TrainPrecision precision = get(f, "bf16", "0") == "1" ? TrainPrecision::Bf16 : TrainPrecision::Fp32;

@@ -30,6 +30,7 @@
 #include "t5s/model.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
+#include "trainer/block_cache.h"
 #include "trainer/optim.h"
 
 #include "torch/cuda_backend.h"
@@ -190,7 +191,8 @@ RunResult run_generation(const t5s::Model& model, const Workload& w, const Args&
     return r;
 }
 
-// One AdamW training step on T5Network (dropout on, fp32 weights).
+// One AdamW training step on T5Network (dropout on, fp32 weights), with the trainer's CPU block
+// cache (trainer/block_cache.h) installed for the step's lifetime, as a training run has it.
 class TrainStep {
 public:
     TrainStep(const Args& a, const Workload& w, at::Device device) : args_(a), w_(w), device_(device) {
@@ -238,6 +240,7 @@ public:
     }
 
 private:
+    t5s::CpuBlockCacheScope block_cache_;  // first: outlives the tensors below
     const Args& args_;
     Workload w_;
     at::Device device_;
@@ -319,6 +322,11 @@ int run(int argc, char** argv) {
         json entry{{"runs_s", runs}, {"tokens", last.tokens}, {"new_tokens_min", lo}, {"new_tokens_max", hi},
                    {"peak_rss_bytes", status_bytes("VmHWM")}};
         if (gpu.on) entry["peak_gpu_bytes"] = gpu.peak();
+        if (train) {
+            const t5s::CpuBlockCacheStats c = t5s::cpu_block_cache_stats();
+            entry["block_cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"peak_live_bytes", c.peak_live_bytes},
+                                    {"cached_bytes", c.cached_bytes}};
+        }
         process_peak = std::max(process_peak, status_bytes("VmHWM"));
         out[w.name] = entry;
     }

@@ -1,9 +1,5 @@
 #include "trainer/memory.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "torch/cuda_backend.h"
 #include "torch/runtime.h"
 
@@ -23,12 +19,6 @@ void cuda_reset_peak(int device) {
 }
 void cuda_empty_cache() {
     if (cuda_available()) cuda_release_cached_memory();
-}
-
-void keep_large_allocations_mmapped() {
-#ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
 }
 
 }  // namespace t5s

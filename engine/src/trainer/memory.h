@@ -20,12 +20,4 @@ int64_t cuda_free_bytes(int device);
 void cuda_reset_peak(int device);
 void cuda_empty_cache();
 
-// Training frees and reallocates hundreds of MiB of activations every step. glibc raises its mmap
-// threshold after the first large free (up to 32 MiB); from then on such tensors come from the heap
-// and, once freed, mostly stay resident: t5-base training peaked ~800 MiB of RSS above its live
-// bytes (lora_bench: full fine-tuning 5088 -> 4246 MiB, LoRA int8 2317 -> 1560 MiB with this). A
-// fixed threshold keeps large blocks mmapped, so freeing one returns it to the OS. Process-wide,
-// idempotent; a no-op without glibc.
-void keep_large_allocations_mmapped();
-
 }  // namespace t5s

@@ -21,6 +21,7 @@
 
 #include "t5s/tokenizer.h"
 #include "t5s/trainer.h"
+#include "trainer/block_cache.h"
 #include "trainer/checkpoint.h"
 #include "trainer/core.h"
 #include "trainer/data_internal.h"
@@ -132,6 +133,7 @@ private:
     std::atomic<bool>& stop_;
     const std::function<void(const TrainingEvent&)>& cb_;
     Distributed* dist_ = nullptr;  // null: a single process
+    CpuBlockCacheScope block_cache_;  // the run's large CPU tensors reuse freed blocks (declared first: outlives them)
 
     at::Device device_{at::kCPU};
     std::filesystem::path out_, spiece_, tokenizer_src_;

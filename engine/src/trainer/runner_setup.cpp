@@ -32,7 +32,6 @@ void set_state(at::Generator gen, const at::Tensor& state) {
 }  // namespace
 
 void Runner::prepare() {
-    keep_large_allocations_mmapped();
     setup_runtime();
     log_path_ = o_.log_file.empty() ? fs::path(o_.out_dir) / "train_log.jsonl" : fs::path(o_.log_file);
     setup_data_and_model();
