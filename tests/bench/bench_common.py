@@ -7,6 +7,8 @@ Workload names (the name is the definition):
   beamK_bN      beam search with K beams (1 returned sequence), N inputs
   sampleK_bN    top-k 50 sampling, K candidates per input, N inputs (N*K sequences)
   train_bN      one training step (forward, loss, backward, AdamW), N rows of --train-src/--train-tgt tokens
+  train_ckpt_bN the same with gradient checkpointing (activations recomputed in the backward)
+  train_lora_bN the same with LoRA r 8, alpha 16, dropout 0.05 on q,v (the trainer's defaults; PEFT for transformers)
 Every generation produces exactly --new-tokens tokens per sequence (min = max new tokens).
 """
 import argparse
@@ -15,19 +17,21 @@ import os
 import re
 import time
 
-_WORKLOAD = re.compile(r"^(greedy|beam(\d+)|sample(\d+)|train)_b(\d+)$")
+_WORKLOAD = re.compile(r"^(greedy|beam(\d+)|sample(\d+)|train(?:_(ckpt|lora))?)_b(\d+)$")
 
 
 def parse_workload(name):
     m = _WORKLOAD.match(name)
     if not m:
-        raise SystemExit(f"bad workload name '{name}' (greedy_bN, beamK_bN, sampleK_bN, train_bN)")
+        raise SystemExit(f"bad workload name '{name}' (greedy_bN, beamK_bN, sampleK_bN, train_bN, train_ckpt_bN, train_lora_bN)")
     kind = m.group(1)
-    batch = int(m.group(4))
+    batch = int(m.group(5))
     if kind.startswith("beam"):
         return {"name": name, "kind": "beam", "batch": batch, "beams": int(m.group(2)), "candidates": 1}
     if kind.startswith("sample"):
         return {"name": name, "kind": "sample", "batch": batch, "beams": 1, "candidates": int(m.group(3))}
+    if kind.startswith("train"):
+        return {"name": name, "kind": "train", "variant": m.group(4) or "", "batch": batch, "beams": 1, "candidates": 1}
     return {"name": name, "kind": kind, "batch": batch, "beams": 1, "candidates": 1}
 
 

@@ -80,6 +80,23 @@ def train_step(model, opt, wl):
     return b * args.train_tgt, args.train_tgt, args.train_tgt
 
 
+def train_model(model, wl):
+    """The model and optimizer a training workload steps: plain, gradient checkpointing, or PEFT
+    LoRA (a fresh model each for the variants, so one does not carry into the next)."""
+    if wl["variant"]:
+        model = load(dtypes[args.dtype])
+    if wl["variant"] == "ckpt":
+        model.config.use_cache = False
+        model.gradient_checkpointing_enable()
+    elif wl["variant"] == "lora":
+        import peft
+        model = peft.get_peft_model(model, peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules=["q", "v"]))
+    model.train()
+    # fused=True: the AdamW that transformers' Trainer picks by default with torch >= 2.8.
+    params = [p for p in model.parameters() if p.requires_grad]
+    return model, torch.optim.AdamW(params, lr=1e-4, fused=True)
+
+
 def main():
     result = {"engine": "transformers", "engine_version": transformers.__version__, "torch_version": torch.__version__,
               "dtype": args.dtype, "device": str(device), "threads": torch.get_num_threads(), "workloads": {}}
@@ -99,17 +116,15 @@ def main():
     result["peak_rss_load_bytes"] = process_peak = bc.peak_rss()
     result["weight_bytes"] = sum(p.numel() * p.element_size() for p in model.parameters())
 
-    opt = None
-    for wl in args.workload_list:
+    # Training replaces the model (train mode, PEFT): it runs last, as in t5s_bench.
+    for wl in sorted(args.workload_list, key=lambda w: w["kind"] == "train"):
         bc.reset_peak_rss()
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         if wl["kind"] == "train":
             if args.dtype != "fp32":
                 continue
-            model.train()
-            # fused=True: the AdamW that transformers' Trainer picks by default with torch >= 2.8.
-            opt = opt or torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+            model, opt = train_model(model, wl)
             fn = lambda seed: train_step(model, opt, wl)  # noqa: E731
         else:
             model.eval()

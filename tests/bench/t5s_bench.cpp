@@ -30,7 +30,9 @@
 #include "t5s/model.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
+#include "torch/lora.h"
 #include "trainer/block_cache.h"
+#include "trainer/core.h"
 #include "trainer/optim.h"
 
 #include "torch/cuda_backend.h"
@@ -67,6 +69,7 @@ std::vector<int> target_ids(int64_t row, int64_t length) {
 
 struct Workload {
     std::string name, kind;  // greedy | beam | sample | train
+    std::string variant;     // train: "" | "ckpt" | "lora"
     int batch = 1, beams = 1, candidates = 1;
 };
 
@@ -79,10 +82,10 @@ Workload parse_workload(const std::string& name) {
     const std::string head = name.substr(0, b);
     auto number_after = [&](const std::string& prefix) { return std::stoi(head.substr(prefix.size())); };
     if (head == "greedy") w.kind = "greedy";
-    else if (head == "train") w.kind = "train";
+    else if (head == "train" || head == "train_ckpt" || head == "train_lora") w.kind = "train", w.variant = head.substr(std::min<size_t>(head.size(), 6));
     else if (head.rfind("beam", 0) == 0) w.kind = "beam", w.beams = number_after("beam");
     else if (head.rfind("sample", 0) == 0) w.kind = "sample", w.candidates = number_after("sample");
-    else throw std::runtime_error("bad workload name '" + name + "' (greedy_bN, beamK_bN, sampleK_bN, train_bN)");
+    else throw std::runtime_error("bad workload name '" + name + "' (greedy_bN, beamK_bN, sampleK_bN, train_bN, train_ckpt_bN, train_lora_bN)");
     return w;
 }
 
@@ -191,45 +194,28 @@ RunResult run_generation(const t5s::Model& model, const Workload& w, const Args&
     return r;
 }
 
-// One AdamW training step on T5Network (dropout on, fp32 weights), with the trainer's CPU block
-// cache (trainer/block_cache.h) installed for the step's lifetime, as a training run has it.
+// One AdamW training step as a training run takes it (trainer/core.h: the trainer's loading,
+// batch and loss), with the run's CPU block cache (trainer/block_cache.h) installed: plain, with
+// gradient checkpointing, or LoRA with the trainer's default settings (r 8, alpha 16, q,v).
 class TrainStep {
 public:
-    TrainStep(const Args& a, const Workload& w, at::Device device) : args_(a), w_(w), device_(device) {
-        t5s::ModelConfig config = t5s::load_model_config(std::filesystem::path(a.model) / "config.json");
-        t5s::LoadedWeights loaded = t5s::load_checkpoint_tensors(a.model);
-        auto params = t5s::select_t5_parameters(loaded, config, loaded.files.back());
-        std::map<const void*, at::Tensor> converted;  // tied names share one tensor, also after .to(device)
-        for (auto& [name, t] : params) {
-            auto it = converted.find(t.unsafeGetTensorImpl());
-            if (it == converted.end()) {
-                at::Tensor c = t.to(device, at::kFloat).contiguous();
-                c.set_requires_grad(true);
-                it = converted.emplace(t.unsafeGetTensorImpl(), c).first;
-                trainable_.push_back(c);
-            }
-            t = it->second;
-        }
-        net_ = std::make_unique<t5s::T5Network>(config, std::move(params));
-        net_->set_training(true, config.dropout_rate);
-        std::vector<t5s::NamedParam> named;
-        for (size_t i = 0; i < trainable_.size(); ++i) named.push_back({std::to_string(i), trainable_[i], true});
-        optimizer_ = t5s::make_adamw(std::move(named), {0.9, 0.999, 1e-8, 0.01});
-        std::vector<int64_t> src, lab;
+    TrainStep(const Args& a, const Workload& w, at::Device device) : args_(a), w_(w) {
+        model_ = t5s::load_trainable(a.model, device);
+        if (w.variant == "lora") t5s::make_lora_trainable(model_, t5s::init_lora_adapter(model_.config, t5s::LoraSettings{}, 1), device);
+        model_.net->set_training(true, model_.config.dropout_rate);
+        model_.net->set_gradient_checkpointing(w.variant == "ckpt");
+        optimizer_ = t5s::make_adamw(model_.named, {0.9, 0.999, 1e-8, 0.01});
+        std::vector<std::vector<int>> sources, targets;
         for (int i = 0; i < w.batch; ++i) {
-            for (int id : source_ids(i, a.train_src)) src.push_back(id);
-            for (int id : target_ids(i, a.train_tgt)) lab.push_back(id);
+            sources.push_back(source_ids(i, a.train_src));
+            targets.push_back(target_ids(i, a.train_tgt));
         }
-        ids_ = at::tensor(src, at::kLong).view({w.batch, a.train_src}).to(device);
-        labels_ = at::tensor(lab, at::kLong).view({w.batch, a.train_tgt}).to(device);
-        mask_ = at::ones_like(ids_);
+        batch_ = t5s::make_batch_from_ids(sources, targets, device);
     }
 
     RunResult operator()() {
-        for (at::Tensor& p : trainable_) p.mutable_grad() = at::Tensor();  // zero_grad(set_to_none)
-        at::Tensor enc = net_->encode(ids_, mask_);
-        at::Tensor hidden = net_->decode(net_->shift_right(labels_), enc, mask_);
-        at::Tensor loss = t5s::T5Network::loss(net_->lm_logits(hidden), labels_);
+        for (const t5s::NamedParam& p : model_.named) p.tensor.mutable_grad() = at::Tensor();  // zero_grad(set_to_none)
+        at::Tensor loss = t5s::forward_loss(*model_.net, batch_, t5s::TrainPrecision::Fp32);
         loss.backward();
         optimizer_->step(1e-4);
         (void)loss.item<double>();  // host sync (CUDA)
@@ -243,11 +229,9 @@ private:
     t5s::CpuBlockCacheScope block_cache_;  // first: outlives the tensors below
     const Args& args_;
     Workload w_;
-    at::Device device_;
-    std::vector<at::Tensor> trainable_;
-    std::unique_ptr<t5s::T5Network> net_;
+    t5s::TrainableModel model_;
     std::unique_ptr<t5s::Optimizer> optimizer_;
-    at::Tensor ids_, labels_, mask_;
+    t5s::Batch batch_;
 };
 
 int run(int argc, char** argv) {
