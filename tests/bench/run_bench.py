@@ -219,6 +219,10 @@ def acceptance_notes(rows, loads, device):
             continue
         if not t5s["exact_new_tokens"]:
             notes.append(f"{r['model']} {w} {r['dtype']}: T5 Studio did not produce exactly the requested new tokens")
+        ct2 = s.get("ctranslate2")
+        if device == "cpu" and ct2 and t5s["peak_rss_mb"] > 1.2 * ct2["peak_rss_mb"]:
+            notes.append(f"RSS target missed: {r['model']} {w} {r['dtype']} peak {t5s['peak_rss_mb']:.0f} MB = "
+                         f"{t5s['peak_rss_mb'] / ct2['peak_rss_mb']:.2f}x CTranslate2's {ct2['peak_rss_mb']:.0f} MB (target <= 1.2x)")
         if w.startswith(("greedy", "beam")):
             hf, ct = s.get("transformers"), s.get("ctranslate2")
             if hf and t5s["tokens_per_s"] / hf["tokens_per_s"] < 3.0:
