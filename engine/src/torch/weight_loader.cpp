@@ -37,7 +37,6 @@ bool is_known_buffer(const std::string& name) {
                                             ", expected a floating-point weight (F32, F16, BF16)");
 }
 
-// The torch type of a stored weight; nullopt for a known buffer (skipped); throws for any other.
 // A tensor of its own holding `view`'s bytes; the file pages it was read from leave this process's
 // memory at once (keeping them as well doubled the load-time peak: t5-small fp32 file 242 MB +
 // copies 242 MB). A later read of the mapping would fault them back in.
@@ -51,6 +50,7 @@ at::Tensor copy_of_view(const std::shared_ptr<SafetensorsFile>& file, const Tens
     return t;
 }
 
+// The torch type of a stored weight; nullopt for a known buffer (skipped); throws for any other.
 std::optional<at::ScalarType> to_torch(DType d, const fs::path& file, const std::string& name) {
     switch (d) {
         case DType::F32: return at::kFloat;
