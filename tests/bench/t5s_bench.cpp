@@ -167,6 +167,7 @@ Args parse_args(int argc, char** argv) {
 struct RunResult {
     int64_t tokens = 0;
     int min_new = 1 << 30, max_new = 0;
+    double forward_s = 0, backward_s = 0, optimizer_s = 0;  // train: where the step's time went
 };
 
 RunResult run_generation(const t5s::Model& model, const Workload& w, const Args& a, int seed) {
@@ -215,11 +216,15 @@ public:
 
     RunResult operator()() {
         for (const t5s::NamedParam& p : model_.named) p.tensor.mutable_grad() = at::Tensor();  // zero_grad(set_to_none)
+        RunResult r;
+        auto t = Clock::now();
         at::Tensor loss = t5s::forward_loss(*model_.net, batch_, t5s::TrainPrecision::Fp32);
+        r.forward_s = seconds_since(t), t = Clock::now();
         loss.backward();
+        r.backward_s = seconds_since(t), t = Clock::now();
         optimizer_->step(1e-4);
         (void)loss.item<double>();  // host sync (CUDA)
-        RunResult r;
+        r.optimizer_s = seconds_since(t);
         r.tokens = static_cast<int64_t>(w_.batch) * args_.train_tgt;
         r.min_new = r.max_new = args_.train_tgt;
         return r;
@@ -290,7 +295,7 @@ int run(int argc, char** argv) {
         }
         reset_peak_rss();
         gpu.reset();
-        std::vector<double> runs;
+        std::vector<double> runs, forward, backward, optimizer;
         RunResult last;
         int lo = 1 << 30, hi = 0;
         for (int i = 0; i < a.warmup + a.runs; ++i) {
@@ -301,6 +306,7 @@ int run(int argc, char** argv) {
             if (i >= a.warmup) {
                 runs.push_back(dt);
                 lo = std::min(lo, last.min_new), hi = std::max(hi, last.max_new);
+                forward.push_back(last.forward_s), backward.push_back(last.backward_s), optimizer.push_back(last.optimizer_s);
             }
         }
         json entry{{"runs_s", runs}, {"tokens", last.tokens}, {"new_tokens_min", lo}, {"new_tokens_max", hi},
@@ -310,6 +316,7 @@ int run(int argc, char** argv) {
             const t5s::CpuBlockCacheStats c = t5s::cpu_block_cache_stats();
             entry["block_cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"peak_live_bytes", c.peak_live_bytes},
                                     {"cached_bytes", c.cached_bytes}};
+            entry["phases_s"] = {{"forward", forward}, {"backward", backward}, {"optimizer", optimizer}};
         }
         process_peak = std::max(process_peak, status_bytes("VmHWM"));
         out[w.name] = entry;
