@@ -1,8 +1,8 @@
 # Benchmark driver (not a test; see tests/bench/README.md): build/tests/t5s_bench.
-# Included by tests/CMakeLists.txt. Uses the engine's internal T5Network for the training step,
+# Included by tests/CMakeLists.txt. Its training step runs the trainer's own path (trainer/core.h),
 # hence the engine/src include path and the direct LibTorch link.
 add_executable(t5s_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/t5s_bench.cpp")
-# The training step uses the trainer's own optimizer.
+# The training step: the trainer's loading, loss, AdamW and block cache.
 target_link_libraries(t5s_bench PRIVATE t5s_engine t5s_trainer t5s_torch_cpu)
 target_include_directories(t5s_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_bench PRIVATE ${TORCH_CXX_FLAGS})
