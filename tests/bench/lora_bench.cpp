@@ -76,11 +76,11 @@ int count_only(const std::map<std::string, std::string>& f) {
     return 0;
 }
 
-// Bytes the allocator hands out now (heap + mmapped chunks): live tensors, unlike RSS, which keeps
-// freed pages the allocator has not returned.
+// Bytes handed out now — malloc's heap and mmapped chunks plus the block cache's live blocks (the
+// tensors of 256 KiB and more): live tensors, unlike RSS, which keeps freed pages not yet returned.
 int64_t heap_in_use_bytes() {
     const struct mallinfo2 m = mallinfo2();
-    return static_cast<int64_t>(m.uordblks + m.hblkhd);
+    return static_cast<int64_t>(m.uordblks + m.hblkhd) + cpu_block_cache_stats().live_bytes;
 }
 
 }  // namespace
