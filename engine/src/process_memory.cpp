@@ -32,12 +32,12 @@ struct Mapping {
     std::string perms, path;
     bool file_backed = false;
     int64_t rss_kb = 0, anonymous_kb = 0;
-    std::string flags;  // VmFlags: "io"/"pf" device memory, "lo" locked
+    std::string flags;  // VmFlags: "io"/"pf" device memory, "lo" locked, "dd" not dumped, "ht" hugetlb
 
     bool clean_private_file_pages() const {
         if (!file_backed || path.rfind("/dev/", 0) == 0 || perms.size() < 4) return false;
         if (perms[1] == 'w' || perms[3] != 'p' || rss_kb == 0 || anonymous_kb != 0) return false;
-        for (const char* f : {" io ", " pf ", " lo ", " dd "}) {
+        for (const char* f : {" io ", " pf ", " lo ", " dd ", " ht "}) {
             if (flags.find(f) != std::string::npos) return false;
         }
         return true;
