@@ -11,17 +11,17 @@
 namespace t5s {
 namespace {
 
-// "Key:   123 kB" lines of /proc/self/status and /proc/meminfo, in bytes.
+// The number of a "Key:   123 kB" line of /proc, in kB.
+int64_t kb_value(const std::string& line) {
+    return std::stoll(line.substr(line.find(':') + 1));
+}
+
+// The "Key:" line of /proc/self/status or /proc/meminfo, in bytes; 0 when absent.
 int64_t proc_kb_field(const char* file, const std::string& key) {
     std::ifstream in(file);
     std::string line;
     while (std::getline(in, line)) {
-        if (line.rfind(key, 0) == 0) {
-            std::istringstream ss(line.substr(key.size()));
-            int64_t kb = 0;
-            ss >> kb;
-            return kb * 1024;
-        }
+        if (line.rfind(key, 0) == 0) return kb_value(line) * 1024;
     }
     return 0;
 }
@@ -55,10 +55,6 @@ Mapping parse_mapping_header(const std::string& line) {
     m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
     m.file_backed = inode != "0" && !m.path.empty() && m.path[0] == '/';
     return m;
-}
-
-int64_t kb_value(const std::string& line) {
-    return std::stoll(line.substr(line.find(':') + 1));
 }
 
 }  // namespace

@@ -107,19 +107,27 @@ at::Tensor Linear::product(const at::Tensor& x) const {
         form_);
 }
 
+namespace {
+
+// Rows `flat` of a weight packed in blocks of 16 rows whose row is the second index of its block
+// ([N/16, X, 16, ...]: the fp32 panels and the VNNI int8 layout) -> [rows, X, ...].
+at::Tensor rows_of_blocks_of_16(const at::Tensor& packed, const at::Tensor& flat) {
+    return packed.index({at::floor_divide(flat, 16), at::indexing::Slice(), at::remainder(flat, 16)});
+}
+
+}  // namespace
+
 at::Tensor Linear::rows(const at::Tensor& ids) const {
-    using at::indexing::Slice;
     if (const Plain* f = std::get_if<Plain>(&form_)) return at::embedding(f->weight, ids);
     const at::Tensor flat = ids.reshape({-1});
     std::vector<int64_t> shape(ids.sizes().begin(), ids.sizes().end());
     if (const Fp32Panels* f = std::get_if<Fp32Panels>(&form_)) {
-        shape.push_back(f->panels.size(1));  // panels [N/16, K, 16]: row n is column n % 16 of panel n / 16
-        return f->panels.index({at::floor_divide(flat, 16), Slice(), at::remainder(flat, 16)}).view(shape);
+        shape.push_back(f->panels.size(1));  // panels [N/16, K, 16]
+        return rows_of_blocks_of_16(f->panels, flat).view(shape);
     }
     if (const CpuInt8* f = std::get_if<CpuInt8>(&form_)) {
         const Int8Weight& w = f->weight;  // packed [N/16, K/4, 16, 4]
-        at::Tensor q = w.packed.index({at::floor_divide(flat, 16), Slice(), at::remainder(flat, 16)});
-        q = q.reshape({flat.size(0), -1}).narrow(1, 0, w.k);
+        const at::Tensor q = rows_of_blocks_of_16(w.packed, flat).reshape({flat.size(0), -1}).narrow(1, 0, w.k);
         shape.push_back(w.k);
         return q.to(at::kFloat).mul_(w.scale.index({flat}).unsqueeze(1)).view(shape);
     }

@@ -165,7 +165,7 @@ bool T5Network::embedding_in_head() const {
 }
 
 at::Tensor T5Network::embed(const at::Tensor& ids) const {
-    if (!shared_.defined() && !shared_int8_.defined()) return head_.rows(ids);  // embedding_in_head()
+    if (embedding_in_head()) return head_.rows(ids);
     if (!shared_int8_.defined()) {
         at::Tensor e = at::embedding(shared_, ids);
         return e.scalar_type() == dtype_ ? e : e.to(dtype_);  // a frozen base held in a smaller dtype

@@ -40,12 +40,10 @@ bool is_known_buffer(const std::string& name) {
 // A tensor of its own holding `view`'s bytes; the file pages it was read from leave this process's
 // memory at once (keeping them as well doubled the load-time peak: t5-small fp32 file 242 MB +
 // copies 242 MB). A later read of the mapping would fault them back in.
-at::Tensor copy_of_view(const std::shared_ptr<SafetensorsFile>& file, const TensorView& view, at::ScalarType type) {
+at::Tensor copy_of_view(const TensorView& view, at::ScalarType type) {
     at::Tensor t = at::empty(view.shape, at::TensorOptions().dtype(type));
     if (!view.nbytes) return t;
-    at::Tensor mapped = map_tensor_view(file, view, type);
-    if (mapped.defined()) return t.copy_(mapped);  // its storage's end drops the pages
-    std::memcpy(t.data_ptr(), view.data, view.nbytes);  // unaligned for the element type
+    std::memcpy(t.data_ptr(), view.data, view.nbytes);  // byte copy: the mapping may be unaligned
     drop_file_pages(view.data, view.nbytes);
     return t;
 }
@@ -70,7 +68,7 @@ void read_safetensors(const fs::path& file, WeightStorage storage, LoadedWeights
         if (!type) continue;
         at::Tensor t;
         if (storage == WeightStorage::Mapped && view.nbytes) t = map_tensor_view(st, view, *type);
-        if (!t.defined()) t = copy_of_view(st, view, *type);
+        if (!t.defined()) t = copy_of_view(view, *type);
         out.tensors[name] = t;
     }
     out.files.push_back(file.string());
