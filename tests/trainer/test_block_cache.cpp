@@ -53,9 +53,16 @@ TEST_CASE("the CPU block cache reuses freed large blocks and leaves with its sco
 
 TEST_CASE("a miss unmaps cached blocks of sizes no longer asked for", "[trainer][memory]") {
     CpuBlockCacheScope scope;
-    for (int64_t rows = 256; rows <= 4096; rows *= 2) {  // a size that changes every step
-        at::Tensor t = at::ones({rows, 1024});
+    const CpuBlockCacheStats start = cpu_block_cache_stats();
+    // 16 sizes from 1 to 2 MiB, each its own size class (classes are 64 KiB apart there), one freed
+    // before the next: kept, they would be ~24 MiB cached against a ~2 MiB peak.
+    constexpr int kSizes = 16;
+    for (int i = 0; i < kSizes; ++i) {
+        at::Tensor t = at::ones({256 + 16 * i, 1024});
         const CpuBlockCacheStats s = cpu_block_cache_stats();
-        CHECK(s.live_bytes + s.cached_bytes <= s.peak_live_bytes + s.peak_live_bytes / 4 + rows * 1024 * 4);
+        CHECK(s.live_bytes + s.cached_bytes <= s.peak_live_bytes + s.peak_live_bytes / 4 + t.nbytes() + (64 << 10));
     }
+    const CpuBlockCacheStats end = cpu_block_cache_stats();
+    CHECK(end.misses - start.misses == kSizes);
+    CHECK(end.cached_bytes <= end.peak_live_bytes + end.peak_live_bytes / 4);
 }
