@@ -8,3 +8,9 @@ add_test(NAME hub COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hu
 set_tests_properties(hub PROPERTIES TIMEOUT 600)
 t5s_add_skippable_test(hub_disk_full ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hub/test_hub_pull.py
                        $<TARGET_FILE:t5studio> ${CMAKE_CURRENT_BINARY_DIR}/hub_disk_work disk_full)
+# `t5studio pull` against a hostile Hub (tests/hub/hostile_hub_server.py): paths out of the cache,
+# non-HTTP redirects, the token sent to another port, oversized and dripping answers, SIGINT/SIGTERM.
+# Loopback only; each attack has its own deadline.
+add_test(NAME hub_hostile COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hub/test_hub_hostile.py
+         $<TARGET_FILE:t5studio> ${CMAKE_CURRENT_BINARY_DIR}/hub_hostile_work)
+set_tests_properties(hub_hostile PROPERTIES TIMEOUT 300)

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "hub/hub_paths.h"
 #include "hub/hub_plan.h"
 #include "hub/sha256.h"
 #include "t5s/hub.h"
@@ -130,6 +131,25 @@ TEST_CASE("hub: a pull fetches configs, tokenizer and one weight format, nothing
     files = select_files(st, R"([{"path": ""}, {"path": "1_Pooling"}, {"path": "2_Dense"}, {"path": "3_Normalize"}])");
     CHECK(files == std::vector<std::string>{"config.json", "modules.json", "vocab.txt", "1_Pooling/config.json",
                                             "2_Dense/config.json", "2_Dense/model.safetensors", "model.safetensors"});
+}
+
+TEST_CASE("hub: names from a server stay inside the cache and print escaped", "[hub]") {
+    for (const char* ok : {"config.json", "1_Pooling/config.json", "a.b/c..d", "\xc3\xa9t\xc3\xa9.json"})
+        CHECK(unsafe_path_reason(ok).empty());
+    const std::vector<std::string> bad = {"", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a/", ".", "a\\b",
+                                          "a\x1b[31m", std::string("a\0b", 3), std::string(1025, 'a'),
+                                          std::string(256, 'a') + "/b"};
+    for (const std::string& name : bad) CHECK_FALSE(unsafe_path_reason(name).empty());
+    const std::string modules = R"([{"path": "/tmp/out"}, {"path": "../../up"}, {"path": "ok"}])";
+    CHECK(select_files({"config.json", "/tmp/out/config.json", "../../up/config.json", "ok/config.json", "model.safetensors"},
+                       modules) == std::vector<std::string>{"config.json", "ok/config.json", "model.safetensors"});
+    CHECK_THROWS_AS(check_module_paths("o/n", modules), PullError);
+    CHECK(is_commit_hash(std::string(40, 'a')));
+    CHECK_FALSE(is_commit_hash("../../../../../../../../../../../../../x"));
+    CHECK_FALSE(is_blob_name(".."));
+    CHECK_FALSE(is_blob_name("a/b"));
+    CHECK(shown("a\x1b[31m\n\xff\\", 200) == "a\\x1b[31m\\x0a\\xff\\x5c");
+    CHECK(shown(std::string(300, 'x'), 200) == std::string(200, 'x') + "...");
 }
 
 TEST_CASE("hub: architectures T5 Studio cannot run are refused with one line", "[hub]") {

@@ -24,13 +24,14 @@ const CommandSpec kPullSpec = {"pull", "download a model from the Hugging Face H
     {"endpoint", "URL", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)"},
     {"cache-dir", "DIR", "cache folder (default $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)"},
     {"retries", "N", "retries per request on server errors and dropped connections, 0..20 (default 4; backoff 0.5 s doubling, at most 8 s)"},
+    {"stall-timeout", "S", "drop (and retry) a transfer slower than 1 KiB/s for S seconds, 1..600 (default 30)"},
     {"offline", "", "no network: only resolve it from the cache (also HF_HUB_OFFLINE=1)"},
     {"json", "", "progress and the result as JSON lines on stdout"},
 }};
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};  // set by SIGINT / SIGTERM; read by the download between chunks
+std::atomic<bool> g_interrupted{false};  // set by SIGINT / SIGTERM; the transfer asks it every 100 ms
 
 void on_interrupt(int) { g_interrupted.store(true); }
 
@@ -80,7 +81,7 @@ void ProgressPrinter::operator()(const hub::PullProgress& p) {
     char eta[32] = "?";
     if (p.eta_s >= 0) std::snprintf(eta, sizeof eta, "%.0f s", p.eta_s);
     std::fprintf(stderr, "%s[%d/%d] %s  %s / %s  %s/s  ETA %s%s", tty ? "\r\033[K" : "", p.file_index, p.file_count,
-                 p.file.c_str(), mib(p.done_bytes).c_str(), mib(p.total_bytes).c_str(), mib(int64_t(p.rate_bytes_per_s)).c_str(), eta,
+                 hub::shown(p.file, 300).c_str(), mib(p.done_bytes).c_str(), mib(p.total_bytes).c_str(), mib(int64_t(p.rate_bytes_per_s)).c_str(), eta,
                  tty ? "" : "\n");
 }
 
@@ -95,6 +96,7 @@ hub::PullOptions options_from(const Args& args) {
     o.endpoint = args.get("endpoint");
     o.cache = args.get("cache-dir");
     o.max_retries = args.get_int("retries", 4, 0, 20);
+    o.stall_timeout_s = args.get_int("stall-timeout", 30, 1, 600);
     o.offline = args.has("offline");
     return o;
 }

@@ -352,26 +352,42 @@ def check_disk_full(hub):
         subprocess.run(["umount", mnt])
 
 
+# Each check by name, in the order "all" runs them; the ones reading huggingface_hub's cache get it
+# filled first (server_is_honest) when run alone.
+ORDER = ["server_is_honest", "pull_and_transformers", "drop_and_resume", "kill_and_resume", "ctrl_c", "corrupt", "errors",
+         "open_by_name"]
+NEEDS_HF_CACHE = {"pull_and_transformers", "open_by_name"}
+
+
+def run_checks(hub, names):
+    hf_cache = os.path.join(WORK, "hf-cache")
+    steps = {
+        "server_is_honest": lambda: check_server_is_honest(hub, fresh("hf-cache")),
+        "pull_and_transformers": lambda: check_pull_and_transformers(hub, hf_cache),
+        "drop_and_resume": lambda: check_drop_and_resume(hub),
+        "kill_and_resume": lambda: check_kill_and_resume(hub),
+        "ctrl_c": lambda: check_ctrl_c(hub),
+        "corrupt": lambda: check_corrupt(hub),
+        "errors": lambda: check_errors(hub),
+        "open_by_name": lambda: check_open_by_name(hf_cache, hub),
+        "disk_full": lambda: check_disk_full(hub),
+    }
+    unknown = [n for n in names if n not in steps]
+    if unknown:
+        raise SystemExit(f"unknown check(s) {unknown}; known: all, {', '.join(steps)}")
+    if NEEDS_HF_CACHE & set(names) and "server_is_honest" not in names:
+        names = ["server_is_honest"] + names
+    for name in names:
+        steps[name]()
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     repos = hub_fixtures.build(os.path.join(WORK, "repos"))
     hub = HubServer(repos, gated=["t5s-test/gated-t5"])
     hub.repos = repos
-    try:
-        if MODE == "disk_full":
-            check_disk_full(hub)
-        elif MODE != "all":  # one check by name, for debugging: drop_and_resume, kill_and_resume, ...
-            globals()["check_" + MODE](hub)
-        else:
-            hf_cache = fresh("hf-cache")
-            check_server_is_honest(hub, hf_cache)
-            check_pull_and_transformers(hub, hf_cache)
-            check_drop_and_resume(hub)
-            check_kill_and_resume(hub)
-            check_ctrl_c(hub)
-            check_corrupt(hub)
-            check_errors(hub)
-            check_open_by_name(hf_cache, hub)
+    try:  # one check by name (drop_and_resume, ctrl_c, ...) for debugging, or all of them
+        run_checks(hub, ORDER if MODE == "all" else [MODE])
     finally:
         hub.stop()
     print(f"{len(failures)} failure(s)")

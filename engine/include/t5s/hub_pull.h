@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "t5s/error.h"
@@ -76,7 +77,7 @@ struct PullOptions {
     int max_retries = 4;              // per request, on 5xx / 429 / dropped connections
     double backoff_s = 0.5;           // first retry delay; doubled each time, at most 8 s
     long connect_timeout_s = 10;      // per connection attempt
-    long stall_timeout_s = 30;        // a transfer with no byte for this long is dropped and retried
+    long stall_timeout_s = 30;        // a transfer under 1 KiB/s for this long is dropped and retried
 };
 
 // What a pull is doing now, for a progress line or bar. Bytes are this pull's files; `done`
@@ -105,9 +106,14 @@ struct PullResult {
     bool from_cache_only = false;     // offline: nothing was fetched
 };
 
+// `text` (a name or words a Hub server chose) safe to print: control bytes, DEL, backslash and
+// bytes >= 0x80 as \xNN, cut after `max_bytes` of input with "..." (one short line at most).
+std::string shown(std::string_view text, size_t max_bytes = 200);
+
 // Throws PullError (one line naming the repository, file or status) on failure. `on_progress` is
 // called on the calling thread, at most ~10 times a second plus at phase changes; `cancelled`, when
-// given, is asked between chunks (and during retry waits): true stops with PullFailure::Cancelled.
+// given, is asked at least every 100 ms of a transfer (bytes flowing or not), during retry waits and
+// during the SHA-256 check: true stops with PullFailure::Cancelled, the partial download kept.
 PullResult pull_model(const PullOptions& options, const std::function<void(const PullProgress&)>& on_progress,
                       const std::function<bool()>& cancelled = {});
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "hub/hub_paths.h"
 #include "hub/sha256.h"
 
 namespace t5s::hub {
@@ -43,7 +44,7 @@ int64_t to_int(const std::string& s) {
 }
 
 std::string http_what(const HttpResponse& r) {
-    if (r.status == 0) return r.curl_error.empty() ? "no answer" : r.curl_error;
+    if (r.status == 0) return r.curl_error.empty() ? "no answer" : shown(r.curl_error);
     return "HTTP " + std::to_string(r.status);
 }
 
@@ -56,7 +57,7 @@ std::string resolve_url(const std::string& endpoint, const std::string& repo, co
 Fetcher::Fetcher(const PullOptions& options, std::string endpoint, std::string token, std::function<bool()> cancelled)
     : options_(options),
       endpoint_(std::move(endpoint)),
-      http_(std::move(token), options.connect_timeout_s, options.stall_timeout_s),
+      http_(std::move(token), endpoint_, options.connect_timeout_s, options.stall_timeout_s, cancelled),
       cancelled_(std::move(cancelled)) {}
 
 void Fetcher::check_status(const HttpResponse& r, const std::string& what) const {
@@ -64,6 +65,10 @@ void Fetcher::check_status(const HttpResponse& r, const std::string& what) const
         throw PullError(PullFailure::Cancelled,
                         what + ": interrupted; the partial download is kept, run the same pull again to resume");
     if (r.write_failed) throw PullError(PullFailure::DiskFull, what + ": writing to the cache failed (disk full?)");
+    if (!r.refused_url.empty())
+        throw PullError(PullFailure::Server, what + ": the server redirects to '" + shown(r.refused_url) +
+                                                 "'; only http and https are followed, refused");
+    if (r.too_large) throw PullError(PullFailure::Server, what + ": the server's answer is larger than allowed; refused");
     if (r.status == 401 || r.status == 403)
         throw PullError(PullFailure::Unauthorized,
                         what + ": " + http_what(r) +
@@ -79,11 +84,11 @@ void Fetcher::check_status(const HttpResponse& r, const std::string& what) const
                         what + ": " + http_what(r) + " after " + std::to_string(options_.max_retries) + " retries");
     if (r.status >= 400) throw PullError(PullFailure::BadRequest, what + ": " + http_what(r));
     throw PullError(PullFailure::Network,
-                    what + ": transfer failed (" + (r.curl_error.empty() ? http_what(r) : r.curl_error) + ")");
+                    what + ": transfer failed (" + (r.curl_error.empty() ? http_what(r) : shown(r.curl_error)) + ")");
 }
 
 bool Fetcher::retryable(const HttpResponse& r) const {
-    if (r.aborted || r.write_failed || cancelled()) return false;
+    if (r.aborted || r.write_failed || r.too_large || !r.refused_url.empty() || cancelled()) return false;
     return r.status == 0 || r.status >= 500 || r.status == 429 || (!r.curl_error.empty() && r.status < 300);
 }
 
@@ -96,10 +101,13 @@ void Fetcher::backoff(int attempt, const std::string& what, const HttpResponse& 
     while (std::chrono::steady_clock::now() < until && !cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
-std::string Fetcher::get_text(const std::string& url, const std::string& what) {
+std::string Fetcher::get_text(const std::string& url, const std::string& what, int64_t max_bytes) {
     for (int attempt = 0;; ++attempt) {
-        HttpResponse r = http_.get(url);
+        HttpResponse r = http_.get(url, max_bytes);
         if (r.status >= 200 && r.status < 300 && r.curl_error.empty()) return r.body;
+        if (r.too_large && r.status < 300 && !cancelled())
+            throw PullError(PullFailure::Server, what + ": the server's answer is larger than " + std::to_string(max_bytes >> 20) +
+                                                     " MiB; refused");
         if (!retryable(r) || attempt >= options_.max_retries) check_status(r, what);
         backoff(attempt, what, r);
     }
@@ -107,22 +115,28 @@ std::string Fetcher::get_text(const std::string& url, const std::string& what) {
 
 FileMeta Fetcher::head_file(const std::string& repo, const std::string& commit, const std::string& file) {
     std::string url = resolve_url(endpoint_, repo, commit, file);
-    const std::string what = repo + "/" + file;
+    const std::string what = repo + "/" + shown(file);
     for (int attempt = 0, hops = 0;;) {
         HttpResponse r = http_.head(url);
         const std::string location = r.header("location");
-        if (r.status >= 300 && r.status < 400 && !location.empty() && location[0] == '/' && hops++ < 10) {
-            url = endpoint_ + location;  // a relative redirect (renamed repository): follow it
+        const bool redirect = r.status >= 300 && r.status < 400 && !location.empty();
+        const std::string target = !r.redirect_url.empty() ? r.redirect_url : location;
+        if (redirect && http_origin(target).empty())
+            throw PullError(PullFailure::Server, what + ": the server redirects to '" + shown(location) +
+                                                     "'; only http and https are followed, refused");
+        if (redirect && location[0] == '/' && location.rfind("//", 0) != 0 && hops++ < 10) {
+            url = target;  // a relative redirect (renamed repository): follow it
             continue;
         }
         if ((r.status >= 200 && r.status < 400) && r.curl_error.empty()) {
             FileMeta m;
-            m.etag = normalize_etag(!r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag"));
+            const std::string etag = !r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag");
+            m.etag = normalize_etag(etag);
             m.size = to_int(!r.header("x-linked-size").empty() ? r.header("x-linked-size") : r.header("content-length"));
-            m.location = r.status >= 300 && !location.empty() ? location : url;
+            m.location = redirect ? target : url;
             m.commit = r.header("x-repo-commit");
-            if (m.etag.empty() || m.etag.find('/') != std::string::npos)
-                throw PullError(PullFailure::Server, what + ": the server gave no usable ETag");
+            if (!is_blob_name(m.etag))
+                throw PullError(PullFailure::Server, what + ": the server gave no usable ETag ('" + shown(etag) + "')");
             return m;
         }
         if (!retryable(r) || attempt >= options_.max_retries) check_status(r, what);
@@ -132,6 +146,7 @@ FileMeta Fetcher::head_file(const std::string& repo, const std::string& commit, 
 
 int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const std::string& file, const std::string& sha256,
                             const std::function<void(int64_t, int64_t)>& on_bytes) {
+    if (meta.size < 0) throw PullError(PullFailure::Server, file + ": the server gave no size; refused");
     std::error_code ec;
     const fs::path blob = blobs / meta.etag, part = blobs / (meta.etag + ".incomplete");
     if (fs::is_regular_file(blob, ec) && (meta.size < 0 || int64_t(fs::file_size(blob, ec)) == meta.size)) {
@@ -145,7 +160,7 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
         std::FILE* out = std::fopen(part.c_str(), "ab");
         if (!out) throw PullError(PullFailure::DiskFull, part.string() + ": cannot be written");
         on_bytes(have, network);
-        HttpResponse r = http_.download(meta.location, out, have, [&](int64_t n) {
+        HttpResponse r = http_.download(meta.location, out, have, meta.size - have, [&](int64_t n) {
             on_bytes(have + n, network + n);
             return !cancelled();
         });
@@ -155,6 +170,11 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
             fs::remove(part, ec);
             if (attempt++ >= options_.max_retries) check_status(r, file);
             continue;
+        }
+        if (r.too_large && r.status < 300 && !cancelled()) {
+            fs::remove(part, ec);
+            throw PullError(PullFailure::HashMismatch, file + ": the server sent more than the " + std::to_string(meta.size) +
+                                                           " bytes announced; stopped there, the download was removed");
         }
         if ((r.status == 200 || r.status == 206) && r.curl_error.empty()) break;
         if (r.status == 416) break;  // nothing left to send: the checks below decide
@@ -169,7 +189,10 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
                         file + ": " + std::to_string(got) + " bytes, the Hub says " + std::to_string(meta.size) + "; removed");
     }
     if (!sha256.empty()) {
-        const std::string actual = sha256_file(part);
+        const std::string actual = sha256_file(part, [this] { return cancelled(); });
+        if (cancelled())
+            throw PullError(PullFailure::Cancelled,
+                            file + ": interrupted during the SHA-256 check; the download is kept, run the same pull again to finish");
         if (actual != sha256) {
             fs::remove(part, ec);
             throw PullError(PullFailure::HashMismatch,

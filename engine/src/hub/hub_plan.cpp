@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "hub/hub_paths.h"
 #include "t5s/hub_pull.h"
 
 namespace t5s::hub {
@@ -72,6 +73,7 @@ void add_weights(const std::vector<std::string>& files, const std::string& folde
     out.insert(out.end(), chosen.begin(), chosen.end());
 }
 
+// Every non-empty "path" of modules.json, as the server wrote it.
 std::vector<std::string> module_folders(const std::string& modules_json) {
     std::vector<std::string> out;
     try {
@@ -92,6 +94,7 @@ std::vector<std::string> select_files(const std::vector<std::string>& repo_files
     for (const std::string& f : repo_files)
         if (kConfigFiles.count(f)) out.push_back(f);
     for (const std::string& folder : module_folders(modules_json)) {
+        if (!unsafe_path_reason(folder).empty()) continue;
         for (const std::string& f : repo_files)
             if (f.rfind(folder + "/", 0) == 0 && f.find('/', folder.size() + 1) == std::string::npos &&
                 (ends_with(f, ".json") || ends_with(f, ".txt") || ends_with(f, ".model")))
@@ -100,6 +103,10 @@ std::vector<std::string> select_files(const std::vector<std::string>& repo_files
     }
     add_weights(repo_files, "", out);
     return out;
+}
+
+void check_module_paths(const std::string& repo, const std::string& modules_json) {
+    for (const std::string& folder : module_folders(modules_json)) check_relative_path(folder, repo + "/modules.json");
 }
 
 ModelKind check_architecture(const std::string& repo, const std::string& config_json, bool has_modules_json) {

@@ -22,8 +22,13 @@ struct ModelKind {
 // configs and tokenizer files; *.safetensors (+ index) when the repository has them, otherwise
 // pytorch_model*.bin (+ index); for a sentence-transformers repository (modules_json not empty) the
 // module folders it names, with the same weight preference. Other folders (onnx/, openvino/...),
-// other frameworks' weights and everything else are left out.
+// other frameworks' weights and everything else are left out. A module folder that is not a safe
+// relative path (hub_paths.h) is skipped; check_module_paths refuses it first.
 std::vector<std::string> select_files(const std::vector<std::string>& repo_files, const std::string& modules_json);
+
+// Throws PullError(Server), one line naming REPO/modules.json, when a module folder it names is not
+// a safe relative path (absolute, "..", control bytes: a hostile server's way out of the cache).
+void check_module_paths(const std::string& repo, const std::string& modules_json);
 
 // From config.json (and whether modules.json exists): T5/mT5 -> generation, BERT/XLM-R with
 // modules.json -> encoder. Throws PullError(Unsupported), one line naming the repository, the

@@ -10,6 +10,8 @@
 
 #include "env.h"
 #include "hub/hub_fetch.h"
+#include "hub/hub_http.h"
+#include "hub/hub_paths.h"
 #include "hub/hub_plan.h"
 #include "t5s/hub.h"
 
@@ -47,15 +49,19 @@ RepoInfo parse_repo_info(const std::string& body, const std::string& what) {
             if (s.contains("size") && s["size"].is_number_integer()) f.size = s["size"].get<int64_t>();
             if (s.contains("lfs") && s["lfs"].is_object()) {
                 f.sha256 = s["lfs"].value("sha256", std::string());
+                if (!f.sha256.empty() && (f.sha256.size() != 64 || !is_blob_name(f.sha256)))
+                    throw PullError(PullFailure::Server, what + ": the Hub gives '" + shown(f.name) + "' the SHA-256 '" +
+                                                             shown(f.sha256) + "'; refused");
                 if (s["lfs"].contains("size") && s["lfs"]["size"].is_number_integer()) f.size = s["lfs"]["size"].get<int64_t>();
             }
             info.files[f.name] = f;
         }
     } catch (const json::exception& e) {
-        throw PullError(PullFailure::Server, what + ": the Hub's answer is not the expected JSON (" + e.what() + ")");
+        throw PullError(PullFailure::Server, what + ": the Hub's answer is not the expected JSON (" + shown(e.what()) + ")");
     }
-    if (info.commit.size() != 40 || info.commit.find('/') != std::string::npos)
-        throw PullError(PullFailure::Server, what + ": the Hub gave no commit hash");
+    // The commit names the snapshot folder: 40 hex digits, nothing a path could be made of.
+    if (!is_commit_hash(info.commit))
+        throw PullError(PullFailure::Server, what + ": the Hub gave no commit hash ('" + shown(info.commit) + "')");
     return info;
 }
 
@@ -86,7 +92,7 @@ void write_snapshot(const fs::path& repo_dir, const PullResult& r, const std::ma
     const fs::path dir = fresh ? r.snapshot.parent_path() / ("." + r.commit + ".tmp") : r.snapshot;
     if (fresh) fs::remove_all(dir, ec);
     for (const auto& [file, etag] : etags) {
-        const fs::path link = dir / file;
+        const fs::path link = path_inside(dir, file, r.repo + "/" + shown(file));
         fs::create_directories(link.parent_path(), ec);
         fs::remove(link, ec);
         fs::create_symlink(blob_link(file, etag), link, ec);
@@ -95,7 +101,7 @@ void write_snapshot(const fs::path& repo_dir, const PullResult& r, const std::ma
     if (fresh) fs::rename(dir, r.snapshot, ec);
     if (ec) throw PullError(PullFailure::DiskFull, r.snapshot.string() + ": cannot be created (" + ec.message() + ")");
     if (revision == r.commit) return;
-    const fs::path ref = repo_dir / "refs" / revision, tmp = ref.string() + ".tmp";
+    const fs::path ref = path_inside(repo_dir / "refs", revision, r.repo + "@" + shown(revision)), tmp = ref.string() + ".tmp";
     fs::create_directories(ref.parent_path(), ec);
     {
         std::ofstream out(tmp, std::ios::trunc);
@@ -104,6 +110,17 @@ void write_snapshot(const fs::path& repo_dir, const PullResult& r, const std::ma
     }
     fs::rename(tmp, ref, ec);
     if (ec) throw PullError(PullFailure::DiskFull, ref.string() + ": cannot be written (" + ec.message() + ")");
+}
+
+// The size to hold a download to: the file list's and the HEAD's must agree (a HEAD could
+// otherwise announce more than the free-space check counted), and one of them must be known.
+FileMeta checked_size(FileMeta meta, const RepoFile& listed, const std::string& what) {
+    if (meta.size < 0) meta.size = listed.size;
+    if (meta.size < 0) throw PullError(PullFailure::Server, what + ": the Hub gives no size; refused");
+    if (listed.size >= 0 && listed.size != meta.size)
+        throw PullError(PullFailure::Server, what + ": the file list says " + std::to_string(listed.size) + " bytes, the download " +
+                                                 std::to_string(meta.size) + "; refused");
+    return meta;
 }
 
 PullResult from_cache(const PullOptions& o, const fs::path& cache) {
@@ -159,11 +176,16 @@ private:
 PullResult pull_model(const PullOptions& o, const std::function<void(const PullProgress&)>& on_progress,
                       const std::function<bool()>& cancelled) {
     if (!parse_repo_ref(o.repo) || o.repo.find('@') != std::string::npos)
-        throw PullError(PullFailure::BadRequest, o.repo + ": not a repository id (ORG/NAME)");
+        throw PullError(PullFailure::BadRequest, shown(o.repo) + ": not a repository id (ORG/NAME)");
+    // The revision names refs/REV in the cache: a branch or tag name, no way out of refs/.
+    if (!parse_repo_ref(o.repo + "@" + o.revision) || !unsafe_path_reason(o.revision).empty())
+        throw PullError(PullFailure::BadRequest, "'" + shown(o.revision) + "': not a revision (a branch, tag or commit)");
     const fs::path cache = o.cache.empty() ? cache_dir() : o.cache;
     if (o.offline || read_bool_from_env("HF_HUB_OFFLINE", false)) return from_cache(o, cache);
     std::string endpoint = o.endpoint.empty() ? read_string_from_env("HF_ENDPOINT", "https://huggingface.co") : o.endpoint;
     while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+    if (http_origin(endpoint).empty())
+        throw PullError(PullFailure::BadRequest, "'" + shown(endpoint) + "': the Hub endpoint must be an http or https URL");
     Fetcher net(o, endpoint, o.token.empty() ? read_token() : o.token, cancelled);
     Progress progress(on_progress);
     progress.report({"metadata", "", 0, 0, 0, 0, 0, -1}, true);
@@ -179,9 +201,12 @@ PullResult pull_model(const PullOptions& o, const std::function<void(const PullP
         has_modules ? net.get_text(resolve_url(endpoint, o.repo, info.commit, "modules.json"), o.repo + "/modules.json") : "";
     const ModelKind kind = check_architecture(o.repo, config, has_modules);
 
+    // Every name the server chose is checked before anything is written.
+    check_module_paths(o.repo, modules);
     std::vector<std::string> names;
     for (const auto& [name, f] : info.files) names.push_back(name);
     const std::vector<std::string> files = select_files(names, modules);
+    for (const std::string& f : files) check_relative_path(f, o.repo + ": the file list");
     bool has_weights = false;
     for (const std::string& f : files)
         has_weights |= f.find(".safetensors") != std::string::npos || f.find(".bin") != std::string::npos;
@@ -209,9 +234,9 @@ PullResult pull_model(const PullOptions& o, const std::function<void(const PullP
     for (size_t i = 0; i < files.size(); ++i) {
         const std::string& f = files[i];
         PullProgress p{"download", f, int(i + 1), int(files.size()), done_before, r.total_bytes, 0, -1};
-        const FileMeta meta = net.head_file(o.repo, info.commit, f);
+        const FileMeta meta = checked_size(net.head_file(o.repo, info.commit, f), info.files.at(f), o.repo + "/" + shown(f));
         const int64_t network_before = progress.network_;
-        const int64_t got = net.fetch_blob(meta, blobs, f, info.files.at(f).sha256, [&](int64_t file_bytes, int64_t network) {
+        const int64_t got = net.fetch_blob(meta, blobs, shown(f), info.files.at(f).sha256, [&](int64_t file_bytes, int64_t network) {
             p.done_bytes = done_before + file_bytes;
             progress.network_ = network_before + network;
             progress.report(p, false);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace t5s::hub {
@@ -24,7 +25,8 @@ private:
 };
 
 // The hex SHA-256 of a file's bytes (OpenSSL's libcrypto where the build found it, else Sha256);
-// throws t5s::Error(FileNotFound) when it cannot be read.
-std::string sha256_file(const std::filesystem::path& file);
+// throws t5s::Error(FileNotFound) when it cannot be read. `stop`, when given, is asked every MiB:
+// true returns "" at once (a Ctrl-C during the check of a big file).
+std::string sha256_file(const std::filesystem::path& file, const std::function<bool()>& stop = {});
 
 }  // namespace t5s::hub
