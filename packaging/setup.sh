@@ -14,7 +14,7 @@ profile="${T5S_SETUP_PROFILE:-test}"
 case "$profile" in runtime|test) ;; *) say "error: T5S_SETUP_PROFILE must be runtime or test (got '$profile')"; exit 2;; esac
 apt_packages=(build-essential cmake ninja-build pkg-config git ccache
   libsentencepiece-dev libgloo-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libcpp-httplib-dev libstb-dev
-  libglfw3-dev libimgui-dev libgl-dev fonts-noto-cjk libcurl4-openssl-dev libssl-dev
+  libglfw3-dev libimgui-dev libgl-dev fonts-noto-cjk libcurl4-openssl-dev libssl-dev libre2-dev
   python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
   # Tests (Catch2, Xvfb for the GUI, clang for fuzzing) and the Debian packages (packaging/deb.sh:

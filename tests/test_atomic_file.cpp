@@ -52,3 +52,52 @@ TEST_CASE("atomic file: temp files of killed writers are removed, a live writer'
     ::close(live_fd);
     fs::remove_all(dir);
 }
+
+namespace {
+
+mode_t mode_of(const fs::path& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+}
+
+void write_atomic(const fs::path& path, const std::string& text) {
+    t5s::AtomicFile file(path.string(), /*overwrite=*/true);
+    file.write(text);
+    file.commit();
+}
+
+// Sets the umask for one test case and restores it (the test runner has no other threads).
+struct ScopedUmask {
+    explicit ScopedUmask(mode_t mask) : old(::umask(mask)) {}
+    ~ScopedUmask() { ::umask(old); }
+    mode_t old;
+};
+
+}  // namespace
+
+TEST_CASE("atomic file: a new file honours the umask, a replaced one keeps its mode", "[atomic_file]") {
+    const fs::path dir = fs::temp_directory_path() / ("t5s_atomic_mode_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    {
+        ScopedUmask mask(077);
+        write_atomic(dir / "private.jsonl", "{}\n");
+        CHECK(mode_of(dir / "private.jsonl") == 0600);
+    }
+    {
+        ScopedUmask mask(022);
+        write_atomic(dir / "shared.jsonl", "{}\n");
+        CHECK(mode_of(dir / "shared.jsonl") == 0644);
+        // Replacing (export --force): the existing file's mode, whatever the umask says.
+        for (const mode_t mode : {mode_t(0600), mode_t(0640)}) {
+            const fs::path path = dir / ("existing_" + std::to_string(mode) + ".jsonl");
+            std::ofstream(path) << "old\n";
+            REQUIRE(::chmod(path.c_str(), mode) == 0);
+            write_atomic(path, "new content\n");
+            CHECK(mode_of(path) == mode);
+            CHECK(fs::file_size(path) == 12);
+        }
+    }
+    fs::remove_all(dir);
+}

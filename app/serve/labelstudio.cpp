@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <future>
-#include <regex>
 
+#include "serve/bounded_json.h"
 #include "serve/http_routes.h"
 #include "serve/learner.h"
 #include "serve/service.h"
@@ -24,12 +24,6 @@ using nlohmann::json;
 void reply(httplib::Response& res, int status, const json& j) {
     res.status = status;
     res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
-}
-
-std::string attribute(const std::string& tag, const std::string& name) {
-    const std::regex re("\\s" + name + "\\s*=\\s*\"([^\"]*)\"");
-    std::smatch m;
-    return std::regex_search(tag, m, re) ? m[1].str() : std::string();
 }
 
 std::string base64(const std::string& in) {
@@ -84,10 +78,10 @@ json prediction(const LabelConfig& c, const GenerationResult& r, const std::stri
 }
 
 void predict(const httplib::Request& req, httplib::Response& res, Service& svc) {
-    const json body = json::parse(req.body, nullptr, false);
+    const json body = parse_bounded_json(req.body, req.path + " body");
     if (!body.is_object() || !body.contains("tasks") || !body["tasks"].is_array())
         return reply(res, 400, {{"error", "/predict: expected {\"tasks\": [...], \"label_config\": \"<View>...\"}"}});
-    const LabelConfig c = parse_label_config(body.value("label_config", ""));
+    const LabelConfig c = parse_label_config(body.value("label_config", ""), "label_config");
     std::vector<std::string> texts;
     for (const auto& task : body["tasks"]) {
         const json data = task.is_object() ? task.value("data", json::object()) : json::object();
@@ -122,7 +116,7 @@ int64_t add_annotation(Learner& learner, const LabelConfig& c, const json& task,
 }
 
 void webhook(const httplib::Request& req, httplib::Response& res, Service& svc) {
-    const json body = json::parse(req.body, nullptr, false);
+    const json body = parse_bounded_json(req.body, req.path + " body");
     const std::string action = body.is_object() ? body.value("action", "") : "";
     if (action != "ANNOTATION_CREATED" && action != "ANNOTATION_UPDATED" && action != "START_TRAINING")
         return reply(res, 200, {{"status", "Unknown event"}, {"action", action}});
@@ -130,7 +124,7 @@ void webhook(const httplib::Request& req, httplib::Response& res, Service& svc) 
     if (!learner) return reply(res, 200, {{"status", "learning is off (start serve with --learn-dir and --history)"}});
     if (action == "START_TRAINING") return reply(res, 201, {{"job", learner->request_round()}});
     const json project = body.value("project", json::object());
-    const LabelConfig c = parse_label_config(project.value("label_config", ""));
+    const LabelConfig c = parse_label_config(project.value("label_config", ""), "project.label_config");
     const int64_t n = add_annotation(*learner, c, body.value("task", json::object()), body.value("annotation", json::object()));
     reply(res, 201, {{"pairs", n}, {"learning", learner->status()}});
 }
@@ -139,10 +133,10 @@ void webhook(const httplib::Request& req, httplib::Response& res, Service& svc) 
 void train(const httplib::Request& req, httplib::Response& res, Service& svc) {
     Learner* learner = svc.learner();
     if (!learner) return reply(res, 400, {{"error", "/train: learning is off (start serve with --learn-dir and --history)"}});
-    const json body = json::parse(req.body, nullptr, false);
+    const json body = parse_bounded_json(req.body, req.path + " body");
     int64_t n = 0;
     if (body.is_object() && body.contains("annotations") && body["annotations"].is_array()) {
-        const LabelConfig c = parse_label_config(body.value("label_config", ""));
+        const LabelConfig c = parse_label_config(body.value("label_config", ""), "label_config");
         for (const auto& task : body["annotations"])
             for (const auto& a : task.value("annotations", json::array())) n += add_annotation(*learner, c, task, a);
     }
@@ -164,32 +158,6 @@ auto guarded(Service& svc, F f) {
 
 }  // namespace
 
-LabelConfig parse_label_config(const std::string& xml) {
-    LabelConfig c;
-    std::vector<std::string> found;
-    const std::regex tag_re("<([A-Za-z]+)\\b[^>]*>");
-    for (auto it = std::sregex_iterator(xml.begin(), xml.end(), tag_re); it != std::sregex_iterator(); ++it) {
-        const std::string name = (*it)[1].str(), tag = (*it)[0].str();
-        if (name == "View" || name == "Header" || name == "Style") continue;
-        found.push_back(name);
-        if (name == "Text" && c.input_name.empty()) {
-            c.input_name = attribute(tag, "name");
-            const std::string value = attribute(tag, "value");
-            c.input_field = value.size() > 1 && value[0] == '$' ? value.substr(1) : "";
-        } else if (name == "TextArea" && c.output_name.empty()) {
-            c.output_name = attribute(tag, "name");
-            c.output_to = attribute(tag, "toName");
-        }
-    }
-    std::string tags;
-    for (const auto& f : found) tags += (tags.empty() ? "" : ", ") + f;
-    if (c.input_name.empty() || c.input_field.empty() || c.output_name.empty() || c.output_to != c.input_name)
-        throw Error(ErrorCode::InvalidArgument,
-                    "labeling config: supported is a <Text name=\"text\" value=\"$text\"/> input and a <TextArea name=\"paraphrase\" "
-                    "toName=\"text\"/> output for it; this config has: " + (tags.empty() ? std::string("no tags") : tags));
-    return c;
-}
-
 bool is_labelstudio_path(const std::string& path) {
     return path == "/" || path == "/setup" || path == "/predict" || path == "/webhook" || path == "/train";
 }
@@ -208,8 +176,8 @@ void install_labelstudio_routes(httplib::Server& server, Service& svc) {
         reply(res, 200, {{"status", "UP"}, {"model_class", "T5Studio"}, {"model_version", svc.model_version()}});
     });
     server.Post("/setup", guarded(svc, [](const httplib::Request& req, httplib::Response& res, Service& s) {
-        const json body = json::parse(req.body, nullptr, false);
-        if (body.is_object() && body.contains("schema") && body["schema"].is_string()) parse_label_config(body["schema"]);
+        const json body = parse_bounded_json(req.body, req.path + " body");
+        if (body.is_object() && body.contains("schema") && body["schema"].is_string()) parse_label_config(body["schema"].get<std::string>(), "schema");
         reply(res, 200, {{"model_version", s.model_version()}});
     }));
     server.Post("/predict", guarded(svc, predict));

@@ -62,6 +62,34 @@ void remove_abandoned_temp_files(const std::string& dir, const std::string& base
     ::closedir(d);
 }
 
+// The process's umask. umask() can only be read by setting it, which races with other threads
+// creating files; Linux shows it in /proc/self/status instead. Without /proc: the value read once
+// while static objects are initialised (before main starts threads).
+mode_t umask_at_start() {
+    const mode_t mask = ::umask(022);
+    ::umask(mask);
+    return mask;
+}
+const mode_t kUmaskAtStart = umask_at_start();
+
+mode_t current_umask() {
+    FILE* f = std::fopen("/proc/self/status", "re");
+    if (!f) return kUmaskAtStart;
+    unsigned mask = 0;
+    bool found = false;
+    char line[256];
+    while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(f);
+    return found ? static_cast<mode_t>(mask & 0777) : kUmaskAtStart;
+}
+
+// The mode of the finished file: the replaced file's permissions, or what open(O_CREAT, 0666)
+// would give a new one (mkostemp makes its temp file 0600 whatever the umask).
+mode_t final_mode(const struct stat* existing) {
+    if (existing && S_ISREG(existing->st_mode)) return existing->st_mode & 0777;
+    return 0666 & ~current_umask();
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what)
@@ -71,11 +99,13 @@ AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw Error(ErrorCode::FileNotFound, what_ + " " + path + ": directory " + dir + " does not exist");
-    if (::lstat(path.c_str(), &st) == 0) {
+    const bool exists = ::lstat(path.c_str(), &st) == 0;
+    if (exists) {
         if (S_ISDIR(st.st_mode)) throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " is a directory");
         if (!overwrite_)
             throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " already exists (use --force / overwrite to replace it)");
     }
+    const mode_t mode = final_mode(exists ? &st : nullptr);
     remove_abandoned_temp_files(dir, base_of(path));
     std::string tmpl = dir + "/." + base_of(path) + ".tmp-XXXXXX";
     fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
@@ -85,7 +115,7 @@ AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what
     }
     temp_ = tmpl;
     ::flock(fd_, LOCK_EX | LOCK_NB);  // "in use" for remove_abandoned_temp_files; released when fd_ closes
-    ::fchmod(fd_, 0644);
+    ::fchmod(fd_, mode);
     buffer_.reserve(kBufferSize);
 }
 

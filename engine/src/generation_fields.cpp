@@ -55,7 +55,7 @@ constexpr GenerationField kFields[] = {
     {"model_scores", &O::model_scores, "no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them",
      kStep, kAny, 0, 0, false},
     {"protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"", kNext},
-    {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this ECMAScript regex (label \"regex\")", kNext},
+    {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this regex (RE2 syntax: no backreferences or lookaround; label \"regex\")", kNext},
 };
 
 std::string number_text(double v) {

@@ -21,7 +21,7 @@ void draw_protect_settings(Controller& ctl) {
     const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
     ImGui::SetNextItemWidth(w * 0.55f);
     if (ImGui::InputTextWithHint("regex", "e.g. [A-Z]{2}-\\d+", &ws.options.protect_regex)) ctl.workspace().protect_changed();
-    help_marker("Matches of this ECMAScript regular expression are protected too (label \"regex\").");
+    help_marker("Matches of this regular expression (RE2 syntax: no backreferences or lookaround) are protected too (label \"regex\").");
     ImGui::SameLine(w);
     ImGui::SetNextItemWidth(w * 0.55f);
     ImGui::InputText("mark label", &ws.mark_label);

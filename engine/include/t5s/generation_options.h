@@ -69,7 +69,7 @@ struct GenerationOptions {
     // to sentinels, kept exactly once in every candidate and restored (a candidate that lost one is
     // dropped as "lost_span").
     std::string protect;        // detectors, comma-separated: placeholders,numbers,urls,emails ("" = none)
-    std::string protect_regex;  // an ECMAScript regex whose matches are protected too, label "regex" ("" = none)
+    std::string protect_regex;  // a regex (RE2 syntax) whose matches are protected too, label "regex" ("" = none)
     // Set by the engine when it masked spans (callers of generate_ids may set it): every sentinel
     // <extra_id_N> of an input is then emitted exactly once in each of its candidates, forced
     // before the length runs out. Not a user setting (not in the settings JSON).

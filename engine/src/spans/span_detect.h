@@ -16,7 +16,8 @@ struct ByteSpan {
 // Parses `protect` ("placeholders,numbers,urls,emails"; "" = none) into detector names; throws
 // InvalidArgument naming an unknown one.
 std::vector<std::string> parse_protect(const std::string& protect);
-// Throws InvalidArgument when `regex` is not a valid ECMAScript regex ("" is none).
+// Throws InvalidArgument naming protect_regex when `regex` is too long or not valid RE2 syntax
+// (RE2 has no backreferences or lookaround; "" is none).
 void check_protect_regex(const std::string& regex);
 
 // Every match of the detectors named (parse_protect's names) and of `regex`, in text order by
