@@ -63,7 +63,7 @@ Fetcher::Fetcher(const PullOptions& options, std::string endpoint, std::string t
 void Fetcher::check_status(const HttpResponse& r, const std::string& what) const {
     if (r.aborted || cancelled())
         throw PullError(PullFailure::Cancelled,
-                        what + ": interrupted; the partial download is kept, run the same pull again to resume");
+                        what + ": interrupted; what was downloaded is kept, run the same pull again to resume");
     if (r.write_failed) throw PullError(PullFailure::DiskFull, what + ": writing to the cache failed (disk full?)");
     if (!r.refused_url.empty())
         throw PullError(PullFailure::Server, what + ": the server redirects to '" + shown(r.refused_url) +
