@@ -15,7 +15,9 @@
 #include "cli/runtime_flags.h"
 #include "cli/settings_flags.h"
 #include "cli/json_output.h"
+#include "serve/guarded_server.h"
 #include "serve/http_routes.h"
+#include "serve/request_guard.h"
 #include "serve/service.h"
 #include "t5s/error.h"
 
@@ -49,6 +51,8 @@ std::vector<std::string> split_devices(const std::string& list) {
 }
 
 const RuntimeFlags kServeRuntime{Device::Auto};
+
+size_t connection_threads(int max_queue) { return static_cast<size_t>(std::max(64, std::min(max_queue, 1024) + 16)); }
 
 // The table's flags (serve/serve_config.h), then the ones it leaves to the command: the runtime
 // group, the key files and the device list.
@@ -89,11 +93,17 @@ int run_serve(const Argv& argv) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     serve::Service service(config);
-    httplib::Server server;
-    server.new_task_queue = [&] { return new httplib::ThreadPool(static_cast<size_t>(std::max(16, std::min(config.max_queue, 1024)))); };
-    serve::install_routes(server, service);
+    serve::RequestLimits limits;
+    limits.read_timeout_s = config.read_timeout_s;
+    serve::GuardedServer server(limits);
+    // One thread per connection, always more than the requests that may wait in the queue, so that
+    // waiting requests and clients still sending (each cut at --read-timeout) leave threads free.
+    server.new_task_queue = [&] { return new httplib::ThreadPool(connection_threads(config.max_queue)); };
+    serve::RequestGuard guard(config);
+    serve::install_routes(server, service, guard);
     const int port = config.port == 0 ? server.bind_to_any_port(config.host) : (server.bind_to_port(config.host, config.port) ? config.port : -1);
     if (port < 0) throw Error(ErrorCode::InvalidArgument, "cannot listen on " + config.host + ":" + std::to_string(config.port));
+    guard.set_port(port);
     print_json({{"listening", config.host + ":" + std::to_string(port)}});
     std::thread listener([&] { server.listen_after_bind(); });
     try {

@@ -8,8 +8,10 @@
 #include <map>
 #include <mutex>
 
+#include "serve/guarded_server.h"
 #include "serve/labelstudio.h"
 #include "serve/peer_watch.h"
+#include "serve/request_guard.h"
 #include "serve/request_json.h"
 #include "serve/service.h"
 #include "t5s/error.h"
@@ -56,7 +58,64 @@ const std::map<std::string, std::string> kAllowed = {
     // Label Studio's ML backend (serve/labelstudio.cpp)
     {"/", "GET"}, {"/setup", "POST"}, {"/predict", "POST"}, {"/webhook", "POST"}, {"/train", "POST"}};
 
-bool needs_key(const std::string& path) { return path == "/augment" || path == "/v1/settings"; }
+void send_refusal(httplib::Response& res, const Refusal& r) {
+    for (const auto& [name, value] : r.headers) res.set_header(name, value);
+    res.set_header("Connection", "close");
+    send_error(res, r.status, r.message);
+    // Its body (if any) stays unread: the connection closes rather than read it as the next request.
+    GuardedServer::close_after_response();
+}
+
+// A browser's preflight before a cross-origin request: the Origin was allowed (check_caller).
+void send_preflight(const httplib::Request& req, httplib::Response& res, const std::string& methods) {
+    res.status = 204;
+    res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+    res.set_header("Access-Control-Allow-Methods", methods);
+    res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+    res.set_header("Access-Control-Max-Age", "600");
+    res.set_header("Vary", "Origin");
+}
+
+// A Content-Length over `limit`; a malformed one is httplib's to refuse.
+bool declares_more_than(const httplib::Request& req, size_t limit) {
+    const std::string v = req.get_header_value("Content-Length");
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return false;
+    return v.size() > 18 || std::stoull(v) > limit;
+}
+
+// Before routing, with the headers only: the endpoint and method, then the guard, then a declared
+// body size over the limit (a chunked one is counted as it is read: guarded_server.h).
+httplib::Server::HandlerResponse screen(const httplib::Request& req, httplib::Response& res, const RequestGuard& guard,
+                                        const GuardedServer& server) {
+    using HR = httplib::Server::HandlerResponse;
+    auto it = kAllowed.find(req.path);
+    if (it == kAllowed.end()) {
+        send_refusal(res, {404, "no such endpoint: " + req.path, {}});
+        return HR::Handled;
+    }
+    const bool preflight = req.method == "OPTIONS" && req.has_header("Origin");
+    if (!preflight && it->second.find(req.method) == std::string::npos) {
+        send_refusal(res, {405, req.method + " is not allowed on " + req.path + " (allowed: " + it->second + ")", {{"Allow", it->second}}});
+        return HR::Handled;
+    }
+    if (auto refusal = preflight ? guard.check_caller(req) : guard.check(req)) {
+        send_refusal(res, *refusal);
+        return HR::Handled;
+    }
+    if (preflight) {
+        send_preflight(req, res, it->second);
+        return HR::Handled;
+    }
+    if (declares_more_than(req, server.limits().body_bytes)) {
+        send_refusal(res, {413, server.trip_message(RequestTrip::BodyBytes), {}});
+        return HR::Handled;
+    }
+    if (req.has_header("Origin")) {  // allowed: the page may read the answer
+        res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+        res.set_header("Vary", "Origin");
+    }
+    return HR::Unhandled;
+}
 
 void augment_stream(httplib::Response& res, Service& svc, Scheduler& scheduler, std::shared_ptr<Job> job,
                     std::shared_ptr<Channel> ch, std::shared_ptr<PeerWatch> peer) {
@@ -175,33 +234,10 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
     return diff == 0;
 }
 
-void install_routes(httplib::Server& server, Service& svc) {
-    server.set_payload_max_length(1 << 20);
-    server.set_pre_routing_handler([&svc](const httplib::Request& req, httplib::Response& res) {
-        auto it = kAllowed.find(req.path);
-        if (it == kAllowed.end()) {
-            send_error(res, 404, "no such endpoint: " + req.path);
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        if (it->second.find(req.method) == std::string::npos) {
-            res.set_header("Allow", it->second);
-            send_error(res, 405, req.method + " is not allowed on " + req.path + " (allowed: " + it->second + ")");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        const std::string& key = svc.config().api_key;
-        if (is_labelstudio_path(req.path)) {  // HTTP Basic as Label Studio sends it, or the Bearer key
-            if (labelstudio_authorized(req, svc)) return httplib::Server::HandlerResponse::Unhandled;
-            res.set_header("WWW-Authenticate", "Basic realm=\"t5studio\"");
-            send_error(res, 401, "missing or wrong credentials (HTTP Basic as configured with --basic-auth-file, or Bearer KEY)");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        if (!key.empty() && needs_key(req.path) && !constant_time_equal(req.get_header_value("Authorization"), "Bearer " + key)) {
-            res.set_header("WWW-Authenticate", "Bearer");
-            send_error(res, 401, "missing or wrong API key (Authorization: Bearer KEY)");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        return httplib::Server::HandlerResponse::Unhandled;
-    });
+void install_routes(GuardedServer& server, Service& svc, const RequestGuard& guard) {
+    server.set_payload_max_length(server.limits().body_bytes);
+    server.set_pre_routing_handler(
+        [&guard, &server](const httplib::Request& req, httplib::Response& res) { return screen(req, res, guard, server); });
     server.set_post_routing_handler([&svc](const httplib::Request& req, httplib::Response& res) {
         const std::string endpoint = kAllowed.count(req.path) ? req.path : "other";
         svc.metrics().add("t5studio_requests_total", {{"endpoint", endpoint}, {"code", std::to_string(res.status)}});
@@ -212,8 +248,15 @@ void install_routes(httplib::Server& server, Service& svc) {
         const CaughtError e = describe_exception(caught);
         send_error(res, e.code == ErrorCode::InvalidArgument ? 400 : e.code == ErrorCode::OutOfMemory ? 413 : 500, e.message);
     });
-    server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-        if (res.body.empty()) send_error(res, res.status, res.status == 413 ? "the body is larger than 1 MiB" : "request error");
+    // httplib's own refusals (a malformed request line, a Content-Length over the limit) and the
+    // server's limits (a request cut short: 408, 413, 431) as one JSON line.
+    server.set_error_handler([&server](const httplib::Request&, httplib::Response& res) {
+        const RequestTrip trip = GuardedServer::current_trip();
+        if (trip != RequestTrip::None) {
+            res.set_header("Connection", "close");
+            return send_error(res, server.trip_status(trip), server.trip_message(trip));
+        }
+        if (res.body.empty()) send_error(res, res.status, res.status == 413 ? server.trip_message(RequestTrip::BodyBytes) : "request error");
     });
     server.Post("/augment", [&svc](const httplib::Request& req, httplib::Response& res) { augment(req, res, svc); });
     server.Get("/v1/settings", [&svc](const httplib::Request& req, httplib::Response& res) { settings(req, res, svc); });

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "serve/request_json.h"
 #include "serve/service.h"
 #include "t5s/error.h"
 
@@ -28,6 +29,8 @@ Learner::~Learner() {
 void Learner::start() { thread_ = std::thread([this] { run(); }); }
 
 int64_t Learner::add_pair(const std::string& source, const std::string& target, const std::string& origin) {
+    check_text_bytes(source, "the pair's source");  // a round tokenises them
+    check_text_bytes(target, "the pair's target");
     bool trigger = false;
     int64_t n = 0;
     {

@@ -6,6 +6,7 @@
 #include "cli/json_output.h"
 #include "cli/quality_flags.h"
 #include "cli/span_json.h"
+#include "serve/bounded_json.h"
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
 
@@ -14,11 +15,18 @@ namespace {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
 
-nlohmann::json parse_object(const std::string& body) {
-    nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) bad("malformed JSON body");
-    if (!j.is_object()) bad("the body must be a JSON object");
+nlohmann::json parse_object(const std::string& body, const char* what) {
+    nlohmann::json j = parse_bounded_json(body, what);
+    if (!j.is_object()) bad(std::string(what) + ": the body must be a JSON object");
     return j;
+}
+
+// Checked before anything tokenises the text, whose cost grows with its bytes, not its tokens.
+std::string text_of(const nlohmann::json& v, const std::string& field) {
+    if (!v.is_string()) bad("'" + field + "' must be a string");
+    std::string text = v.get<std::string>();
+    check_text_bytes(text, field);
+    return text;
 }
 
 bool is_option(const std::string& key) { return find_generation_field(key) != nullptr; }
@@ -49,8 +57,13 @@ std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t tex
 
 }  // namespace
 
+void check_text_bytes(const std::string& text, const std::string& field) {
+    if (text.size() > kMaxTextBytes)
+        bad("'" + field + "' is " + std::to_string(text.size()) + " bytes; at most " + std::to_string(kMaxTextBytes) + " bytes per text");
+}
+
 AugmentRequest parse_augment(const std::string& body) {
-    const nlohmann::json j = parse_object(body);
+    const nlohmann::json j = parse_object(body, "/augment body");
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
         if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || key == "spans" ||
@@ -60,15 +73,13 @@ AugmentRequest parse_augment(const std::string& body) {
     }
     if (j.contains("text") == j.contains("texts")) bad("give 'text' (a string) or 'texts' (an array of strings)");
     if (j.contains("text")) {
-        if (!j["text"].is_string()) bad("'text' must be a string");
-        a.request.texts.push_back(j["text"].get<std::string>());
+        a.request.texts.push_back(text_of(j["text"], "text"));
     } else {
         const auto& texts = j["texts"];
         if (!texts.is_array() || texts.empty()) bad("'texts' must be a non-empty array of strings");
         if (texts.size() > kMaxTextsPerRequest) bad("'texts' has more than " + std::to_string(kMaxTextsPerRequest) + " entries");
         for (size_t i = 0; i < texts.size(); ++i) {
-            if (!texts[i].is_string()) bad("'texts[" + std::to_string(i) + "]' must be a string");
-            a.request.texts.push_back(texts[i].get<std::string>());
+            a.request.texts.push_back(text_of(texts[i], "texts[" + std::to_string(i) + "]"));
         }
     }
     if (j.contains("stream")) {
@@ -91,7 +102,7 @@ AugmentRequest parse_augment(const std::string& body) {
 }
 
 GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body) {
-    const nlohmann::json j = parse_object(body);
+    const nlohmann::json j = parse_object(body, "PUT /v1/settings body");
     for (const auto& [key, value] : j.items()) {
         if (!is_option(key)) bad("unknown setting '" + key + "'");
     }

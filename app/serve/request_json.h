@@ -11,6 +11,9 @@
 namespace t5s::serve {
 
 constexpr size_t kMaxTextsPerRequest = 256;
+// Bytes per input text, checked before tokenising (far above any source-token limit: a token is
+// rarely more than 16 bytes).
+constexpr size_t kMaxTextBytes = 64 << 10;
 
 struct AugmentRequest {
     ServeRequest request;
@@ -18,7 +21,11 @@ struct AugmentRequest {
     bool keep_dropped = false;  // results list their dropped candidates, as generate --keep-dropped
 };
 
-// Throws t5s::Error(InvalidArgument) naming the field: malformed JSON, unknown fields, wrong types.
+// Throws t5s::Error(InvalidArgument) naming the field ("texts[2]") when `text` is over kMaxTextBytes.
+void check_text_bytes(const std::string& text, const std::string& field);
+
+// Throws t5s::Error(InvalidArgument) naming the field: malformed JSON (or over the size and depth
+// limits of bounded_json.h), unknown fields, wrong types, texts over kMaxTextBytes.
 AugmentRequest parse_augment(const std::string& body);
 // The settings after applying a PUT body (option fields only) to `current`; throws like above.
 GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body);

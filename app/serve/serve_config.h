@@ -35,6 +35,11 @@ struct ServeConfig {
     double learn_max_time_s = 300;
     std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
     std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
+    // Who may reach the server (serve/request_guard.h): browser origins and Host names besides the
+    // loopback ones, and how long a client may take to send one request.
+    std::vector<std::string> allow_origins;  // "scheme://host[:port]" or "*"; empty: no browser page
+    std::vector<std::string> allow_hosts;    // Host names/addresses; "*": any
+    double read_timeout_s = 20;
 };
 
 using ServeMember = std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,

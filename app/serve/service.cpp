@@ -8,6 +8,8 @@
 #include "cli/json_output.h"
 #include "cli/runtime_flags.h"
 #include "serve/learner.h"
+#include "serve/request_guard.h"
+#include "serve/request_json.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
@@ -42,9 +44,7 @@ void declare_metrics(Metrics& m) {
 
 }  // namespace
 
-bool is_loopback(const std::string& host) {
-    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+bool is_loopback(const std::string& host) { return is_loopback_name(host); }
 
 Service::Service(ServeConfig config) : config_(std::move(config)) {
     declare_metrics(metrics_);
@@ -148,6 +148,8 @@ void Service::start_learner() {
 }
 
 std::shared_ptr<Job> Service::submit(Replica& replica, ServeRequest request, RequestEvents events) {
+    for (size_t i = 0; i < request.texts.size(); ++i)  // before the scheduler tokenises them
+        check_text_bytes(request.texts[i], request.texts.size() == 1 ? "text" : "texts[" + std::to_string(i) + "]");
     {
         std::unique_lock<std::mutex> lock(swap_mutex_);
         swap_cv_.wait(lock, [&] { return !swapping_; });

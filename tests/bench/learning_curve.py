@@ -45,14 +45,17 @@ def chrf(hyp, ref, n=6, beta=2.0):
     return 0.0 if p + r == 0 else 100 * (1 + beta**2) * p * r / (beta**2 * p + r)
 
 
+AUTH = {"Authorization": "Bearer learning-curve-bench-key"}  # serve's /webhook and /train need credentials
+
+
 def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST")
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json", **AUTH}, method="POST")
     with urllib.request.urlopen(req, timeout=600) as r:
         return json.loads(r.read() or b"null")
 
 
 def get(url):
-    with urllib.request.urlopen(url, timeout=60) as r:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=AUTH), timeout=60) as r:
         return json.loads(r.read())
 
 
@@ -103,9 +106,11 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     steps = ["--learn-max-steps", str(a.max_steps)] if a.max_steps else []
+    with open(os.path.join(work, "key"), "w") as f:
+        f.write(AUTH["Authorization"].split()[1] + "\n")
     serve = subprocess.Popen([a.t5studio, "serve", "--model", base, "--port", "0", "--threads", str(a.threads),
                               "--history", os.path.join(work, "history.sqlite"), "--learn-dir", os.path.join(work, "learning"),
-                              "--learn-every", "0", *steps, "--task-prefix", PREFIX],
+                              "--learn-every", "0", *steps, "--task-prefix", PREFIX, "--api-key-file", os.path.join(work, "key")],
                              stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve.log"), "w"), text=True)
     url = "http://" + json.loads(serve.stdout.readline())["listening"]
     config = '<View><Text name="text" value="$text"/><TextArea name="paraphrase" toName="text"/></View>'

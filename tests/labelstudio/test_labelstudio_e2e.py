@@ -86,7 +86,7 @@ def main():
     check(http("POST", serve + "/setup", {"project": "1.0", "schema": CONFIG})[0] == 401, "the ML endpoints ask for Basic auth")
     status, body = http("POST", serve + "/setup", {"project": "1.0", "schema": "<View><Image name='i' value='$img'/></View>"}, basic)
     check(status == 400 and "TextArea" in body["error"], "an unsupported labeling config gets an error naming what is supported")
-    http("PUT", serve + "/v1/settings", {"num_beams": 3, "num_return_sequences": 3})
+    http("PUT", serve + "/v1/settings", {"num_beams": 3, "num_return_sequences": 3}, basic)  # every route asks for the credentials
     status, root = http("GET", serve + "/", None, basic)
     check(status == 200 and root["status"] == "UP" and root["model_class"], "GET / answers {status: UP, model_class}")
     mv0 = root["model_version"]
@@ -128,7 +128,7 @@ def main():
         result = [{"from_name": "paraphrase", "to_name": "text", "type": "textarea", "value": {"text": [target]}}]
         status, _ = http("POST", f"{ls}/api/tasks/{by_text[s]}/annotations", {"result": result}, auth)
         check(status == 201, f"annotation of task {by_text[s]} posted")
-    wait_for("the annotations as pairs in the learner", lambda: http("GET", serve + "/health")[1]["learning"]["new_pairs"] >= len(pairs), 60)
+    wait_for("the annotations as pairs in the learner", lambda: http("GET", serve + "/health", None, basic)[1]["learning"]["new_pairs"] >= len(pairs), 60)
     status, _ = http("POST", f"{ls}/api/ml/{ml['id']}/train", {}, auth)
     check(status in (200, 201), f"Label Studio started training (HTTP {status})")
     health = wait_for("the learning round", lambda: (lambda h: h if h["learning"]["state"] == "idle" and "last_round" in h["learning"] else None)(

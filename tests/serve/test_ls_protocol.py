@@ -41,7 +41,7 @@ BASIC = {"Authorization": "Basic " + base64.b64encode(b"ls:pw").decode()}
 BEARER = {"Authorization": "Bearer " + KEY}
 try:
     until(lambda: requests.get(base + "/ready").status_code == 200, 60, "/ready")
-    h = requests.get(base + "/health").json()
+    h = requests.get(base + "/health", headers=BASIC).json()
     check(h["status"] == "ok" and h["model_class"] == "T5Studio" and h["learning"]["version"] == 0, "/health keeps its fields, adds model_class and learning")
     mv0 = h["model_version"]
     check(requests.get(base + "/").status_code == 401, "GET / without credentials: 401")
@@ -87,12 +87,12 @@ try:
     check(len(gens) == 1 and gens[0]["candidates"][0]["final_text"] == "the same answer for all of them", f"the update edited its pair: {gens}")
     for k in range(2, 9):
         annotate("ANNOTATION_CREATED", k, k, "the same answer for all of them")
-    l = requests.get(base + "/health").json()["learning"]
+    l = requests.get(base + "/health", headers=BASIC).json()["learning"]
     # 9 = 8 created + 1 updated (a changed target is a new pair for the loop)
     check(l["new_pairs"] == 9 and l["state"] == "idle" and "last_round" not in l, f"no round before --learn-every pairs: {l}")
     annotate("ANNOTATION_CREATED", 9, 9, "the same answer for all of them")  # the 10th
     last = until(lambda: (lambda l: l.get("last_round") if l["state"] == "idle" and "last_round" in l else None)(
-        requests.get(base + "/health").json()["learning"]), 300, "the automatic round")
+        requests.get(base + "/health", headers=BASIC).json()["learning"]), 300, "the automatic round")
     print("round:", json.dumps(last))
     check(last and last["status"] == "adopted" and last["version"] == 1, "--learn-every 10: a round ran by itself and was adopted")
     mv1 = requests.post(base + "/setup", json={"project": "3.1"}, headers=BASIC).json()["model_version"]
@@ -101,9 +101,9 @@ try:
     check(p["results"][0]["model_version"] == mv1, "predictions carry the new model_version")
     r = requests.post(base + "/train", json={}, headers=BASIC)
     check(r.status_code == 201 and r.json()["job"] > last["job"], f"/train queues a round: {r.text}")
-    until(lambda: (lambda l: l["state"] == "idle" and l["last_round"]["job"] == r.json()["job"])(requests.get(base + "/health").json()["learning"]),
+    until(lambda: (lambda l: l["state"] == "idle" and l["last_round"]["job"] == r.json()["job"])(requests.get(base + "/health", headers=BASIC).json()["learning"]),
           300, "the requested round")
-    l2 = requests.get(base + "/health").json()["learning"]["last_round"]
+    l2 = requests.get(base + "/health", headers=BASIC).json()["learning"]["last_round"]
     check(l2["status"] == "waiting" and l2["version"] == 1, f"no new pairs: the round waits and v1 stays: {l2}")
 finally:
     proc.terminate()

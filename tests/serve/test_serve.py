@@ -257,7 +257,8 @@ check(bad_beams.status_code == 400 and "num_return_sequences" in bad_beams.text,
 # ---- bad input: status and a message naming the field ----
 def bad(body, code, needle, raw=None, method="post", path="/augment"):
     url = main.base + path
-    r = requests.request(method, url, data=raw if raw is not None else json.dumps(body), headers=main.headers, timeout=10)
+    headers = dict(main.headers, **({"Content-Type": "application/json"} if method in ("post", "put") else {}))
+    r = requests.request(method, url, data=raw if raw is not None else json.dumps(body), headers=headers, timeout=10)
     check(r.status_code == code and needle in r.text, "%s %s %r -> %s %s" % (method, path, body if raw is None else raw[:20], r.status_code, r.text[:200]))
 
 bad(None, 400, "malformed", raw="{not json")
@@ -326,7 +327,7 @@ LONG = {"text": "a long one", "max_new_tokens": 3000, "min_new_tokens": 3000}
 def raw_request(body):
     s = socket.create_connection((small.base.split("//")[1].split(":")[0], int(small.base.rsplit(":", 1)[1])), timeout=10)
     data = json.dumps(body).encode()
-    s.sendall(b"POST /augment HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+    s.sendall(b"POST /augment HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
     return s
 
 
