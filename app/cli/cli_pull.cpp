@@ -81,8 +81,8 @@ void ProgressPrinter::operator()(const hub::PullProgress& p) {
     char eta[32] = "?";
     if (p.eta_s >= 0) std::snprintf(eta, sizeof eta, "%.0f s", p.eta_s);
     std::fprintf(stderr, "%s[%d/%d] %s  %s / %s  %s/s  ETA %s%s", tty ? "\r\033[K" : "", p.file_index, p.file_count,
-                 hub::shown(p.file, 300).c_str(), mib(p.done_bytes).c_str(), mib(p.total_bytes).c_str(), mib(int64_t(p.rate_bytes_per_s)).c_str(), eta,
-                 tty ? "" : "\n");
+                 hub::shown(p.file, 300).c_str(), mib(p.done_bytes).c_str(), mib(p.total_bytes).c_str(),
+                 mib(int64_t(p.rate_bytes_per_s)).c_str(), eta, tty ? "" : "\n");
 }
 
 hub::PullOptions options_from(const Args& args) {

@@ -194,7 +194,8 @@ def check_token(hub):
           f"{r.stderr.decode()[-300:]})")
     sent_to_endpoint = [a for a in hub.stats()["auth"] if a["path"].startswith("/api/models/evil/") and a["authorization"]]
     check(sent_to_endpoint, "the token is sent to the endpoint itself")
-    check(other and not any(o["authorization"] for o in other), f"the other port never got an Authorization header ({len(other)} connections)")
+    check(other and not any(o["authorization"] for o in other),
+          f"the other port never got an Authorization header ({len(other)} connections)")
 
 
 def stop_while_dripping(hub, repo, sig, cache):
@@ -229,7 +230,8 @@ def check_signals(hub):
             code, secs, err = stop_while_dripping(hub, repo, sig, cache)
             print(f"measured: {sig.name} during {repo}: exit after {secs * 1000:.0f} ms")
             check(code == 130 and secs < STOP_LIMIT_S and "interrupted" in err,
-                  f"{repo}: {sig.name} stops the pull within {STOP_LIMIT_S} s with exit 130 ({code} in {secs:.2f} s: {err.strip()[:200]})")
+                  f"{repo}: {sig.name} stops the pull within {STOP_LIMIT_S} s with exit 130 "
+                  f"({code} in {secs:.2f} s: {err.strip()[:200]})")
             check(tree(WORK, cache) == before, f"{repo} + {sig.name}: nothing outside the cache changed")
             if repo == "drip-download":
                 blobs = os.path.join(cache, "models--evil--drip-download", "blobs")
@@ -251,7 +253,8 @@ def check_stall(hub):
     err = r.stderr.decode("utf-8", "replace")
     print(f"measured: a listing dripping 1 byte/s with --stall-timeout 2: pull gave up after {secs:.1f} s")
     check(r.returncode == 12 and len(error_lines(err)) == 1 and len(hub.events("drip-start", "drip-listing")) > n and secs < 10,
-          f"a dripping listing is dropped after the stall timeout: exit 12, one line ({r.returncode} in {secs:.1f} s: {err.strip()[:200]})")
+          f"a dripping listing is dropped after the stall timeout: exit 12, one line "
+          f"({r.returncode} in {secs:.1f} s: {err.strip()[:200]})")
 
 
 def check_endpoint_scheme(hub):

@@ -106,8 +106,8 @@ std::string Fetcher::get_text(const std::string& url, const std::string& what, i
         HttpResponse r = http_.get(url, max_bytes);
         if (r.status >= 200 && r.status < 300 && r.curl_error.empty()) return r.body;
         if (r.too_large && r.status < 300 && !cancelled())
-            throw PullError(PullFailure::Server, what + ": the server's answer is larger than " + std::to_string(max_bytes >> 20) +
-                                                     " MiB; refused");
+            throw PullError(PullFailure::Server,
+                            what + ": the server's answer is larger than " + std::to_string(max_bytes >> 20) + " MiB; refused");
         if (!retryable(r) || attempt >= options_.max_retries) check_status(r, what);
         backoff(attempt, what, r);
     }
@@ -191,8 +191,9 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
     if (!sha256.empty()) {
         const std::string actual = sha256_file(part, [this] { return cancelled(); });
         if (cancelled())
-            throw PullError(PullFailure::Cancelled,
-                            file + ": interrupted during the SHA-256 check; the download is kept, run the same pull again to finish");
+            throw PullError(
+                PullFailure::Cancelled,
+                file + ": interrupted during the SHA-256 check; the download is kept, run the same pull again to finish");
         if (actual != sha256) {
             fs::remove(part, ec);
             throw PullError(PullFailure::HashMismatch,

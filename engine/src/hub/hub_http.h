@@ -18,12 +18,12 @@ struct HttpResponse {
     std::map<std::string, std::string> headers;  // of the last response, names lower-case
     std::string body;                            // in memory: the answer (get) or an error page (bounded)
     std::string redirect_url;                    // a 3xx's Location, made absolute
-    std::string curl_error;       // "" when the exchange completed
-    bool connect_failed = false;  // refused, unreachable, DNS: the network is down
-    bool aborted = false;         // cancelled, or the chunk callback asked to stop
-    bool write_failed = false;    // the output file could not be written (disk full)
-    bool too_large = false;       // the body passed its byte limit: the transfer was stopped there
-    std::string refused_url;      // a redirect to this URL (not http/https) was not followed
+    std::string curl_error;                      // "" when the exchange completed
+    bool connect_failed = false;                 // refused, unreachable, DNS: the network is down
+    bool aborted = false;                        // cancelled, or the chunk callback asked to stop
+    bool write_failed = false;                   // the output file could not be written (disk full)
+    bool too_large = false;                      // the body passed its byte limit: the transfer was stopped there
+    std::string refused_url;                     // a redirect to this URL (not http/https) was not followed
     std::string header(const std::string& lower_name) const;
 };
 

@@ -12,7 +12,9 @@ namespace {
 
 constexpr size_t kMaxPathBytes = 1024, kMaxComponentBytes = 255, kMaxComponents = 32;
 
-bool control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+bool control(unsigned char c) {
+    return c < 0x20 || c == 0x7f;
+}
 
 }  // namespace
 
@@ -41,8 +43,8 @@ std::string unsafe_path_reason(std::string_view name) {
 void check_relative_path(const std::string& name, const std::string& what) {
     const std::string why = unsafe_path_reason(name);
     if (!why.empty())
-        throw PullError(PullFailure::Server, what + ": the server names the path '" + shown(name) + "' (" + why +
-                                                 "); refused, nothing was written");
+        throw PullError(PullFailure::Server,
+                        what + ": the server names the path '" + shown(name) + "' (" + why + "); refused, nothing was written");
 }
 
 fs::path path_inside(const fs::path& root, const std::string& name, const std::string& what) {
@@ -54,8 +56,8 @@ fs::path path_inside(const fs::path& root, const std::string& name, const std::s
     for (size_t start = 0, end; (end = name.find('/', start)) != std::string::npos; start = end + 1) {
         path /= name.substr(start, end - start);
         if (fs::is_symlink(fs::symlink_status(path, ec)))
-            throw PullError(PullFailure::Server, what + ": " + shown(path.string(), 400) +
-                                                     " is a symlink; refused, nothing is written through it");
+            throw PullError(PullFailure::Server,
+                            what + ": " + shown(path.string(), 400) + " is a symlink; refused, nothing is written through it");
     }
     return root / name;
 }

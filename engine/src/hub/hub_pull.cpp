@@ -118,8 +118,8 @@ FileMeta checked_size(FileMeta meta, const RepoFile& listed, const std::string& 
     if (meta.size < 0) meta.size = listed.size;
     if (meta.size < 0) throw PullError(PullFailure::Server, what + ": the Hub gives no size; refused");
     if (listed.size >= 0 && listed.size != meta.size)
-        throw PullError(PullFailure::Server, what + ": the file list says " + std::to_string(listed.size) + " bytes, the download " +
-                                                 std::to_string(meta.size) + "; refused");
+        throw PullError(PullFailure::Server, what + ": the file list says " + std::to_string(listed.size) +
+                                                 " bytes, the download " + std::to_string(meta.size) + "; refused");
     return meta;
 }
 
@@ -236,11 +236,12 @@ PullResult pull_model(const PullOptions& o, const std::function<void(const PullP
         PullProgress p{"download", f, int(i + 1), int(files.size()), done_before, r.total_bytes, 0, -1};
         const FileMeta meta = checked_size(net.head_file(o.repo, info.commit, f), info.files.at(f), o.repo + "/" + shown(f));
         const int64_t network_before = progress.network_;
-        const int64_t got = net.fetch_blob(meta, blobs, shown(f), info.files.at(f).sha256, [&](int64_t file_bytes, int64_t network) {
-            p.done_bytes = done_before + file_bytes;
-            progress.network_ = network_before + network;
-            progress.report(p, false);
-        });
+        const int64_t got =
+            net.fetch_blob(meta, blobs, shown(f), info.files.at(f).sha256, [&](int64_t file_bytes, int64_t network) {
+                p.done_bytes = done_before + file_bytes;
+                progress.network_ = network_before + network;
+                progress.report(p, false);
+            });
         progress.network_ = network_before + got;
         r.downloaded_bytes += got;
         etags[f] = meta.etag;
