@@ -104,6 +104,7 @@ int run_serve(const Argv& argv) {
     const int port = config.port == 0 ? server.bind_to_any_port(config.host) : (server.bind_to_port(config.host, config.port) ? config.port : -1);
     if (port < 0) throw Error(ErrorCode::InvalidArgument, "cannot listen on " + config.host + ":" + std::to_string(config.port));
     guard.set_port(port);
+    server.widen_backlog(static_cast<int>(connection_threads(config.max_queue)));
     print_json({{"listening", config.host + ":" + std::to_string(port)}});
     std::thread listener([&] { server.listen_after_bind(); });
     try {

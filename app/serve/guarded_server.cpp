@@ -178,6 +178,10 @@ std::string seconds(double s) {
 
 }  // namespace
 
+void GuardedServer::widen_backlog(int backlog) {
+    if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
+}
+
 RequestTrip GuardedServer::current_trip() { return t_state ? t_state->trip : RequestTrip::None; }
 
 void GuardedServer::close_after_response() {

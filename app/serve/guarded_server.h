@@ -25,6 +25,9 @@ class GuardedServer : public httplib::Server {
 public:
     explicit GuardedServer(RequestLimits limits) : limits_(limits) {}
     const RequestLimits& limits() const { return limits_; }
+    // After binding: httplib listens with a backlog of 5, so that a burst of connections waits
+    // seconds for SYN retries; Linux lets listen() again set a longer one.
+    void widen_backlog(int backlog);
 
     // For handlers on a connection thread: the current request's trip, and a request to close the
     // connection after this answer (a refused request's unread body must not be read as the next one).

@@ -138,6 +138,11 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
         p->outcome.input_tokens += static_cast<int64_t>(p->ids.back().size());
     }
     check_source_lengths(p->ids, model_.info().config, o);
+    if (p->rounds->protects()) {  // the candidates carry the spans back, and scoring encodes them whole
+        std::vector<std::vector<int>> whole;
+        for (const auto& text : request.texts) whole.push_back(tok.encode(o.task_prefix + text));
+        check_source_lengths(whole, model_.info().config, o);
+    }
     for (const auto& row : p->ids) {
         if (model_.info().device == "cpu")
             check_generation_memory(model_.info().config, serve::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o,
