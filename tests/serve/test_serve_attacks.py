@@ -226,7 +226,7 @@ dripper.start()
 t0 = time.monotonic()
 alive("%d slow clients started dripping" % SLOW)
 served_in = time.monotonic() - t0
-check(served_in < READ_TIMEOUT * 3 + 5, "a normal /augment among %d slow clients took %.1f s" % (SLOW, served_in))
+check(served_in < READ_TIMEOUT * 3 + 5, "a normal /augment among %d slow clients (more than the server's threads) took %.1f s" % (SLOW, served_in))
 dripper.join()
 for s in slow:
     s.close()
@@ -250,10 +250,27 @@ alive("a catastrophic-backtracking regex")
 proc.terminate()
 check(proc.wait(60) == 0, "SIGTERM: exit 0")
 
-# ---- without any credentials configured, /webhook and /train refuse to learn ----
-proc, LISTENING = start("--history", os.path.join(WORK, "h2.sqlite"), "--learn-dir", os.path.join(WORK, "learning2"))
+# ---- without any credentials configured, /webhook and /train refuse to learn; allowed origins and hosts work ----
+PAGE = "http://localhost:8080"
+proc, LISTENING = start("--history", os.path.join(WORK, "h2.sqlite"), "--learn-dir", os.path.join(WORK, "learning2"),
+                        "--allow-origin", PAGE, "--allow-origin", "https://studio.example", "--allow-host", "t5.internal")
 BASE = "http://" + LISTENING
+PORT = int(LISTENING.rsplit(":", 1)[1])
 until(lambda: requests.get(BASE + "/ready", timeout=10).status_code == 200, 60, "/ready")
+r = requests.options(BASE + "/augment", headers={"Origin": PAGE, "Access-Control-Request-Method": "POST",
+                                                 "Access-Control-Request-Headers": "content-type"}, timeout=10)
+check(r.status_code == 204 and r.headers.get("Access-Control-Allow-Origin") == PAGE and "POST" in r.headers.get("Access-Control-Allow-Methods", ""),
+      "an --allow-origin page's preflight: %s %s" % (r.status_code, dict(r.headers)))
+r = requests.post(BASE + "/augment", json={"text": "hello", "max_new_tokens": 3}, headers={"Origin": "https://studio.example"}, timeout=60)
+check(r.status_code == 200 and r.headers.get("Access-Control-Allow-Origin") == "https://studio.example",
+      "the second --allow-origin may call /augment and read the answer: %s" % r.status_code)
+refused("an origin not listed", post("/augment", {"text": "x"}, headers={"Origin": "http://localhost:8081", "Content-Type": "application/json"}),
+        (403,), "Origin")
+for host in ("t5.internal:%d" % PORT, "localhost:%d" % PORT, "[::1]:%d" % PORT, "127.0.0.2:%d" % PORT):
+    r = requests.get(BASE + "/health", headers={"Host": host}, timeout=10)
+    check(r.status_code == 200, "Host %s is served: %s" % (host, r.status_code))
+for host in ("t5.internal.evil.example:%d" % PORT, "127.evil.example:%d" % PORT, "", "localhost:%d, evil" % PORT):
+    refused("Host %r" % host, requests.get(BASE + "/health", headers={"Host": host}, timeout=10), (403,), "Host")
 for path in ("/webhook", "/train"):
     refused(path + " with no credentials configured", post(path, annotation, headers={"Content-Type": "application/json"}), (403,), "credentials")
 r = requests.post(BASE + "/augment", json={"text": "hello", "max_new_tokens": 3}, timeout=60)
