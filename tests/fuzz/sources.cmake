@@ -45,5 +45,12 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/embed/unicode_text.cpp
   ${T5S_ROOT}/engine/src/embed/unicode_tables_case.cpp
   ${T5S_ROOT}/engine/src/embed/unicode_tables_norm.cpp
-  ${T5S_FUZZ_HISTORY_SOURCES})
+  ${T5S_FUZZ_HISTORY_SOURCES}
+  # serve's request parsers (torch- and httplib-free; include folder ${T5S_ROOT}/app)
+  ${T5S_ROOT}/app/serve/label_config.cpp
+  ${T5S_ROOT}/app/serve/bounded_json.cpp
+  ${T5S_ROOT}/app/serve/request_json.cpp
+  ${T5S_ROOT}/app/cli/json_output.cpp
+  ${T5S_ROOT}/app/cli/quality_flags.cpp
+  ${T5S_ROOT}/tests/fuzz/serve_link_stubs.cpp)
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)

@@ -6,4 +6,7 @@ set(T5S_FUZZ_TARGETS
   fuzz_tokenizer_text
   fuzz_dataset
   fuzz_generation_options
-  fuzz_export)
+  fuzz_export
+  fuzz_label_config
+  fuzz_http_request
+)
