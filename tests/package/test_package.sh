@@ -41,7 +41,7 @@ field() { dpkg-deb -f "$1" "$2"; }
 check "Package" test "$(field "$app_deb" Package)" = t5studio
 check "Version from project(VERSION)" test "$(field "$app_deb" Version)" = "$version"
 depends="$(field "$app_deb" Depends)"
-for d in libsentencepiece0 libglfw3 libsqlite3-0 libc6 libstdc++6; do
+for d in libsentencepiece0 libre2-9 libglfw3 libsqlite3-0 libc6 libstdc++6; do
   check "Depends names $d: $depends" grep -q "$d" <<<"$depends"
 done
 check "Recommends a CJK font" test "$(field "$app_deb" Recommends)" = fonts-noto-cjk
