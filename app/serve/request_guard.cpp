@@ -97,7 +97,7 @@ RequestGuard::RequestGuard(const ServeConfig& config) : api_key_(config.api_key)
         if (h == "*") any_host_ = true;
         hosts_.push_back(lower(unbracketed(h)));
     }
-    if (!is_wildcard_address(config.host)) hosts_.push_back(lower(unbracketed(config.host)));
+    if (!is_wildcard_address(config.host)) bound_host_ = lower(unbracketed(config.host));
     any_ip_host_ = is_wildcard_address(config.host);
 }
 
@@ -105,9 +105,10 @@ bool RequestGuard::host_allowed(const std::string& host_header) const {
     if (any_host_) return true;
     std::string name, port;
     if (host_header.empty() || !split_host(lower(trimmed(host_header)), &name, &port)) return false;
+    // A name the user allows may come with any port (a proxy's); this server's own names with its own.
+    if (std::find(hosts_.begin(), hosts_.end(), name) != hosts_.end()) return true;
     if (!port.empty() && port != std::to_string(port_)) return false;
-    if (is_loopback_name(name) || std::find(hosts_.begin(), hosts_.end(), name) != hosts_.end()) return true;
-    return any_ip_host_ && is_ip_address(name);
+    return is_loopback_name(name) || name == bound_host_ || (any_ip_host_ && is_ip_address(name));
 }
 
 bool RequestGuard::origin_allowed(const std::string& origin) const {

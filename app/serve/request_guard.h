@@ -1,8 +1,9 @@
 #pragma once
 // Who may use `t5studio serve`, checked on every request before its body is read:
-// - Host must name this server: localhost, a loopback address, the --host it is bound to, or an
-//   --allow-host name (or, bound to a wildcard address such as 0.0.0.0, any IP address), with the
-//   bound port if it names one. Other names are how DNS rebinding reaches a loopback server: 403.
+// - Host must name this server: localhost, a loopback address, the --host it is bound to or, bound
+//   to a wildcard address such as 0.0.0.0, any IP address (a page whose origin is an address is that
+//   address), each with the bound port if it names one; or an --allow-host name with any port (a
+//   proxy's). Other names are how DNS rebinding reaches a loopback server: 403.
 // - Origin, when present (browsers send it), must be an --allow-origin: 403 otherwise.
 // - Credentials: one rule for every route but GET /ready (a probe): the Bearer key
 //   (--api-key-file) or HTTP Basic (--basic-auth-file), whichever is configured: 401 otherwise.
@@ -44,7 +45,8 @@ public:
 
 private:
     std::string api_key_, basic_auth_header_, basic_auth_;
-    std::vector<std::string> origins_, hosts_;  // lower case
+    std::vector<std::string> origins_, hosts_;  // lower case; hosts_: --allow-host
+    std::string bound_host_;                    // --host unless a wildcard address
     bool any_origin_ = false, any_host_ = false, any_ip_host_ = false;
     int port_ = 0;
 };

@@ -266,7 +266,7 @@ check(r.status_code == 200 and r.headers.get("Access-Control-Allow-Origin") == "
       "the second --allow-origin may call /augment and read the answer: %s" % r.status_code)
 refused("an origin not listed", post("/augment", {"text": "x"}, headers={"Origin": "http://localhost:8081", "Content-Type": "application/json"}),
         (403,), "Origin")
-for host in ("t5.internal:%d" % PORT, "localhost:%d" % PORT, "[::1]:%d" % PORT, "127.0.0.2:%d" % PORT):
+for host in ("t5.internal:%d" % PORT, "t5.internal", "T5.Internal:443", "localhost:%d" % PORT, "localhost", "[::1]:%d" % PORT, "127.0.0.2:%d" % PORT):
     r = requests.get(BASE + "/health", headers={"Host": host}, timeout=10)
     check(r.status_code == 200, "Host %s is served: %s" % (host, r.status_code))
 for host in ("t5.internal.evil.example:%d" % PORT, "127.evil.example:%d" % PORT, "", "localhost:%d, evil" % PORT):
