@@ -132,7 +132,7 @@ def main():
     status, _ = http("POST", f"{ls}/api/ml/{ml['id']}/train", {}, auth)
     check(status in (200, 201), f"Label Studio started training (HTTP {status})")
     health = wait_for("the learning round", lambda: (lambda h: h if h["learning"]["state"] == "idle" and "last_round" in h["learning"] else None)(
-        http("GET", serve + "/health")[1]), 900)
+        http("GET", serve + "/health", None, basic)[1]), 900)
     last = health["learning"]["last_round"]
     print("learning round:", json.dumps(last), flush=True)
     check(last["status"] == "adopted" and last["version"] == 1, "the round was adopted as v1 (held-out loss lower)")
