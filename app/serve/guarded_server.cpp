@@ -35,6 +35,7 @@ public:
         deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.read_timeout_s));
         in_headers_ = true;
         header_bytes_ = header_lines_ = line_length_ = body_bytes_ = written_ = 0;
+        previous_ = 0;
         state_ = ConnectionState{};
     }
     bool buffered() const { return pos_ < len_; }
@@ -77,16 +78,17 @@ private:
         size_t i = 0;
         for (; i < n && in_headers_; ++i) {
             if (++header_bytes_ > limits_.header_bytes) return trip(RequestTrip::HeaderBytes);
-            if (p[i] != '\n') {
+            const char c = p[i];
+            if (c == '\n') {
+                const bool blank = line_length_ == 1 && previous_ == '\r';
+                if (blank && header_lines_ > 0) in_headers_ = false;  // the first line is the request line
+                else if (++header_lines_ > limits_.header_lines + 1) return trip(RequestTrip::HeaderLines);
+                line_length_ = 0;
+            } else {
                 ++line_length_;
-                continue;
             }
-            const bool blank = line_length_ == 1 && i > 0 ? p[i - 1] == '\r' : (line_length_ == 1 && last_ == '\r');
-            if (blank && header_lines_ > 0) in_headers_ = false;  // the first line is the request line
-            else if (++header_lines_ > limits_.header_lines + 1) return trip(RequestTrip::HeaderLines);
-            line_length_ = 0;
+            previous_ = c;
         }
-        if (n > 0) last_ = p[n - 1];
         body_bytes_ += n - i;
         if (body_bytes_ > limits_.body_bytes) return trip(RequestTrip::BodyBytes);
         return true;
@@ -136,7 +138,7 @@ private:
     size_t pos_ = 0, len_ = 0;
     Clock::time_point deadline_;
     bool in_headers_ = true;
-    char last_ = 0;
+    char previous_ = 0;
     size_t header_bytes_ = 0, header_lines_ = 0, line_length_ = 0, body_bytes_ = 0, written_ = 0;
     mutable bool errored_ = false;
 };
