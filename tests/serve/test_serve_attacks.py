@@ -166,6 +166,8 @@ alive("deep JSON")
 # ---- a text over 64 KiB is refused before tokenising ----
 refused("/augment with a 1 MB text", post("/augment", {"texts": ["b" * 1000] * 3 + ["a" * 1000000]}), (400, 413))
 refused("/augment with a 100 KB text", post("/augment", {"text": "x" * 100000}), (400,), "bytes per text")
+refused("/predict with a 100 KB task text", post("/predict", {"tasks": [{"id": 1, "data": {"sentence": "y" * 100000}}], "label_config": CONFIG}),
+        (400,), "bytes per text")
 alive("long texts")
 
 # ---- a web page cannot train the model, nor reach the server by another name ----
@@ -232,6 +234,19 @@ for s in slow:
     s.close()
 codes = sorted(set(answers.values()), key=str)
 check(len(answers) == SLOW and all(c == 408 for c in answers.values()), "every slow client got 408: %d answers, codes %s" % (len(answers), codes))
+
+# ---- a body that trickles in is cut at --read-timeout as well ----
+s = socket.create_connection((HOST, PORT), timeout=10)
+s.sendall((REQUEST_HEAD + "Content-Length: 1000\r\n\r\n{").encode())
+t0, status = time.monotonic(), None
+while status is None and time.monotonic() - t0 < READ_TIMEOUT + 5:
+    if select.select([s], [], [], 0.25)[0]:
+        status = read_answer(s, 5)[0]
+    else:
+        s.send(b" ")  # one byte of the body per quarter second
+s.close()
+check(status == 408 and time.monotonic() - t0 < READ_TIMEOUT + 3, "a trickling body -> %s after %.1f s" % (status, time.monotonic() - t0))
+alive("a trickling body")
 
 # ---- what the regex and label-config parsers must survive (the span and label-config code) ----
 refused("/setup with a 50 KB label config", post("/setup", {"project": "1", "schema": '<View><Text name="t" value="$t" ' + 'a="b" ' * 8000 + "/></View>"}),
