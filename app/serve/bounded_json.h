@@ -9,7 +9,7 @@
 namespace t5s::serve {
 
 constexpr size_t kMaxJsonBytes = size_t(1) << 20;  // the HTTP body limit
-constexpr int kMaxJsonDepth = 64;                   // arrays and objects inside each other
+constexpr int kMaxJsonDepth = 64;                  // arrays and objects inside each other
 
 // Throws t5s::Error(InvalidArgument) naming `what` ("/augment body") and the limit exceeded, or
 // "malformed JSON". Any JSON value is returned (callers check that it is an object).

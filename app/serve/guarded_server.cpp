@@ -28,11 +28,15 @@ class BudgetStream final : public httplib::Stream {
 public:
     BudgetStream(socket_t sock, const RequestLimits& limits, time_t write_timeout_s, const std::atomic<socket_t>& server_sock,
                  ConnectionState& state)
-        : sock_(sock), limits_(limits), write_timeout_ms_(static_cast<int>(write_timeout_s * 1000)), server_sock_(server_sock),
+        : sock_(sock),
+          limits_(limits),
+          write_timeout_ms_(static_cast<int>(write_timeout_s * 1000)),
+          server_sock_(server_sock),
           state_(state) {}
 
     void start_request() {
-        deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.read_timeout_s));
+        deadline_ =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.read_timeout_s));
         in_headers_ = true;
         header_bytes_ = header_lines_ = line_length_ = body_bytes_ = written_ = 0;
         previous_ = 0;
@@ -81,8 +85,10 @@ private:
             const char c = p[i];
             if (c == '\n') {
                 const bool blank = line_length_ == 1 && previous_ == '\r';
-                if (blank && header_lines_ > 0) in_headers_ = false;  // the first line is the request line
-                else if (++header_lines_ > limits_.header_lines + 1) return trip(RequestTrip::HeaderLines);
+                if (blank && header_lines_ > 0)
+                    in_headers_ = false;  // the first line is the request line
+                else if (++header_lines_ > limits_.header_lines + 1)
+                    return trip(RequestTrip::HeaderLines);
                 line_length_ = 0;
             } else {
                 ++line_length_;
@@ -123,7 +129,8 @@ private:
         socklen_t len = sizeof addr;
         char host[NI_MAXHOST] = {0}, serv[NI_MAXSERV] = {0};
         if (get(sock_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
-            getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+            getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv,
+                        NI_NUMERICHOST | NI_NUMERICSERV) != 0)
             return;
         ip = host;
         port = std::atoi(serv);
@@ -184,7 +191,9 @@ void GuardedServer::widen_backlog(int backlog) {
     if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
 }
 
-RequestTrip GuardedServer::current_trip() { return t_state ? t_state->trip : RequestTrip::None; }
+RequestTrip GuardedServer::current_trip() {
+    return t_state ? t_state->trip : RequestTrip::None;
+}
 
 void GuardedServer::close_after_response() {
     if (t_state) t_state->close_requested = true;
@@ -192,11 +201,15 @@ void GuardedServer::close_after_response() {
 
 int GuardedServer::trip_status(RequestTrip trip) const {
     switch (trip) {
-        case RequestTrip::Deadline: return 408;
+        case RequestTrip::Deadline:
+            return 408;
         case RequestTrip::HeaderBytes:
-        case RequestTrip::HeaderLines: return 431;
-        case RequestTrip::BodyBytes: return 413;
-        case RequestTrip::None: break;
+        case RequestTrip::HeaderLines:
+            return 431;
+        case RequestTrip::BodyBytes:
+            return 413;
+        case RequestTrip::None:
+            break;
     }
     return 400;
 }
@@ -205,11 +218,15 @@ std::string GuardedServer::trip_message(RequestTrip trip) const {
     switch (trip) {
         case RequestTrip::Deadline:
             return "the request did not arrive within " + seconds(limits_.read_timeout_s) + " s (--read-timeout)";
-        case RequestTrip::HeaderBytes: return "the request's headers are larger than " + std::to_string(limits_.header_bytes) + " bytes";
-        case RequestTrip::HeaderLines: return "the request has more than " + std::to_string(limits_.header_lines) + " header fields";
+        case RequestTrip::HeaderBytes:
+            return "the request's headers are larger than " + std::to_string(limits_.header_bytes) + " bytes";
+        case RequestTrip::HeaderLines:
+            return "the request has more than " + std::to_string(limits_.header_lines) + " header fields";
         case RequestTrip::BodyBytes:
-            return "the body is larger than 1 MiB (" + std::to_string(limits_.body_bytes) + " bytes as sent, chunk size lines included)";
-        case RequestTrip::None: break;
+            return "the body is larger than 1 MiB (" + std::to_string(limits_.body_bytes) +
+                   " bytes as sent, chunk size lines included)";
+        case RequestTrip::None:
+            break;
     }
     return "request error";
 }
@@ -228,9 +245,10 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
         if (state.trip != RequestTrip::None && strm.written() == 0 && strm.read_started()) {
             // Cut short on its first line, which httplib answers with nothing: say why.
             const std::string body = "{\"error\": \"" + trip_message(state.trip) + "\"}\n";
-            const std::string head = "HTTP/1.1 " + std::to_string(trip_status(state.trip)) +
-                                     " Request refused\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
-                                     std::to_string(body.size()) + "\r\n\r\n";
+            const std::string head =
+                "HTTP/1.1 " + std::to_string(trip_status(state.trip)) +
+                " Request refused\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n";
             strm.write((head + body).data(), head.size() + body.size());
         }
         if (!ok || connection_closed || state.trip != RequestTrip::None || state.close_requested) break;

@@ -39,7 +39,9 @@ bool is_ip_address(const std::string& host) {
     return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-bool is_wildcard_address(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]"; }
+bool is_wildcard_address(const std::string& host) {
+    return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
 
 std::string unbracketed(const std::string& host) {
     return host.size() > 1 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
@@ -69,7 +71,9 @@ std::string origin_key(const std::string& origin) {
     return o;
 }
 
-Refusal refuse(int status, std::string message) { return Refusal{status, std::move(message), {}}; }
+Refusal refuse(int status, std::string message) {
+    return Refusal{status, std::move(message), {}};
+}
 
 }  // namespace
 
@@ -87,7 +91,8 @@ bool is_loopback_name(const std::string& host_in) {
     return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-RequestGuard::RequestGuard(const ServeConfig& config) : api_key_(config.api_key), basic_auth_(config.basic_auth), port_(config.port) {
+RequestGuard::RequestGuard(const ServeConfig& config)
+    : api_key_(config.api_key), basic_auth_(config.basic_auth), port_(config.port) {
     if (!basic_auth_.empty()) basic_auth_header_ = "Basic " + base64(basic_auth_);
     for (const auto& o : config.allow_origins) {
         if (o == "*") any_origin_ = true;
@@ -127,7 +132,8 @@ std::optional<Refusal> RequestGuard::check_caller(const httplib::Request& req) c
     if (req.get_header_value_count("Host") > 1 || !host_allowed(req.get_header_value("Host")))
         return refuse(403, "the Host header '" + req.get_header_value("Host") +
                                "' does not name this server (localhost, a loopback address, --host, or an --allow-host name, "
-                               "with port " + std::to_string(port_) + ")");
+                               "with port " +
+                               std::to_string(port_) + ")");
     if (req.get_header_value_count("Origin") > 1 || !origin_allowed(req.get_header_value("Origin")))
         return refuse(403, "the Origin header '" + req.get_header_value("Origin") +
                                "' is not allowed (start serve with --allow-origin ORIGIN to serve that web page)");
@@ -138,15 +144,18 @@ std::optional<Refusal> RequestGuard::check(const httplib::Request& req) const {
     if (auto r = check_caller(req)) return r;
     const bool teaches = req.path == "/webhook" || req.path == "/train";
     if (teaches && !has_credentials())
-        return refuse(403, req.path + " teaches the model, so it needs credentials: start serve with --basic-auth-file or --api-key-file");
+        return refuse(
+            403, req.path + " teaches the model, so it needs credentials: start serve with --basic-auth-file or --api-key-file");
     if (!(req.method == "GET" && req.path == "/ready") && !authorized(req)) {
-        Refusal r = refuse(401, "missing or wrong credentials (Authorization: Bearer KEY from --api-key-file, or HTTP Basic from "
-                                "--basic-auth-file)");
+        Refusal r = refuse(401,
+                           "missing or wrong credentials (Authorization: Bearer KEY from --api-key-file, or HTTP Basic from "
+                           "--basic-auth-file)");
         r.headers["WWW-Authenticate"] = basic_auth_.empty() ? "Bearer" : "Basic realm=\"t5studio\"";
         return r;
     }
     if ((req.method == "POST" || req.method == "PUT") && !is_json_content_type(req.get_header_value("Content-Type")))
-        return refuse(415, "the Content-Type header must be application/json (got '" + req.get_header_value("Content-Type") + "')");
+        return refuse(415,
+                      "the Content-Type header must be application/json (got '" + req.get_header_value("Content-Type") + "')");
     return std::nullopt;
 }
 
