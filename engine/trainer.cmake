@@ -10,6 +10,7 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/optim.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/core.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/checkpoint.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/run_folder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_setup.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_io.cpp

@@ -4,7 +4,7 @@
 // cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each batch
 // finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule is in
 // shard.h), --out FILE appends there and resumes a killed run; --output FILE writes every candidate
-// as a labelled row in the input's format instead (cli/labelled_output.h).
+// as a labelled row in the format its name says instead (cli/labelled_output.h).
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -37,7 +37,8 @@ struct FileRun {
     std::string out;         // "" = stdout
     bool sharded = false;    // --shard / --shard-from-env given
     std::string output;      // --output FILE: labelled rows in output_format ("" = the JSONL lines)
-    std::string output_format;  // "" = the input's
+    std::string output_format;  // --output-format ("" = the --output name's, else the input's)
+    bool force = false;         // --force: --output may replace an existing file
 };
 
 FileRun file_run_from_flags(const Args& a) {
@@ -58,6 +59,8 @@ FileRun file_run_from_flags(const Args& a) {
     if (!f.output.empty() && (f.sharded || !f.out.empty() || !a.has("input")))
         throw UsageError("--output needs --input and goes without --shard/--out (merge the parts, then convert)");
     if (!f.output_format.empty() && f.output.empty()) throw UsageError("--output-format goes with --output FILE");
+    f.force = a.has("force");
+    if (f.force && f.output.empty()) throw UsageError("--force goes with --output FILE");
     if (!f.output_format.empty() && f.output_format != "jsonl" && f.output_format != "csv" && f.output_format != "tsv" &&
         f.output_format != "labelstudio")
         throw UsageError("--output-format must be jsonl, csv, tsv or labelstudio, got '" + f.output_format + "'");
@@ -80,14 +83,12 @@ std::string result_line(const GenerationResult& r, const nlohmann::json& label, 
 // --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
-int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, bool keep_dropped, RunBatch&& run_batch) {
+int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, LabelledOutput* labelled, bool keep_dropped,
+                  RunBatch&& run_batch) {
     const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
     std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
-    std::unique_ptr<LabelledOutput> labelled;
-    if (!f.output.empty())
-        labelled = std::make_unique<LabelledOutput>(f.output, f.output_format.empty() ? input.format() : parse_enum<InputFormat>(f.output_format));
     // One seed per run: every batch derives its own from it and its first row's global index.
     const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
@@ -158,8 +159,9 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
     {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
     {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
-    {"output", "FILE", "with --input: write every candidate as a labelled row (its spans, the row's label, its source) in the input's format, atomically; prints a summary"},
-    {"output-format", "F", "with --output: jsonl, csv, tsv or labelstudio (default: the input's; text input gives jsonl)"},
+    {"output", "FILE", "with --input: write every candidate as a labelled row (its spans, the row's label, its source), atomically, in the format its name says (.jsonl, .csv, .tsv; .json: JSON lines or a Label Studio export as the input is); an existing file is refused unless --force; prints a summary"},
+    {"output-format", "F", "with --output: jsonl, csv, tsv or labelstudio, for a name without those extensions (default: the input's; text input gives jsonl)"},
+    {"force", "", "with --output: replace the file if it exists"},
     {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
     {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
@@ -176,6 +178,12 @@ int run_generate(const Argv& argv) {
     if (args.has("input")) input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail);
     if (args.has("skip-bad-rows") && !input) throw UsageError("--skip-bad-rows goes with --input FILE");
     if (input) report_bad_rows(*input);
+    // Opened before the (slow) model load: an existing file is refused at once, and the rows go to a
+    // temporary file that replaces it only when the run is complete.
+    std::unique_ptr<LabelledOutput> labelled;
+    if (!file_run.output.empty())
+        labelled = std::make_unique<LabelledOutput>(file_run.output, output_format_for(file_run.output, file_run.output_format, input->format()),
+                                                    file_run.force);
     const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_valid_utf8(t, "--text");
     const RuntimeOptions runtime = kGenerateRuntime.read(args);
@@ -198,7 +206,7 @@ int run_generate(const Argv& argv) {
     };
 
     const bool keep_dropped = args.has("keep-dropped");
-    if (input) return generate_file(*input, options, file_run, keep_dropped, run_batch);
+    if (input) return generate_file(*input, options, file_run, labelled.get(), keep_dropped, run_batch);
     auto results = run_batch(texts, {}, options, {});
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();

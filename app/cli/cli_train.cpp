@@ -12,6 +12,7 @@
 #include "cli/runtime_flags.h"
 #include "cli/settings_flags.h"
 #include "t5s/error.h"
+#include "t5s/run_folder.h"
 #include "t5s/trainer.h"
 #include "t5s/training_fields.h"
 #include "t5s/training_record.h"
@@ -56,14 +57,32 @@ void print_event(const TrainingEvent& e) {
     }
 }
 
+std::string history_pairs_path(const std::string& out_dir) { return (std::filesystem::path(out_dir) / "history-pairs.jsonl").string(); }
+
 // The accepted/edited (source, target) pairs of a history database, as OUT/history-pairs.jsonl.
-std::string pairs_from_history(const std::string& history_path, const std::string& out_dir) {
+void write_history_pairs(const std::string& history_path, const std::string& out_dir) {
     HistoryStoreOptions store_options;
     store_options.create_if_missing = false;
     HistoryStore store(history_path, store_options);
     const ExportResult r = export_history_pairs(store, out_dir);
+    if (r.path != history_pairs_path(out_dir)) throw Error(ErrorCode::Internal, r.path + ": not where the run reads its pairs");
     std::cerr << "training data: " << r.rows_written << " accepted/edited pairs from " << history_path << "\n";
-    return r.path;
+}
+
+// One run per --out folder: a new run refuses a folder that holds another one, --overwrite clears
+// that run first, --resume continues it only if it is the same run (model, data, prefix, settings).
+// The folder's refusals are usage errors (exit 2): the flags, not the files, must change.
+void claim_out_folder(const Args& a, const TrainingOptions& o) {
+    if (a.has("resume") && a.has("overwrite")) throw UsageError("give --resume or --overwrite, not both");
+    const RunFolderMode mode = a.has("resume") ? RunFolderMode::Resume : a.has("overwrite") ? RunFolderMode::Overwrite : RunFolderMode::Fresh;
+    try {
+        const std::vector<std::string> cleared = prepare_run_folder(o.out_dir, mode);
+        if (!cleared.empty()) std::cerr << "--overwrite: cleared " << cleared.size() << " entries of the previous run in " << o.out_dir << "\n";
+        const std::string newest = mode == RunFolderMode::Resume ? newest_checkpoint(o.out_dir) : "";
+        if (!newest.empty()) check_resume_identity(o, newest);
+    } catch (const RunFolderRefused& e) {
+        throw UsageError(e.what());
+    }
 }
 
 }  // namespace
@@ -79,6 +98,9 @@ std::vector<Flag> train_flags() {
     flags = with_flags_after(flags, "extra-data",
                              {{"data-history", "PATH", "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"}});
     flags = with_flags_after(flags, "log-every", {{"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"}});
+    flags = with_flags_after(flags, "resume",
+                             {{"overwrite", "", "clear the run already in --out (its checkpoints, final model and log) and start over; without it or "
+                                                "--resume a folder holding a run is refused"}});
     return with_flags_after(flags, "dist-timeout", {{"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"}});
 }
 
@@ -90,8 +112,9 @@ TrainingOptions training_options_from_flags(const Args& a) {
     TrainingOptions o;
     apply_settings_flags(a, training_fields(), &o);
     if (a.has("data-history")) {
-        // Accepted and edited pairs from the annotators' history become (more) training data.
-        const std::string pairs = pairs_from_history(a.get("data-history"), a.require("out"));
+        // Accepted and edited pairs from the annotators' history become (more) training data; the
+        // file is written once the output folder is known to be this run's (write_history_pairs).
+        const std::string pairs = history_pairs_path(a.require("out"));
         if (o.data_file.empty()) o.data_file = pairs;
         else o.extra_data_files.push_back(pairs);
     }
@@ -134,10 +157,13 @@ int run_train(const Argv& argv) {
     Args a(argv, kTrainSpec);
     const TrainingOptions o = training_options_from_flags(a);
     validate_training_options(o);
+    // Data-parallel launches (torchrun, srun, PyTorchJob): rank 0 alone checks the folder, records,
+    // logs and prints (another rank would see rank 0's first files as "another run").
+    const bool writer = training_rank_from_environment() == 0;
+    if (writer) claim_out_folder(a, o);
+    if (a.has("data-history")) write_history_pairs(a.get("data-history"), o.out_dir);
 
     TrainingJob job(o);
-    // Data-parallel launches (torchrun, srun, PyTorchJob): rank 0 alone records, logs and prints.
-    const bool writer = training_rank_from_environment() == 0;
     const TrainingResult r = a.has("history") && writer ? run_recorded(job, o, a.get("history")) : job.run(print_event);
     if (!writer) return 0;
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss

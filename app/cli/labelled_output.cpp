@@ -1,6 +1,11 @@
 #include "cli/labelled_output.h"
 
+#include <cctype>
+#include <filesystem>
+#include <optional>
 #include <set>
+
+#include "cli/args.h"
 
 namespace t5s::cli {
 namespace {
@@ -31,11 +36,37 @@ std::vector<Span> row_spans_in(const Candidate& c, const InputRow& row) {
     return out;
 }
 
+std::string lower_extension(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return ext;
+}
+
 }  // namespace
 
-LabelledOutput::LabelledOutput(const std::string& path, InputFormat format)
+InputFormat output_format_for(const std::string& path, const std::string& format_flag, InputFormat input_format) {
+    const std::string ext = lower_extension(path);
+    std::optional<InputFormat> named;  // what the name says
+    if (ext == ".jsonl" || ext == ".ndjson") named = InputFormat::Jsonl;
+    else if (ext == ".csv") named = InputFormat::Csv;
+    else if (ext == ".tsv" || ext == ".tab") named = InputFormat::Tsv;
+    const bool json = ext == ".json";  // JSON lines or a Label Studio export, as the reader takes it
+    if (!format_flag.empty()) {
+        const InputFormat flag = parse_enum<InputFormat>(format_flag);
+        const bool contradicts = named ? flag != *named : json && flag != InputFormat::Jsonl && flag != InputFormat::LabelStudio;
+        if (contradicts)
+            throw UsageError("--output " + path + " is a " + ext + " file but --output-format " + format_flag +
+                             " was given: give a name that agrees (or no --output-format)");
+        return flag;
+    }
+    if (named) return *named;
+    if (json) return input_format == InputFormat::LabelStudio ? InputFormat::LabelStudio : InputFormat::Jsonl;
+    return input_format == InputFormat::Text ? InputFormat::Jsonl : input_format;
+}
+
+LabelledOutput::LabelledOutput(const std::string& path, InputFormat format, bool overwrite)
     : format_(format == InputFormat::Text ? InputFormat::Jsonl : format),
-      file_(path, /*overwrite=*/true, "output file"),
+      file_(path, overwrite, "output file"),
       writer_(format_, /*with_source=*/true) {
     file_.write(writer_.begin());
 }

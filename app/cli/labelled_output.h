@@ -11,9 +11,15 @@
 
 namespace t5s::cli {
 
+// The format of `--output path`: its extension's (.jsonl/.ndjson, .csv, .tsv/.tab; .json is JSON lines,
+// or a Label Studio export when the input is one), else `format_flag` (--output-format), else the
+// input's (text input gives JSONL). A flag that contradicts the extension is a UsageError.
+InputFormat output_format_for(const std::string& path, const std::string& format_flag, InputFormat input_format);
+
 class LabelledOutput {
 public:
-    LabelledOutput(const std::string& path, InputFormat format);
+    // Refuses an existing `path` unless `overwrite` (--force), as export does: before any row is made.
+    LabelledOutput(const std::string& path, InputFormat format, bool overwrite);
     void add(const GenerationResult& result, const InputRow& row);
     void commit();
     int64_t rows() const { return rows_; }

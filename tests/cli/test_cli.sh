@@ -279,14 +279,14 @@ declare -A contract_flags=(
   [score]="model source target max-source-tokens dtype device threads json"
   [generate]="model text input max-new-tokens min-new-tokens beams num-return length-penalty temperature top-k top-p
     repetition-penalty no-repeat-ngram seed dtype device batch-size threads max-rounds history prefix max-source-tokens shard
-    shards out json sample distinct no-copy early-stopping shard-from-env"
+    shards out output output-format force json sample distinct no-copy early-stopping shard-from-env"
   [merge]="out rows"
   [history]="history search model accepted-only limit after runs accept reject edit undo redo delete json"
   [export]="history format out accepted-only dedupe include-originals search model force json"
   [train]="model init-config data eval-data out steps epochs batch-size grad-accum lr optimizer schedule warmup weight-decay
     max-grad-norm dropout precision max-source-len max-target-len eval-every save-every seed on-bad-row log source-field
     target-field source-prefix eval-split keep-last patience vocab-size threads device samples log-every max-eval-pairs
-    extra-data max-time data-history history dist-timeout grad-checkpointing resume no-group-by-length plan-only save-bf16"
+    extra-data max-time data-history history dist-timeout grad-checkpointing resume overwrite no-group-by-length plan-only save-bf16"
 )
 "$bin" --help >"$work/help_top.txt" 2>&1 && ok || bad "--help failed"
 "$bin" help >"$work/help_cmd.txt" 2>&1 && ok || bad "help failed"

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "t5s/atomic_file.h"
+#include "t5s/run_folder.h"
 #include "serve/batch_decoder.h"
 #include "trainer/runner.h"
 
@@ -114,7 +115,8 @@ void Runner::save_checkpoint(const std::string& reason) {
               {"seed", o_.seed},
               {"world_size", dist_ ? dist_->world_size() : 1},
               {"last_loss", last_loss_},
-              {"reason", reason}};
+              {"reason", reason},
+              {"run", json::parse(run_identity_json(o_))}};  // what --resume checks: the same run, not another one
     // trainer_state.json last: list_checkpoints only accepts folders that have it.
     write_file_atomic(tmp / "trainer_state.json", j.dump(2) + "\n");
     publish_dir(tmp, out_ / name);

@@ -9,6 +9,7 @@
 
 #include "file_io.h"
 #include "t5s/error.h"
+#include "t5s/run_folder.h"
 #include "torch/lora.h"
 #include "torch/runtime.h"
 #include "trainer/runner.h"
@@ -84,9 +85,12 @@ void Runner::setup_data_and_model() {
         message(TrainingEvent::Kind::Message, out_.string() + ": cleaned " + std::to_string(n) + " folder(s) a killed run left");
     if (o_.resume) {
         auto cks = list_checkpoints(out_);
-        if (!cks.empty())
+        if (!cks.empty()) {
             resume_from_ = cks.back().second;
-        else
+            if (!check_resume_identity(o_, resume_from_.string()))
+                message(TrainingEvent::Kind::Message,
+                        "--resume: " + resume_from_.string() + " predates run identities; its model, data and prefix are not checked");
+        } else
             message(TrainingEvent::Kind::Message, "--resume: no checkpoint in " + out_.string() + ", starting fresh");
     }
     std::vector<TextPair> pairs;
@@ -219,6 +223,7 @@ void Runner::load_resume_state(const fs::path& ck) {
     st_.loss_scale = j.value("loss_scale", 65536.0);
     st_.good_steps = j.value("good_steps", 0);
     st_.tokens_seen = j.value("tokens_seen", 0);
+    last_loss_ = j.value("last_loss", 0.0);  // a resumed run that has no step left reports the loss it ended with
     if (j.value("optimizer", "") != to_string(o_.optimizer))
         throw Error(ErrorCode::InvalidArgument, (ck / "trainer_state.json").string() +
                                                     ": checkpoint was trained with optimizer '" + j.value("optimizer", "") +
