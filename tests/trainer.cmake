@@ -6,6 +6,7 @@ add_executable(test_trainer
   trainer/test_block_cache.cpp
   trainer/test_training.cpp
   trainer/test_checkpoints.cpp
+  trainer/test_run_folder.cpp
   trainer/test_lora_training.cpp
   trainer/test_lora_base.cpp
 )
