@@ -34,11 +34,6 @@ std::string base64(const std::string& in) {
     return out;
 }
 
-bool is_ip_address(const std::string& host) {
-    unsigned char buf[16];
-    return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
-}
-
 bool is_wildcard_address(const std::string& host) {
     return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
 }
@@ -103,7 +98,7 @@ RequestGuard::RequestGuard(const ServeConfig& config)
         hosts_.push_back(lower(unbracketed(h)));
     }
     if (!is_wildcard_address(config.host)) bound_host_ = lower(unbracketed(config.host));
-    any_ip_host_ = is_wildcard_address(config.host);
+    any_address_ = is_wildcard_address(config.host);
 }
 
 bool RequestGuard::host_allowed(const std::string& host_header) const {
@@ -112,13 +107,23 @@ bool RequestGuard::host_allowed(const std::string& host_header) const {
     if (host_header.empty() || !split_host(lower(trimmed(host_header)), &name, &port)) return false;
     // A name the user allows may come with any port (a proxy's); this server's own names with its own.
     if (std::find(hosts_.begin(), hosts_.end(), name) != hosts_.end()) return true;
+    // Bound to every interface, the server is reached under names and ports it cannot know (a
+    // Kubernetes Service, a load balancer); it has credentials there (serve refuses to start
+    // without), which a rebinding page does not, so the Host check guards loopback servers.
+    if (any_address_) return true;
     if (!port.empty() && port != std::to_string(port_)) return false;
-    return is_loopback_name(name) || name == bound_host_ || (any_ip_host_ && is_ip_address(name));
+    return is_loopback_name(name) || name == bound_host_;
 }
 
 bool RequestGuard::origin_allowed(const std::string& origin) const {
     if (origin.empty() || any_origin_) return true;
     return std::find(origins_.begin(), origins_.end(), origin_key(origin)) != origins_.end();
+}
+
+// Probes and scrapers read these without credentials (Kubernetes' httpGet probes and Prometheus'
+// plain scrape send none); they change nothing and show no credentials.
+bool RequestGuard::is_probe(const httplib::Request& req) {
+    return req.method == "GET" && (req.path == "/ready" || req.path == "/health" || req.path == "/metrics");
 }
 
 bool RequestGuard::authorized(const httplib::Request& req) const {
@@ -146,7 +151,7 @@ std::optional<Refusal> RequestGuard::check(const httplib::Request& req) const {
     if (teaches && !has_credentials())
         return refuse(
             403, req.path + " teaches the model, so it needs credentials: start serve with --basic-auth-file or --api-key-file");
-    if (!(req.method == "GET" && req.path == "/ready") && !authorized(req)) {
+    if (!is_probe(req) && !authorized(req)) {
         Refusal r = refuse(401,
                            "missing or wrong credentials (Authorization: Bearer KEY from --api-key-file, or HTTP Basic from "
                            "--basic-auth-file)");

@@ -42,12 +42,14 @@ public:
     bool origin_allowed(const std::string& origin) const;  // "" (no Origin header) is allowed
     bool authorized(const httplib::Request& req) const;
     bool has_credentials() const { return !api_key_.empty() || !basic_auth_.empty(); }
+    // GET /ready, /health and /metrics: answered without credentials (Host and Origin still checked).
+    static bool is_probe(const httplib::Request& req);
 
 private:
     std::string api_key_, basic_auth_header_, basic_auth_;
     std::vector<std::string> origins_, hosts_;  // lower case; hosts_: --allow-host
     std::string bound_host_;                    // --host unless a wildcard address
-    bool any_origin_ = false, any_host_ = false, any_ip_host_ = false;
+    bool any_origin_ = false, any_host_ = false, any_address_ = false;  // any_address_: bound to 0.0.0.0 / ::
     int port_ = 0;
 };
 

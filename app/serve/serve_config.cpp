@@ -40,14 +40,14 @@ std::vector<ServeField> serve_rows() {
         row("learn_max_time_s", &C::learn_max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
             at_least(0, ">= 0 seconds")),
         row("task_prefix", &C::task_prefix, "task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"),
-        row("basic_auth", &C::basic_auth, "basic-auth-file", "F", "file holding USER:PASSWORD that clients such as Label Studio send as HTTP Basic (on every route, like the Bearer key)")
+        row("basic_auth", &C::basic_auth, "basic-auth-file", "F", "file holding USER:PASSWORD that clients such as Label Studio send as HTTP Basic (on every route but the probes, like the Bearer key)")
             .via(kCustom).kept_secret(),
         row("allow_origins", &C::allow_origins, "allow-origin", "ORIGIN",
             "a web page origin (e.g. http://localhost:8080) whose browser requests are served (default: none; a request "
             "with another Origin header gets 403)"),
         row("allow_hosts", &C::allow_hosts, "allow-host", "NAME",
             "a Host header name clients may use besides localhost, loopback addresses and --host (\"*\": any; default: none; "
-            "another Host gets 403)"),
+            "another Host gets 403; bound to 0.0.0.0 or ::, any Host is served)"),
         row("read_timeout_s", &C::read_timeout_s, "read-timeout", "S",
             "seconds a client has to send one request's headers and body, else 408 (default 20)", from_to(0.1, 3600)),
     };

@@ -193,10 +193,12 @@ check(r.status_code == 201 and r.json()["pairs"] == 1, "the authenticated JSON w
 
 # ---- with only --basic-auth-file, every route asks for it ----
 for method, path, body in (("POST", "/augment", {"text": "x"}), ("PUT", "/v1/settings", {"max_new_tokens": 3}), ("GET", "/v1/settings", None),
-                           ("GET", "/metrics", None), ("GET", "/health", None), ("POST", "/webhook", annotation), ("POST", "/predict", {"tasks": []})):
+                           ("POST", "/webhook", annotation), ("POST", "/predict", {"tasks": []})):
     refused("%s %s without credentials" % (method, path), post(path, body or "", headers={"Content-Type": "application/json"}, method=method),
             (401,), "credentials")
-check(requests.get(BASE + "/ready", timeout=10).status_code == 200, "GET /ready (a probe) answers without credentials")
+for probe in ("/ready", "/health", "/metrics"):  # Kubernetes probes and Prometheus scrapes send no credentials
+    check(requests.get(BASE + probe, timeout=10).status_code == 200, "GET %s (a probe) answers without credentials" % probe)
+refused("a probe with Host: evil.example", requests.get(BASE + "/metrics", headers={"Host": "evil.example"}, timeout=10), (403,), "Host")
 alive("web-page attacks")
 
 # ---- slow clients: more than the server's threads drip their headers; each is cut at --read-timeout ----
@@ -290,6 +292,22 @@ for path in ("/webhook", "/train"):
     refused(path + " with no credentials configured", post(path, annotation, headers={"Content-Type": "application/json"}), (403,), "credentials")
 r = requests.post(BASE + "/augment", json={"text": "hello", "max_new_tokens": 3}, timeout=60)
 check(r.status_code == 200, "loopback without credentials: /augment still served (%s)" % r.status_code)
+proc.terminate()
+check(proc.wait(60) == 0, "SIGTERM: exit 0")
+
+# ---- bound to every interface (a container): names and ports it cannot know are served, the key still rules ----
+with open(os.path.join(WORK, "key"), "w") as f:
+    f.write("k3y\n")
+proc, LISTENING = start("--host", "0.0.0.0", "--api-key-file", os.path.join(WORK, "key"))
+BASE = "http://127.0.0.1:" + LISTENING.rsplit(":", 1)[1]  # sent to loopback only
+until(lambda: requests.get(BASE + "/ready", timeout=10).status_code == 200, 60, "/ready")
+for host in ("t5studio.default.svc.cluster.local", "t5studio:80", "10.1.2.3:8000"):
+    check(requests.get(BASE + "/health", headers={"Host": host}, timeout=10).status_code == 200, "bound to 0.0.0.0: Host %s is served" % host)
+    refused("bound to 0.0.0.0, Host %s without the key" % host, requests.post(BASE + "/augment", json={"text": "x"}, headers={"Host": host}, timeout=10),
+            (401,), "credentials")
+r = requests.post(BASE + "/augment", json={"text": "hello", "max_new_tokens": 3}, headers={"Host": "t5studio:80", "Authorization": "Bearer k3y"}, timeout=60)
+check(r.status_code == 200, "bound to 0.0.0.0: /augment with the key under a Service name (%s)" % r.status_code)
+refused("bound to 0.0.0.0: an Origin not allowed", requests.get(BASE + "/health", headers={"Origin": "http://evil.example"}, timeout=10), (403,), "Origin")
 proc.terminate()
 check(proc.wait(60) == 0, "SIGTERM: exit 0")
 
