@@ -69,6 +69,20 @@ expect_code "--overwrite on a folder that is not a run's" 2 "home is not empty a
 mkdir -p "$work/empty"
 "${train[@]}" --data "$work/a.jsonl" --out "$work/empty" --steps 2 --overwrite >/dev/null 2>"$work/empty.err" && ok || bad "--overwrite on an empty folder: $(tail -2 "$work/empty.err")"
 "$bin" train --help | grep -qE -- "^ +--overwrite +[a-z]" && ok || bad "train --help lacks --overwrite"
+# A run still writing its folder: neither --overwrite nor --resume touches it.
+"${train[@]}" --data "$work/a.jsonl" --out "$work/live" --steps 100000 --save-every 1 >/dev/null 2>&1 &
+live=$!
+deadline=$((SECONDS + 60))
+until [ -s "$work/live/train_log.jsonl" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+[ -s "$work/live/train_log.jsonl" ] && ok || bad "the live run logged no step in 60 s"
+expect_code "--overwrite of a folder a run is writing" 2 "live: another training run is writing to it right now" \
+  "${train[@]}" --data "$work/a.jsonl" --out "$work/live" --steps 2 --overwrite
+expect_code "--resume of a folder a run is writing" 2 "another training run is writing to it right now" \
+  "${train[@]}" --data "$work/a.jsonl" --out "$work/live" --steps 2 --resume
+kill -0 $live 2>/dev/null && ok || bad "the live run died while others were refused"
+kill -9 $live; wait $live 2>/dev/null
+"${train[@]}" --data "$work/a.jsonl" --out "$work/live" --steps 100001 --save-every 1 --max-time 0.5 --resume >/dev/null 2>"$work/live.err" \
+  && ok || bad "--resume after the writer died: $(tail -2 "$work/live.err")"
 
 # --- generate --output: the name says the format; an existing file is kept --------------------------
 printf '%s\n' '{"text": "Tom is a good boy.", "label": "a"}' '{"text": "我们走吧。", "label": "b"}' >"$work/in.jsonl"

@@ -126,3 +126,16 @@ TEST_CASE("--resume continues only the same run, naming what differs", "[trainer
     fs::create_directories(fs::path(o.out_dir) / "final");
     CHECK(refusal([&] { prepare_run_folder(o.out_dir, RunFolderMode::Resume); }).find("no checkpoint-N") != std::string::npos);
 }
+
+TEST_CASE("a folder another run is writing is refused in every mode, and nothing in it is removed", "[trainer][run_folder]") {
+    TempDir dir("run_folder_lock");
+    const fs::path run = dir / "run";
+    fake_checkpoint(run / "checkpoint-2", "");
+    {
+        const RunFolderLock writing(run.string());  // what a running Runner holds
+        for (const RunFolderMode mode : {RunFolderMode::Fresh, RunFolderMode::Resume, RunFolderMode::Overwrite})
+            CHECK(refusal([&] { prepare_run_folder(run.string(), mode); }).find("writing to it right now") != std::string::npos);
+        CHECK(fs::exists(run / "checkpoint-2" / "trainer_state.json"));
+    }
+    CHECK(prepare_run_folder(run.string(), RunFolderMode::Overwrite).size() == 1);  // released with the run
+}

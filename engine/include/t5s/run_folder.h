@@ -24,6 +24,20 @@ enum class RunFolderMode {
     Overwrite,  // clear the run in the folder first; a non-empty folder that holds no run is refused
 };
 
+// An exclusive lock on a run folder while a run writes it: flock on the folder itself, so nothing is
+// created in it and the kernel lets go when the process dies (kill -9 included). Throws
+// RunFolderRefused when another process holds it; where the file system has no flock, it holds nothing.
+class RunFolderLock {
+public:
+    explicit RunFolderLock(const std::string& dir);
+    ~RunFolderLock();
+    RunFolderLock(const RunFolderLock&) = delete;
+    RunFolderLock& operator=(const RunFolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 // What the run writes in its folder and what is there: checkpoint-N/, final/, merged/,
 // train_log.jsonl, history-pairs.jsonl, spiece.model (a from-scratch run's vocabulary) and the
 // temporary folders of a killed save. `markers` are the entries that only a run writes (a base
@@ -38,6 +52,7 @@ struct RunFolderContents {
 };
 RunFolderContents inspect_run_folder(const std::string& out_dir);
 
+// Every mode refuses a folder another run is writing right now (RunFolderLock).
 // Fresh: throws RunFolderRefused when the folder holds a run (naming it and --resume / --overwrite).
 // Resume: throws when the folder has a final model but no checkpoint to continue from.
 // Overwrite: removes the run's entries (each renamed aside first, so a crash never leaves a half

@@ -2,7 +2,11 @@
 // identity that tells a resumed run from a different one.
 #include "t5s/run_folder.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <filesystem>
@@ -113,6 +117,21 @@ void remove_entry(const fs::path& dir, const std::string& name) {
 
 }  // namespace
 
+RunFolderLock::RunFolderLock(const std::string& dir) {
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return;  // a missing folder: nothing writes there yet
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK)
+        throw RunFolderRefused(dir + ": another training run is writing to it right now; wait for it to finish, or give another --out");
+}
+
+RunFolderLock::~RunFolderLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
+}
+
 RunFolderContents inspect_run_folder(const std::string& out_dir) {
     RunFolderContents c;
     std::error_code ec;
@@ -135,6 +154,7 @@ RunFolderContents inspect_run_folder(const std::string& out_dir) {
 }
 
 std::vector<std::string> prepare_run_folder(const std::string& out_dir, RunFolderMode mode) {
+    const RunFolderLock lock(out_dir);  // held while the old run's entries are removed
     const RunFolderContents c = inspect_run_folder(out_dir);
     switch (mode) {
         case RunFolderMode::Fresh:

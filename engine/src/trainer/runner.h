@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "t5s/run_folder.h"
 #include "t5s/tokenizer.h"
 #include "t5s/trainer.h"
 #include "trainer/block_cache.h"
@@ -137,6 +138,7 @@ private:
 
     at::Device device_{at::kCPU};
     std::filesystem::path out_, spiece_, tokenizer_src_;
+    std::unique_ptr<RunFolderLock> out_lock_;  // rank 0: no second run writes out_ while this one does
     TokenizerFiles tokenizer_files_;
     std::unique_ptr<Tokenizer> tok_;
     TrainableModel model_;

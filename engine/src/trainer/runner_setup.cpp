@@ -75,6 +75,7 @@ void Runner::setup_data_and_model() {
     std::error_code ec;
     fs::create_directories(out_, ec);
     if (ec) throw Error(ErrorCode::InvalidArgument, out_.string() + ": cannot create output directory: " + ec.message());
+    if (is_writer()) out_lock_ = std::make_unique<RunFolderLock>(out_.string());
 
     if (!o_.model_dir.empty() && !fs::is_directory(o_.model_dir, ec))
         throw Error(ErrorCode::FileNotFound, o_.model_dir + ": model directory not found");
