@@ -195,7 +195,8 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
     }
     CHECK(rj.bad[0].where == j + ":3");
     CHECK(rj.bad[1].where == j + ":4");
-    CHECK(rj.bad[1].reason == "missing text field (looked for \"text\")");
+    CHECK(rj.bad[1].reason == "missing text field (looked for \"text\"/\"sentence\"/\"sentence1\"/\"source\"/\"input\"/\"src\", any case; "
+                               "the row has \"other\"; name one with --text-field NAME)");
     write(dir / "n.jsonl", "{\"text\": 5}\n");
     CHECK(fail_message(dir / "n.jsonl") == (dir / "n.jsonl").string() + ":1: field \"text\" is not a string");
     CHECK(rj.bad[2].reason == "empty text");
@@ -251,5 +252,5 @@ TEST_CASE("pairs: two text fields with aliases; a numeric label; .txt is TSV", "
     REQUIRE(s.bad.size() == 1);
     CHECK(s.bad[0].reason == "needs a numeric field \"label\"");
     write(dir / "nohdr.csv", "x,y\n1,2\n");
-    CHECK_THROWS_WITH(read_rows(dir / "nohdr.csv", sts), Catch::Contains(":1: header has no sentence1 column"));
+    CHECK_THROWS_WITH(read_rows(dir / "nohdr.csv", sts), Catch::Contains(":1: header has no source column (looked for \"sentence1\", any case; the header has \"x\"/\"y\";"));
 }

@@ -107,6 +107,7 @@ struct BatchVm {
     std::string path;
     std::string column;
     std::vector<std::string> columns;
+    bool no_header = false;  // a CSV/TSV without a header row (Tatoeba's TSV): column 1 is the text
     std::vector<std::string> rows;
     std::vector<std::string> warnings;
     std::vector<std::vector<Span>> row_spans; // a labelled file's spans per row (empty: none)

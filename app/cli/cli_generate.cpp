@@ -151,6 +151,8 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below", kModel},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
     {"input", "FILE", "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, \"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per input, per batch"},
+    {"text-field", "NAME", "with --input: the column or key of the text (default: the first of text, sentence, sentence1, source, input, src, in any case)"},
+    {"no-header", "", "with --input: a CSV/TSV without a header row, column 1 the text"},
     generation_flags(),  // every generation option (t5s/generation_fields.h)
     kGenerateRuntime.flags(),
     {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
@@ -175,8 +177,12 @@ int run_generate(const Argv& argv) {
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
     std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
-    if (args.has("input")) input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail);
+    if (args.has("input"))
+        input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail,
+                      text_fields({args.get("text-field"), "", args.has("no-header")}));
     if (args.has("skip-bad-rows") && !input) throw UsageError("--skip-bad-rows goes with --input FILE");
+    for (const char* flag : {"text-field", "no-header"})
+        if (args.has(flag) && !input) throw UsageError(std::string("--") + flag + " goes with --input FILE");
     if (input) report_bad_rows(*input);
     // Opened before the (slow) model load: an existing file is refused at once, and the rows go to a
     // temporary file that replaces it only when the run is complete.

@@ -30,10 +30,10 @@ struct LabelledPairs {
 };
 
 // The one input reader's rows (t5s::read_sts_pairs): JSONL, CSV or TSV; bad rows fail or are skipped.
-LabelledPairs read_pairs(const std::string& path, int64_t limit, bool skip_bad_rows) {
+LabelledPairs read_pairs(const std::string& path, int64_t limit, bool skip_bad_rows, const ColumnChoice& columns) {
     auto report = [](const BadRow& b) { std::cerr << "t5studio sts: skipped bad row " << b.where << ": " << b.reason << "\n"; };
     LabelledPairs p;
-    for (auto& pair : read_sts_pairs(path, skip_bad_rows ? BadRowPolicy::Skip : BadRowPolicy::Fail, report, limit)) {
+    for (auto& pair : read_sts_pairs(path, skip_bad_rows ? BadRowPolicy::Skip : BadRowPolicy::Fail, report, limit, columns)) {
         p.first.push_back(std::move(pair.sentence1));
         p.second.push_back(std::move(pair.sentence2));
         p.labels.push_back(pair.label);
@@ -71,6 +71,10 @@ const RuntimeFlags kStsRuntime{Device::Auto};
 
 const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
     {"data", "FILE", "pairs: \"sentence1\", \"sentence2\", numeric \"label\" (JSONL, or CSV/TSV with those columns)"},
+    {"source-field", "NAME", "the column or key of the first sentence (default: the first of text, sentence, sentence1, source, input, src, in any case)"},
+    {"text-field", "NAME", "the same as --source-field"},
+    {"target-field", "NAME", "the column or key of the second sentence (default: the first of target, output, paraphrase, sentence2, tgt)"},
+    {"no-header", "", "a CSV/TSV without a header row: column 1 and 2 the sentences, column 3 the label"},
     {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
     {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
     {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)", kModel},
@@ -90,7 +94,9 @@ int run_sts(const Argv& argv) {
     if (args.has("baseline") && args.get("baseline") != "chrf") throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");
     if (args.has("prefix") && !args.has("model")) throw UsageError("--prefix goes with --model");
     const std::string data = args.require("data");
-    const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0), args.has("skip-bad-rows"));
+    if (args.has("source-field") && args.has("text-field")) throw UsageError("give --source-field or --text-field, not both");
+    const ColumnChoice columns{args.get("source-field", args.get("text-field")), args.get("target-field"), args.has("no-header")};
+    const LabelledPairs pairs = read_pairs(data, args.get_int64("limit", 0, 0), args.has("skip-bad-rows"), columns);
     const RuntimeOptions runtime = kStsRuntime.read(args);
 
     std::string scorer;

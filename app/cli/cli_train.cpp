@@ -97,6 +97,9 @@ std::vector<Flag> train_flags() {
     std::vector<Flag> flags = settings_flags(training_fields(), kTrainRuntime.flags());
     flags = with_flags_after(flags, "extra-data",
                              {{"data-history", "PATH", "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"}});
+    flags = with_flags_after(flags, "target-field",
+                             {{"text-field", "NAME", "the same as --source-field (every command's name for the text column)"},
+                              {"no-header", "", "CSV/TSV without a header row: column 1 the source, column 2 the target"}});
     flags = with_flags_after(flags, "log-every", {{"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"}});
     flags = with_flags_after(flags, "resume",
                              {{"overwrite", "", "clear the run already in --out (its checkpoints, final model and log) and start over; without it or "
@@ -111,6 +114,9 @@ TrainingOptions training_options_from_flags(const Args& a) {
     if (a.has("steps") && a.has("epochs")) throw UsageError("give --steps or --epochs, not both");
     TrainingOptions o;
     apply_settings_flags(a, training_fields(), &o);
+    if (a.has("text-field") && a.has("source-field")) throw UsageError("give --source-field or --text-field, not both");
+    if (a.has("text-field")) o.data.source_field = a.get("text-field");
+    o.data.no_header = a.has("no-header");
     if (a.has("data-history")) {
         // Accepted and edited pairs from the annotators' history become (more) training data; the
         // file is written once the output folder is known to be this run's (write_history_pairs).

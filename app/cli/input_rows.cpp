@@ -9,7 +9,8 @@
 
 namespace t5s::cli {
 
-InputRows::InputRows(std::string path, BadRowPolicy policy) : path_(std::move(path)), policy_(policy) {
+InputRows::InputRows(std::string path, BadRowPolicy policy, InputFields fields)
+    : path_(std::move(path)), policy_(policy), fields_(std::move(fields)) {
     format_ = input_format_of(path_);
     rows_ = scan([](int64_t) { return true; }, [](int64_t, InputRow&&) {}, &bad_rows_, &bad_samples_);
     if (rows_ == 0) {
@@ -24,7 +25,7 @@ int64_t InputRows::scan(const std::function<bool(int64_t)>& parse, const std::fu
                         std::vector<BadRow>* samples) const {
     *bad = 0;
     samples->clear();
-    InputReader reader(path_, InputFields{}, policy_, [&](const BadRow& b) {
+    InputReader reader(path_, fields_, policy_, [&](const BadRow& b) {
         if (++*bad <= 10) samples->push_back(b);
     }, format_);
     InputRecord record;

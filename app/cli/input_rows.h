@@ -29,7 +29,8 @@ public:
     // BadRowPolicy::Fail a bad row throws t5s::Error naming file and line; under Skip it is counted
     // (bad_rows(), the first ones kept in bad_row_samples()). Also throws for the file: missing, a
     // directory, no rows.
-    explicit InputRows(std::string path, BadRowPolicy policy = BadRowPolicy::Fail);
+    // `fields`: the column rule, or the user's --text-field / --no-header (t5s::text_fields).
+    explicit InputRows(std::string path, BadRowPolicy policy = BadRowPolicy::Fail, InputFields fields = {});
 
     int64_t size() const { return rows_; }
     InputFormat format() const { return format_; }
@@ -53,6 +54,7 @@ private:
 
     std::string path_;
     BadRowPolicy policy_;
+    InputFields fields_;
     InputFormat format_ = InputFormat::Text;
     int64_t rows_ = 0;
     int64_t bad_rows_ = 0;

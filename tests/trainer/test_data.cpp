@@ -46,6 +46,22 @@ TEST_CASE("JSONL: default, recognised and configured field names", "[trainer][da
     CHECK(d.pairs.at(0).target == "答え");
 }
 
+TEST_CASE("the column rule: the nine pair layouts of tests/data/columns give the same pairs", "[trainer][data]") {
+    const PairSet want = load_pairs((data_dir() / "columns" / "text.jsonl").string(), {});
+    REQUIRE(want.pairs.size() == 3);
+    for (const char* name : {"sentence.jsonl", "input.jsonl", "jsts.jsonl", "Text.csv", "sentence.csv", "source.tsv", "src.tsv", "headerless.tsv"}) {
+        INFO(name);
+        DataOptions o;
+        o.no_header = std::string(name) == "headerless.tsv";
+        const PairSet got = load_pairs((data_dir() / "columns" / name).string(), o);
+        REQUIRE(got.pairs.size() == want.pairs.size());
+        for (size_t i = 0; i < got.pairs.size(); ++i) {
+            CHECK(got.pairs[i].source == want.pairs[i].source);
+            CHECK(got.pairs[i].target == want.pairs[i].target);
+        }
+    }
+}
+
 TEST_CASE("CSV and TSV with a header; quoted fields", "[trainer][data]") {
     TempDir dir("data_csv");
     write_text(dir / "a.csv", "id,source,target\n1,\"Hello, world\",\"He said \"\"hi\"\"\"\n2,\"multi\nline\",ok\r\n");

@@ -205,7 +205,7 @@ TEST_CASE("engine thread: a Label Studio export gives each task's spans and choi
     const std::string f = file.string();
     CHECK(loaded.warnings == std::vector<std::string>{
                                  f + ": task 3: labels result [17, 20) says 'Bob' but the text there (code points) is 'ob'",  // UTF-16 offsets
-                                 f + ": task 4: missing text field (looked for \"text\")"});
+                                 f + ": task 4: missing text field (looked for \"text\", any case; the row has none; name one with --text-field NAME)"});
     fs::remove_all(dir);
 }
 

@@ -39,7 +39,7 @@ void BatchController::load_dataset() {
     }
     b.error.clear();
     b.phase = BatchPhase::Loading;
-    b.dataset_job = submit(LoadDataset{b.path, b.column});
+    b.dataset_job = submit(LoadDataset{b.path, b.column, b.no_header});
 }
 
 void BatchController::start_batch() {

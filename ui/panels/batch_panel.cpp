@@ -67,6 +67,8 @@ void draw_file_row(Controller& ctl, UiState& s) {
     action_tooltip(ctl.keymap(), Action::OpenBatch);
     ImGui::SameLine();
     if (ImGui::Button("Open")) ctl.load_dataset();
+    ImGui::SameLine();
+    if (ImGui::Checkbox("no header", &b.no_header)) ctl.load_dataset();  // CSV/TSV read by position: column 1 the text
     if (!b.columns.empty()) {
         ImGui::SetNextItemWidth(160);
         if (ImGui::BeginCombo("column", b.column.c_str())) {

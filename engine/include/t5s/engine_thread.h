@@ -73,7 +73,8 @@ struct LoadDataset {
     // Any file the input reader reads (t5s/input_reader.h): .txt, .jsonl, .csv / .tsv (header line),
     // a Label Studio .json export. Bad rows are skipped (BadRowPolicy::Skip) and reported.
     std::filesystem::path path;
-    std::string column;              // "" = first text-looking column ("text", "source", ...)
+    std::string column;              // "" = the input reader's column rule, else the first
+    bool no_header = false;          // a CSV/TSV without a header row: column 1 is the text
 };
 struct BatchAugment {
     std::string name;                // shown in history

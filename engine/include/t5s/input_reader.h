@@ -71,14 +71,37 @@ struct BadRow {
     std::string reason;  // one line
 };
 
+// ---- the column rule -------------------------------------------------------------------------------
+// Which CSV/TSV column, JSON-lines key or Label Studio data field holds a row's text and, for pairs,
+// its target: one rule for every front end (generate, train, sts, the app's batch panel). The first
+// of these names that the file has wins, compared in any case (the exact spelling before another
+// case): a file with both `text` and `sentence` takes `text`. A field the user names (--text-field,
+// --source-field, --target-field) replaces the list.
+const std::vector<std::string>& text_column_names();    // text, sentence, sentence1, source, input, src
+const std::vector<std::string>& target_column_names();  // target, output, paraphrase, sentence2, tgt
+// The column of `columns` that `names` picks under the rule; "" when none.
+std::string pick_column(const std::vector<std::string>& columns, const std::vector<std::string>& names);
+
 // What a front end reads from each row.
 struct InputFields {
-    // The text fields, each with the names it may have (the first present wins): generate reads
-    // {{"text"}}, train {{"source", "input", ...}, {"target", "output", ...}}, sts {{"sentence1"},
-    // {"sentence2"}}. With more than one, a plain text file is read as TSV.
-    std::vector<std::vector<std::string>> texts = {{"text"}};
+    // The text fields, each with the names it may have (the column rule): one for generate and the
+    // batch panel, two (text, target) for train and sts. With more than one, a plain text file is
+    // read as TSV.
+    std::vector<std::vector<std::string>> texts = {text_column_names()};
     bool numeric_label = false;  // the row must have a numeric "label" (sts)
+    // CSV/TSV without a header row, read by position: column 1 the text, column 2 the target (then
+    // "label" where numeric_label). Other formats ignore it.
+    bool no_header = false;
 };
+
+// The user's choice of columns (--text-field, --source-field, --target-field, --no-header).
+struct ColumnChoice {
+    std::string text_field;    // "" = the rule's text names
+    std::string target_field;  // "" = the rule's target names
+    bool no_header = false;
+};
+InputFields text_fields(const ColumnChoice& choice);  // one text: generate, the batch panel
+InputFields pair_fields(const ColumnChoice& choice);  // text and target: train, sts
 
 struct InputRecord {
     std::string where;               // "file:line" or "file: task N"

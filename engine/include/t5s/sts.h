@@ -18,12 +18,13 @@ struct StsPair {
     double label = 0;
 };
 
-// Pairs with "sentence1", "sentence2" and a numeric "label", read by the one input reader
-// (t5s/input_reader.h: JSONL as JSTS ships it, or CSV/TSV with those columns). Under Fail a bad row
-// throws t5s::Error naming file:line and the field; under Skip on_bad hears of it. `limit` > 0: only
-// the first `limit` pairs. Fewer than 2 pairs throws.
+// Pairs with a numeric "label", read by the one input reader and its column rule (t5s/input_reader.h:
+// JSONL as JSTS ships it, "sentence1", "sentence2", or CSV/TSV with such columns; `columns` names
+// others). Under Fail a bad row throws t5s::Error naming file:line and the field; under Skip on_bad
+// hears of it. `limit` > 0: only the first `limit` pairs. Fewer than 2 pairs throws.
 std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file, BadRowPolicy policy = BadRowPolicy::Fail,
-                                    const std::function<void(const BadRow&)>& on_bad = {}, int64_t limit = 0);
+                                    const std::function<void(const BadRow&)>& on_bad = {}, int64_t limit = 0,
+                                    const ColumnChoice& columns = {});
 
 struct StsCorrelation {
     double pearson = 0;

@@ -49,8 +49,9 @@ struct EnumNames<StopReason> {
 // Data
 
 struct DataOptions {
-    std::string source_field;          // JSONL/CSV column of the input ("" = auto: source, input, text)
-    std::string target_field;          // column of the output ("" = auto: target, output)
+    std::string source_field;          // JSONL/CSV column of the input ("" = the column rule, t5s/input_reader.h)
+    std::string target_field;          // column of the output ("" = the column rule)
+    bool no_header = false;            // CSV/TSV without a header: column 1 the source, column 2 the target
     BadRowPolicy on_bad_row = BadRowPolicy::Skip;  // skip (and report) or stop at the first bad row
     std::string source_prefix;         // prepended to every source (e.g. "paraphrase: "; neutral "")
 };

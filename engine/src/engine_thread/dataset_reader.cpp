@@ -3,7 +3,6 @@
 #include "engine_thread/dataset_reader.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "t5s/error.h"
 #include "t5s/input_reader.h"
@@ -11,34 +10,29 @@
 namespace t5s::detail {
 namespace {
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return s;
-}
-
-// The column asked for (it must exist), else the first text-looking one, else the first.
-std::string pick_column(const std::vector<std::string>& columns, const std::string& wanted, const std::string& file) {
+// The column asked for (it must exist), else the one the reader's column rule picks (the same as
+// generate's and train's), else the first: the panel shows the columns and lets the user choose.
+std::string chosen_column(const std::vector<std::string>& columns, const std::string& wanted, const std::string& file) {
     if (!wanted.empty()) {
         if (std::find(columns.begin(), columns.end(), wanted) == columns.end())
             throw Error(ErrorCode::InvalidArgument, file + ": no column '" + wanted + "'");
         return wanted;
     }
-    for (const char* name : {"text", "source", "input", "sentence", "sentence1"})
-        for (const auto& c : columns)
-            if (lower(c) == name) return c;
-    return columns.front();
+    const std::string ruled = pick_column(columns, text_column_names());
+    return ruled.empty() ? columns.front() : ruled;
 }
 
 }  // namespace
 
-DatasetRows read_dataset(const std::filesystem::path& path, const std::string& column) {
+DatasetRows read_dataset(const std::filesystem::path& path, const std::string& column, bool no_header) {
     const std::string file = path.string();
     const InputFormat format = input_format_of(file);
     DatasetRows out;
-    out.columns = input_columns(file, format);
-    InputFields fields;  // plain text, or a file naming no text column: the reader's "text" (its rows are then bad)
+    const bool by_position = no_header && (format == InputFormat::Csv || format == InputFormat::Tsv);
+    if (!by_position) out.columns = input_columns(file, format);
+    InputFields fields = text_fields({"", "", by_position});  // plain text, a headerless file: the reader's rule
     if (!out.columns.empty()) {
-        out.column = pick_column(out.columns, column, file);
+        out.column = chosen_column(out.columns, column, file);
         fields.texts = {{out.column}};
     }
     InputReader reader(file, fields, BadRowPolicy::Skip, [&](const BadRow& bad) { out.warnings.push_back(bad.where + ": " + bad.reason); },

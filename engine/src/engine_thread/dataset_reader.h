@@ -20,8 +20,10 @@ struct DatasetRows {
     std::vector<std::string> labels;       // per row likewise ("" = none; a non-string label as JSON text)
 };
 
-// `column` "" = the first of text, source, input, sentence, sentence1 (any case), else the first
-// column. Throws t5s::Error for a missing file, an unknown column or a file without its header.
-DatasetRows read_dataset(const std::filesystem::path& path, const std::string& column);
+// `column` "" = the column the reader's rule picks (t5s/input_reader.h: text, sentence, sentence1,
+// source, input, src, any case), else the first column. `no_header`: a CSV/TSV without a header
+// row, its column 1 the text (no columns to choose). Throws t5s::Error for a missing file, an
+// unknown column or a file without its header.
+DatasetRows read_dataset(const std::filesystem::path& path, const std::string& column, bool no_header = false);
 
 }  // namespace t5s::detail

@@ -81,7 +81,7 @@ void EngineImpl::run_io_job(LaneTask& task) {
         Overload{
             [&](const LoadDataset& c) {
                 emit(JobStarted{id, "dataset"});
-                auto rows = read_dataset(c.path, c.column);
+                auto rows = read_dataset(c.path, c.column, c.no_header);
                 emit(DatasetLoaded{id, c.path, std::move(rows.columns), std::move(rows.column), std::move(rows.rows),
                                    std::move(rows.warnings), std::move(rows.spans), std::move(rows.labels)});
             },

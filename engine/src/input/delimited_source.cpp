@@ -1,6 +1,7 @@
 // CSV / TSV source: a header row naming the columns, then one row per record (RFC 4180 quoting,
 // the shared reader in delimited_text.h), streamed.
 #include <algorithm>
+#include <optional>
 
 #include "delimited_text.h"
 #include "input/input_source.h"
@@ -18,17 +19,23 @@ public:
         DelimitedRecord header;
         while (read_delimited_record(in_, sep_, &line_, &header) && blank_record(header)) {
         }
-        if (header.fields.empty() || blank_record(header)) throw Error(ErrorCode::CorruptFile, path + ":1: missing header row");
-        header_ = std::move(header.fields);
-        if (header_[0].compare(0, 3, "\xEF\xBB\xBF") == 0) header_[0].erase(0, 3);  // BOM
+        if (header.fields.empty() || blank_record(header))
+            throw Error(ErrorCode::CorruptFile, path + ":1: " + (fields.no_header ? "no rows" : "missing header row"));
+        if (header.fields[0].compare(0, 3, "\xEF\xBB\xBF") == 0) header.fields[0].erase(0, 3);  // BOM
         const std::string at = path + ":" + std::to_string(header.first_line);
-        for (const auto& names : fields.texts) require_column(names, at);
-        if (fields.numeric_label) require_column({"label"}, at);
+        if (fields.no_header) {
+            by_position(header, at);
+            return;
+        }
+        header_ = std::move(header.fields);
+        for (size_t k = 0; k < fields.texts.size(); ++k) require_column(k, at);
+        if (fields.numeric_label && std::find(header_.begin(), header_.end(), "label") == header_.end())
+            throw Error(ErrorCode::CorruptFile, at + ": header has no label column");
     }
 
     bool next(InputRecord* record) override {
         DelimitedRecord r;
-        while (read_delimited_record(in_, sep_, &line_, &r)) {
+        while (take_pending(&r) || read_delimited_record(in_, sep_, &line_, &r)) {
             if (blank_record(r) && !r.unterminated_quote) continue;
             const std::string where = path_ + ":" + std::to_string(r.first_line);
             if (r.unterminated_quote) throw RowProblem{where, "unterminated quoted field"};
@@ -43,12 +50,25 @@ public:
     }
 
 private:
-    void require_column(const std::vector<std::string>& names, const std::string& at) const {
-        for (const auto& n : names)
-            if (std::find(header_.begin(), header_.end(), n) != header_.end()) return;
-        std::string looked;
-        for (const auto& n : names) looked += (looked.empty() ? "" : "/") + n;
-        throw Error(ErrorCode::CorruptFile, at + ": header has no " + names[0] + " column (looked for " + looked + ")");
+    void require_column(size_t k, const std::string& at) const {
+        if (!pick_column(header_, fields_.texts[k]).empty()) return;
+        throw Error(ErrorCode::CorruptFile, at + ": header has no " + field_role(fields_, k) + " column (" +
+                                                no_column_reason(fields_, k, header_, "header") + ")");
+    }
+
+    // --no-header: the first record is a row; its columns are named by position (the text fields,
+    // then "label" where asked, then "column N"), and the fields look for those names.
+    void by_position(DelimitedRecord& first, const std::string& at) {
+        const size_t needed = fields_.texts.size() + (fields_.numeric_label ? 1 : 0);
+        if (first.fields.size() < needed)
+            throw Error(ErrorCode::CorruptFile, at + ": --no-header needs " + std::to_string(needed) +
+                                                    " columns, the first row has " + std::to_string(first.fields.size()));
+        for (size_t k = 0; k < first.fields.size(); ++k) {
+            const bool text = k < fields_.texts.size(), label = !text && k < needed;
+            header_.push_back(text ? "column " + std::to_string(k + 1) : label ? "label" : "column " + std::to_string(k + 1));
+            if (text) fields_.texts[k] = {header_.back()};
+        }
+        pending_ = std::move(first);
     }
 
     // The record as {column: cell}; "spans" parsed as JSON, an empty "label" left out.
@@ -70,12 +90,20 @@ private:
         return row;
     }
 
+    bool take_pending(DelimitedRecord* r) {
+        if (!pending_) return false;
+        *r = std::move(*pending_);
+        pending_.reset();
+        return true;
+    }
+
     std::string path_;
     char sep_;
     InputFields fields_;
     std::ifstream in_;
     int64_t line_ = 0;
     std::vector<std::string> header_;
+    std::optional<DelimitedRecord> pending_;  // --no-header: the first row, read with the header's place
 };
 
 }  // namespace

@@ -1,9 +1,64 @@
-// input_columns: the text fields a file offers, for a front end that lets the user pick one (the
-// app's batch panel). Reads only what names them: the header record, the first JSON object.
+// The column rule (which column holds the text, which the target) and input_columns: the text
+// fields a file offers, for a front end that lets the user pick one (the app's batch panel). Reads
+// only what names them: the header record, the first JSON object.
+#include <algorithm>
+#include <cctype>
+
 #include "delimited_text.h"
 #include "input/input_source.h"
 
 namespace t5s {
+
+const std::vector<std::string>& text_column_names() {
+    static const std::vector<std::string> names = {"text", "sentence", "sentence1", "source", "input", "src"};
+    return names;
+}
+
+const std::vector<std::string>& target_column_names() {
+    static const std::vector<std::string> names = {"target", "output", "paraphrase", "sentence2", "tgt"};
+    return names;
+}
+
+namespace {
+
+bool same_in_any_case(const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+               return std::tolower(x) == std::tolower(y);
+           });
+}
+
+}  // namespace
+
+std::string pick_column(const std::vector<std::string>& columns, const std::vector<std::string>& names) {
+    for (const auto& name : names) {
+        if (std::find(columns.begin(), columns.end(), name) != columns.end()) return name;
+        for (const auto& c : columns)
+            if (same_in_any_case(c, name)) return c;
+    }
+    return "";
+}
+
+namespace {
+
+std::vector<std::string> chosen_or(const std::string& chosen, const std::vector<std::string>& rule) {
+    return chosen.empty() ? rule : std::vector<std::string>{chosen};
+}
+
+}  // namespace
+
+InputFields text_fields(const ColumnChoice& choice) {
+    InputFields fields;
+    fields.texts = {chosen_or(choice.text_field, text_column_names())};
+    fields.no_header = choice.no_header;
+    return fields;
+}
+
+InputFields pair_fields(const ColumnChoice& choice) {
+    InputFields fields = text_fields(choice);
+    fields.texts.push_back(chosen_or(choice.target_field, target_column_names()));
+    return fields;
+}
+
 namespace {
 
 // The keys of `object` whose values are strings (nlohmann keeps keys sorted).

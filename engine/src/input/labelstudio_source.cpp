@@ -21,15 +21,19 @@ const nlohmann::json* chosen_results(const nlohmann::json& task) {
     return nullptr;
 }
 
-// data's text field under one of `names`, else its only string field, copied to names[0].
-void pick_text(nlohmann::json& row, const std::vector<std::string>& names) {
-    for (const auto& n : names)
-        if (row.contains(n)) return;
+// data's text field under one of `names` (the column rule), else its only string field, copied to
+// names[0]; returns the field's name.
+std::string pick_text(nlohmann::json& row, const std::vector<std::string>& names) {
+    std::vector<std::string> keys;
+    for (auto it = row.begin(); it != row.end(); ++it) keys.push_back(it.key());
+    const std::string found = pick_column(keys, names);
+    if (!found.empty()) return found;
     nlohmann::json only;
     int strings = 0;
     for (auto it = row.begin(); it != row.end(); ++it)
         if (it->is_string()) only = *it, ++strings;
     if (strings == 1) row[names[0]] = only;
+    return names[0];
 }
 
 void add_result(const nlohmann::json& r, const std::string& text, const std::string& where, nlohmann::json& spans, nlohmann::json& label) {
@@ -65,9 +69,12 @@ public:
         if (!task.is_object() || !task.contains("data") || !task["data"].is_object()) throw RowProblem{where, "no \"data\" object"};
         nlohmann::json row = task["data"];
         row.erase("spans"), row.erase("entities");
-        for (const auto& names : fields_.texts) pick_text(row, names);
-        const auto& first = fields_.texts.at(0);
-        const std::string text = row.contains(first[0]) && row[first[0]].is_string() ? row[first[0]].get<std::string>() : "";
+        std::string first;
+        for (const auto& names : fields_.texts) {
+            const std::string name = pick_text(row, names);
+            if (first.empty()) first = name;
+        }
+        const std::string text = row.contains(first) && row[first].is_string() ? row[first].get<std::string>() : "";
         nlohmann::json spans = nlohmann::json::array(), label = row.value("label", nlohmann::json());
         if (const nlohmann::json* results = chosen_results(task))
             for (const auto& r : *results) add_result(r, text, where, spans, label);

@@ -7,23 +7,42 @@
 namespace t5s::input {
 namespace {
 
-std::string names_text(const std::vector<std::string>& names) {
+// A column name as a message shows it: on one line, at most 40 bytes (a hostile file's names are
+// not ours to print whole).
+std::string shown_name(const std::string& name) {
+    std::string out = name.substr(0, 40);
+    while (out.size() < name.size() && !out.empty() && (static_cast<unsigned char>(name[out.size()]) & 0xC0) == 0x80)
+        out.pop_back();
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    return out.size() < name.size() ? out + "..." : out;
+}
+
+// "a"/"b"/"c", the first 12 names, then how many more.
+std::string quoted_list(const std::vector<std::string>& names) {
     std::string out;
-    for (const auto& n : names) out += (out.empty() ? "\"" : "/\"") + n + "\"";
+    for (size_t i = 0; i < names.size() && i < 12; ++i) out += (out.empty() ? "\"" : "/\"") + shown_name(names[i]) + "\"";
+    if (names.size() > 12) out += " and " + std::to_string(names.size() - 12) + " more";
     return out;
 }
 
-std::string text_field(const nlohmann::json& row, const std::vector<std::string>& names, const std::string& where) {
-    for (const auto& name : names) {
-        const auto it = row.find(name);
-        if (it == row.end()) continue;
-        if (!it->is_string()) throw RowProblem{where, "field \"" + name + "\" is not a string"};
-        std::string text = it->get<std::string>();
-        require_utf8_field(text, name, where);
-        if (is_blank_line(text)) throw RowProblem{where, "empty " + names[0]};
-        return text;
-    }
-    throw RowProblem{where, "missing " + names[0] + " field (looked for " + names_text(names) + ")"};
+std::vector<std::string> keys_of(const nlohmann::json& row) {
+    std::vector<std::string> keys;
+    for (auto it = row.begin(); it != row.end(); ++it) keys.push_back(it.key());
+    return keys;
+}
+
+std::string text_field(const nlohmann::json& row, const InputFields& fields, size_t k, const std::string& where) {
+    const std::string name = pick_column(keys_of(row), fields.texts[k]);
+    if (name.empty())
+        throw RowProblem{
+            where, "missing " + field_role(fields, k) + " field (" + no_column_reason(fields, k, keys_of(row), "row") + ")"};
+    const auto& value = row[name];
+    if (!value.is_string()) throw RowProblem{where, "field \"" + name + "\" is not a string"};
+    std::string text = value.get<std::string>();
+    require_utf8_field(text, name, where);
+    if (is_blank_line(text)) throw RowProblem{where, "empty " + field_role(fields, k)};
+    return text;
 }
 
 std::vector<Span> spans_of(const nlohmann::json& row, const std::string& text, const std::string& where) {
@@ -43,6 +62,19 @@ std::vector<Span> spans_of(const nlohmann::json& row, const std::string& text, c
 
 }  // namespace
 
+std::string field_role(const InputFields& fields, size_t k) {
+    if (fields.texts.size() == 1) return "text";
+    return k == 0 ? "source" : k == 1 ? "target" : "field " + std::to_string(k + 1);
+}
+
+std::string no_column_reason(const InputFields& fields, size_t k, const std::vector<std::string>& present,
+                             const std::string& holder) {
+    const std::string role = field_role(fields, k);
+    const std::string flag = role == "text" ? "--text-field" : role == "source" ? "--source-field" : "--target-field";
+    return "looked for " + quoted_list(fields.texts[k]) + ", any case; the " + holder + " has " +
+           (present.empty() ? std::string("none") : quoted_list(present)) + "; name one with " + flag + " NAME";
+}
+
 void require_utf8_field(const std::string& text, const std::string& name, const std::string& where) {
     try {
         require_valid_utf8(text, "");
@@ -56,7 +88,7 @@ void record_from_object(const nlohmann::json& row, const InputFields& fields, co
     if (!row.is_object()) throw RowProblem{where, "expected a JSON object"};
     record->where = where;
     record->texts.clear();
-    for (const auto& names : fields.texts) record->texts.push_back(text_field(row, names, where));
+    for (size_t k = 0; k < fields.texts.size(); ++k) record->texts.push_back(text_field(row, fields, k, where));
     record->spans = spans_of(row, record->texts.at(0), where);
     record->label_json.clear();
     const auto label = row.find("label");

@@ -9,9 +9,9 @@
 namespace t5s {
 
 std::vector<StsPair> read_sts_pairs(const std::filesystem::path& file, BadRowPolicy policy,
-                                    const std::function<void(const BadRow&)>& on_bad, int64_t limit) {
-    InputFields fields;
-    fields.texts = {{"sentence1"}, {"sentence2"}};
+                                    const std::function<void(const BadRow&)>& on_bad, int64_t limit,
+                                    const ColumnChoice& columns) {
+    InputFields fields = pair_fields(columns);
     fields.numeric_label = true;
     InputReader reader(file.string(), fields, policy, on_bad);
     std::vector<StsPair> pairs;

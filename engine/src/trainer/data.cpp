@@ -14,19 +14,9 @@
 #include "trainer/data_internal.h"
 
 namespace t5s {
-namespace {
-
-std::vector<std::string> field_names(const std::string& wanted, std::vector<std::string> defaults) {
-    return wanted.empty() ? defaults : std::vector<std::string>{wanted};
-}
-
-}  // namespace
-
-// The rows come from the one input reader (t5s/input_reader.h): its formats, line rule and bad rows.
+// The rows come from the one input reader (t5s/input_reader.h): its formats, column rule, line rule and bad rows.
 PairSet load_pairs(const std::string& file, const DataOptions& options) {
-    InputFields fields;
-    fields.texts = {field_names(options.source_field, {"source", "input", "text", "src"}),
-                    field_names(options.target_field, {"target", "output", "tgt", "paraphrase"})};
+    const InputFields fields = pair_fields({options.source_field, options.target_field, options.no_header});
     PairSet out;
     InputReader reader(file, fields, options.on_bad_row, [&](const BadRow& bad) { out.bad_rows.push_back(bad); });
     InputRecord row;
