@@ -44,10 +44,10 @@ private:
 // model folder's spiece.model is not one).
 struct RunFolderContents {
     bool exists = false;
-    bool empty = true;                 // no entries at all
-    std::vector<std::string> markers;  // entries that show a run was here (sorted)
+    bool empty = true;                     // no entries at all
+    std::vector<std::string> markers;      // entries that show a run was here (sorted)
     std::vector<std::string> run_entries;  // everything a run writes that is there (markers included)
-    bool has_checkpoint = false;       // a complete checkpoint-N (with trainer_state.json)
+    bool has_checkpoint = false;           // a complete checkpoint-N (with trainer_state.json)
     bool has_final = false;
 };
 RunFolderContents inspect_run_folder(const std::string& out_dir);

@@ -6,9 +6,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -21,7 +20,9 @@ using json = nlohmann::json;
 
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
 
 bool is_checkpoint_name(const std::string& name) {
     return starts_with(name, "checkpoint-") && name.size() > 11 && name.find_first_not_of("0123456789", 11) == std::string::npos;
@@ -30,8 +31,9 @@ bool is_checkpoint_name(const std::string& name) {
 // Entries only a training run writes: its checkpoints, final model, log and the temporary folders
 // of a save (publish_dir, prune, the vocabulary trainer, a cleared run).
 bool is_run_marker(const std::string& name) {
-    return is_checkpoint_name(name) || name == "final" || name == "merged" || name == "train_log.jsonl" || starts_with(name, ".tmp-") ||
-           starts_with(name, ".old-") || starts_with(name, ".del-") || starts_with(name, ".spiece-tmp-");
+    return is_checkpoint_name(name) || name == "final" || name == "merged" || name == "train_log.jsonl" ||
+           starts_with(name, ".tmp-") || starts_with(name, ".old-") || starts_with(name, ".del-") ||
+           starts_with(name, ".spiece-tmp-");
 }
 
 // Also the run's, but found in other folders too (a base model's spiece.model).
@@ -125,7 +127,8 @@ RunFolderLock::RunFolderLock(const std::string& dir) {
     ::close(fd_);
     fd_ = -1;
     if (err == EWOULDBLOCK)
-        throw RunFolderRefused(dir + ": another training run is writing to it right now; wait for it to finish, or give another --out");
+        throw RunFolderRefused(dir +
+                               ": another training run is writing to it right now; wait for it to finish, or give another --out");
 }
 
 RunFolderLock::~RunFolderLock() {
@@ -159,13 +162,15 @@ std::vector<std::string> prepare_run_folder(const std::string& out_dir, RunFolde
     switch (mode) {
         case RunFolderMode::Fresh:
             if (!c.markers.empty())
-                throw RunFolderRefused(out_dir + " already holds a training run (" + listed(c.markers) +
-                                       "): give --resume to continue it, --overwrite to clear it and start over, or another --out");
+                throw RunFolderRefused(
+                    out_dir + " already holds a training run (" + listed(c.markers) +
+                    "): give --resume to continue it, --overwrite to clear it and start over, or another --out");
             return {};
         case RunFolderMode::Resume:
             if (!c.has_checkpoint && c.has_final)
-                throw RunFolderRefused(out_dir + " holds a final model (final/) but no checkpoint-N to resume from: give --overwrite to "
-                                                 "start over, or another --out");
+                throw RunFolderRefused(out_dir +
+                                       " holds a final model (final/) but no checkpoint-N to resume from: give --overwrite to "
+                                       "start over, or another --out");
             return {};
         case RunFolderMode::Overwrite:
             if (!c.empty && c.markers.empty())
