@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "t5s/error.h"
 #include "t5s/hub.h"
 #include "t5s/model.h"
 
@@ -141,6 +142,32 @@ Args::Args(const std::vector<std::string>& argv, const CommandSpec& spec) {
         values_[f.name].push_back(value);
         order_.emplace_back(f.name, value);
     }
+    open_adapter_as_model(spec);
+}
+
+// `--model ADAPTER`: a PEFT adapter folder opens as its base with the adapter, as peft's
+// AutoPeftModel does; the command sees `--model BASE --adapter ADAPTER`.
+void Args::open_adapter_as_model(const CommandSpec& spec) {
+    const auto it = values_.find("model");
+    if (it == values_.end()) return;
+    const std::string adapter = it->second.back();
+    const std::optional<hub::AdapterBase> base = hub::adapter_base(adapter);
+    if (!base) return;
+    const std::string named = base->name.empty() ? std::string("no base model (adapter_config.json has no base_model_name_or_path)")
+                                                 : "base " + base->name;
+    if (!base->dir)
+        throw Error(ErrorCode::FileNotFound, adapter + " is a LoRA adapter (" + named + ", not a folder and not in the Hugging Face cache" +
+                                                 (base->name.empty() ? std::string() : ": t5studio pull " + base->name) +
+                                                 "); or give --model BASE_DIR --adapter " + adapter);
+    if (!find_flag(spec, "adapter"))
+        throw UsageError(adapter + " is a LoRA adapter (" + named + "): give --model " + base->dir->string() +
+                         ", or merge the two (t5studio train --merge)");
+    if (has("adapter")) throw UsageError("--model " + adapter + " is a LoRA adapter (" + named + ") and --adapter is given too: give --model BASE --adapter DIR");
+    it->second.back() = base->dir->string();
+    for (auto& [name, value] : order_)
+        if (name == "model" && value == adapter) value = it->second.back();
+    values_["adapter"].push_back(adapter);
+    order_.emplace_back("adapter", adapter);
 }
 
 std::string Args::get(const std::string& name, const std::string& fallback) const {

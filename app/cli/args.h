@@ -103,6 +103,7 @@ public:
     const std::vector<std::pair<std::string, std::string>>& in_order() const { return order_; }
 
 private:
+    void open_adapter_as_model(const CommandSpec& spec);
     std::map<std::string, std::vector<std::string>> values_;
     std::vector<std::pair<std::string, std::string>> order_;
 };

@@ -72,8 +72,10 @@ std::string label_json_text(const nlohmann::json& label) {
 }
 
 // One row's JSONL line: its result, the row's label (carried to each of its candidates), its index.
-std::string result_line(const GenerationResult& r, const nlohmann::json& label, int64_t row, int64_t total, bool keep_dropped) {
+std::string result_line(const GenerationResult& r, const nlohmann::json& label, int64_t row, int64_t total, bool keep_dropped,
+                        const std::string& prefix) {
     nlohmann::json j = result_json(r, keep_dropped);
+    if (!prefix.empty()) j["task_prefix"] = prefix;  // the prefix applied, also when it is the model's default
     if (!label.is_null()) j["label"] = label;
     j["index"] = row;
     j["total_rows"] = total;
@@ -105,7 +107,7 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
         for (const auto& r : run_batch(texts, spans, batch_options, labels)) {
             const InputRow& in = batch[static_cast<size_t>(row - first)];
             if (labelled) labelled->add(r, in);
-            else lines += result_line(r, in.label, row, total, keep_dropped);
+            else lines += result_line(r, in.label, row, total, keep_dropped, batch_options.task_prefix);
             ++row;
         }
         if (out) out->append(lines);
@@ -148,7 +150,8 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
 const RuntimeFlags kGenerateRuntime{Device::Auto};
 
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
-    {"model", "DIR", "model folder; its generation_config.json gives the defaults of the flags below", kModel},
+    {"model", "DIR", "model folder (or a LoRA adapter folder: its base with it); its generation_config.json gives the defaults of the flags below, its config.json's default task the --prefix", kModel},
+    {"task", "NAME", "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --prefix"},
     {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
     {"input", "FILE", "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, \"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per input, per batch"},
     {"text-field", "NAME", "with --input: the column or key of the text (default: the first of text, sentence, sentence1, source, input, src, in any case)"},
@@ -172,7 +175,9 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
 
 int run_generate(const Argv& argv) {
     Args args(argv, kGenerateSpec);
-    const GenerationConfig model_defaults = load_generation_config(std::filesystem::path(args.require("model")) / "generation_config.json");
+    GenerationConfig model_defaults = load_model_generation_defaults(args.require("model"));  // + its default task prefix
+    if (args.has("task") && args.has("prefix")) throw UsageError("give --task NAME or --prefix TEXT, not both");
+    if (args.has("task")) model_defaults = with_task(std::move(model_defaults), args.get("task"));
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
@@ -216,7 +221,10 @@ int run_generate(const Argv& argv) {
     auto results = run_batch(texts, {}, options, {});
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();
-        for (const auto& r : results) all.push_back(result_json(r, keep_dropped));
+        for (const auto& r : results) {
+            all.push_back(result_json(r, keep_dropped));
+            if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
+        }
         print_json({{"results", all}});
     } else {
         for (const auto& r : results) {

@@ -7,6 +7,30 @@
 #include "cli/json_output.h"
 
 namespace t5s::cli {
+namespace {
+
+// The tasks config.json lists and the prefix `generate` and `serve` apply without --prefix, with
+// where it comes from: a default prefix is never applied unseen.
+void add_tasks(const GenerationConfig& g, nlohmann::json* j) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const ModelTask& t : g.tasks.tasks) tasks.push_back({{"name", t.name}, {"prefix", t.prefix}, {"default", t.name == g.tasks.default_task}});
+    (*j)["tasks"] = tasks;
+    (*j)["task_prefix"] = g.task_prefix ? nlohmann::json{{"prefix", *g.task_prefix}, {"source", g.task_prefix_source}} : nlohmann::json(nullptr);
+}
+
+std::string tasks_text(const GenerationConfig& g) {
+    std::string text;
+    for (const ModelTask& t : g.tasks.tasks)
+        text += (text.empty() ? "" : ", ") + t.name + " \"" + t.prefix + "\"" + (t.name == g.tasks.default_task ? " (default)" : "");
+    return text.empty() ? "none listed" : text + " (generate --task NAME)";
+}
+
+std::string prefix_text(const GenerationConfig& g) {
+    if (!g.task_prefix) return "none by default (--prefix TEXT or --task NAME)";
+    return "\"" + *g.task_prefix + "\" by default, from " + g.task_prefix_source + " (--prefix \"\" turns it off)";
+}
+
+}  // namespace
 
 const RuntimeFlags kInfoRuntime{Device::Cpu};
 
@@ -26,6 +50,7 @@ int run_info(const Argv& argv) {
     // Largest safe batch by measurement (a few short generations), for 64-token inputs and outputs.
     if (args.has("measure-batch")) profile.max_batch = measure_max_batch(*model, 64, 64);
     j["recommended"] = profile_json(profile);
+    add_tasks(model->info().generation_config, &j);
     if (args.has("json")) {
         print_json(j);
         return 0;
@@ -48,6 +73,8 @@ int run_info(const Argv& argv) {
               << (i.generation_config.present ? "generation_config.json " + generation_config_to_json(i.generation_config)
                                               : std::string("no generation_config.json"))
               << "\n"
+              << "tasks        " << tasks_text(i.generation_config) << "\n"
+              << "prefix       " << prefix_text(i.generation_config) << "\n"
               << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"
               << "recommended  " << to_string(profile.precision) << " on " << profile.name << ": " << profile.reason
               << (profile.max_batch ? ", max batch " + std::to_string(profile.max_batch) : std::string()) << "\n"

@@ -50,7 +50,7 @@ Service::Service(ServeConfig config) : config_(std::move(config)) {
     declare_metrics(metrics_);
     // The defaults every request starts from: generation_config.json's, as `generate` without flags.
     GenerationOptions defaults;
-    apply_generation_config(load_generation_config(std::filesystem::path(config_.model_dir) / "generation_config.json"), {}, &defaults);
+    apply_generation_config(load_model_generation_defaults(config_.model_dir), {}, &defaults);
     defaults_ = std::make_shared<SettingsHandle>(defaults);
 }
 

@@ -124,7 +124,38 @@ GenerationConfig load_generation_config(const std::filesystem::path& file) {
     return parse_generation_config(ss.str(), file.string());
 }
 
+GenerationConfig load_model_generation_defaults(const std::filesystem::path& dir) {
+    GenerationConfig g = load_generation_config(dir / "generation_config.json");
+    const std::filesystem::path config = dir / "config.json";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(config, ec)) return g;
+    std::ifstream in(config, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) return g;
+    g.tasks = parse_model_tasks(ss.str(), config.string());
+    if (const ModelTask* t = find_task(g.tasks, g.tasks.default_task)) {
+        g.task_prefix = t->prefix;
+        g.task_prefix_source = "config.json task '" + t->name + "' (" + kDefaultTaskKey + ")";
+    }
+    return g;
+}
+
+GenerationConfig with_task(GenerationConfig g, const std::string& name) {
+    const ModelTask* t = find_task(g.tasks, name);
+    if (!t) {
+        std::string listed;
+        for (const ModelTask& task : g.tasks.tasks) listed += (listed.empty() ? "" : ", ") + task.name;
+        throw Error(ErrorCode::InvalidArgument, "no task '" + name + "': the model's config.json lists " +
+                                                    (listed.empty() ? std::string("no tasks") : "the tasks " + listed));
+    }
+    g.task_prefix = t->prefix;
+    g.task_prefix_source = "--task " + name;
+    return g;
+}
+
 void apply_generation_config(const GenerationConfig& g, const std::set<std::string>& given, GenerationOptions* o) {
+    if (g.task_prefix && !given.count("task_prefix")) o->task_prefix = *g.task_prefix;
 #define T5S_APPLY(field) \
     if (g.field && !given.count(#field)) o->field = *g.field;
     T5S_APPLY(max_new_tokens) T5S_APPLY(min_new_tokens) T5S_APPLY(num_beams) T5S_APPLY(num_return_sequences)

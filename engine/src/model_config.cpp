@@ -148,6 +148,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     c.pad_token_id = get_id(j, "pad_token_id", 0, source);
     c.eos_token_id = get_id(j, "eos_token_id", 1, source);
     c.decoder_start_token_id = get_id(j, "decoder_start_token_id", c.pad_token_id, source);
+    c.tasks = parse_model_tasks(json_text, source);
     if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
     else if (j.contains("dtype") && j["dtype"].is_string()) c.torch_dtype = j["dtype"].get<std::string>();
 
@@ -259,7 +260,70 @@ std::string model_config_to_json(const ModelConfig& c) {
     j["pad_token_id"] = c.pad_token_id;
     j["is_encoder_decoder"] = true;
     j["torch_dtype"] = "float32";
+    for (const ModelTask& t : c.tasks.tasks) {
+        json& entry = j["task_specific_params"][t.name];
+        if (!entry.is_object()) entry = json::object();
+        entry["prefix"] = t.prefix;  // the entry's other settings (max_length, ...) stay
+    }
+    if (c.tasks.default_task.empty()) j.erase(kDefaultTaskKey);
+    else j[kDefaultTaskKey] = c.tasks.default_task;
     return j.dump(2) + "\n";
+}
+
+ModelTasks parse_model_tasks(const std::string& json_text, const std::string& source) {
+    const json j = parse_json_text(json_text, source);
+    ModelTasks out;
+    if (!j.is_object()) return out;
+    if (auto it = j.find("task_specific_params"); it != j.end() && it->is_object()) {
+        for (const auto& [name, entry] : it->items()) {
+            if (!entry.is_object() || !entry.contains("prefix") || !entry["prefix"].is_string()) continue;
+            out.tasks.push_back({name, entry["prefix"].get<std::string>()});
+        }
+    }
+    if (auto it = j.find(kDefaultTaskKey); it != j.end() && !it->is_null()) {
+        if (!it->is_string()) wrong_type(source, kDefaultTaskKey, "a task name", *it);
+        out.default_task = it->get<std::string>();
+        if (!find_task(out, out.default_task))
+            fail(source, std::string("'") + kDefaultTaskKey + "' names '" + out.default_task +
+                             "', which task_specific_params does not list with a \"prefix\"");
+    }
+    return out;
+}
+
+const ModelTask* find_task(const ModelTasks& tasks, const std::string& name) {
+    for (const ModelTask& t : tasks.tasks)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+std::string task_name_for_prefix(const std::string& prefix) {
+    std::string name;
+    bool gap = false;
+    for (unsigned char ch : prefix) {
+        if (std::isalnum(ch)) {
+            if (gap && !name.empty()) name += '_';
+            name += static_cast<char>(std::tolower(ch));
+            gap = false;
+        } else if (ch < 0x80) {
+            gap = true;  // spaces and punctuation separate words; other scripts' bytes are dropped
+        }
+    }
+    return name.empty() ? "task" : name;
+}
+
+ModelConfig with_training_task(ModelConfig config, const std::string& prefix) {
+    ModelTasks& t = config.tasks;
+    if (prefix.empty()) {
+        t.default_task.clear();
+        return config;
+    }
+    const std::string name = task_name_for_prefix(prefix);
+    bool listed = false;
+    for (ModelTask& task : t.tasks)
+        if (task.name == name) task.prefix = prefix, listed = true;
+    if (!listed) t.tasks.push_back({name, prefix});
+    t.default_task = name;
+    return config;
 }
 
 }  // namespace t5s

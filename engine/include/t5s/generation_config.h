@@ -10,6 +10,12 @@
 // "never" reads as false), temperature, top_k, top_p, repetition_penalty, length_penalty,
 // no_repeat_ngram_size. Other keys (bos_token_id, transformers_version, _from_model_config, ...)
 // are ignored. Wrong types or values are one line naming the file and the key.
+//
+// A model folder's defaults (load_model_generation_defaults) add the task prefix: the prefix of the
+// task config.json marks as the default (kDefaultTaskKey, t5s/model_config.h: what a model trained
+// by T5 Studio records), so `generate`, `serve` and the app read such a model's inputs as it was
+// trained to, unless the caller gives a prefix of its own ("" included). A config listing tasks
+// without marking one (t5-small) sets none: its tasks are offered by name.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "t5s/generation_options.h"
+#include "t5s/model_config.h"
 
 namespace t5s {
 
@@ -28,6 +35,9 @@ struct GenerationConfig {
     std::optional<int> max_new_tokens, min_new_tokens, num_beams, num_return_sequences, top_k, no_repeat_ngram_size;
     std::optional<bool> do_sample, early_stopping;
     std::optional<float> temperature, top_p, repetition_penalty, length_penalty;
+    std::optional<std::string> task_prefix;  // the default task's prefix (model folders only)
+    std::string task_prefix_source;          // where it comes from, for people: "config.json task 'paraphrase'"
+    ModelTasks tasks;                        // every task config.json lists (by name: --task, the app's presets)
 };
 
 // Throws t5s::Error(CorruptFile) naming `source` and the key.
@@ -35,13 +45,20 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
 // A missing file is an empty GenerationConfig (present = false), not an error.
 GenerationConfig load_generation_config(const std::filesystem::path& file);
 
+// The defaults of the model in `dir`: its generation_config.json and the task prefix and tasks of
+// its config.json. A missing or unreadable config.json adds nothing (the model loader reports it);
+// a wrong task key is CorruptFile naming the file.
+GenerationConfig load_model_generation_defaults(const std::filesystem::path& dir);
+// `config` with the prefix of the task `name` as its task prefix; InvalidArgument naming the tasks
+// listed when there is no such task.
+GenerationConfig with_task(GenerationConfig config, const std::string& name);
+
 // Sets every field of `options` that the config has and `given` (GenerationOptions field names the
 // caller set itself, e.g. "num_beams") does not name.
 void apply_generation_config(const GenerationConfig& config, const std::set<std::string>& given, GenerationOptions* options);
 
 // transformers takes decoder_start / eos / pad ids from generation_config.json over config.json's:
 // sets them in `model` after checking they are inside its vocabulary (CorruptFile naming `source`).
-struct ModelConfig;
 void apply_generation_token_ids(const GenerationConfig& config, const std::string& source, ModelConfig* model);
 
 // The fields present, as JSON text (for `info`): {} when none.

@@ -47,6 +47,18 @@ std::optional<std::filesystem::path> find_snapshot(const std::filesystem::path& 
 // the loader to report as a missing folder.
 std::filesystem::path resolve_model(const std::string& text);
 
+// A PEFT LoRA adapter folder (adapter_config.json and no config.json) and the base model its
+// base_model_name_or_path names: `dir` is that base's folder — the path as written when it is a
+// folder (an absolute path, else relative to the working directory, else to the adapter folder),
+// else ORG/NAME[@REV]'s snapshot in the cache — or nullopt when neither exists.
+struct AdapterBase {
+    std::string name;                          // base_model_name_or_path as written ("" when absent)
+    std::optional<std::filesystem::path> dir;  // where it was found
+};
+// nullopt when `dir` is not an adapter folder; CorruptFile naming the file when its
+// adapter_config.json is not a JSON object (or larger than 1 MiB).
+std::optional<AdapterBase> adapter_base(const std::filesystem::path& dir);
+
 // A model's name for people: "ORG/NAME" for a snapshot folder of the cache
 // (…/models--ORG--NAME/snapshots/COMMIT), else the folder's own name.
 std::string display_name(const std::filesystem::path& dir);
@@ -62,6 +74,9 @@ struct StoredModel {
     int64_t parameters = 0;           // computed from config.json (0 when it cannot be)
     int64_t disk_bytes = 0;           // bytes of the files the snapshot links to (each blob once)
     bool complete = true;             // weights present
+    std::string found_in;             // "cache" (the Hugging Face cache), else the folder given that holds it
+    std::string base;                 // an adapter's base_model_name_or_path ("" for models)
+    std::filesystem::path base_dir;   // that base's folder when it was found (empty otherwise)
 };
 
 // Estimated memory to run a model of `parameters` at 4 (fp32), 2 (bf16) or 1 (int8) byte(s) per
@@ -74,9 +89,13 @@ std::string fit_label(int64_t need_bytes, int64_t available_bytes);
 // BERT/XLM-R encoders; 0 for anything else.
 int64_t parameters_from_config(const std::string& config_json_text);
 
-// T5-family models and sentence encoders in `cache` (one row per snapshot) and in each folder of
-// `folders` (the folder itself when it holds a model, else its sub-folders). Other models are left
-// out. Sorted by name.
-std::vector<StoredModel> list_models(const std::filesystem::path& cache, const std::vector<std::filesystem::path>& folders);
+// T5-family models and sentence encoders in `cache` (one row per snapshot, named ORG/NAME) and in
+// each folder of `folders` and its sub-folders down to kFolderDepth levels (a model folder's own
+// sub-folders are its modules; hidden ones are skipped), named by their absolute paths. With
+// `adapters`, PEFT LoRA adapter folders too (kind "adapter", with their base and its parameters).
+// Other models are left out. Sorted by name.
+inline constexpr int kFolderDepth = 4;  // DIR/project/runs/NAME/final
+std::vector<StoredModel> list_models(const std::filesystem::path& cache, const std::vector<std::filesystem::path>& folders,
+                                     bool adapters = false);
 
 }  // namespace t5s::hub

@@ -9,6 +9,24 @@
 
 namespace t5s {
 
+// A task a checkpoint lists in config.json's task_specific_params, as T5 checkpoints carry them
+// (t5-small: {"translation_en_to_de": {"prefix": "translate English to German: ", ...}, ...}):
+// the prefix the model was trained to read before an input of that task.
+struct ModelTask {
+    std::string name, prefix;
+};
+
+// The key beside task_specific_params naming the task whose prefix applies by default (a model
+// trained by T5 Studio: its training prefix). transformers keeps unknown config keys as they are.
+// Without it no prefix applies by default, however many tasks are listed (t5-small's: generate
+// keeps reading raw text; the tasks are offered by name, `--task`, and as the app's presets).
+inline constexpr const char* kDefaultTaskKey = "t5studio_default_task";
+
+struct ModelTasks {
+    std::vector<ModelTask> tasks;  // entries of task_specific_params with a string "prefix", by name
+    std::string default_task;      // kDefaultTaskKey's value ("" = none)
+};
+
 struct ModelConfig {
     std::string model_type = "t5";       // "t5" or "mt5"; others are rejected as unsupported
     int64_t vocab_size = 32128;          // rows of the embedding / head (may exceed the tokenizer)
@@ -32,6 +50,7 @@ struct ModelConfig {
     int64_t n_positions = 0;             // config's n_positions (0 = absent): the longest source a request accepts by default
     std::string torch_dtype;             // dtype the checkpoint says it was saved in ("" if absent)
     std::string raw_json;                // the original file, kept so checkpoints can be re-saved faithfully
+    ModelTasks tasks;                    // task_specific_params and the default task (written back by model_config_to_json)
 
     int64_t inner_dim() const { return num_heads * d_kv; }
 };
@@ -40,6 +59,20 @@ struct ModelConfig {
 // unsupported values.
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source);
 ModelConfig load_model_config(const std::filesystem::path& config_json);
+
+// task_specific_params and kDefaultTaskKey of a config.json. Entries that are not objects with a
+// string "prefix" are skipped (transformers allows any value there); a default that is not a
+// string, or names no listed task, throws t5s::Error(CorruptFile) naming `source` and the key.
+ModelTasks parse_model_tasks(const std::string& json_text, const std::string& source);
+// The listed task called `name`, or null.
+const ModelTask* find_task(const ModelTasks& tasks, const std::string& name);
+// A task name for a prefix: lower-case words joined by '_' ("translate English to Chinese: " ->
+// "translate_english_to_chinese"); "task" when the prefix has no letters or digits.
+std::string task_name_for_prefix(const std::string& prefix);
+// `config` with the prefix a model was fine-tuned on recorded as a task (named from the prefix,
+// replacing a listed task's prefix of that name) and marked the default; an empty prefix (trained
+// on raw text) clears the default, so the fine-tuned model applies none.
+ModelConfig with_training_task(ModelConfig config, const std::string& prefix);
 
 // Checks the config's sizes against a checkpoint's tensor table (name -> shape) before anything is
 // allocated from them: encoder/decoder block counts, embedding, attention, relative bias and

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "env.h"
 #include "t5s/error.h"
@@ -111,6 +113,32 @@ std::optional<fs::path> find_snapshot(const fs::path& cache, const RepoRef& ref)
         if (count == 1) return only;
     }
     return std::nullopt;
+}
+
+std::optional<AdapterBase> adapter_base(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path file = dir / "adapter_config.json";
+    if (!fs::is_directory(dir, ec) || !fs::is_regular_file(file, ec) || fs::exists(dir / "config.json", ec)) return std::nullopt;
+    constexpr std::uintmax_t kMaxBytes = 1 << 20;  // PEFT writes a few hundred bytes
+    if (fs::file_size(file, ec) > kMaxBytes) throw Error(ErrorCode::CorruptFile, file.string() + ": larger than 1 MiB");
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) throw Error(ErrorCode::CorruptFile, file.string() + ": not a JSON object");
+    AdapterBase base;
+    const auto it = j.find("base_model_name_or_path");
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) return base;
+    base.name = it->get<std::string>();
+    std::vector<fs::path> places = {base.name};  // as written: absolute, or relative to where the run starts
+    if (fs::path(base.name).is_relative()) places.push_back(dir / base.name);  // moved together with its base
+    for (const fs::path& p : places)
+        if (fs::is_directory(p, ec)) {
+            base.dir = p;
+            return base;
+        }
+    if (const std::optional<RepoRef> ref = parse_repo_ref(base.name)) base.dir = find_snapshot(cache_dir(), *ref);
+    return base;
 }
 
 std::string display_name(const fs::path& dir) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -116,25 +117,67 @@ void add_cache_models(const fs::path& cache, std::vector<StoredModel>& out) {
             m.revision = refs.count(m.commit) ? refs[m.commit] : "";
             m.dir = snap.path();
             m.disk_bytes = folder_bytes(snap.path());
+            m.found_in = "cache";
             out.push_back(m);
         }
     }
 }
 
-void add_folder_models(const fs::path& folder, std::vector<StoredModel>& out) {
-    std::error_code ec;
-    std::vector<fs::path> candidates = {folder};
-    for (const auto& e : fs::directory_iterator(folder, ec))
-        if (e.is_directory(ec)) candidates.push_back(e.path());
-    for (const fs::path& dir : candidates) {
-        StoredModel m;
-        if (!describe(dir, m)) continue;
-        m.name = dir.filename().string();
-        m.dir = dir;
-        m.disk_bytes = folder_bytes(dir);
-        out.push_back(m);
-        if (dir == folder) return;  // a model folder: its sub-folders are its modules
+// An adapter folder's row: its base named, and sized by it when the base was found.
+bool describe_adapter(const fs::path& dir, StoredModel& m) {
+    std::optional<AdapterBase> base;
+    try {
+        base = adapter_base(dir);
+    } catch (const std::exception&) {
+        return false;  // a broken adapter_config.json: not listed, as a broken config.json is not
     }
+    if (!base) return false;
+    m.kind = "adapter";
+    m.architecture = "lora";
+    m.base = base->name;
+    std::error_code ec;
+    m.complete = fs::exists(dir / "adapter_model.safetensors", ec) || fs::exists(dir / "adapter_model.bin", ec);
+    StoredModel of_base;
+    if (base->dir && describe(*base->dir, of_base)) {
+        m.base_dir = *base->dir;
+        m.parameters = of_base.parameters;  // what running it takes: the base's weights (the adapter's are few)
+    }
+    return true;
+}
+
+struct FolderSearch {
+    fs::path root;
+    bool adapters = false;
+    std::vector<StoredModel>* out = nullptr;
+    int visited = 0;  // folders looked at: a huge tree is cut off, not walked whole
+};
+
+void search_folder(FolderSearch& s, const fs::path& dir, int depth) {
+    constexpr int kMaxFolders = 20000;
+    if (++s.visited > kMaxFolders) return;
+    StoredModel m;
+    if (describe(dir, m) || (s.adapters && describe_adapter(dir, m))) {
+        std::error_code ec;
+        const fs::path full = fs::absolute(dir, ec).lexically_normal();
+        m.name = (ec ? dir : full).string();
+        m.dir = dir;
+        m.found_in = s.root.string();
+        m.disk_bytes = folder_bytes(dir);
+        s.out->push_back(m);
+        return;  // a model folder's sub-folders are its modules
+    }
+    if (depth >= kFolderDepth) return;
+    std::error_code ec;
+    std::vector<fs::path> subs;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && e.path().filename().string().front() != '.') subs.push_back(e.path());  // .tmp-*, .old-*: being written
+    std::sort(subs.begin(), subs.end());
+    for (const fs::path& sub : subs) search_folder(s, sub, depth + 1);
+}
+
+void add_folder_models(const fs::path& folder, bool adapters, std::vector<StoredModel>& out) {
+    FolderSearch s{folder, adapters, &out};
+    search_folder(s, folder, 0);
 }
 
 }  // namespace
@@ -161,10 +204,10 @@ std::string fit_label(int64_t need_bytes, int64_t available_bytes) {
     return need_bytes <= available_bytes ? "tight" : "too big";
 }
 
-std::vector<StoredModel> list_models(const fs::path& cache, const std::vector<fs::path>& folders) {
+std::vector<StoredModel> list_models(const fs::path& cache, const std::vector<fs::path>& folders, bool adapters) {
     std::vector<StoredModel> out;
     add_cache_models(cache, out);
-    for (const fs::path& f : folders) add_folder_models(f, out);
+    for (const fs::path& f : folders) add_folder_models(f, adapters, out);
     std::stable_sort(out.begin(), out.end(), [](const StoredModel& a, const StoredModel& b) { return a.name < b.name; });
     return out;
 }

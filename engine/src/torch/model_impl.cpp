@@ -93,7 +93,7 @@ public:
         ModelConfig config = load_model_config(config_path);
         info_.files.push_back(config_path.string());
         const fs::path generation_path = dir / "generation_config.json";
-        info_.generation_config = load_generation_config(generation_path);
+        info_.generation_config = load_model_generation_defaults(dir);  // + config.json's tasks and default prefix
         apply_generation_token_ids(info_.generation_config, generation_path.string(), &config);
         LoadedWeights loaded = load_checkpoint_tensors(dir, WeightStorage::Mapped);
         info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());

@@ -119,6 +119,7 @@ private:
     void setup_lora();
     void write_weights(const std::filesystem::path& dir, bool bf16);  // full model or adapter folder
     void write_merged();                                              // out/merged (--merge)
+    ModelConfig trained_config() const;                               // model_.config + the training prefix as its task
 
     // runner_io.cpp
     double evaluate(std::vector<SampleGeneration>* samples);

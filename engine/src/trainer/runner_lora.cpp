@@ -44,9 +44,13 @@ void Runner::setup_lora() {
     message(TrainingEvent::Kind::Message, buf);
 }
 
+// The saved config.json records the prefix the model was trained with as its default task, so
+// generate, serve and the app apply it without being told (t5s/model_config.h).
+ModelConfig Runner::trained_config() const { return with_training_task(model_.config, o_.data.source_prefix); }
+
 void Runner::write_weights(const fs::path& dir, bool bf16) {
     if (!lora_) {
-        write_hf_model(dir, model_.config, model_.params, tokenizer_files_, bf16);
+        write_hf_model(dir, trained_config(), model_.params, tokenizer_files_, bf16);
         return;
     }
     save_lora_adapter(dir, *lora_);  // adapters stay fp32 (PEFT's default)
@@ -65,7 +69,7 @@ void Runner::write_merged() {
         std::map<std::string, at::Tensor> merged =
             o_.lora_base_precision == Precision::Fp32 ? model_.params : load_trainable(o_.model_dir, at::kCPU).params;
         merge_lora_into(merged, *lora_);
-        write_hf_model(tmp, model_.config, merged, tokenizer_files_, o_.save_dtype_bf16);
+        write_hf_model(tmp, trained_config(), merged, tokenizer_files_, o_.save_dtype_bf16);
     }
     publish_dir(tmp, out_ / "merged");
 }
