@@ -171,6 +171,28 @@ private:
     double previous_rate_ = 0;
 };
 
+// HF_ENDPOINT or --endpoint, without trailing slashes; http(s) only.
+std::string checked_endpoint(const PullOptions& o) {
+    std::string endpoint = o.endpoint.empty() ? read_string_from_env("HF_ENDPOINT", "https://huggingface.co") : o.endpoint;
+    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+    if (http_origin(endpoint).empty())
+        throw PullError(PullFailure::BadRequest, "'" + shown(endpoint) + "': the Hub endpoint must be an http or https URL");
+    return endpoint;
+}
+
+// Bytes the download still has to write: blobs already complete count nothing, partial ones their rest.
+int64_t bytes_still_needed(const std::vector<std::string>& files, const RepoInfo& info, const fs::path& blobs) {
+    std::error_code ec;
+    int64_t need = 0;
+    for (const std::string& f : files) {
+        const RepoFile& rf = info.files.at(f);
+        const bool have = !rf.sha256.empty() && fs::is_regular_file(blobs / rf.sha256, ec);
+        const int64_t partial = rf.sha256.empty() ? 0 : int64_t(fs::file_size(blobs / (rf.sha256 + ".incomplete"), ec));
+        if (!have) need += std::max<int64_t>(0, rf.size - (ec ? 0 : partial));
+    }
+    return need;
+}
+
 }  // namespace
 
 PullResult pull_model(const PullOptions& o, const std::function<void(const PullProgress&)>& on_progress,
@@ -182,10 +204,7 @@ PullResult pull_model(const PullOptions& o, const std::function<void(const PullP
         throw PullError(PullFailure::BadRequest, "'" + shown(o.revision) + "': not a revision (a branch, tag or commit)");
     const fs::path cache = o.cache.empty() ? cache_dir() : o.cache;
     if (o.offline || read_bool_from_env("HF_HUB_OFFLINE", false)) return from_cache(o, cache);
-    std::string endpoint = o.endpoint.empty() ? read_string_from_env("HF_ENDPOINT", "https://huggingface.co") : o.endpoint;
-    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-    if (http_origin(endpoint).empty())
-        throw PullError(PullFailure::BadRequest, "'" + shown(endpoint) + "': the Hub endpoint must be an http or https URL");
+    const std::string endpoint = checked_endpoint(o);
     Fetcher net(o, endpoint, o.token.empty() ? read_token() : o.token, cancelled);
     Progress progress(on_progress);
     progress.report({"metadata", "", 0, 0, 0, 0, 0, -1}, true);
@@ -219,15 +238,8 @@ PullResult pull_model(const PullOptions& o, const std::function<void(const PullP
     std::error_code ec;
     fs::create_directories(blobs, ec);
     if (ec) throw PullError(PullFailure::DiskFull, blobs.string() + ": cannot be created (" + ec.message() + ")");
-    int64_t need = 0;
-    for (const std::string& f : files) {
-        const RepoFile& rf = info.files.at(f);
-        r.total_bytes += std::max<int64_t>(0, rf.size);
-        const bool have = !rf.sha256.empty() && fs::is_regular_file(blobs / rf.sha256, ec);
-        const int64_t partial = rf.sha256.empty() ? 0 : int64_t(fs::file_size(blobs / (rf.sha256 + ".incomplete"), ec));
-        if (!have) need += std::max<int64_t>(0, rf.size - (ec ? 0 : partial));
-    }
-    check_free_space(blobs, need, o.repo);
+    for (const std::string& f : files) r.total_bytes += std::max<int64_t>(0, info.files.at(f).size);
+    check_free_space(blobs, bytes_still_needed(files, info, blobs), o.repo);
 
     std::map<std::string, std::string> etags;
     int64_t done_before = 0;
