@@ -173,3 +173,46 @@ TEST_CASE("hub: memory fit labels", "[hub]") {
     CHECK(fit_label(1, 0) == "unknown");
     CHECK(estimated_run_bytes(1000000000, 2) == 2400000000);
 }
+
+TEST_CASE("hub: an adapter folder names its base: a folder, else ORG/NAME in the cache", "[hub][adapter]") {
+    TempDir tmp;
+    const fs::path cache = tmp.path / "hub";
+    const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+    write(repo_folder(cache, "org/base") / "snapshots" / commit / "config.json", "{\"model_type\": \"t5\"}");
+    write(repo_folder(cache, "org/base") / "refs" / "main", commit);
+    ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
+    write(tmp.path / "base" / "config.json", "{\"model_type\": \"t5\"}");
+    write(tmp.path / "by-path" / "adapter_config.json", "{\"base_model_name_or_path\": \"" + (tmp.path / "base").string() + "\"}");
+    write(tmp.path / "by-name" / "adapter_config.json", "{\"base_model_name_or_path\": \"org/base\"}");
+    write(tmp.path / "lost" / "adapter_config.json", "{\"base_model_name_or_path\": \"org/absent\"}");
+    write(tmp.path / "broken" / "adapter_config.json", "[1");
+    CHECK(adapter_base(tmp.path / "by-path")->dir == tmp.path / "base");
+    CHECK(adapter_base(tmp.path / "by-name")->dir == repo_folder(cache, "org/base") / "snapshots" / commit);
+    CHECK_FALSE(adapter_base(tmp.path / "lost")->dir);
+    CHECK(adapter_base(tmp.path / "lost")->name == "org/absent");
+    CHECK_FALSE(adapter_base(tmp.path / "base"));  // a model, not an adapter
+    CHECK_THROWS_WITH(adapter_base(tmp.path / "broken"), Catch::Contains("adapter_config.json: not a JSON object"));
+    ::unsetenv("HF_HUB_CACHE");
+}
+
+TEST_CASE("hub: models in --dir folders: a few levels down, by full path, labelled, adapters with their base", "[hub][models]") {
+    TempDir tmp;
+    const std::string t5 = R"({"model_type": "t5", "d_model": 8, "d_kv": 2, "d_ff": 8, "num_layers": 1, "num_heads": 2, "vocab_size": 10})";
+    write(tmp.path / "cache" / "x", "");
+    write(tmp.path / "A" / "p" / "runs" / "r1" / "final" / "config.json", t5);      // 4 levels down
+    write(tmp.path / "A" / "p" / "runs" / "r1" / "final" / "sub" / "config.json", t5);  // a model's modules: not searched
+    write(tmp.path / "A" / "a" / "b" / "c" / "d" / "deep" / "config.json", t5);         // 5 levels: too deep
+    write(tmp.path / "A" / ".tmp-x" / "config.json", t5);                                // being written
+    write(tmp.path / "B" / "lora" / "adapter_config.json",
+          "{\"base_model_name_or_path\": \"" + (tmp.path / "A" / "p" / "runs" / "r1" / "final").string() + "\"}");
+    const auto rows = list_models(tmp.path / "cache", {tmp.path / "A", tmp.path / "B"}, /*adapters=*/true);
+    REQUIRE(rows.size() == 2);
+    const auto& model = rows[0].kind == "adapter" ? rows[1] : rows[0];
+    const auto& adapter = rows[0].kind == "adapter" ? rows[0] : rows[1];
+    CHECK(model.name == (tmp.path / "A" / "p" / "runs" / "r1" / "final").string());
+    CHECK(model.found_in == (tmp.path / "A").string());
+    CHECK(adapter.found_in == (tmp.path / "B").string());
+    CHECK(adapter.base_dir == tmp.path / "A" / "p" / "runs" / "r1" / "final");
+    CHECK(adapter.parameters == model.parameters);  // running it takes its base
+    CHECK(list_models(tmp.path / "cache", {tmp.path / "B"}).empty());  // adapters only when asked (the app's list)
+}

@@ -157,3 +157,28 @@ TEST_CASE("config round-trips through model_config_to_json", "[config]") {
     CHECK_FALSE(b.tie_word_embeddings);
     CHECK(b.vocab_size == 600);
 }
+
+TEST_CASE("config.json tasks: task_specific_params as T5 checkpoints carry them, a default only when marked", "[config][tasks]") {
+    // t5-small's shape: several tasks, none marked: listed, no default.
+    const std::string t5_small = R"({"task_specific_params": {"summarization": {"prefix": "summarize: ", "max_length": 200},
+        "translation_en_to_de": {"prefix": "translate English to German: "}, "odd": 3, "no_prefix": {"max_length": 5}}})";
+    ModelConfig c = parse_model_config(t5_small, "cfg.json");
+    REQUIRE(c.tasks.tasks.size() == 2);  // entries without a string prefix are skipped
+    CHECK(find_task(c.tasks, "translation_en_to_de")->prefix == "translate English to German: ");
+    CHECK(c.tasks.default_task.empty());
+    // A fine-tune records its prefix as a new task and marks it the default; the base's tasks stay.
+    const ModelConfig tuned = parse_model_config(model_config_to_json(with_training_task(c, "paraphrase: ")), "saved.json");
+    CHECK(tuned.tasks.default_task == "paraphrase");
+    CHECK(find_task(tuned.tasks, "paraphrase")->prefix == "paraphrase: ");
+    CHECK(find_task(tuned.tasks, "summarization")->prefix == "summarize: ");
+    CHECK(model_config_to_json(tuned).find("\"max_length\": 200") != std::string::npos);  // other task settings kept
+    // Trained on raw text: no default, so the fine-tune applies none.
+    CHECK(with_training_task(tuned, "").tasks.default_task.empty());
+    CHECK(parse_model_config(model_config_to_json(with_training_task(tuned, "")), "s").tasks.default_task.empty());
+    CHECK(task_name_for_prefix("translate English to Chinese: ") == "translate_english_to_chinese");
+    CHECK(task_name_for_prefix(": ") == "task");
+    // A marker naming no listed task, or not a string: one line naming the file and the key.
+    CHECK_THROWS_WITH(parse_model_config(R"({"t5studio_default_task": "x"})", "cfg.json"),
+                      Catch::StartsWith("cfg.json: 't5studio_default_task' names 'x'"));
+    CHECK(code_of(R"({"t5studio_default_task": 3, "task_specific_params": {"a": {"prefix": "a: "}}})") == ErrorCode::CorruptFile);
+}
