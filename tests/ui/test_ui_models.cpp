@@ -212,3 +212,25 @@ TEST_CASE("models: listing, opening an encoder, deleting from the cache", "[ui][
     fake.c.apply(JobFailed{s.models.list_job, ErrorCode::FileNotFound, "/cache: unreadable"});
     CHECK(s.models.error == "/cache: unreadable");
 }
+
+TEST_CASE("models: a loaded model's recorded default task sets the prefix; one used before wins", "[ui][models][controller]") {
+    Fake fake;
+    UiState& s = fake.c.state();
+    auto load = [&](const std::string& dir, std::optional<std::string> default_prefix) {
+        s.model.path_input = dir;
+        fake.c.load_model();
+        ModelInfo info;
+        info.dir = dir;
+        info.generation_config.task_prefix = default_prefix;
+        info.generation_config.tasks.tasks = {{"translate_english_to_chinese", "translate English to Chinese: "}, {"paraphrase", "paraphrase: "}};
+        fake.c.apply(ModelLoaded{s.model.load_job, info, 1.0});
+    };
+    s.ws.task_prefix = "paraphrase: ";
+    load("/models/tuned", std::string("translate English to Chinese: "));
+    CHECK(s.ws.task_prefix == "translate English to Chinese: ");  // the fine-tune's training prefix, not the field's old one
+    s.model.task_prefix["/models/other"] = "summarize: ";
+    load("/models/other", std::string("translate English to Chinese: "));
+    CHECK(s.ws.task_prefix == "summarize: ");  // the prefix used with this model before wins
+    load("/models/t5-small", std::nullopt);
+    CHECK(s.ws.task_prefix == "summarize: ");  // tasks but no default: the field is left as it was
+}

@@ -130,7 +130,10 @@ void ModelController::apply(const Event& event) {
         r.erase(std::remove(r.begin(), r.end(), p), r.end());
         r.insert(r.begin(), p);
         if (r.size() > 10) r.resize(10);
+        // The prefix used with this model before, else the one it records as its default task
+        // (a fine-tune's training prefix: t5s/generation_config.h); else the field stays as it is.
         if (auto it = m.task_prefix.find(p); it != m.task_prefix.end()) s.ws.task_prefix = it->second;
+        else if (e->info.generation_config.task_prefix) s.ws.task_prefix = *e->info.generation_config.task_prefix;
         ctx.note(p);
         ctx.log(false, "model loaded: " + p + " (" + e->info.variant + ", " + e->info.precision + ", " + e->info.device + ")");
     } else if (std::holds_alternative<ModelUnloaded>(event)) {

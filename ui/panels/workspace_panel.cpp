@@ -107,6 +107,20 @@ void draw_candidates(Controller& ctl) {
 }
 
 // The model in use and, while reviewing a file's rows, the row and its label.
+// The tasks the model's config.json lists (t5-small's summarize/translate, a fine-tune's training
+// task) as presets of the task prefix.
+void draw_task_presets(UiState& s) {
+    if (!s.model.info || s.model.info->generation_config.tasks.tasks.empty()) return;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(140);
+    if (!ImGui::BeginCombo("##task presets", "model tasks")) return;
+    for (const ModelTask& t : s.model.info->generation_config.tasks.tasks) {
+        const std::string label = t.name + "  \"" + t.prefix + "\"";
+        if (ImGui::Selectable(label.c_str(), s.ws.task_prefix == t.prefix)) s.ws.task_prefix = t.prefix;
+    }
+    ImGui::EndCombo();
+}
+
 void draw_status_line(const UiState& s) {
     const auto& ws = s.ws;
     if (s.model.info) ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(),
@@ -178,7 +192,9 @@ void draw_workspace_panel(PanelContext& ctx) {
     draw_status_line(s);
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("task prefix", &ws.task_prefix);
-    help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model.");
+    help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model; a model that records a "
+                "default task (a T5 Studio fine-tune) starts with its prefix.");
+    draw_task_presets(s);
     draw_learning_switch(ctl);
     if (ws.focus_source) {
         ImGui::SetKeyboardFocusHere();
