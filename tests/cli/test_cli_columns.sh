@@ -42,6 +42,16 @@ done
 # JSTS rows: sts reads them as they are (sentence1, sentence2, label).
 "$bin" sts --baseline chrf --data "$cols/jsts.jsonl" --json >"$work/sts.json" 2>"$work/sts.err" && ok || bad "sts jsts.jsonl: $(cat "$work/sts.err")"
 [ "$(json "$work/sts.json" 'd["pairs"]')" = 3 ] && ok || bad "sts jsts.jsonl: want 3 pairs"
+# The same pairs without a header (column 3 the label), and under other names.
+python3 -c 'import json, sys; [print(r["sentence1"], r["sentence2"], r["label"], sep="\t") for r in map(json.loads, open(sys.argv[1], encoding="utf-8"))]' \
+  "$cols/jsts.jsonl" >"$work/jsts.tsv"
+"$bin" sts --baseline chrf --data "$work/jsts.tsv" --no-header --json >"$work/sts2.json" 2>"$work/sts2.err" && ok || bad "sts --no-header: $(cat "$work/sts2.err")"
+[ "$(json "$work/sts2.json" '(d["pairs"], d["spearman"])')" = "$(json "$work/sts.json" '(d["pairs"], d["spearman"])')" ] && ok \
+  || bad "sts --no-header: another answer than the JSTS rows"
+sed 's/"sentence1"/"a"/; s/"sentence2"/"b"/' "$cols/jsts.jsonl" >"$work/ab.jsonl"
+"$bin" sts --baseline chrf --data "$work/ab.jsonl" --text-field a --target-field b --json >"$work/sts3.json" 2>"$work/sts3.err" \
+  && ok || bad "sts --text-field/--target-field: $(cat "$work/sts3.err")"
+[ "$(json "$work/sts3.json" 'd["spearman"]')" = "$(json "$work/sts.json" 'd["spearman"]')" ] && ok || bad "sts --text-field: another answer"
 
 # Nothing matches: one line naming the columns the file has and the flag; the flag reads it.
 printf 'question,answer\nwhere?,here\nwhen?,now\n' >"$work/qa.csv"

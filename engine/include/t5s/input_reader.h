@@ -9,12 +9,12 @@
 //    row as in JSON lines (generate's contract).
 //  - JSON lines: an object per line; the text fields are strings, "spans" (or "entities") a list of
 //    [start, end, label], "label" any JSON value.
-//  - CSV / TSV: a header row naming the columns (RFC 4180 quoting, quoted fields may span lines);
-//    every record has the header's number of fields; a "spans" cell holds the JSON list, a "label"
-//    cell the label (text).
-//  - Label Studio: an array of tasks; the text is data.text (else data's only string field); the
-//    first annotation not cancelled (else the first prediction) gives `labels` results -> spans
-//    [start, end, label] and `choices` -> the row's label.
+//  - CSV / TSV: a header row naming the columns (RFC 4180 quoting, quoted fields may span lines), or
+//    none with InputFields::no_header (columns by position); every record has the header's number
+//    of fields; a "spans" cell holds the JSON list, a "label" cell the label (text).
+//  - Label Studio: an array of tasks; the text is data's field by the column rule (below; else
+//    data's only string field); the first annotation not cancelled (else the first prediction)
+//    gives `labels` results -> spans [start, end, label] and `choices` -> the row's label.
 //
 // The one rule, in every format: a line ends at LF (a CR before it is dropped: CRLF); a UTF-8 BOM at
 // the start of the file is dropped; blank lines (spaces and tabs only) are skipped; a row with
