@@ -53,6 +53,32 @@ gen --model "$final" --text "the dog runs" --history "$work/h.db" >/dev/null 2>"
 [ "$("$python" -c "import json,sqlite3,sys; print(json.loads(sqlite3.connect(sys.argv[1]).execute('select settings_json from generations').fetchone()[0])['task_prefix'])" \
   "$work/h.db" 2>&1)" = "paraphrase: " ] && ok || bad "the history does not record the default prefix"
 
+# serve starts from the model's defaults too: /v1/settings shows the prefix, /augment applies it.
+cat >"$work/serve_check.py" <<'PY'
+import json, subprocess, sys, time, urllib.request
+bin_, model, text, want = sys.argv[1:5]
+proc = subprocess.Popen([bin_, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0", "--threads", "1"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+try:
+    base = "http://" + json.loads(proc.stdout.readline())["listening"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # /ready answers 200 once the model is loaded
+        try:
+            if urllib.request.urlopen(base + "/ready", timeout=5).status == 200: break
+        except OSError:
+            time.sleep(0.2)
+    settings = json.load(urllib.request.urlopen(base + "/v1/settings", timeout=10))
+    req = urllib.request.Request(base + "/augment", data=json.dumps({"text": text, "max_new_tokens": 8}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    got = [c["text"] for c in json.load(urllib.request.urlopen(req, timeout=60))["results"][0]["candidates"]]
+    print(settings.get("task_prefix") == "paraphrase: " and " | ".join(got) == want)
+finally:
+    proc.terminate()
+    proc.wait(timeout=30)
+PY
+[ "$("$python" "$work/serve_check.py" "$bin" "$final" "the dog runs" "$(json "$work/given.json" "' | '.join(c['text'] for c in d['results'][0]['candidates'])")" 2>&1)" = True ] \
+  && ok || bad "serve does not start from the model's default prefix"
+
 # --- Several tasks, none marked (t5-small's config): no prefix by default, tasks by name ------
 mkdir -p "$work/multi" && cp "$model"/* "$work/multi/"
 "$python" -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['task_specific_params'] = {'summarization': {'prefix': 'summarize: ', 'max_length': 200}, 'translation_en_to_de': {'prefix': 'translate English to German: '}}; json.dump(c, open(p,'w'))" \
