@@ -76,6 +76,7 @@ std::vector<IdentityField> identity_fields(const TrainingOptions& o) {
         {"source_prefix", "--source-prefix", o.data.source_prefix},
         {"source_field", "--source-field", o.data.source_field},
         {"target_field", "--target-field", o.data.target_field},
+        {"no_header", "--no-header", o.data.no_header},
         {"max_source_len", "--max-source-len", o.max_source_len},
         {"max_target_len", "--max-target-len", o.max_target_len},
         {"optimizer", "--optimizer", to_string(o.optimizer)},
