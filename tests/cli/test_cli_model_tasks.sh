@@ -146,7 +146,7 @@ A="$(cd "$work/A" && pwd)"; B="$(cd "$work/B" && pwd)"
 [ "$(json "$work/models.json" "[m['found_in'] for m in d['models'] if m['name'] == 't5s-test/tiny-base']")" = "['cache']" ] && ok \
   || bad "models: the cache's model is not labelled cache"
 "$bin" models --dir "$work/A" --dir "$work/B" >"$work/models.txt" 2>&1
-grep -q "^$A/projects/p1/run/final .* --dir " "$work/models.txt" && grep -q "LoRA adapter for $model" "$work/models.txt" \
+grep -qE "^$A/projects/p1/run/final +--dir " "$work/models.txt" && grep -q "LoRA adapter for $model" "$work/models.txt" \
   && grep -q "in the Hugging Face cache .*, [0-9]* in --dir folders" "$work/models.txt" && ok || bad "models text: $(cat "$work/models.txt")"
 
 finish cli_model_tasks
