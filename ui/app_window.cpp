@@ -45,6 +45,15 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
             if (!value(o.model)) return false;
             try {
                 o.model = hub::resolve_model(o.model).string();  // a folder, or ORG/NAME[@REV] from the HF cache
+                if (const auto base = hub::adapter_base(o.model)) {  // an adapter folder: its base with it, as the CLI does
+                    if (!base->dir) {
+                        *error = o.model + " is a LoRA adapter (base " + (base->name.empty() ? "unnamed" : base->name) +
+                                 ", not a folder and not in the Hugging Face cache): open its base, then the adapter";
+                        return false;
+                    }
+                    o.adapter = o.model;
+                    o.model = base->dir->string();
+                }
             } catch (const Error& e) {
                 *error = e.what();
                 return false;
@@ -180,7 +189,9 @@ void App::start_engine(const std::filesystem::path& history, bool have_settings,
     std::string model = opts_.model;
     if (model.empty() && st.model.recent.empty()) model = demo_model_dir().string();  // "" when absent
     if (model.empty() && !st.model.recent.empty() && opts_.test_script.empty()) model = st.model.recent.front();
-    if (!model.empty()) {
+    if (!model.empty() && !opts_.adapter.empty() && model == opts_.model) {
+        ctl_->model().load_model(model, opts_.adapter);
+    } else if (!model.empty()) {
         st.model.path_input = model;
         ctl_->load_model();
     } else {

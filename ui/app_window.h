@@ -11,6 +11,7 @@ namespace t5s::ui {
 
 struct AppOptions {
     std::string model;            // open this model folder at start
+    std::string adapter;          // with it, this LoRA adapter (--model ADAPTER_FOLDER: model is its base)
     std::string history_db;       // "" = <data dir>/history.db
     std::string config_dir;       // "" = $XDG_CONFIG_HOME/t5studio
     std::string test_script;      // test mode

@@ -130,6 +130,10 @@ mkdir -p "$work/lost_adapter" && cp "$adapter"/* "$work/lost_adapter/"
   "$work/lost_adapter/adapter_config.json"
 expect_code "adapter, base missing" 1 "lost_adapter is a LoRA adapter \(base nobody/missing-base.*t5studio pull nobody/missing-base.*--adapter" \
   gen --model "$work/lost_adapter" --text x
+# The app's --model takes an adapter folder too; a base that is nowhere is refused before any window opens.
+"$bin" --model "$work/lost_adapter" >/dev/null 2>"$work/app.err"; rc=$?
+[ $rc -eq 2 ] && head -1 "$work/app.err" | grep -q "lost_adapter is a LoRA adapter (base nobody/missing-base" && ok \
+  || bad "app --model ADAPTER with its base missing: exit $rc, $(head -1 "$work/app.err")"
 expect_code "adapter to a command without --adapter" 2 "is a LoRA adapter \(base .*\): give --model " "$bin" info --model "$adapter"
 expect_code "adapter as --model and --adapter" 2 "--adapter is given too" gen --model "$adapter" --adapter "$adapter" --text x
 
