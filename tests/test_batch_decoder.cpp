@@ -26,6 +26,7 @@ std::vector<Input> staggered_inputs() {
     std::vector<Input> inputs;
     for (int i = 0; i < 14; ++i) {
         GenerationOptions o;
+        o.drop_invalid_text = false;  // the raw decoder screens nothing: so must Model::generate, to compare
         o.max_new_tokens = 3 + (i * 5) % 11;  // short rows leave while long ones run
         o.min_new_tokens = i % 3 == 0 ? o.max_new_tokens : 0;
         if (i % 4 == 1) o.num_beams = 3, o.num_return_sequences = 2;
@@ -181,6 +182,8 @@ TEST_CASE("batch decoder: a cohort decodes as one group, each member as if alone
     const std::vector<std::string> texts = {"hello world", "paraphrase: the cat sat on the mat", "x",
                                             "a much longer sentence with many more words in it than the others have"};
     GenerationOptions greedy, sampled, beams;
+    // The raw decoder screens nothing: so must Model::generate, to compare.
+    greedy.drop_invalid_text = sampled.drop_invalid_text = beams.drop_invalid_text = false;
     greedy.max_new_tokens = sampled.max_new_tokens = beams.max_new_tokens = 9;
     greedy.min_new_tokens = 2;
     sampled.do_sample = true, sampled.num_return_sequences = 3, sampled.top_k = 20, sampled.seed = 11;

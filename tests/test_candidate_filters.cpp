@@ -6,6 +6,7 @@
 
 #include "quality/candidate_filters.h"
 #include "t5s/error.h"
+#include "t5s/generation_fields.h"
 #include "t5s/generation_options.h"
 #include "t5s/quality.h"
 
@@ -156,4 +157,11 @@ TEST_CASE("the incremental near-duplicate index agrees with find_near_duplicates
     for (const auto& d : batch) from_batch.push_back(d.index);
     CHECK(incremental == from_batch);
     CHECK_FALSE(incremental.empty());
+}
+
+TEST_CASE("drop_invalid_text is a generation field: JSON name, --keep-invalid-text turns it off", "[quality][options]") {
+    const GenerationField* f = find_generation_field("drop_invalid_text");
+    REQUIRE(f != nullptr);
+    CHECK(std::string(f->flag) == "keep-invalid-text");
+    CHECK_FALSE(f->switch_value);
 }

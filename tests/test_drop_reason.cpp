@@ -23,7 +23,8 @@ constexpr DropReason kAll[] = {DropReason::Copy,
                                DropReason::ChangeBelow,
                                DropReason::ChangeAbove,
                                DropReason::BackScoreBelow,
-                               DropReason::NearDuplicate};
+                               DropReason::NearDuplicate,
+                               DropReason::InvalidText};
 
 // The text the filters wrote before DropReason existed: the literal of a decoding filter, else
 // snprintf("%s%s%.4g", score, op, bound) (candidate_filters.cpp's format_bound).
@@ -37,6 +38,8 @@ std::string printed_before(DropReason kind, double bound) {
             return "duplicate";
         case DropReason::LostSpan:
             return "lost_span";
+        case DropReason::InvalidText:  // added later, a decoding filter: its name alone
+            return "invalid_text";
         case DropReason::SimilarityBelow:
             score = "similarity", op = "<";
             break;
@@ -95,7 +98,7 @@ TEST_CASE("drop reasons: only printed reasons parse, in the enum tables' wording
     }
     CHECK_THROWS_WITH(parse_drop_cause("loud"),
                       "unknown drop reason 'loud' (expected copy, duplicate, lost_span, similarity<X, similarity>X, change<X, "
-                      "change>X, back_score<X or near_duplicate>X)");
+                      "change>X, back_score<X, near_duplicate>X or invalid_text)");
     try {
         parse_drop_cause("x");
         FAIL("parse_drop_cause accepted 'x'");
@@ -115,6 +118,7 @@ TEST_CASE("drop reasons: each rule names the option that drops for it", "[enum_n
     CHECK(std::string(option_of(DropReason::ChangeAbove)) == "max_change");
     CHECK(std::string(option_of(DropReason::BackScoreBelow)) == "min_back_score");
     CHECK(std::string(option_of(DropReason::NearDuplicate)) == "near_duplicate");
+    CHECK(std::string(option_of(DropReason::InvalidText)) == "drop_invalid_text");
     std::set<std::string> options;
     for (const DropReason kind : kAll) {
         INFO(to_string(kind));

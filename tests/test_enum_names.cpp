@@ -69,7 +69,7 @@ TEST_CASE("enum names: every value prints, and parses back to itself", "[enum_na
     round_trips(BadRowPolicy::Skip, 2);
     round_trips(StopReason::Completed, 4);
     round_trips(RankBy::Auto, 5);
-    round_trips(DropReason::Copy, 9);
+    round_trips(DropReason::Copy, 10);
 }
 
 TEST_CASE("enum names: rank takes the names it took as a string, nothing else", "[enum_names][options]") {

@@ -230,9 +230,10 @@ TEST_CASE("scheduler: drain finishes running requests and refuses new ones", "[s
     GenerationOptions o;
     o.max_new_tokens = 20;
     o.min_new_tokens = 20;
+    o.drop_invalid_text = false;  // 20 forced tokens of a random-weight model need not form characters
     Waiter waiter(2);
-    REQUIRE(scheduler.submit({{"one"}, o, {"max_new_tokens", "min_new_tokens"}, 0.0}, waiter.events_for(0)));
-    REQUIRE(scheduler.submit({{"two"}, o, {"max_new_tokens", "min_new_tokens"}, 0.0}, waiter.events_for(1)));
+    REQUIRE(scheduler.submit({{"one"}, o, {"max_new_tokens", "min_new_tokens", "drop_invalid_text"}, 0.0}, waiter.events_for(0)));
+    REQUIRE(scheduler.submit({{"two"}, o, {"max_new_tokens", "min_new_tokens", "drop_invalid_text"}, 0.0}, waiter.events_for(1)));
     CHECK(scheduler.drain(Clock::now() + std::chrono::seconds(60)));
     REQUIRE(waiter.wait_all(std::chrono::seconds(1)));
     CHECK_FALSE(waiter.outcomes[0]->error);

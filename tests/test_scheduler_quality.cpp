@@ -188,3 +188,43 @@ TEST_CASE("scheduler quality: the task prefix is prepended as generate_scored do
     const double plain_score = generate_scored(*model, nullptr, {"the cat sat on the mat"}, plain)[0].candidates[0].score;
     CHECK(std::abs(plain_score - out.results[0].candidates[0].score) > 1e-4);
 }
+
+// A broken byte-fallback sequence decodes to U+FFFD (or, passed through, to invalid UTF-8): such a
+// candidate is no paraphrase, and it used to be returned like any other.
+TEST_CASE("screening drops candidates with U+FFFD or invalid UTF-8 as invalid_text, by default", "[quality][drop_reason]") {
+    const std::string source = "The caf\xC3\xA9 opens at nine.";
+    const std::vector<std::string> texts = {"The caf\xEF\xBF\xBD opens at 9.", "The caf\xC3 opens at 9.", "The caf\xC3\xA9 opens at 9."};
+    auto candidates = [&] {
+        std::vector<Candidate> out;
+        for (const auto& t : texts) out.push_back(Candidate{t, {}, 0.0});
+        return out;
+    };
+    GenerationOptions o;
+    CHECK(o.drop_invalid_text);  // on unless asked otherwise
+    InputRounds input;
+    plan_input(&input, source, {}, o);
+    const std::vector<Candidate> kept = screen_round(&input, candidates(), o);
+    REQUIRE(kept.size() == 1);
+    CHECK(kept[0].text == texts[2]);
+    REQUIRE(input.dropped.size() == 2);
+    for (size_t k = 0; k < 2; ++k) {
+        CHECK(input.dropped[k].candidate.text == texts[k]);
+        CHECK(to_string(input.dropped[k].reason) == "invalid_text");
+        CHECK(std::string(option_of(input.dropped[k].reason.kind)) == "drop_invalid_text");
+    }
+    // Asked to keep them: all three pass.
+    o.drop_invalid_text = false;
+    InputRounds keep;
+    plan_input(&keep, source, {}, o);
+    CHECK(screen_round(&keep, candidates(), o).size() == 3);
+    CHECK(keep.dropped.empty());
+    // A U+FFFD the source holds may be copied; one more than the source has is broken.
+    InputRounds replaced;
+    plan_input(&replaced, "Price: \xEF\xBF\xBD" "5", {}, GenerationOptions{});
+    const auto screened = screen_round(&replaced, {Candidate{"It costs \xEF\xBF\xBD" "5", {}, 0.0}, Candidate{"\xEF\xBF\xBD\xEF\xBF\xBD" "5", {}, 0.0}},
+                                       GenerationOptions{});
+    REQUIRE(screened.size() == 1);
+    CHECK(screened[0].text == "It costs \xEF\xBF\xBD" "5");
+    REQUIRE(replaced.dropped.size() == 1);
+    CHECK(replaced.dropped[0].reason.kind == DropReason::InvalidText);
+}

@@ -54,6 +54,7 @@ GenerationOptions protected_options() {
     o.protect = "numbers,placeholders,urls";
     o.max_new_tokens = 12;
     o.batch_size = 3;
+    o.drop_invalid_text = false;  // a random-weight model's words need not form characters: spans are checked here
     return o;
 }
 
@@ -149,7 +150,7 @@ TEST_CASE("spans: the serving scheduler keeps them and equals each input alone",
     std::condition_variable cv;
     std::vector<std::optional<RequestOutcome>> outcomes(modes.size());
     const std::vector<std::string> all = {"max_new_tokens", "num_beams", "num_return_sequences", "do_sample", "top_k", "seed",
-                                          "protect", "batch_size"};
+                                          "protect", "batch_size", "drop_invalid_text"};
     for (size_t m = 0; m < modes.size(); ++m) {
         RequestEvents events;
         events.on_done = [&, m](const RequestOutcome& o) {

@@ -24,6 +24,7 @@ constexpr ReasonOption kOptions[] = {
     {DropReason::ChangeAbove, "max_change"},
     {DropReason::BackScoreBelow, "min_back_score"},
     {DropReason::NearDuplicate, "near_duplicate"},
+    {DropReason::InvalidText, "drop_invalid_text"},
 };
 static_assert(std::size(kOptions) == std::size(EnumNames<DropReason>::kNames), "one option per drop reason");
 

@@ -54,6 +54,9 @@ constexpr GenerationField kFields[] = {
     {"near_duplicate", &O::near_duplicate, "near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]", kStep, within(0, 1, true), 0.05f, 1},
     {"model_scores", &O::model_scores, "no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them",
      kStep, kAny, 0, 0, false},
+    {"drop_invalid_text", &O::drop_invalid_text, "keep-invalid-text", "",
+     "keep candidates holding U+FFFD or invalid UTF-8 (a broken byte-fallback sequence); dropped as invalid_text by default", kNext, kAny, 0,
+     0, false},
     {"protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"", kNext},
     {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this regex (RE2 syntax: no backreferences or lookaround; label \"regex\")", kNext},
 };

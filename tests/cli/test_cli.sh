@@ -85,8 +85,10 @@ for run in 1 2; do
 done
 cmp -s "$work/sample1.json" "$work/sample2.json" && ok || bad "--sample --seed 7 twice differs"
 
+# A random-weight model: most of its byte-fallback pieces form no character (dropped as invalid_text by
+# default); --keep-invalid-text leaves this check to --distinct and --no-copy alone.
 "$bin" generate --model "$data/models/flan-gated-gelu-bf16" --text "我们走吧。" --sample --seed 7 --num-return 8 --distinct --no-copy \
-  --temperature 1.5 --max-new-tokens 6 --json >"$work/distinct.json" && ok || bad "distinct failed"
+  --keep-invalid-text --temperature 1.5 --max-new-tokens 6 --json >"$work/distinct.json" && ok || bad "distinct failed"
 [ "$(json "$work/distinct.json" "(lambda c: len(c) == 8 and len({x['text'] for x in c}) == 8 and all(x['text'] != '我们走吧。' for x in c))(d['results'][0]['candidates'])")" = True ] \
   && ok || bad "--distinct --no-copy: $(cat "$work/distinct.json")"
 

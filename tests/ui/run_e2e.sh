@@ -16,6 +16,8 @@ extra=()
 {
   echo "frames 3"
   echo "wait_model 300"
+  # The random-weight test model's byte-fallback pieces often form no character: keep those candidates.
+  echo 'option {"drop_invalid_text": false}'
   echo "screenshot model Model"
   echo "load_embedder $embedder"          # the Model panel's embedding-model slot
   echo "wait_embedder 120"

@@ -22,6 +22,7 @@ enum class DropReason {
     ChangeAbove,      // max_change
     BackScoreBelow,   // min_back_score
     NearDuplicate,    // near_duplicate: chrF with a better-ranked kept candidate above the bound
+    InvalidText,      // drop_invalid_text: U+FFFD or invalid UTF-8 in the decoded text (a broken byte fallback)
 };
 // A bounded rule's name ends with its comparison ('<' or '>'); the bound follows it when printed.
 template <>
@@ -37,6 +38,7 @@ struct EnumNames<DropReason> {
         {DropReason::ChangeAbove, "change>"},
         {DropReason::BackScoreBelow, "back_score<"},
         {DropReason::NearDuplicate, "near_duplicate>"},
+        {DropReason::InvalidText, "invalid_text"},
     };
 };
 
@@ -59,7 +61,8 @@ bool has_threshold(DropReason kind);
 // back_score): a candidate it dropped lies outside the thresholds of its settings.
 bool is_score_bound(DropReason kind);
 // The GenerationOptions field (its JSON name) whose setting drops for this reason: "no_copy",
-// "distinct", "protect", "min_similarity", ..., "near_duplicate". The server's metric label.
+// "distinct", "protect", "min_similarity", ..., "near_duplicate", "drop_invalid_text". The server's
+// metric label.
 const char* option_of(DropReason kind);
 
 // The printed reason: "copy", "similarity<0.8".

@@ -65,6 +65,9 @@ struct GenerationOptions {
     // decoding it); false computes them only where a filter or the ranking uses them, else they stay
     // empty. fluency and change are cheap and always computed.
     bool model_scores = true;
+    // A candidate whose decoded text holds U+FFFD or invalid UTF-8 (byte-fallback pieces that do not
+    // form a character) is dropped as "invalid_text"; false keeps it.
+    bool drop_invalid_text = true;
     // Protected spans (t5s/spans.h): detected spans, and the spans given with an input, are masked
     // to sentinels, kept exactly once in every candidate and restored (a candidate that lost one is
     // dropped as "lost_span").
@@ -141,7 +144,7 @@ struct Candidate {
 
 // A candidate a filter removed, with why (t5s/drop_reason.h); printed "similarity<0.8", "change>0.9",
 // "near_duplicate>0.7", "copy" (no_copy), "duplicate" (distinct), "lost_span" (a protected span not
-// kept exactly once).
+// kept exactly once), "invalid_text" (U+FFFD or invalid UTF-8, unless drop_invalid_text is off).
 struct DroppedCandidate {
     Candidate candidate;
     DropCause reason;

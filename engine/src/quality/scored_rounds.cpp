@@ -1,5 +1,5 @@
 // The per-input steps of quality-aware generation (quality/scored_rounds.h): screening a round
-// (no_copy / distinct), scoring it, deciding on another round, the final selection.
+// (invalid text, lost spans, no_copy / distinct), scoring it, deciding on another round, the final selection.
 #include "quality/scored_rounds.h"
 
 #include <algorithm>
@@ -11,9 +11,25 @@
 #include "t5s/error.h"
 #include "t5s/quality.h"
 #include "text_normalize.h"
+#include "utf8.h"
 
 namespace t5s {
 namespace {
+
+constexpr const char* kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
+size_t replacement_chars(const std::string& text) {
+    size_t n = 0;
+    for (size_t at = text.find(kReplacementChar); at != std::string::npos; at = text.find(kReplacementChar, at + 3)) ++n;
+    return n;
+}
+
+// A decoded text that is not text: byte-fallback pieces that formed no character decode to U+FFFD
+// (or, from a decoder that passes bytes through, to invalid UTF-8). A U+FFFD the source itself
+// holds may be copied: only more of them than the source has is broken.
+bool is_broken_text(const std::string& text, const std::string& source) {
+    return !is_valid_utf8(text) || replacement_chars(text) > replacement_chars(source);
+}
 
 bool filters_active(const GenerationOptions& o) {
     return o.no_copy || o.distinct || o.min_similarity || o.max_similarity || o.min_change || o.max_change || o.min_back_score ||
@@ -98,7 +114,8 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
     for (auto& c : decoded) {
         const std::string key = normalize_for_compare(c.text);
         const bool kept = c.spans.size() == input->plan.spans.size() && spans::keeps_spans(input->source, c.text, input->plan.spans);
-        if (!kept) input->dropped.push_back({std::move(c), {DropReason::LostSpan}});
+        if (o.drop_invalid_text && is_broken_text(c.text, input->source)) input->dropped.push_back({std::move(c), {DropReason::InvalidText}});
+        else if (!kept) input->dropped.push_back({std::move(c), {DropReason::LostSpan}});
         else if (o.no_copy && key == source) input->dropped.push_back({std::move(c), {DropReason::Copy}});
         else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), {DropReason::Duplicate}});
         else fresh.push_back(std::move(c));

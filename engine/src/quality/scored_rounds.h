@@ -40,7 +40,8 @@ int rounds_allowed(const GenerationOptions& o);
 // Throws InvalidArgument naming the setting when a similarity filter or rank has no embedder.
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder);
 
-// One round's decoded candidates of `input` (text set): those that lost a protected span
+// One round's decoded candidates of `input` (text set): those holding U+FFFD or invalid UTF-8
+// (DropReason::InvalidText, under drop_invalid_text), those that lost a protected span
 // (DropReason::LostSpan), copies (Copy, under no_copy) and repeats (Duplicate, under distinct) go
 // to input->dropped; the rest are returned in order, not yet scored.
 std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> decoded, const GenerationOptions& o);
