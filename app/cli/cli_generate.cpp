@@ -28,6 +28,7 @@
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/seed.h"
+#include "t5s/source_text.h"
 
 namespace t5s::cli {
 namespace {
@@ -196,7 +197,7 @@ int run_generate(const Argv& argv) {
         labelled = std::make_unique<LabelledOutput>(file_run.output, output_format_for(file_run.output, file_run.output_format, input->format()),
                                                     file_run.force);
     const std::vector<std::string> texts = args.all("text");
-    for (const auto& t : texts) require_valid_utf8(t, "--text");
+    for (const auto& t : texts) require_source_text(t, "--text");  // the rule and words of a file row's text
     const RuntimeOptions runtime = kGenerateRuntime.read(args);
     const auto embedder = embedder_from_flags(args, runtime);
     auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));

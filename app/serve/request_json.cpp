@@ -9,6 +9,7 @@
 #include "serve/bounded_json.h"
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
+#include "t5s/source_text.h"
 
 namespace t5s::serve {
 namespace {
@@ -26,6 +27,7 @@ std::string text_of(const nlohmann::json& v, const std::string& field) {
     if (!v.is_string()) bad("'" + field + "' must be a string");
     std::string text = v.get<std::string>();
     check_text_bytes(text, field);
+    require_source_text(text, "'" + field + "'");  // the rule and words of --text and file rows
     return text;
 }
 

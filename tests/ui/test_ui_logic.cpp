@@ -169,6 +169,21 @@ TEST_CASE("script: parse ops and chords", "[ui][script]") {
     CHECK(fs.max == 100);
 }
 
+// An empty source used to get its own wording here ("the source text is empty"): now the one rule
+// and words of generate --text, serve and file rows, and no command is sent.
+TEST_CASE("controller: an empty source is refused in the words every front end uses", "[ui][controller]") {
+    std::vector<Command> sent;
+    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return JobId(1); }, [](std::string_view) {});
+    auto& s = c.state();
+    for (const char* source : {"", " \t\r\n "}) {
+        s.ws.source = source;
+        s.ws.error.clear();
+        c.perform(Action::Generate);
+        CHECK(sent.empty());
+        CHECK(s.ws.error == "the source text: empty text");
+    }
+}
+
 TEST_CASE("controller: the annotator loop produces the right commands", "[ui][controller]") {
     std::vector<Command> sent;
     JobId next = 1;

@@ -1,5 +1,7 @@
 #include "controllers/workspace_controller.h"
 
+#include "t5s/source_text.h"
+
 namespace t5s::ui {
 
 namespace {
@@ -34,8 +36,8 @@ void WorkspaceController::set_rank(RankBy rank) {
 void WorkspaceController::generate() {
     auto& ws = s.ws;
     if (ws.generating()) return;
-    if (ws.source.find_first_not_of(" \t\r\n") == std::string::npos) {
-        ws.error = "the source text is empty";
+    if (is_empty_text(ws.source)) {  // the rule and words of generate --text, serve and file rows
+        ws.error = empty_text_message("the source text");
         return;
     }
     if (!s.model.info) {
