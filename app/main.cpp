@@ -38,8 +38,16 @@ const Command kCommands[] = {
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};
 const CommandSpec kVersionSpec{"version", "print the version of t5studio and of LibTorch (also --version)", {}};
 
+// The desktop app's own flags (ui/app_window.cpp's parse_app_options reads them).
 const char* kFooter =
-    "With no subcommand t5studio opens the desktop app.\n"
+    "With no subcommand t5studio opens the desktop app:\n"
+    "  t5studio [--model DIR] [--history DB] [--config-dir DIR] [--scale S] [--size WxH]\n"
+    "    --model DIR        open this model folder (or ORG/NAME[@REV] from the Hugging Face cache) at start\n"
+    "    --history DB       the history database (default: history.db in the data folder)\n"
+    "    --config-dir DIR   settings folder (default: $XDG_CONFIG_HOME/t5studio)\n"
+    "    --scale S          interface scale in [0.5, 3] (default: the saved setting)\n"
+    "    --size WxH         window size (default 1600x1000)\n"
+    "    --test-script FILE --screenshot-dir DIR   run a UI test script, saving its screenshots there\n"
     "`t5studio SUBCOMMAND --help` (or `t5studio help SUBCOMMAND`) lists a subcommand's flags.\n"
     "Exit codes: 0 done, 1 bad input or file, 2 usage error, 3 internal error, 4 out of memory\n"
     "(pull adds 10 access denied, 11 not found, 12 network, 13 server, 14 hash mismatch, 15 disk full,\n"

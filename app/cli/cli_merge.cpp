@@ -73,6 +73,7 @@ const CommandSpec kMergeSpec = {"merge", "merge the JSONL parts of a sharded gen
     {"out", "FILE", "the merged file; nothing is written when rows are missing or duplicated"},
     {"rows", "N", "expect at least N rows (0..N-1) in all; the total_rows the parts state count too"},
     {"parts", "PART", "part files written by generate --input --shard (each in ascending row order)", kPositional},
+    {"json", "", "the result line also lists the part files read: {\"out\", \"rows\", \"parts\", \"part_files\"}"},
 }};
 
 int run_merge(const Argv& argv) {
@@ -122,7 +123,10 @@ int run_merge(const Argv& argv) {
         throw Error(ErrorCode::InvalidArgument, out_path + " not written: " + msg);
     }
     out.commit();
-    std::cout << nlohmann::json{{"out", out_path}, {"rows", rows}, {"parts", parts.size()}}.dump() << "\n";
+    // The result is JSON with or without --json (its shape predates the flag); --json adds the files.
+    nlohmann::json result{{"out", out_path}, {"rows", rows}, {"parts", parts.size()}};
+    if (a.has("json")) result["part_files"] = parts;
+    std::cout << result.dump() << "\n";
     return 0;
 }
 

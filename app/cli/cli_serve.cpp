@@ -80,7 +80,10 @@ serve::ServeConfig config_from_flags(const Args& a) {
 }  // namespace
 
 const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics",
-                                {settings_flags(serve::serve_fields(), kServeRuntime.flags())}};
+                                {settings_flags(serve::serve_fields(), kServeRuntime.flags()),
+                                 {"json", "",
+                                  "stdout stays JSON lines: {\"listening\"}, then {\"ready\", \"health\"} once the model is loaded and "
+                                  "{\"stopped\", \"drained\"} at exit"}}};
 
 int run_serve(const Argv& argv) {
     Args args(argv, kServeSpec);
@@ -115,6 +118,8 @@ int run_serve(const Argv& argv) {
         throw;
     }
     std::cerr << "t5studio serve: ready on " << config.host << ":" << port << " (" << service.health().dump() << ")\n";
+    const bool json = args.has("json");  // {"listening"} is printed either way; --json adds the later states
+    if (json) print_json({{"ready", config.host + ":" + std::to_string(port)}, {"health", service.health()}});
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     std::cerr << "t5studio serve: " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT") << ", draining (up to "
@@ -123,6 +128,7 @@ int run_serve(const Argv& argv) {
     server.stop();
     listener.join();
     std::cerr << "t5studio serve: " << (drained ? "drained" : "drain timeout: unfinished requests were cancelled") << ", exiting\n";
+    if (json) print_json({{"stopped", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}, {"drained", drained}});
     return 0;
 }
 

@@ -1,6 +1,7 @@
 // t5studio train: fine-tune an HF checkpoint (--model DIR) or train from scratch (--init-config FILE)
 // on JSONL/CSV/TSV pairs. JSONL log per step (--log), progress on stderr, HF-format checkpoints.
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/runtime_flags.h"
 #include "cli/settings_flags.h"
+#include "cli/train_json.h"
 #include "t5s/error.h"
 #include "t5s/run_folder.h"
 #include "t5s/trainer.h"
@@ -107,7 +109,11 @@ std::vector<Flag> train_flags() {
     return with_flags_after(flags, "dist-timeout", {{"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"}});
 }
 
-const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs", {train_flags()}};
+const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs",
+                                 {train_flags(),
+                                  {"json", "",
+                                   "progress as JSON lines on stdout, then {\"event\": \"done\", \"out\", \"final_model\", \"checkpoints\", "
+                                   "\"steps\", \"final_loss\", ...}"}}};
 
 // Every train flag into TrainingOptions (validated by the caller).
 TrainingOptions training_options_from_flags(const Args& a) {
@@ -131,7 +137,8 @@ TrainingOptions training_options_from_flags(const Args& a) {
 
 // Runs the job recording the run and its curve in `history`, the database the app lists under
 // Training > Past runs; --resume continues the newest recorded run with this output folder.
-TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const std::string& history) {
+TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const std::string& history,
+                            const std::function<void(const TrainingEvent&)>& print) {
     TrainingResult r;
     HistoryStore store(history);
     int64_t continue_run = 0;
@@ -147,7 +154,7 @@ TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const st
     try {
         r = job.run([&](const TrainingEvent& e) {
             recorder.on_event(e);
-            print_event(e);
+            print(e);
         });
     } catch (const std::exception& e) {
         recorder.failed(e.what());
@@ -170,8 +177,20 @@ int run_train(const Argv& argv) {
     if (a.has("data-history")) write_history_pairs(a.get("data-history"), o.out_dir);
 
     TrainingJob job(o);
-    const TrainingResult r = a.has("history") && writer ? run_recorded(job, o, a.get("history")) : job.run(print_event);
+    const bool json = a.has("json") && writer;
+    std::vector<std::string> checkpoints;  // for --json's result
+    auto print = [&](const TrainingEvent& e) {
+        print_event(e);
+        if (!json) return;
+        if (e.kind == TrainingEvent::Kind::Checkpoint) checkpoints.push_back(e.message);
+        if (const nlohmann::json line = training_event_json(e); !line.is_null()) std::cout << line.dump() << std::endl;
+    };
+    const TrainingResult r = a.has("history") && writer ? run_recorded(job, o, a.get("history"), print) : job.run(print);
     if (!writer) return 0;
+    if (json) {
+        std::cout << training_result_json(r, o.out_dir, checkpoints).dump() << std::endl;
+        return 0;
+    }
     std::cout << "{\"steps\": " << r.steps << ", \"final_loss\": " << r.final_loss << ", \"best_eval_loss\": " << r.best_eval_loss
               << ", \"stop_reason\": \"" << to_string(r.stop_reason) << "\", \"elapsed_s\": " << r.elapsed_s
               << ", \"peak_memory_bytes\": " << r.peak_memory_bytes << "}\n";

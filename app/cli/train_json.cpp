@@ -1,0 +1,62 @@
+// train --json's lines (cli/train_json.h).
+#include "cli/train_json.h"
+
+namespace t5s::cli {
+
+nlohmann::json training_event_json(const TrainingEvent& e) {
+    using K = TrainingEvent::Kind;
+    switch (e.kind) {
+        case K::Step:
+            return {{"event", "step"},
+                    {"step", e.step},
+                    {"total_steps", e.total_steps},
+                    {"epoch", e.epoch},
+                    {"loss", e.loss},
+                    {"lr", e.lr},
+                    {"grad_norm", e.grad_norm},
+                    {"tokens_per_s", e.tokens_per_s},
+                    {"memory_bytes", e.memory_bytes},
+                    {"elapsed_s", e.elapsed_s},
+                    {"eta_s", e.eta_s}};
+        case K::Eval: {
+            nlohmann::json samples = nlohmann::json::array();
+            for (const auto& s : e.samples) samples.push_back({{"source", s.source}, {"prediction", s.prediction}});
+            return {{"event", "eval"},
+                    {"step", e.step},
+                    {"eval_loss", e.eval_loss},
+                    {"best_eval_loss", e.best_eval_loss},
+                    {"samples", samples}};
+        }
+        case K::Checkpoint:
+            return {{"event", "checkpoint"}, {"step", e.step}, {"path", e.message}};
+        case K::Finished:
+            return {{"event", "finished"},
+                    {"step", e.step},
+                    {"stop_reason", to_string(e.stop_reason)},
+                    {"elapsed_s", e.elapsed_s},
+                    {"peak_memory_bytes", e.peak_memory_bytes},
+                    {"model", e.message}};
+        case K::Report:
+        case K::Plan:
+        case K::Message:
+            break;
+    }
+    return nullptr;
+}
+
+nlohmann::json training_result_json(const TrainingResult& r, const std::string& out_dir,
+                                    const std::vector<std::string>& checkpoints) {
+    return {{"event", "done"},
+            {"out", out_dir},
+            {"final_model", r.final_model_dir},
+            {"best_checkpoint", r.best_checkpoint},
+            {"checkpoints", checkpoints},
+            {"steps", r.steps},
+            {"final_loss", r.final_loss},
+            {"best_eval_loss", r.best_eval_loss},
+            {"stop_reason", to_string(r.stop_reason)},
+            {"elapsed_s", r.elapsed_s},
+            {"peak_memory_bytes", r.peak_memory_bytes}};
+}
+
+}  // namespace t5s::cli
