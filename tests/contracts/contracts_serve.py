@@ -52,8 +52,10 @@ class Serve:
                 self.lines.append(json.loads(line))
 
 
-def request(base, method, path, body=None, raw=None, key=True, content_type="application/json"):
+def request(base, method, path, body=None, raw=None, key=True, content_type="application/json", host=None):
     headers = {"Authorization": "Bearer " + KEY} if key else {}
+    if host:
+        headers["Host"] = host
     if body is not None or raw is not None:
         headers["Content-Type"] = content_type
     data = raw if raw is not None else (json.dumps(body) if body is not None else None)
@@ -82,6 +84,7 @@ ENDPOINTS = [  # (contract, method, path, body, request options, headers to pin)
     ("http/error_400_malformed.json", "POST", "/augment", None, {"raw": "{not json"}, ()),
     ("http/error_400_unknown_field.json", "POST", "/augment", {"text": "x", "bogus": 1}, {}, ()),
     ("http/error_401.json", "POST", "/augment", {"text": "x"}, {"key": False}, ("WWW-Authenticate",)),
+    ("http/error_403_host.json", "GET", "/v1/settings", None, {"host": "evil.example"}, ()),
     ("http/error_404.json", "GET", "/nope", None, {}, ()),
     ("http/error_405.json", "GET", "/augment", None, {}, ("Allow",)),
     ("http/error_413.json", "POST", "/augment", None, {"raw": json.dumps({"text": "a" * (1 << 20)})}, ()),
