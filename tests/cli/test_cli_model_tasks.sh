@@ -101,10 +101,14 @@ cp "$work/multi/config.json" "$work/multi/config.bak"
 expect_code "default naming no task" 1 "config.json: 't5studio_default_task' names 'missing'" gen --model "$work/multi" --text x
 mv "$work/multi/config.bak" "$work/multi/config.json"
 
-# --- The demo model's first run (packaging/run.sh): a paraphrase, as with its prefix -----------
-gen --model "$demo" --text "猫が好きです。" >"$work/demo.json" 2>"$work/err" || bad "generate demo: $(cat "$work/err")"
-gen --model "$demo" --text "猫が好きです。" --prefix "paraphrase: " >"$work/demo_p.json" 2>"$work/err" || bad "generate demo --prefix: $(cat "$work/err")"
-[ -s "$work/demo.json" ] && [ "$(candidates "$work/demo.json")" = "$(candidates "$work/demo_p.json")" ] && ok || bad "the demo model does not default to paraphrase"
+# --- The demo model's first run (packaging/run.sh's flags): as with its paraphrase prefix ---------
+scored() { json "$1" "[(c['text'], round(c['score'], 4)) for c in d['results'][0]['candidates']]"; }
+first_run=(--sample --num-return 4 --distinct --seed 1 --max-new-tokens 24 --json)
+"$bin" generate --model "$demo" --text "猫が好きです。" "${first_run[@]}" >"$work/demo.json" 2>"$work/err" || bad "generate demo: $(cat "$work/err")"
+"$bin" generate --model "$demo" --text "猫が好きです。" "${first_run[@]}" --prefix "paraphrase: " >"$work/demo_p.json" 2>"$work/err" \
+  || bad "generate demo --prefix: $(cat "$work/err")"
+[ -s "$work/demo.json" ] && [ "$(scored "$work/demo.json")" = "$(scored "$work/demo_p.json")" ] \
+  && [ "$(json "$work/demo.json" "d['results'][0].get('task_prefix')")" = "paraphrase: " ] && ok || bad "the demo model does not default to paraphrase"
 gen --model "$demo" --text "我们走吧。" --task translate_chinese_to_english >"$work/demo_t.json" 2>"$work/err" \
   && [ "$(json "$work/demo_t.json" "d['results'][0]['task_prefix']")" = "translate Chinese to English: " ] && ok || bad "demo --task: $(cat "$work/err")"
 
