@@ -2,7 +2,10 @@
 // (issue #16 "unclear errors": it was not read at all).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <unistd.h>
 #include <string>
 
 #include "t5s/generation_limits.h"
@@ -121,4 +124,57 @@ TEST_CASE("generation_config.json: wrong types and values name the file and the 
         CHECK(msg.find("json.exception") == std::string::npos);
         CHECK(msg.find('\n') == std::string::npos);
     }
+}
+
+namespace {
+
+// A copy of a tiny model folder with this generation_config.json; removed with the object.
+struct ModelCopy {
+    std::filesystem::path dir;
+    explicit ModelCopy(const std::string& generation_config) {
+        dir = std::filesystem::temp_directory_path() / ("t5s_gencfg_" + std::to_string(::getpid()));
+        std::filesystem::remove_all(dir);
+        std::filesystem::copy(std::string(T5S_TEST_DATA) + "/models/t5v10-tied-relu", dir, std::filesystem::copy_options::recursive);
+        std::ofstream(dir / "generation_config.json") << generation_config;
+    }
+    ~ModelCopy() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+};
+
+bool names_key(const std::vector<std::string>& warnings, const std::string& key) {
+    for (const std::string& w : warnings)
+        if (w.find("'" + key + "'") != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("generation_config.json: a key not applied is a warning, never dropped in silence", "[generation_config]") {
+    const ModelCopy model(R"({"num_beams": 2, "num_beam_groups": 2, "diversity_penalty": 0.5, "bad_words_ids": [[5]],
+        "min_p": 0.1, "typical_p": 0.9, "encoder_no_repeat_ngram_size": 3, "my_own_key": 1,
+        "_from_model_config": true, "transformers_version": "4.40.0", "use_cache": true, "pad_token_id": 0})");
+    const GenerationConfig g = load_model_generation_defaults(model.dir);
+    REQUIRE(g.num_beams == 2);  // what is applied still is
+    for (const char* key : {"num_beam_groups", "diversity_penalty", "bad_words_ids", "min_p", "typical_p", "encoder_no_repeat_ngram_size", "my_own_key"}) {
+        INFO(key);
+        CHECK(names_key(g.warnings, key));
+    }
+    CHECK(g.warnings.size() == 7);  // bookkeeping and applied keys are not warned about
+    for (const std::string& w : g.warnings) CHECK(w.find("generation_config.json") != std::string::npos);
+}
+
+TEST_CASE("generation_config.json: transformers' neutral values change nothing and are no warning", "[generation_config]") {
+    const GenerationConfig g = parse_generation_config(
+        R"({"num_beam_groups": 1, "diversity_penalty": 0.0, "typical_p": 1.0, "min_p": null, "bad_words_ids": null,
+            "encoder_no_repeat_ngram_size": 0, "renormalize_logits": false, "bos_token_id": 0, "output_scores": false})",
+        "generation_config.json");
+    CHECK(g.warnings.empty());
+    CHECK(parse_generation_config(R"({"eos_token_id": [1, 2]})", "g.json").warnings.size() == 1);  // only the first ends a candidate
+    CHECK(classify_foreign_setting("num_beam_groups", "5") == ForeignSetting::Unsupported);
+    CHECK(classify_foreign_setting("num_beam_groups", "1") == ForeignSetting::Neutral);
+    CHECK(classify_foreign_setting("typical_p", "1") == ForeignSetting::Neutral);
+    CHECK(classify_foreign_setting("transformers_version", "\"4.0\"") == ForeignSetting::Bookkeeping);
+    CHECK(classify_foreign_setting("bogus", "1") == ForeignSetting::Unknown);
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -80,7 +81,87 @@ private:
     const std::string& source_;
 };
 
+// The keys parse_generation_config applies.
+bool is_applied_key(const std::string& key) {
+    static const std::set<std::string> kApplied = {
+        "decoder_start_token_id", "eos_token_id", "pad_token_id", "max_new_tokens", "max_length", "min_new_tokens", "min_length",
+        "num_beams", "num_return_sequences", "top_k", "no_repeat_ngram_size", "do_sample", "early_stopping", "temperature",
+        "top_p", "repetition_penalty", "length_penalty"};
+    return kApplied.count(key) > 0;
+}
+
+// transformers' GenerationConfig keys that change no output of a T5 generate(): metadata, caching,
+// what generate() returns, assisted decoding (the same output, faster), compilation.
+bool is_bookkeeping_key(const std::string& key) {
+    static const std::set<std::string> kBookkeeping = {
+        "_from_model_config", "transformers_version", "_commit_hash", "bos_token_id", "use_cache", "cache_implementation",
+        "cache_config", "return_legacy_cache", "prefill_chunk_size", "output_attentions", "output_hidden_states",
+        "output_scores", "output_logits", "return_dict_in_generate", "num_assistant_tokens", "num_assistant_tokens_schedule",
+        "assistant_confidence_threshold", "prompt_lookup_num_tokens", "max_matching_ngram_size", "assistant_early_exit",
+        "assistant_lookbehind", "target_lookbehind", "compile_config", "disable_compile", "is_assistant", "low_memory"};
+    return kBookkeeping.count(key) > 0;
+}
+
+// The generation settings of transformers T5 Studio does not apply yet, each with the values that
+// turn it off (transformers' defaults: none of them changes the output).
+const std::map<std::string, std::vector<json>>& unsupported_settings() {
+    static const std::map<std::string, std::vector<json>> kUnsupported = {
+        {"num_beam_groups", {1}}, {"diversity_penalty", {0.0}}, {"typical_p", {1.0}}, {"min_p", {}},
+        {"epsilon_cutoff", {0.0}}, {"eta_cutoff", {0.0}}, {"encoder_repetition_penalty", {1.0}},
+        {"encoder_no_repeat_ngram_size", {0}}, {"bad_words_ids", {}}, {"force_words_ids", {}}, {"constraints", {}},
+        {"renormalize_logits", {false}}, {"forced_bos_token_id", {}}, {"forced_eos_token_id", {}},
+        {"remove_invalid_values", {false}}, {"exponential_decay_length_penalty", {}}, {"suppress_tokens", {json::array()}},
+        {"begin_suppress_tokens", {json::array()}}, {"sequence_bias", {json::object()}}, {"token_healing", {false}},
+        {"guidance_scale", {1.0}}, {"max_time", {}}, {"stop_strings", {json::array()}}, {"penalty_alpha", {0.0}},
+        {"dola_layers", {}}, {"watermarking_config", {}}, {"forced_decoder_ids", {json::array()}}};
+    return kUnsupported;
+}
+
+std::string shown_value(const json& v) {
+    std::string shown = v.dump();
+    return shown.size() > 40 ? shown.substr(0, 40) + "..." : shown;
+}
+
+// One warning per key of `j` that T5 Studio does not apply and that may change the output.
+std::vector<std::string> unapplied_key_warnings(const json& j, const std::string& source) {
+    std::vector<std::string> warnings;
+    for (const auto& [key, value] : j.items()) {
+        if (is_applied_key(key)) continue;
+        const ForeignSetting kind = classify_foreign_setting(key, value.dump());
+        if (kind == ForeignSetting::Bookkeeping || kind == ForeignSetting::Neutral) continue;
+        warnings.push_back(source + ": '" + key + "' " + shown_value(value) + " is not applied (" +
+                           (kind == ForeignSetting::Unsupported ? "T5 Studio does not support it yet"
+                                                                : "not a generation setting T5 Studio knows") +
+                           "): the output may differ from transformers'");
+    }
+    // transformers stops at any id of an eos_token_id list; the engine ends a candidate at the first only.
+    const auto eos = j.find("eos_token_id");
+    if (eos != j.end() && eos->is_array() && eos->size() > 1)
+        warnings.push_back(source + ": 'eos_token_id' lists " + std::to_string(eos->size()) + " ids; only the first, " +
+                           shown_value((*eos)[0]) + ", ends a candidate: the output may differ from transformers'");
+    return warnings;
+}
+
 }  // namespace
+
+ForeignSetting classify_foreign_setting(const std::string& key, const std::string& value_json) {
+    if (is_bookkeeping_key(key)) return ForeignSetting::Bookkeeping;
+    const auto& unsupported = unsupported_settings();
+    const auto it = unsupported.find(key);
+    if (it == unsupported.end()) return ForeignSetting::Unknown;
+    const json value = json::parse(value_json, nullptr, /*allow_exceptions=*/false);
+    if (value.is_null()) return ForeignSetting::Neutral;  // transformers' None: off
+    for (const json& neutral : it->second)
+        if (value == neutral || (value.is_number() && neutral.is_number() && value.get<double>() == neutral.get<double>()))
+            return ForeignSetting::Neutral;
+    return ForeignSetting::Unsupported;
+}
+
+std::string new_tokens_name_of(const std::string& length_key) {
+    if (length_key == "max_length") return "max_new_tokens";
+    if (length_key == "min_length") return "min_new_tokens";
+    return "";
+}
 
 GenerationConfig parse_generation_config(const std::string& json_text, const std::string& source) {
     const json j = parse_json_text(json_text, source);
@@ -110,6 +191,7 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
     r.number("top_p", &g.top_p, 0.0, 1.0);
     r.number("repetition_penalty", &g.repetition_penalty, 0.0, 1e6);
     r.number("length_penalty", &g.length_penalty, -1e6, 1e6);
+    g.warnings = unapplied_key_warnings(j, source);
     return g;
 }
 
@@ -181,6 +263,17 @@ void apply_generation_token_ids(const GenerationConfig& g, const std::string& so
         take(id, "eos_token_id", &ignored);  // the others are not used, but a list naming no token is corrupt
     }
     take(g.pad_token_id, "pad_token_id", &m->pad_token_id);
+}
+
+std::vector<std::string> generation_config_fields(const GenerationConfig& g) {
+    std::vector<std::string> out;
+#define T5S_LIST(field) \
+    if (g.field) out.push_back(#field);
+    T5S_LIST(max_new_tokens) T5S_LIST(min_new_tokens) T5S_LIST(num_beams) T5S_LIST(num_return_sequences)
+    T5S_LIST(top_k) T5S_LIST(no_repeat_ngram_size) T5S_LIST(do_sample) T5S_LIST(early_stopping)
+    T5S_LIST(temperature) T5S_LIST(top_p) T5S_LIST(repetition_penalty) T5S_LIST(length_penalty) T5S_LIST(task_prefix)
+#undef T5S_LIST
+    return out;
 }
 
 std::string generation_config_to_json(const GenerationConfig& g) {

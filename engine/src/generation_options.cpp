@@ -16,7 +16,7 @@ void validate_generation_options(const GenerationOptions& o) {
     if (o.min_new_tokens > o.max_new_tokens) bad("min_new_tokens must be <= max_new_tokens");
     if (!o.do_sample && o.num_return_sequences > o.num_beams) {
         bad("num_return_sequences (" + std::to_string(o.num_return_sequences) + ") must be <= num_beams (" +
-            std::to_string(o.num_beams) + ") without sampling");
+            std::to_string(o.num_beams) + ") without sampling: set do_sample, or num_beams to " + std::to_string(o.num_return_sequences));
     }
     if (o.do_sample && o.num_beams > 1) bad("beam sampling is not supported: use num_beams=1 with sampling");
     if (o.do_sample && o.temperature <= 0.0f) bad("temperature must be > 0 when sampling");

@@ -8,8 +8,11 @@
 // decoder: max_new_tokens = max_length - 1, used only without max_new_tokens), min_new_tokens,
 // min_length (likewise), num_beams, num_return_sequences, do_sample, early_stopping (true/false;
 // "never" reads as false), temperature, top_k, top_p, repetition_penalty, length_penalty,
-// no_repeat_ngram_size. Other keys (bos_token_id, transformers_version, _from_model_config, ...)
-// are ignored. Wrong types or values are one line naming the file and the key.
+// no_repeat_ngram_size. Nothing else is dropped in silence: transformers' bookkeeping (bos_token_id,
+// transformers_version, _from_model_config, use_cache, ...) changes no output and is skipped, and so
+// is a setting T5 Studio does not apply holding transformers' neutral value (num_beam_groups 1,
+// typical_p 1.0, min_p null); any other key is named in `warnings` (its output would differ from
+// transformers'). Wrong types or values are one line naming the file and the key.
 //
 // A model folder's defaults (load_model_generation_defaults) add the task prefix: the prefix of the
 // task config.json marks as the default (kDefaultTaskKey, t5s/model_config.h: what a model trained
@@ -38,7 +41,23 @@ struct GenerationConfig {
     std::optional<std::string> task_prefix;  // the default task's prefix (model folders only)
     std::string task_prefix_source;          // where it comes from, for people: "config.json task 'paraphrase'"
     ModelTasks tasks;                        // every task config.json lists (by name: --task, the app's presets)
+    // One line per key present that T5 Studio does not apply, naming the file and the key
+    // ("generation_config.json: 'num_beam_groups' 5 is not applied (not supported yet); ...").
+    std::vector<std::string> warnings;
 };
+
+// A key of transformers' GenerationConfig that T5 Studio has no option for, by what its value does.
+enum class ForeignSetting {
+    Unknown,      // not a transformers generation setting either
+    Bookkeeping,  // changes no output (transformers_version, use_cache, output_scores, ...)
+    Neutral,      // a setting not supported yet, holding the value that turns it off (num_beam_groups 1)
+    Unsupported,  // a setting not supported yet, with a value that would change the output
+};
+// `value_json` is the key's value as JSON text ("5", "null", "[[1, 2]]").
+ForeignSetting classify_foreign_setting(const std::string& key, const std::string& value_json);
+// transformers' length keys counted with the decoder start token: "max_new_tokens" for
+// "max_length", "min_new_tokens" for "min_length" (N - 1 new tokens), else "".
+std::string new_tokens_name_of(const std::string& length_key);
 
 // Throws t5s::Error(CorruptFile) naming `source` and the key.
 GenerationConfig parse_generation_config(const std::string& json_text, const std::string& source);
@@ -60,6 +79,9 @@ void apply_generation_config(const GenerationConfig& config, const std::set<std:
 // transformers takes decoder_start / eos / pad ids from generation_config.json over config.json's:
 // sets them in `model` after checking they are inside its vocabulary (CorruptFile naming `source`).
 void apply_generation_token_ids(const GenerationConfig& config, const std::string& source, ModelConfig* model);
+
+// The GenerationOptions fields (JSON names) the config sets: where `info` says a setting comes from.
+std::vector<std::string> generation_config_fields(const GenerationConfig& config);
 
 // The fields present, as JSON text (for `info`): {} when none.
 std::string generation_config_to_json(const GenerationConfig& config);
