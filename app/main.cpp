@@ -42,7 +42,8 @@ const CommandSpec kVersionSpec{"version", "print the version of t5studio and of 
 const char* kFooter =
     "With no subcommand t5studio opens the desktop app:\n"
     "  t5studio [--model DIR] [--history DB] [--config-dir DIR] [--scale S] [--size WxH]\n"
-    "    --model DIR        open this model folder (or ORG/NAME[@REV] from the Hugging Face cache) at start\n"
+    "    --model DIR        open this model folder (or ORG/NAME[@REV] from the Hugging Face cache; a LoRA\n"
+    "                       adapter folder opens its base with it) at start\n"
     "    --history DB       the history database (default: history.db in the data folder)\n"
     "    --config-dir DIR   settings folder (default: $XDG_CONFIG_HOME/t5studio)\n"
     "    --scale S          interface scale in [0.5, 3] (default: the saved setting)\n"
