@@ -7,6 +7,7 @@ set -u
 source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 readme="$root/README.md"
+bin_abs="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"  # the quick start runs from the repository root
 
 # --- an empty text: refused everywhere, in the same words ----------------------------------------
 # `--text ""` used to generate from nothing (exit 0) while a file row with "" was a bad row.
@@ -72,7 +73,7 @@ while IFS= read -r line; do
   [ -z "$line" ] && continue
   n=$((n + 1))
   cmd="${line%%#*}"  # the command without its comment
-  (cd "$root" && export HF_HUB_OFFLINE=1 && eval "\"$bin\" ${cmd#build/app/t5studio }") >"$work/quick$n.out" 2>"$work/quick$n.err" \
+  (cd "$root" && export HF_HUB_OFFLINE=1 && eval "\"$bin_abs\" ${cmd#build/app/t5studio }") >"$work/quick$n.out" 2>"$work/quick$n.err" \
     && [ -s "$work/quick$n.out" ] && ok || bad "quick start: $line: $(tail -2 "$work/quick$n.err")"
 done <<<"$quick"
 [ $n -ge 1 ] && ok || bad "no quick-start command ran"
