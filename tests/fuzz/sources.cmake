@@ -14,6 +14,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/precompiled_normalizer.cpp
   ${T5S_ROOT}/engine/src/spiece_validate.cpp
   ${T5S_ROOT}/engine/src/utf8.cpp
+  ${T5S_ROOT}/engine/src/source_text.cpp
   ${T5S_ROOT}/engine/src/delimited_text.cpp
   ${T5S_ROOT}/engine/src/safetensors.cpp
   ${T5S_ROOT}/engine/src/generation_options.cpp

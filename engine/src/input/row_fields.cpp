@@ -1,6 +1,7 @@
 // A row held as a JSON object -> InputRecord: the text fields, spans and label, under the one rule.
 #include "input/input_source.h"
 #include "t5s/error.h"
+#include "t5s/source_text.h"
 #include "t5s/span_json.h"
 #include "t5s/tokenizer.h"
 
@@ -41,7 +42,7 @@ std::string text_field(const nlohmann::json& row, const InputFields& fields, siz
     if (!value.is_string()) throw RowProblem{where, "field \"" + name + "\" is not a string"};
     std::string text = value.get<std::string>();
     require_utf8_field(text, name, where);
-    if (is_blank_line(text)) throw RowProblem{where, "empty " + field_role(fields, k)};
+    if (is_empty_text(text)) throw RowProblem{where, "empty " + field_role(fields, k)};  // the one rule of t5s/source_text.h
     return text;
 }
 
