@@ -61,7 +61,7 @@ std::string unknown_flag_message(const std::string& arg, const CommandSpec& spec
     const std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
     std::vector<std::string> names;
     for (const Flag& f : spec.flags)
-        if (f.kind != FlagKind::Positional) names.push_back(f.name);
+        if (f.kind != FlagKind::Positional && f.alias_of.empty()) names.push_back(f.name);  // suggest the flag, not its alias
     const std::string near = nearest_name(name, names);
     if (!near.empty()) return "unknown flag --" + name + "; did you mean --" + near + "?";
     return "unknown flag --" + name + " (t5studio " + spec.name + " --help lists the flags)";
@@ -105,16 +105,23 @@ Args::Args(const std::vector<std::string>& argv, const CommandSpec& spec) {
         const std::string& arg = argv[i];
         if (arg == "--") throw UsageError("unknown flag --");
         const size_t eq = arg.find('=');
-        const Flag* f = arg.rfind("--", 0) == 0 ? find_flag(spec, arg.substr(2, eq == std::string::npos ? eq : eq - 2)) : nullptr;
-        if (!f || (is_switch(*f) && eq == std::string::npos)) {
+        const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2, eq == std::string::npos ? eq : eq - 2) : "";
+        const Flag* f = name.empty() ? nullptr : find_flag(spec, name);
+        if (f && !f->alias_of.empty()) {  // the value goes to the flag it stands for; messages name the alias
+            typed_[f->alias_of] = name;
+            f = find_flag(spec, f->alias_of);
+        }
+        if (f && is_switch(*f) && eq == std::string::npos) {
+            args.push_back("--" + f->name);
+        } else if (!f) {
             args.push_back(arg);  // unknown ones come back from CLI11 in remaining()
         } else if (is_switch(*f)) {
-            throw UsageError("--" + f->name + " takes no value");
+            throw UsageError("--" + name + " takes no value");
         } else if (eq != std::string::npos || i + 1 < argv.size()) {
             args.push_back("--" + f->name);
             args.push_back(eq != std::string::npos ? arg.substr(eq + 1) : argv[++i]);
         } else {
-            missing_value = f->name;  // reported after any unknown flag before it
+            missing_value = name;  // reported after any unknown flag before it
         }
     }
     std::map<const CLI::Option*, const Flag*> flag_of;
@@ -170,6 +177,11 @@ void Args::open_adapter_as_model(const CommandSpec& spec) {
     order_.emplace_back("adapter", adapter);
 }
 
+std::string Args::typed(const std::string& name) const {
+    const auto it = typed_.find(name);
+    return "--" + (it == typed_.end() ? name : it->second);
+}
+
 std::string Args::get(const std::string& name, const std::string& fallback) const {
     auto it = values_.find(name);
     return it == values_.end() ? fallback : it->second.back();
@@ -194,8 +206,8 @@ int64_t Args::get_int64(const std::string& name, int64_t fallback, int64_t min, 
     char* end = nullptr;
     errno = 0;
     const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw UsageError("--" + name + " expects " + range + ", got '" + text + "'");
-    if (errno == ERANGE || v < min || v > max) throw UsageError("--" + name + " " + text + " is out of range (" + range + ")");
+    if (text.empty() || *end != '\0') throw UsageError(typed(name) + " expects " + range + ", got '" + text + "'");
+    if (errno == ERANGE || v < min || v > max) throw UsageError(typed(name) + " " + text + " is out of range (" + range + ")");
     return v;
 }
 
@@ -211,8 +223,8 @@ double Args::get_double(const std::string& name, double fallback) const {
     char* end = nullptr;
     errno = 0;
     double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') throw UsageError("--" + name + " expects a number, got '" + text + "'");
-    if (errno == ERANGE || !std::isfinite(v)) throw UsageError("--" + name + " " + text + " is out of range (a finite number)");
+    if (text.empty() || *end != '\0') throw UsageError(typed(name) + " expects a number, got '" + text + "'");
+    if (errno == ERANGE || !std::isfinite(v)) throw UsageError(typed(name) + " " + text + " is out of range (a finite number)");
     return v;
 }
 

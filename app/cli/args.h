@@ -44,6 +44,7 @@ struct Flag {
     std::string value_name;  // shown in --help ("DIR", "N"); "" = a switch, which takes no value
     std::string help;        // one line for --help
     FlagKind kind = FlagKind::Single;
+    std::string alias_of;    // another name of that flag (transformers' spelling): its value is that flag's
 };
 
 // A row of a table: one Flag, or a group of flags declared once for several commands
@@ -102,9 +103,13 @@ public:
     // flags are steps applied in order (history decisions).
     const std::vector<std::pair<std::string, std::string>>& in_order() const { return order_; }
 
+    // "--name" as the user typed it (an alias stands for its flag): what messages name.
+    std::string typed(const std::string& name) const;
+
 private:
     void open_adapter_as_model(const CommandSpec& spec);
     std::map<std::string, std::vector<std::string>> values_;
+    std::map<std::string, std::string> typed_;  // flag -> the alias given for it
     std::vector<std::pair<std::string, std::string>> order_;
 };
 

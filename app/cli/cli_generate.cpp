@@ -144,8 +144,19 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     apply_generation_config(model_defaults, std::set<std::string>(given.begin(), given.end()), &o);
     apply_generation_flags(a, &o);
     imply_sampling(&o, &given);
+    if (!o.do_sample && o.num_return_sequences > o.num_beams) {  // the engine's rule, with how to get them on this command line
+        const std::string n = std::to_string(o.num_return_sequences);
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: num_return_sequences (" + n + ") must be <= num_beams (" +
+                                                    std::to_string(o.num_beams) + ") without sampling: for " + n + " candidates add " +
+                                                    a.typed("sample") + ", or give " + a.typed("beams") + " " + n);
+    }
     validate_generation_options(o);
     return o;
+}
+
+// What the model's generation_config.json holds that is not applied: on stderr, one line each.
+void warn_unapplied(const GenerationConfig& defaults) {
+    for (const std::string& w : defaults.warnings) std::cerr << "t5studio generate: warning: " << w << "\n";
 }
 
 const RuntimeFlags kGenerateRuntime{Device::Auto};
@@ -179,6 +190,7 @@ int run_generate(const Argv& argv) {
     GenerationConfig model_defaults = load_model_generation_defaults(args.require("model"));  // + its default task prefix
     if (args.has("task") && args.has("prefix")) throw UsageError("give --task NAME or --prefix TEXT, not both");
     if (args.has("task")) model_defaults = with_task(std::move(model_defaults), args.get("task"));
+    warn_unapplied(model_defaults);
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
@@ -226,7 +238,9 @@ int run_generate(const Argv& argv) {
             all.push_back(result_json(r, keep_dropped));
             if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
         }
-        print_json({{"results", all}});
+        nlohmann::json doc = {{"results", all}};
+        if (!model_defaults.warnings.empty()) doc["warnings"] = model_defaults.warnings;
+        print_json(doc);
     } else {
         for (const auto& r : results) {
             std::cout << r.input << "\n";

@@ -1,10 +1,13 @@
 // t5studio info --model DIR [--json] [--dtype D] [--device D] [--threads N]
+#include <algorithm>
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/runtime_flags.h"
 #include "cli/json_output.h"
+#include "t5s/generation_config.h"
+#include "t5s/generation_fields.h"
 
 namespace t5s::cli {
 namespace {
@@ -30,6 +33,31 @@ std::string prefix_text(const GenerationConfig& g) {
     return "\"" + *g.task_prefix + "\" by default, from " + g.task_prefix_source + " (--prefix \"\" turns it off)";
 }
 
+// The settings `generate` and `serve` start from, each with where it comes from: the model's
+// generation_config.json (or config.json's default task, for the prefix) or T5 Studio's default.
+nlohmann::json effective_settings(const GenerationConfig& g) {
+    GenerationOptions o;
+    apply_generation_config(g, {}, &o);
+    const std::vector<std::string> from_model = generation_config_fields(g);
+    const nlohmann::json values = nlohmann::json::parse(generation_options_to_json(o));
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [name, value] : values.items()) {
+        const bool model = std::find(from_model.begin(), from_model.end(), name) != from_model.end();
+        const std::string source = !model ? "built-in default" : name == "task_prefix" ? g.task_prefix_source : "generation_config.json";
+        out[name] = {{"value", value}, {"source", source}};
+    }
+    return out;
+}
+
+// The settings the model sets ("num_beams 4, max_new_tokens 20"): the others are built-in defaults.
+std::string model_settings_text(const nlohmann::json& settings) {
+    std::string text;
+    for (const auto& [name, s] : settings.items())
+        if (s["source"] != "built-in default" && name != "task_prefix") text += (text.empty() ? "" : ", ") + name + " " + s["value"].dump();
+    return (text.empty() ? std::string("all built-in defaults") : text + " from generation_config.json; the rest built-in defaults") +
+           " (info --json lists each)";
+}
+
 }  // namespace
 
 const RuntimeFlags kInfoRuntime{Device::Cpu};
@@ -51,6 +79,11 @@ int run_info(const Argv& argv) {
     if (args.has("measure-batch")) profile.max_batch = measure_max_batch(*model, 64, 64);
     j["recommended"] = profile_json(profile);
     add_tasks(model->info().generation_config, &j);
+    const nlohmann::json settings = effective_settings(model->info().generation_config);
+    j["settings"] = settings;
+    const std::vector<std::string>& warnings = model->info().generation_config.warnings;
+    for (const std::string& w : warnings) std::cerr << "t5studio info: warning: " << w << "\n";
+    if (!warnings.empty()) j["warnings"] = warnings;
     if (args.has("json")) {
         print_json(j);
         return 0;
@@ -73,6 +106,7 @@ int run_info(const Argv& argv) {
               << (i.generation_config.present ? "generation_config.json " + generation_config_to_json(i.generation_config)
                                               : std::string("no generation_config.json"))
               << "\n"
+              << "settings     " << model_settings_text(settings) << "\n"
               << "tasks        " << tasks_text(i.generation_config) << "\n"
               << "prefix       " << prefix_text(i.generation_config) << "\n"
               << "vocab        model " << i.config.vocab_size << ", tokenizer " << i.tokenizer_vocab << "\n"

@@ -9,7 +9,8 @@
 
 namespace t5s::cli {
 
-// One flag per field that has one, in the table's order.
+// One flag per field that has one, in the table's order, each followed by its transformers'
+// spelling where the field has one (--num-beams, --max-length: GenerationField::alias).
 std::vector<Flag> generation_flags();
 // The JSON names of the fields whose flag was given.
 std::vector<std::string> generation_flags_given(const Args& args);

@@ -8,6 +8,7 @@
 #include "cli/span_json.h"
 #include "serve/bounded_json.h"
 #include "t5s/error.h"
+#include "t5s/generation_config.h"
 #include "t5s/generation_fields.h"
 #include "t5s/source_text.h"
 
@@ -32,6 +33,25 @@ std::string text_of(const nlohmann::json& v, const std::string& field) {
 }
 
 bool is_option(const std::string& key) { return find_generation_field(key) != nullptr; }
+
+// A field that is no option: transformers' setting that T5 Studio cannot apply yet is refused as
+// such, its neutral value (num_beam_groups 1: it changes nothing) is accepted, transformers'
+// length counting the start token points to its option; anything else stays unknown (a contract).
+// Returns whether the field may be skipped.
+bool skip_foreign_field(const std::string& key, const nlohmann::json& value, const char* unknown_words) {
+    if (const std::string option = new_tokens_name_of(key); !option.empty())
+        bad("'" + key + "' is not supported: give '" + option + "' (transformers' " + key + " counts the decoder start token: " + option +
+            " = " + key + " - 1)");
+    switch (classify_foreign_setting(key, value.dump())) {
+        case ForeignSetting::Neutral: return true;
+        case ForeignSetting::Unsupported: {
+            std::string shown = value.dump();
+            if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+            bad("'" + key + "' is not supported yet (" + shown + " would change the output; only transformers' default, which turns it off, is accepted)");
+        }
+        default: bad(std::string(unknown_words) + " '" + key + "'");
+    }
+}
 
 // The option fields of `j` (type-checked by the field table's parser, which names the field).
 GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* named) {
@@ -71,7 +91,7 @@ AugmentRequest parse_augment(const std::string& body) {
         if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || key == "spans" ||
             key == "entities" || is_option(key))
             continue;
-        bad("unknown field '" + key + "'");
+        skip_foreign_field(key, value, "unknown field");
     }
     if (j.contains("text") == j.contains("texts")) bad("give 'text' (a string) or 'texts' (an array of strings)");
     if (j.contains("text")) {
@@ -106,7 +126,7 @@ AugmentRequest parse_augment(const std::string& body) {
 GenerationOptions apply_settings_update(const GenerationOptions& current, const std::string& body) {
     const nlohmann::json j = parse_object(body, "PUT /v1/settings body");
     for (const auto& [key, value] : j.items()) {
-        if (!is_option(key)) bad("unknown setting '" + key + "'");
+        if (!is_option(key)) skip_foreign_field(key, value, "unknown setting");
     }
     std::vector<std::string> named;
     const GenerationOptions given = options_of(j, &named);

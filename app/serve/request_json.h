@@ -2,6 +2,12 @@
 // JSON of the HTTP API: POST /augment bodies in, `generate --json`-shaped answers out, and
 // PUT /v1/settings updates. Options use their JSON names and parser from the field table
 // (t5s/generation_fields.h), so every generation option and filter is accepted as it is added.
+//
+// A field that is no option is refused (400) with one rule for bodies and settings alike: a setting
+// of transformers' generate() that T5 Studio cannot apply yet is "'num_beam_groups' is not supported
+// yet", unless it holds transformers' neutral value (num_beam_groups 1, typical_p 1.0, min_p null),
+// which changes nothing and is accepted; max_length / min_length point to max_new_tokens /
+// min_new_tokens; anything else is "unknown field 'x'" ("unknown setting" for PUT /v1/settings).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>

@@ -50,7 +50,9 @@ Service::Service(ServeConfig config) : config_(std::move(config)) {
     declare_metrics(metrics_);
     // The defaults every request starts from: generation_config.json's, as `generate` without flags.
     GenerationOptions defaults;
-    apply_generation_config(load_model_generation_defaults(config_.model_dir), {}, &defaults);
+    const GenerationConfig model_defaults = load_model_generation_defaults(config_.model_dir);
+    for (const std::string& w : model_defaults.warnings) std::cerr << "t5studio serve: warning: " << w << "\n";  // none in silence
+    apply_generation_config(model_defaults, {}, &defaults);
     defaults_ = std::make_shared<SettingsHandle>(defaults);
 }
 

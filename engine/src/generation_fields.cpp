@@ -21,15 +21,21 @@ constexpr FieldRange at_least(double min, const char* words = nullptr) { return 
 constexpr FieldRange above(double min) { return {min, FieldRange{}.max, true, false, nullptr}; }
 constexpr FieldRange within(double min, double max, bool min_open = false) { return {min, max, min_open, false, nullptr}; }
 
-// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word
+// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word,
+// transformers' flag and what it counts beyond the field
 constexpr GenerationField kFields[] = {
-    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default 64)", kNext, at_least(1), 1, 512, true, true},
-    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)", kStep, at_least(0)},
-    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)", kNever, at_least(1), 1, 16},
+    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default 64)", kNext, at_least(1), 1, 512, true, true, "",
+     "max-length", 1},
+    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)", kStep, at_least(0), 0, 0, true, false, "",
+     "min-length", 1},
+    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)", kNever, at_least(1), 1, 16, true, false, "",
+     "num-beams"},
     {"length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default 1.0)", kStep, kAny},
     {"early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
-    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default 1; at most --beams unless sampling)", kNever, at_least(1), 1, 16},
-    {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)"},
+    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default 1; at most --beams unless sampling)", kNever, at_least(1), 1, 16, true, false,
+     "", "num-return-sequences"},
+    {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)",
+     kNever, kAny, 0, 0, true, false, "", "do-sample"},
     {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)", kStep, kAny, 0.05f, 2.0f},
     {"top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)", kStep, at_least(0, ">= 0 (0 = off)"), 0, 200},
     {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)", kStep, within(0, 1, true), 0.05f, 1.0f},

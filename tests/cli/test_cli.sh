@@ -272,6 +272,44 @@ expect_code "generation_config bad type" 1 "generation_config.json: 'num_beams' 
 printf '{"eos_token_id": 999999}\n' >"$work/gencfg/generation_config.json"
 expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos_token_id' 999999 is outside the vocabulary" \
   "$bin" info --model "$work/gencfg"
+# Nothing in generation_config.json is ignored in silence: a key not applied is a warning naming it (exit 0,
+# stderr, "warnings" in --json); bookkeeping and transformers' neutral values are no warning.
+mk gencfgx
+printf '{"num_beams": 2, "num_beam_groups": 2, "diversity_penalty": 0.5, "bad_words_ids": [[5]], "min_p": 0.1, "typical_p": 0.9,
+  "encoder_no_repeat_ngram_size": 3, "length_penalty": 1.0, "_from_model_config": true, "transformers_version": "4.40.0",
+  "pad_token_id": 0, "temperature": 1.0, "epsilon_cutoff": 0.0}\n' >"$work/gencfgx/generation_config.json"
+"$bin" generate --model "$work/gencfgx" --text "Tom is a good boy." --max-new-tokens 4 --json >"$work/gencfgx.json" 2>"$work/gencfgx.err" \
+  && ok || bad "generate with unsupported generation_config keys failed: $(cat "$work/gencfgx.err")"
+for key in num_beam_groups diversity_penalty bad_words_ids min_p typical_p encoder_no_repeat_ngram_size; do
+  grep -q "^t5studio generate: warning: .*generation_config.json: '$key' .* is not applied" "$work/gencfgx.err" && ok || bad "no stderr warning for $key: $(cat "$work/gencfgx.err")"
+  [ "$(json "$work/gencfgx.json" "any(\"'$key'\" in w for w in d['warnings'])")" = True ] && ok || bad "--json warnings lack $key: $(cat "$work/gencfgx.json")"
+done
+[ "$(wc -l <"$work/gencfgx.err")" -eq 6 ] && ok || bad "bookkeeping or neutral keys warned about: $(cat "$work/gencfgx.err")"
+"$bin" info --model "$work/gencfgx" --json >"$work/gencfgx_info.json" 2>/dev/null && ok || bad "info with unsupported keys failed"
+[ "$(json "$work/gencfgx_info.json" "d['settings']['num_beams'] == {'value': 2, 'source': 'generation_config.json'} and d['settings']['top_k']['source'] == 'built-in default' and len(d['warnings']) == 6")" = True ] \
+  && ok || bad "info settings and their sources: $(head -c 600 "$work/gencfgx_info.json")"
+"$bin" generate --model "$model" --text "Tom is a good boy." --max-new-tokens 4 --json >"$work/nowarn.json" 2>"$work/nowarn.err" && ok || bad "plain generate failed"
+[ ! -s "$work/nowarn.err" ] && [ "$(json "$work/nowarn.json" "'warnings' in d")" = False ] && ok || bad "warnings without a cause: $(cat "$work/nowarn.err")"
+
+# transformers' spellings of the flags: the same results; --max-length counts the decoder start token.
+"$bin" generate --model "$model" --text "Tom is a good boy." --beams 3 --num-return 2 --max-new-tokens 6 --json >"$work/hf_ours.json" && ok || bad "beams failed"
+"$bin" generate --model "$model" --text "Tom is a good boy." --num-beams 3 --num-return-sequences 2 --max-length 7 --json >"$work/hf_theirs.json" \
+  && ok || bad "transformers' flag spellings refused"
+[ "$(json "$work/hf_ours.json" "[c['ids'] for c in d['results'][0]['candidates']]")" = "$(json "$work/hf_theirs.json" "[c['ids'] for c in d['results'][0]['candidates']]")" ] \
+  && ok || bad "--num-beams/--num-return-sequences/--max-length differ from --beams/--num-return/--max-new-tokens"
+"$bin" generate --model "$model" --text "Tom is a good boy." --sample --seed 3 --min-new-tokens 2 --max-new-tokens 6 --json >"$work/hf_s1.json" && ok || bad "sample failed"
+"$bin" generate --model "$model" --text "Tom is a good boy." --do-sample --seed 3 --min-length 3 --max-new-tokens 6 --json >"$work/hf_s2.json" && ok || bad "--do-sample failed"
+[ "$(json "$work/hf_s1.json" "d['results'][0]['candidates'][0]['ids']")" = "$(json "$work/hf_s2.json" "d['results'][0]['candidates'][0]['ids']")" ] \
+  && ok || bad "--do-sample/--min-length differ from --sample/--min-new-tokens"
+expect_code "--max-length with --max-new-tokens" 2 "give --max-new-tokens or --max-length, not both" \
+  "$bin" generate --model "$model" --text hi --max-length 5 --max-new-tokens 4
+expect_code "--max-length 1 (no new token)" 2 "^t5studio generate: --max-length 1 is out of range" "$bin" generate --model "$model" --text hi --max-length 1
+expect_code "an alias is named as typed" 2 "^t5studio generate: --num-beams expects an integer" "$bin" generate --model "$model" --text hi --num-beams x
+expect_code "a switch alias given a value" 2 "^t5studio generate: --do-sample takes no value" "$bin" generate --model "$model" --text hi --do-sample=1
+expect_fail "three candidates without sampling say how" "num_return_sequences \(3\) must be <= num_beams \(1\) without sampling: for 3 candidates add --sample, or give --beams 3" \
+  "$bin" generate --model "$model" --text hi --num-return 3
+expect_fail "the hint names the flags typed" "add --sample, or give --num-beams 3" \
+  "$bin" generate --model "$model" --text hi --num-return-sequences 3 --num-beams 1
 
 # --- help, suggestions, flag syntax (CLI11) --------------------------------------------------------
 # Every subcommand answers --help with exit 0, listing each flag of the contract with a description.
@@ -281,7 +319,8 @@ declare -A contract_flags=(
   [score]="model source target max-source-tokens dtype device threads json"
   [generate]="model text input max-new-tokens min-new-tokens beams num-return length-penalty temperature top-k top-p
     repetition-penalty no-repeat-ngram seed dtype device batch-size threads max-rounds history prefix max-source-tokens shard
-    shards out output output-format force json sample distinct no-copy early-stopping shard-from-env"
+    shards out output output-format force json sample distinct no-copy early-stopping shard-from-env
+    num-beams do-sample num-return-sequences max-length min-length"
   [merge]="out rows"
   [history]="history search model accepted-only limit after runs accept reject edit undo redo delete json"
   [export]="history format out accepted-only dedupe include-originals search model force json"

@@ -301,6 +301,15 @@ bad({"texts": ["a", "b"], "spans": [[]]}, 400, "spans")
 bad({"text": "x", "protect": "dates"}, 400, "protect")
 bad({"text": "x", "min_change": 2}, 400, "min_change")
 bad({"text": "x", "rank": "loudest"}, 400, "rank")
+# transformers' settings T5 Studio cannot apply yet: a 400 saying so, not "unknown field"; their neutral
+# value (it changes nothing) is accepted; max_length points to max_new_tokens.
+bad({"text": "x", "num_beam_groups": 5}, 400, "'num_beam_groups' is not supported yet")
+bad({"text": "x", "diversity_penalty": 0.5}, 400, "'diversity_penalty' is not supported yet")
+bad({"text": "x", "max_length": 8}, 400, "give 'max_new_tokens'")
+bad({"num_beam_groups": 2}, 400, "not supported yet", method="put", path="/v1/settings")
+r = main.post(dict(SETTINGS[1][0], text=TEXTS[2], num_beam_groups=1, diversity_penalty=0.0, typical_p=1.0))
+check(r.status_code == 200 and [c["ids"] for c in r.json()["results"][0]["candidates"]] ==
+      [c["ids"] for c in expected[(TEXTS[2], 1)]["candidates"]], "neutral transformers settings change nothing: %s" % r.text[:200])
 bad(None, 413, "1 MiB", raw=json.dumps({"text": "a" * (1 << 20)}))
 bad(None, 404, "no such endpoint", raw="", method="get", path="/nope")
 bad(None, 405, "not allowed", raw="", method="get", path="/augment")
@@ -317,7 +326,7 @@ check(len(short) <= 3 and short == expected[(TEXTS[2], 0)]["candidates"][0]["ids
 check(own == expected[(TEXTS[2], 0)]["candidates"][0]["ids"], "a request naming max_new_tokens keeps it")
 requests.put(main.base + "/v1/settings", json={"max_new_tokens": before["max_new_tokens"]}, headers=main.headers, timeout=10)
 
-served_texts = 200 + 1 + len(quality_answers) + 1 + 2 + 2 + 4  # + the seed service's request, the span requests (1 + 1 + 2 texts)
+served_texts = 200 + 1 + len(quality_answers) + 1 + 2 + 2 + 4 + 1  # + the seed service's request, the span requests (1 + 1 + 2 texts), the neutral one
 rc = main.stop()
 check(rc == 0, "main server exit code after SIGTERM: %s" % rc)
 hist = subprocess.run([BIN, "history", "--history", history, "--limit", "10000", "--json"], capture_output=True, text=True)

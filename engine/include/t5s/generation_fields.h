@@ -53,6 +53,12 @@ struct GenerationField {
     bool switch_value = true;      // what a switch flag sets (--no-model-scores sets false)
     bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error)
     const char* flag_word = "";    // a word the flag also takes, handled by the command (--batch-size auto)
+    // transformers' spelling of the flag (generate()'s argument, dashed): --num-beams for --beams.
+    // With alias_offset 0 it is another name of the flag; otherwise it counts alias_offset more than
+    // the field (max_length counts the decoder start token: --max-length N is --max-new-tokens N-1),
+    // a flag of its own that cannot go with the field's.
+    const char* alias = "";
+    int alias_offset = 0;
 };
 
 // Every option, in the order of the JSON the history stores.
