@@ -15,6 +15,7 @@
 #include "serve/learner.h"
 #include "serve/service.h"
 #include "t5s/error.h"
+#include "t5s/source_text.h"
 
 namespace t5s::serve {
 namespace {
@@ -88,6 +89,9 @@ void predict(const httplib::Request& req, httplib::Response& res, Service& svc) 
         const auto it = data.find(c.input_field);
         if (it == data.end() || !it->is_string())
             throw Error(ErrorCode::InvalidArgument, "/predict: a task has no text field data." + c.input_field);
+        // The rule and words of /augment, --text and file rows.
+        require_source_text(it->get_ref<const std::string&>(),
+                            "'tasks[" + std::to_string(texts.size()) + "].data." + c.input_field + "'");
         texts.push_back(it->get<std::string>());
     }
     const auto results = texts.empty() ? std::vector<GenerationResult>{} : generate(svc, texts);

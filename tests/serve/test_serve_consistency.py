@@ -55,6 +55,11 @@ try:
                         ({"texts": ["  ", "hello"]}, "'texts[0]'")):
         r = augment(body)
         check(r.status_code == 400 and (field + ": empty text") in r.text, "%s -> 400 naming %s: %s %s" % (body, field, r.status_code, r.text[:160]))
+    # Label Studio's /predict: the same rule, naming the task.
+    config = '<View><Text name="src" value="$text"/><TextArea name="out" toName="src"/></View>'
+    r = requests.post(base + "/predict", json={"tasks": [{"data": {"text": "hello"}}, {"data": {"text": " "}}], "label_config": config},
+                      timeout=60)
+    check(r.status_code == 400 and "'tasks[1].data.text': empty text" in r.text, "/predict with an empty task -> 400: %s %s" % (r.status_code, r.text[:160]))
     proc.terminate()
     stopped = read_json_line(lines, 60)
     check(stopped == {"stopped": "SIGTERM", "drained": True}, "--json: {\"stopped\", \"drained\"} at SIGTERM: %s" % stopped)
