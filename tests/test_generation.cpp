@@ -34,6 +34,7 @@ TEST_CASE("sampling: same seed, same candidates; other seed, different", "[gener
     o.num_return_sequences = 8;
     o.max_new_tokens = 10;
     o.seed = 7;
+    o.drop_invalid_text = false;  // a random-weight model's samples need not form characters; seeds are the point here
     auto a = m->generate({"Tom is a good boy."}, o);
     auto b = m->generate({"Tom is a good boy."}, o);
     CHECK(texts_of(a[0].candidates) == texts_of(b[0].candidates));
@@ -102,6 +103,7 @@ TEST_CASE("a setting changed mid-generation takes effect at the next step", "[ge
     GenerationOptions o;
     o.max_new_tokens = 10;
     o.min_new_tokens = 10;  // keep every row decoding past the switch
+    o.drop_invalid_text = false;  // forced tokens of a random-weight model need not form characters
     const int switch_after = 3;  // steps done when the user moves the slider
     const float penalty = 50.0f;
     int changed_rows = 0;
@@ -169,6 +171,7 @@ TEST_CASE("distinct + no-copy candidates are all different and never the input",
     o.distinct = true;
     o.no_copy = true;
     o.temperature = 1.5f;
+    o.drop_invalid_text = false;  // this checks distinct and no_copy; a random model's bytes need not form characters
     const std::string input = "猫が好きです。";
     auto r = m->generate({input}, o)[0];
     CHECK(r.candidates.size() == 8);
