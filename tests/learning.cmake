@@ -19,8 +19,7 @@ add_test(NAME labelstudio_spans COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/labelst
          ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/labelstudio_spans_work)
 set_tests_properties(labelstudio_spans PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS labelstudio RESOURCE_LOCK labelstudio_venv)
 
-add_test(NAME cli_learn COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_learn.sh $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}
-         ${CMAKE_CURRENT_BINARY_DIR}/cli_learn_work)
+t5s_add_cli_test(cli_learn test_learn.sh)
 set_tests_properties(cli_learn PROPERTIES TIMEOUT 600 LABELS learning)
 
 # The ML-backend protocol without Label Studio (tiny model): shapes, config errors, auth, webhooks
