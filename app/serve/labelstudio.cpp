@@ -11,7 +11,6 @@
 #include <future>
 
 #include "serve/bounded_json.h"
-#include "serve/http_routes.h"
 #include "serve/learner.h"
 #include "serve/service.h"
 #include "t5s/error.h"
@@ -25,24 +24,6 @@ using nlohmann::json;
 void reply(httplib::Response& res, int status, const json& j) {
     res.status = status;
     res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
-}
-
-std::string base64(const std::string& in) {
-    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-        const unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-        out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
-    }
-    if (i + 1 == in.size()) {
-        const unsigned v = (unsigned char)in[i] << 16;
-        out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
-    } else if (i + 2 == in.size()) {
-        const unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
-        out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
-    }
-    return out;
 }
 
 // The generation of one /predict: every task's text in one scheduler request.
@@ -161,19 +142,6 @@ auto guarded(Service& svc, F f) {
 }
 
 }  // namespace
-
-bool is_labelstudio_path(const std::string& path) {
-    return path == "/" || path == "/setup" || path == "/predict" || path == "/webhook" || path == "/train";
-}
-
-bool labelstudio_authorized(const httplib::Request& req, const Service& svc) {
-    const std::string& basic = svc.config().basic_auth;
-    const std::string& key = svc.config().api_key;
-    if (basic.empty() && key.empty()) return true;
-    const std::string given = req.get_header_value("Authorization");
-    return (!basic.empty() && constant_time_equal(given, "Basic " + base64(basic))) ||
-           (!key.empty() && constant_time_equal(given, "Bearer " + key));
-}
 
 void install_labelstudio_routes(httplib::Server& server, Service& svc) {
     server.Get("/", [&svc](const httplib::Request&, httplib::Response& res) {
