@@ -22,18 +22,6 @@ std::string trimmed(const std::string& s) {
     return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
 }
 
-std::string base64(const std::string& in) {
-    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (size_t i = 0; i < in.size(); i += 3) {
-        const size_t n = std::min<size_t>(3, in.size() - i);
-        unsigned v = 0;
-        for (size_t j = 0; j < 3; ++j) v = v << 8 | (j < n ? static_cast<unsigned char>(in[i + j]) : 0u);
-        for (size_t j = 0; j < 4; ++j) out += j <= n ? k[(v >> (18 - 6 * j)) & 63] : '=';
-    }
-    return out;
-}
-
 bool is_wildcard_address(const std::string& host) {
     return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
 }
@@ -88,7 +76,11 @@ bool is_loopback_name(const std::string& host_in) {
 
 RequestGuard::RequestGuard(const ServeConfig& config)
     : api_key_(config.api_key), basic_auth_(config.basic_auth), port_(config.port) {
-    if (!basic_auth_.empty()) basic_auth_header_ = "Basic " + base64(basic_auth_);
+    if (!basic_auth_.empty()) {  // USER:PASSWORD (cli_serve refuses a file without the ':')
+        const auto colon = basic_auth_.find(':');
+        const std::string password = colon == std::string::npos ? "" : basic_auth_.substr(colon + 1);
+        basic_auth_header_ = httplib::make_basic_authentication_header(basic_auth_.substr(0, colon), password).second;
+    }
     for (const auto& o : config.allow_origins) {
         if (o == "*") any_origin_ = true;
         origins_.push_back(origin_key(o));
