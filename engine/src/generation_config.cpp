@@ -236,13 +236,17 @@ GenerationConfig with_task(GenerationConfig g, const std::string& name) {
     return g;
 }
 
+// The GenerationOptions fields a model folder's defaults set, each a std::optional of the same name
+// in GenerationConfig: one list for what apply_generation_config applies and what
+// generation_config_fields reports as applied (`info`'s sources).
+#define T5S_MODEL_DEFAULT_FIELDS(X)                                                                                 \
+    X(max_new_tokens) X(min_new_tokens) X(num_beams) X(num_return_sequences) X(top_k) X(no_repeat_ngram_size)     \
+    X(do_sample) X(early_stopping) X(temperature) X(top_p) X(repetition_penalty) X(length_penalty) X(task_prefix)
+
 void apply_generation_config(const GenerationConfig& g, const std::set<std::string>& given, GenerationOptions* o) {
-    if (g.task_prefix && !given.count("task_prefix")) o->task_prefix = *g.task_prefix;
 #define T5S_APPLY(field) \
     if (g.field && !given.count(#field)) o->field = *g.field;
-    T5S_APPLY(max_new_tokens) T5S_APPLY(min_new_tokens) T5S_APPLY(num_beams) T5S_APPLY(num_return_sequences)
-    T5S_APPLY(top_k) T5S_APPLY(no_repeat_ngram_size) T5S_APPLY(do_sample) T5S_APPLY(early_stopping)
-    T5S_APPLY(temperature) T5S_APPLY(top_p) T5S_APPLY(repetition_penalty) T5S_APPLY(length_penalty)
+    T5S_MODEL_DEFAULT_FIELDS(T5S_APPLY)
 #undef T5S_APPLY
 }
 
@@ -269,12 +273,11 @@ std::vector<std::string> generation_config_fields(const GenerationConfig& g) {
     std::vector<std::string> out;
 #define T5S_LIST(field) \
     if (g.field) out.push_back(#field);
-    T5S_LIST(max_new_tokens) T5S_LIST(min_new_tokens) T5S_LIST(num_beams) T5S_LIST(num_return_sequences)
-    T5S_LIST(top_k) T5S_LIST(no_repeat_ngram_size) T5S_LIST(do_sample) T5S_LIST(early_stopping)
-    T5S_LIST(temperature) T5S_LIST(top_p) T5S_LIST(repetition_penalty) T5S_LIST(length_penalty) T5S_LIST(task_prefix)
+    T5S_MODEL_DEFAULT_FIELDS(T5S_LIST)
 #undef T5S_LIST
     return out;
 }
+#undef T5S_MODEL_DEFAULT_FIELDS
 
 std::string generation_config_to_json(const GenerationConfig& g) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
