@@ -5,15 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 #include <string>
 
 #include "t5s/generation_limits.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/model_config.h"
+#include "test_support.h"
 
 using namespace t5s;
+using namespace t5s::test;
 
 namespace {
 
@@ -128,20 +129,12 @@ TEST_CASE("generation_config.json: wrong types and values name the file and the 
 
 namespace {
 
-// A copy of a tiny model folder with this generation_config.json; removed with the object.
-struct ModelCopy {
-    std::filesystem::path dir;
-    explicit ModelCopy(const std::string& generation_config) {
-        dir = std::filesystem::temp_directory_path() / ("t5s_gencfg_" + std::to_string(::getpid()));
-        std::filesystem::remove_all(dir);
-        std::filesystem::copy(std::string(T5S_TEST_DATA) + "/models/t5v10-tied-relu", dir, std::filesystem::copy_options::recursive);
-        std::ofstream(dir / "generation_config.json") << generation_config;
-    }
-    ~ModelCopy() {
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-    }
-};
+// The files load_model_generation_defaults reads, in `dir`: a tiny model's config.json (no tasks)
+// and this generation_config.json.
+void write_model_configs(const TempDir& dir, const std::string& generation_config) {
+    std::filesystem::copy_file(data_dir() / "models" / "t5v10-tied-relu" / "config.json", dir / "config.json");
+    std::ofstream(dir / "generation_config.json") << generation_config;
+}
 
 bool names_key(const std::vector<std::string>& warnings, const std::string& key) {
     for (const std::string& w : warnings)
@@ -152,10 +145,11 @@ bool names_key(const std::vector<std::string>& warnings, const std::string& key)
 }  // namespace
 
 TEST_CASE("generation_config.json: a key not applied is a warning, never dropped in silence", "[generation_config]") {
-    const ModelCopy model(R"({"num_beams": 2, "num_beam_groups": 2, "diversity_penalty": 0.5, "bad_words_ids": [[5]],
+    const TempDir model("gencfg");
+    write_model_configs(model, R"({"num_beams": 2, "num_beam_groups": 2, "diversity_penalty": 0.5, "bad_words_ids": [[5]],
         "min_p": 0.1, "typical_p": 0.9, "encoder_no_repeat_ngram_size": 3, "my_own_key": 1,
         "_from_model_config": true, "transformers_version": "4.40.0", "use_cache": true, "pad_token_id": 0})");
-    const GenerationConfig g = load_model_generation_defaults(model.dir);
+    const GenerationConfig g = load_model_generation_defaults(model.path());
     REQUIRE(g.num_beams == 2);  // what is applied still is
     for (const char* key : {"num_beam_groups", "diversity_penalty", "bad_words_ids", "min_p", "typical_p", "encoder_no_repeat_ngram_size", "my_own_key"}) {
         INFO(key);
