@@ -212,6 +212,24 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
           (dir / "sp.csv").string() + ":2: \"spans\": span [1, 9] is not inside the text (3 code points)");
 }
 
+// A line is blank by the one empty-text rule (t5s/source_text.h): a line of whitespace with a CR
+// that is not its line end (CR CR LF) is no text row in a text file, nor a bad row elsewhere.
+TEST_CASE("a line holding only whitespace and a stray CR is blank in every line format", "[input]") {
+    TempDir dir("input_blank_cr");
+    write(dir / "a.txt", "one\n\r\r\n \r \nsix\n");
+    write(dir / "a.jsonl", "{\"text\": \"one\"}\n\r\r\n \r \n{\"text\": \"six\"}\n");
+    write(dir / "a.csv", "text\none\n\r\r\n \r \nsix\n");
+    for (const char* name : {"a.txt", "a.jsonl", "a.csv"}) {
+        INFO(name);
+        const Read r = read_rows(dir / name);
+        CHECK(r.bad.empty());
+        REQUIRE(r.rows.size() == 2);
+        CHECK(r.rows[1].texts[0] == "six");
+    }
+    CHECK(is_blank_line(" \t\r"));
+    CHECK_FALSE(is_blank_line(" x "));
+}
+
 TEST_CASE("formats by extension and content; plain text is verbatim but for '{' lines", "[input]") {
     TempDir dir("input_detect");
     write(dir / "a.txt", "[ID-4411] is a line, not JSON\n{not json either}\n");

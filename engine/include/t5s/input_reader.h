@@ -17,10 +17,10 @@
 //    gives `labels` results -> spans [start, end, label] and `choices` -> the row's label.
 //
 // The one rule, in every format: a line ends at LF (a CR before it is dropped: CRLF); a UTF-8 BOM at
-// the start of the file is dropped; blank lines (spaces and tabs only) are skipped; a row with
-// invalid UTF-8, malformed JSON, a missing or non-string field, an empty text, a wrong number of
-// fields, bad quoting or spans outside the text is a bad row, named "file:line: reason" ("file:
-// task N: reason" for Label Studio) on one line. BadRowPolicy::Fail stops at the first one
+// the start of the file is dropped; blank lines (whitespace only: t5s/source_text.h's empty text)
+// are skipped; a row with invalid UTF-8, malformed JSON, a missing or non-string field, an empty
+// text, a wrong number of fields, bad quoting or spans outside the text is a bad row, named
+// "file:line: reason" ("file: task N: reason" for Label Studio) on one line. BadRowPolicy::Fail stops at the first one
 // (t5s::Error), Skip reports it and goes on.
 //
 // Offsets: spans are Unicode code points [start, end) in every format — what spaCy, doccano and
@@ -151,7 +151,7 @@ private:
     bool newline_ = true;
 };
 
-bool is_blank_line(const std::string& line);  // only spaces and tabs (or empty)
+bool is_blank_line(const std::string& line);  // t5s::is_empty_text: only spaces, tabs, CR (or empty)
 
 // ---- writing rows back (the same formats) --------------------------------------------------------
 // One output row: a text with its spans (code points) and the label of the row it came from.

@@ -5,6 +5,7 @@
 
 #include "input/input_source.h"
 #include "t5s/error.h"
+#include "t5s/source_text.h"
 
 namespace t5s {
 namespace {
@@ -44,7 +45,8 @@ InputFormat input_format_of(const std::string& path) {
     return first == '{' ? InputFormat::Jsonl : InputFormat::Text;
 }
 
-bool is_blank_line(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
+// A blank line is one whose text would be empty: one rule for skipping lines and for a row's text.
+bool is_blank_line(const std::string& line) { return is_empty_text(line); }
 
 bool LineReader::next(std::string* line) {
     if (!std::getline(in_, *line)) {
