@@ -149,14 +149,14 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
     if (meta.size < 0) throw PullError(PullFailure::Server, file + ": the server gave no size; refused");
     std::error_code ec;
     const fs::path blob = blobs / meta.etag, part = blobs / (meta.etag + ".incomplete");
-    if (fs::is_regular_file(blob, ec) && (meta.size < 0 || int64_t(fs::file_size(blob, ec)) == meta.size)) {
-        on_bytes(int64_t(fs::file_size(blob, ec)), 0);
+    if (fs::is_regular_file(blob, ec) && int64_t(fs::file_size(blob, ec)) == meta.size) {
+        on_bytes(meta.size, 0);
         return 0;
     }
     int64_t network = 0;
     for (int attempt = 0;;) {
         const int64_t have = fs::exists(part, ec) ? int64_t(fs::file_size(part, ec)) : 0;
-        if (meta.size >= 0 && have >= meta.size) break;  // complete, or too long: the checks below decide
+        if (have >= meta.size) break;  // complete, or too long: the checks below decide
         std::FILE* out = std::fopen(part.c_str(), "ab");
         if (!out) throw PullError(PullFailure::DiskFull, part.string() + ": cannot be written");
         on_bytes(have, network);
@@ -183,7 +183,7 @@ int64_t Fetcher::fetch_blob(const FileMeta& meta, const fs::path& blobs, const s
         if (!progressed) backoff(attempt++, file, r);  // a dropped connection that brought bytes resumes at once
     }
     const int64_t got = int64_t(fs::file_size(part, ec));
-    if (meta.size >= 0 && got != meta.size) {
+    if (got != meta.size) {
         fs::remove(part, ec);
         throw PullError(PullFailure::HashMismatch,
                         file + ": " + std::to_string(got) + " bytes, the Hub says " + std::to_string(meta.size) + "; removed");
