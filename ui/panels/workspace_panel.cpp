@@ -106,7 +106,6 @@ void draw_candidates(Controller& ctl) {
     }
 }
 
-// The model in use and, while reviewing a file's rows, the row and its label.
 // The tasks the model's config.json lists (t5-small's summarize/translate, a fine-tune's training
 // task) as presets of the task prefix.
 void draw_task_presets(UiState& s) {
@@ -121,6 +120,7 @@ void draw_task_presets(UiState& s) {
     ImGui::EndCombo();
 }
 
+// The model in use and, while reviewing a file's rows, the row and its label.
 void draw_status_line(const UiState& s) {
     const auto& ws = s.ws;
     if (s.model.info) ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(),
