@@ -8,7 +8,7 @@
 
 namespace t5s::serve {
 
-constexpr size_t kMaxJsonBytes = size_t(1) << 20;  // the HTTP body limit
+constexpr size_t kMaxJsonBytes = size_t(1) << 20;  // also the HTTP body limit (RequestLimits)
 constexpr int kMaxJsonDepth = 64;                  // arrays and objects inside each other
 
 // Throws t5s::Error(InvalidArgument) naming `what` ("/augment body") and the limit exceeded, or

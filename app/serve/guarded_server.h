@@ -9,13 +9,15 @@
 #include <cstddef>
 #include <string>
 
+#include "serve/bounded_json.h"
+
 namespace t5s::serve {
 
 struct RequestLimits {
-    size_t header_bytes = 64 << 10;  // request line and headers together
-    size_t header_lines = 100;       // header fields
-    size_t body_bytes = 1 << 20;     // as sent: a chunked body's size lines count too
-    double read_timeout_s = 20;      // from the request's first byte to its body's last
+    size_t header_bytes = 64 << 10;     // request line and headers together
+    size_t header_lines = 100;          // header fields
+    size_t body_bytes = kMaxJsonBytes;  // as sent: a chunked body's size lines count too
+    double read_timeout_s = 20;         // from the request's first byte to its body's last
 };
 
 // Why the request being handled on this thread was cut short.
