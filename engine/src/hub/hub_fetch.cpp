@@ -121,9 +121,10 @@ FileMeta Fetcher::head_file(const std::string& repo, const std::string& commit, 
         const std::string location = r.header("location");
         const bool redirect = r.status >= 300 && r.status < 400 && !location.empty();
         const std::string target = !r.redirect_url.empty() ? r.redirect_url : location;
-        if (redirect && http_origin(target).empty())
-            throw PullError(PullFailure::Server, what + ": the server redirects to '" + shown(location) +
-                                                     "'; only http and https are followed, refused");
+        if (redirect && http_origin(target).empty()) {
+            r.refused_url = location;  // the HEAD's own redirects are read here, not by HttpClient::follow
+            check_status(r, what);
+        }
         if (redirect && location[0] == '/' && location.rfind("//", 0) != 0 && hops++ < 10) {
             url = target;  // a relative redirect (renamed repository): follow it
             continue;

@@ -43,7 +43,7 @@ public:
     const std::string& endpoint() const { return endpoint_; }
 
 private:
-    void check_status(const HttpResponse& r, const std::string& what) const;
+    [[noreturn]] void check_status(const HttpResponse& r, const std::string& what) const;  // always throws
     bool retryable(const HttpResponse& r) const;
     void backoff(int attempt, const std::string& what, const HttpResponse& r);
 
