@@ -1,6 +1,5 @@
 #include "cli/json_output.h"
 
-#include "cli/quality_flags.h"
 #include "cli/span_json.h"
 
 #include <iostream>
@@ -52,6 +51,11 @@ nlohmann::json to_json(const ModelInfo& i) {
 }  // namespace t5s::cli
 
 namespace t5s::cli {
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
 
 nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
     nlohmann::json cands = nlohmann::json::array();
@@ -71,6 +75,25 @@ nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
 void add_candidate_spans(const Candidate& c, nlohmann::json* j) {
     (*j)["spans"] = spans_to_json(c.spans);
     (*j)["forced_spans"] = c.forced_spans;
+}
+
+void add_candidate_scores(const Candidate& c, nlohmann::json* j) {
+    (*j)["similarity"] = optional_number(c.similarity);
+    (*j)["back_score"] = optional_number(c.back_score);
+    (*j)["change"] = optional_number(c.change);
+    (*j)["fluency"] = optional_number(c.fluency);
+}
+
+void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::json* j) {
+    (*j)["diversity"] = optional_number(r.diversity);
+    if (!keep_dropped) return;
+    nlohmann::json dropped = nlohmann::json::array();
+    for (const auto& d : r.dropped) {
+        nlohmann::json c = {{"text", d.candidate.text}, {"score", d.candidate.score}, {"reason", to_string(d.reason)}};
+        add_candidate_scores(d.candidate, &c);
+        dropped.push_back(std::move(c));
+    }
+    (*j)["dropped"] = std::move(dropped);
 }
 
 nlohmann::json profile_json(const DeviceProfile& p) {

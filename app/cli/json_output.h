@@ -18,5 +18,9 @@ nlohmann::json profile_json(const DeviceProfile& profile);
 nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = false);
 // A candidate's "spans" and "forced_spans".
 void add_candidate_spans(const Candidate& c, nlohmann::json* j);
+// "similarity", "back_score", "change", "fluency" of one candidate (null where not computed).
+void add_candidate_scores(const Candidate& candidate, nlohmann::json* j);
+// "diversity" of a result and, with keep_dropped, "dropped": [{text, score, reason, scores...}].
+void add_result_scores(const GenerationResult& result, bool keep_dropped, nlohmann::json* j);
 
 }  // namespace t5s::cli

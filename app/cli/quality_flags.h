@@ -1,8 +1,7 @@
 #pragma once
-// The embedder flag of `generate` and the JSON fields of the quality scores (the filter and ranking
-// flags are generation options: cli/generation_flags.h).
+// The embedder flag of `generate` and `sts` (the filter and ranking flags are generation options:
+// cli/generation_flags.h; the quality scores' JSON fields are cli/json_output.h's).
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/args.h"
@@ -13,10 +12,5 @@ namespace t5s::cli {
 
 // --embedder DIR: the sentence-embedding model, or null without the flag.
 std::unique_ptr<Embedder> embedder_from_flags(const Args& args, const RuntimeOptions& runtime);
-
-// "similarity", "back_score", "change", "fluency" of one candidate (null where not computed).
-void add_candidate_scores(const Candidate& candidate, nlohmann::json* j);
-// "diversity" of a result and, with keep_dropped, "dropped": [{text, score, reason, scores...}].
-void add_result_scores(const GenerationResult& result, bool keep_dropped, nlohmann::json* j);
 
 }  // namespace t5s::cli

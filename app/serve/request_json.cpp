@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "cli/json_output.h"
-#include "cli/quality_flags.h"
 #include "cli/span_json.h"
 #include "serve/bounded_json.h"
 #include "t5s/error.h"
