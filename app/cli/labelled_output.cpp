@@ -46,10 +46,7 @@ std::string lower_extension(const std::string& path) {
 
 InputFormat output_format_for(const std::string& path, const std::string& format_flag, InputFormat input_format) {
     const std::string ext = lower_extension(path);
-    std::optional<InputFormat> named;  // what the name says
-    if (ext == ".jsonl" || ext == ".ndjson") named = InputFormat::Jsonl;
-    else if (ext == ".csv") named = InputFormat::Csv;
-    else if (ext == ".tsv" || ext == ".tab") named = InputFormat::Tsv;
+    const std::optional<InputFormat> named = input_format_named(path);  // the reader's extensions
     const bool json = ext == ".json";  // JSON lines or a Label Studio export, as the reader takes it
     if (!format_flag.empty()) {
         const InputFormat flag = parse_enum<InputFormat>(format_flag);

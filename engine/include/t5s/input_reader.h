@@ -52,6 +52,9 @@ struct EnumNames<InputFormat> {
 };
 // By extension, then by content (see above). Throws t5s::Error(FileNotFound) when unreadable.
 InputFormat input_format_of(const std::string& path);
+// The format a name alone says (.jsonl/.ndjson, .csv, .tsv/.tab, in any case); none for any other
+// name (.json, .txt, none: the content decides). Also what `generate --output FILE` writes.
+std::optional<InputFormat> input_format_named(const std::string& path);
 // The fields a file offers as a row's text, for a front end that lets the user pick one (the app's
 // batch panel): CSV/TSV its header; JSON lines the string fields of its first JSON object; a Label
 // Studio export the string fields of its first task's data (the file is parsed whole); plain text

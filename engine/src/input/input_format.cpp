@@ -33,13 +33,19 @@ char first_content_byte(const std::string& path) {
 
 }  // namespace
 
-InputFormat input_format_of(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
+std::optional<InputFormat> input_format_named(const std::string& path) {
     const std::string ext = lower_extension(path);
     if (ext == ".jsonl" || ext == ".ndjson") return InputFormat::Jsonl;
     if (ext == ".csv") return InputFormat::Csv;
     if (ext == ".tsv" || ext == ".tab") return InputFormat::Tsv;
+    return std::nullopt;
+}
+
+InputFormat input_format_of(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
+    if (const std::optional<InputFormat> named = input_format_named(path)) return *named;
+    const std::string ext = lower_extension(path);
     const char first = first_content_byte(path);
     if (ext == ".json") return first == '[' ? InputFormat::LabelStudio : InputFormat::Jsonl;
     return first == '{' ? InputFormat::Jsonl : InputFormat::Text;
