@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "serve/label_config.h"
 #include "t5s/error.h"
@@ -24,23 +25,21 @@ std::string error_of(const std::string& xml, const char* field = "label_config")
     return "";
 }
 
+using Names = std::vector<std::string>;
+// input_name, input_field, output_name, output_to.
+Names names_of(const LabelConfig& c) { return {c.input_name, c.input_field, c.output_name, c.output_to}; }
+
 }  // namespace
 
 TEST_CASE("label config: the configs of the Label Studio tests", "[label_config]") {
     // tests/serve/test_ls_protocol.py
-    LabelConfig c = parse_label_config(
-        R"(<View><Header value="x"/><Text name="src" value="$sentence"/><TextArea name="out" toName="src"/></View>)");
-    CHECK(c.input_name == "src");
-    CHECK(c.input_field == "sentence");
-    CHECK(c.output_name == "out");
-    CHECK(c.output_to == "src");
+    CHECK(names_of(parse_label_config(
+              R"(<View><Header value="x"/><Text name="src" value="$sentence"/><TextArea name="out" toName="src"/></View>)")) ==
+          Names{"src", "sentence", "out", "src"});
     // tests/labelstudio/test_labelstudio_e2e.py
-    c = parse_label_config("<View>\n  <Text name=\"text\" value=\"$text\"/>\n  <TextArea name=\"paraphrase\" toName=\"text\" rows=\"2\" "
-                           "editable=\"true\" maxSubmissions=\"1\"/>\n</View>");
-    CHECK(c.input_name == "text");
-    CHECK(c.input_field == "text");
-    CHECK(c.output_name == "paraphrase");
-    CHECK(c.output_to == "text");
+    CHECK(names_of(parse_label_config(
+              "<View>\n  <Text name=\"text\" value=\"$text\"/>\n  <TextArea name=\"paraphrase\" toName=\"text\" "
+              "rows=\"2\" editable=\"true\" maxSubmissions=\"1\"/>\n</View>")) == Names{"text", "text", "paraphrase", "text"});
     // Unsupported ones: the message names what is supported and lists the config's tags.
     std::string e = error_of(R"(<View><Image name="i" value="$image"/><Choices name="c" toName="i"/></View>)");
     CHECK(e.find("TextArea") != std::string::npos);
@@ -60,18 +59,14 @@ TEST_CASE("label config: the configs of the Label Studio tests", "[label_config]
 
 TEST_CASE("label config: quotes, entities, comments and CDATA as XML has them", "[label_config]") {
     // Single quotes, spaces around '=', a '>' inside a value, an attribute whose name ends in "name".
-    LabelConfig c = parse_label_config("<?xml version=\"1.0\"?><!DOCTYPE View><View>"
-                                       "<Text toName='x' name = 'in' hint=\"a > b\" value='$body'/>"
-                                       "<TextArea name=\"o&amp;p\" toName=\"in\"></TextArea></View>");
-    CHECK(c.input_name == "in");
-    CHECK(c.input_field == "body");
-    CHECK(c.output_name == "o&p");
-    CHECK(c.output_to == "in");
+    CHECK(names_of(parse_label_config("<?xml version=\"1.0\"?><!DOCTYPE View><View>"
+                                      "<Text toName='x' name = 'in' hint=\"a > b\" value='$body'/>"
+                                      "<TextArea name=\"o&amp;p\" toName=\"in\"></TextArea></View>")) ==
+          Names{"in", "body", "o&p", "in"});
     // A commented-out tag and one inside CDATA are not the config's.
-    c = parse_label_config("<View><!-- <Text name=\"old\" value=\"$old\"/> --><![CDATA[ <TextArea name=\"z\"/> ]]>"
-                           "<Text name=\"new\" value=\"$new\"/><TextArea name=\"out\" toName=\"new\"/></View>");
-    CHECK(c.input_name == "new");
-    CHECK(c.output_name == "out");
+    CHECK(names_of(parse_label_config("<View><!-- <Text name=\"old\" value=\"$old\"/> --><![CDATA[ <TextArea name=\"z\"/> ]]>"
+                                      "<Text name=\"new\" value=\"$new\"/><TextArea name=\"out\" toName=\"new\"/></View>")) ==
+          Names{"new", "new", "out", "new"});
     const auto tags = scan_config_tags("<a x=1 y><b/></a><c z=\"2\"");  // <c> is cut off by the end
     REQUIRE(tags.size() == 2);
     CHECK(tags[0].name == "a");
