@@ -65,7 +65,7 @@ private:
                                                     " columns, the first row has " + std::to_string(first.fields.size()));
         for (size_t k = 0; k < first.fields.size(); ++k) {
             const bool text = k < fields_.texts.size(), label = !text && k < needed;
-            header_.push_back(text ? "column " + std::to_string(k + 1) : label ? "label" : "column " + std::to_string(k + 1));
+            header_.push_back(label ? "label" : "column " + std::to_string(k + 1));
             if (text) fields_.texts[k] = {header_.back()};
         }
         pending_ = std::move(first);
