@@ -153,6 +153,12 @@ A="$(cd "$work/A" && pwd)"; B="$(cd "$work/B" && pwd)"
   = "[('adapter', '$model', True, '$work/B')]" ] && ok || bad "models --dir: the adapter with its base: $(json "$work/models.json" "[m for m in d['models'] if m['kind'] == 'adapter']")"
 [ "$(json "$work/models.json" "[m['found_in'] for m in d['models'] if m['name'] == 't5s-test/tiny-base']")" = "['cache']" ] && ok \
   || bad "models: the cache's model is not labelled cache"
+# --cache-dir: an adapter's ORG/NAME base is looked up in that cache, not in $HF_HUB_CACHE's.
+mkdir -p "$work/C" && cp -r "$work/hub_adapter" "$work/C/hub-adapter"
+HF_HUB_CACHE="$work/no-cache" "$bin" models --cache-dir "$HF_HUB_CACHE" --dir "$work/C" --json >"$work/models_c.json" 2>"$work/err" \
+  || bad "models --cache-dir --dir: $(cat "$work/err")"
+[ "$(json "$work/models_c.json" "[m['base']['dir'] is not None for m in d['models'] if m['kind'] == 'adapter']")" = "[True]" ] && ok \
+  || bad "models --cache-dir: the adapter's base t5s-test/tiny-base is in that cache: $(cat "$work/models_c.json")"
 "$bin" models --dir "$work/A" --dir "$work/B" >"$work/models.txt" 2>&1
 grep -qE "^$A/projects/p1/run/final +--dir " "$work/models.txt" && grep -q "LoRA adapter for $model" "$work/models.txt" \
   && grep -q "in the Hugging Face cache .*, [0-9]* in --dir folders" "$work/models.txt" && ok || bad "models text: $(cat "$work/models.txt")"

@@ -50,14 +50,14 @@ std::filesystem::path resolve_model(const std::string& text);
 // A PEFT LoRA adapter folder (adapter_config.json and no config.json) and the base model its
 // base_model_name_or_path names: `dir` is that base's folder — the path as written when it is a
 // folder (an absolute path, else relative to the working directory, else to the adapter folder),
-// else ORG/NAME[@REV]'s snapshot in the cache — or nullopt when neither exists.
+// else ORG/NAME[@REV]'s snapshot in `cache` — or nullopt when neither exists.
 struct AdapterBase {
     std::string name;                          // base_model_name_or_path as written ("" when absent)
     std::optional<std::filesystem::path> dir;  // where it was found
 };
 // nullopt when `dir` is not an adapter folder; CorruptFile naming the file when its
 // adapter_config.json is not a JSON object (or larger than 1 MiB).
-std::optional<AdapterBase> adapter_base(const std::filesystem::path& dir);
+std::optional<AdapterBase> adapter_base(const std::filesystem::path& dir, const std::filesystem::path& cache = cache_dir());
 
 // A model's name for people: "ORG/NAME" for a snapshot folder of the cache
 // (…/models--ORG--NAME/snapshots/COMMIT), else the folder's own name.

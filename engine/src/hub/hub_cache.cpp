@@ -115,7 +115,7 @@ std::optional<fs::path> find_snapshot(const fs::path& cache, const RepoRef& ref)
     return std::nullopt;
 }
 
-std::optional<AdapterBase> adapter_base(const fs::path& dir) {
+std::optional<AdapterBase> adapter_base(const fs::path& dir, const fs::path& cache) {
     std::error_code ec;
     const fs::path file = dir / "adapter_config.json";
     if (!fs::is_directory(dir, ec) || !fs::is_regular_file(file, ec) || fs::exists(dir / "config.json", ec)) return std::nullopt;
@@ -137,7 +137,7 @@ std::optional<AdapterBase> adapter_base(const fs::path& dir) {
             base.dir = p;
             return base;
         }
-    if (const std::optional<RepoRef> ref = parse_repo_ref(base.name)) base.dir = find_snapshot(cache_dir(), *ref);
+    if (const std::optional<RepoRef> ref = parse_repo_ref(base.name)) base.dir = find_snapshot(cache, *ref);
     return base;
 }
 

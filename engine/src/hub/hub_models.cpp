@@ -124,10 +124,10 @@ void add_cache_models(const fs::path& cache, std::vector<StoredModel>& out) {
 }
 
 // An adapter folder's row: its base named, and sized by it when the base was found.
-bool describe_adapter(const fs::path& dir, StoredModel& m) {
+bool describe_adapter(const fs::path& dir, const fs::path& cache, StoredModel& m) {
     std::optional<AdapterBase> base;
     try {
-        base = adapter_base(dir);
+        base = adapter_base(dir, cache);
     } catch (const std::exception&) {
         return false;  // a broken adapter_config.json: not listed, as a broken config.json is not
     }
@@ -147,6 +147,7 @@ bool describe_adapter(const fs::path& dir, StoredModel& m) {
 
 struct FolderSearch {
     fs::path root;
+    fs::path cache;  // where an adapter's ORG/NAME base is looked up
     bool adapters = false;
     std::vector<StoredModel>* out = nullptr;
     int visited = 0;  // folders looked at: a huge tree is cut off, not walked whole
@@ -156,7 +157,7 @@ void search_folder(FolderSearch& s, const fs::path& dir, int depth) {
     constexpr int kMaxFolders = 20000;
     if (++s.visited > kMaxFolders) return;
     StoredModel m;
-    if (describe(dir, m) || (s.adapters && describe_adapter(dir, m))) {
+    if (describe(dir, m) || (s.adapters && describe_adapter(dir, s.cache, m))) {
         std::error_code ec;
         const fs::path full = fs::absolute(dir, ec).lexically_normal();
         m.name = (ec ? dir : full).string();
@@ -175,8 +176,8 @@ void search_folder(FolderSearch& s, const fs::path& dir, int depth) {
     for (const fs::path& sub : subs) search_folder(s, sub, depth + 1);
 }
 
-void add_folder_models(const fs::path& folder, bool adapters, std::vector<StoredModel>& out) {
-    FolderSearch s{folder, adapters, &out};
+void add_folder_models(const fs::path& folder, const fs::path& cache, bool adapters, std::vector<StoredModel>& out) {
+    FolderSearch s{folder, cache, adapters, &out};
     search_folder(s, folder, 0);
 }
 
@@ -207,7 +208,7 @@ std::string fit_label(int64_t need_bytes, int64_t available_bytes) {
 std::vector<StoredModel> list_models(const fs::path& cache, const std::vector<fs::path>& folders, bool adapters) {
     std::vector<StoredModel> out;
     add_cache_models(cache, out);
-    for (const fs::path& f : folders) add_folder_models(f, adapters, out);
+    for (const fs::path& f : folders) add_folder_models(f, cache, adapters, out);
     std::stable_sort(out.begin(), out.end(), [](const StoredModel& a, const StoredModel& b) { return a.name < b.name; });
     return out;
 }
