@@ -38,20 +38,6 @@ private:
     int fd_ = -1;
 };
 
-// What the run writes in its folder and what is there: checkpoint-N/, final/, merged/,
-// train_log.jsonl, history-pairs.jsonl, spiece.model (a from-scratch run's vocabulary) and the
-// temporary folders of a killed save. `markers` are the entries that only a run writes (a base
-// model folder's spiece.model is not one).
-struct RunFolderContents {
-    bool exists = false;
-    bool empty = true;                     // no entries at all
-    std::vector<std::string> markers;      // entries that show a run was here (sorted)
-    std::vector<std::string> run_entries;  // everything a run writes that is there (markers included)
-    bool has_checkpoint = false;           // a complete checkpoint-N (with trainer_state.json)
-    bool has_final = false;
-};
-RunFolderContents inspect_run_folder(const std::string& out_dir);
-
 // Every mode refuses a folder another run is writing right now (RunFolderLock).
 // Fresh: throws RunFolderRefused when the folder holds a run (naming it and --resume / --overwrite).
 // Resume: throws when the folder has a final model but no checkpoint to continue from.

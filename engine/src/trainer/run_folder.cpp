@@ -118,6 +118,38 @@ void remove_entry(const fs::path& dir, const std::string& name) {
     if (ec) throw Error(ErrorCode::InvalidArgument, (dir / name).string() + ": cannot remove: " + ec.message());
 }
 
+// What the run writes in its folder and what is there: checkpoint-N/, final/, merged/,
+// train_log.jsonl, history-pairs.jsonl, spiece.model (a from-scratch run's vocabulary) and the
+// temporary folders of a killed save. `markers` are the entries that only a run writes (a base
+// model folder's spiece.model is not one).
+struct RunFolderContents {
+    bool empty = true;                     // no entries at all
+    std::vector<std::string> markers;      // entries that show a run was here (sorted)
+    std::vector<std::string> run_entries;  // everything a run writes that is there (markers included)
+    bool has_checkpoint = false;           // a complete checkpoint-N (with trainer_state.json)
+    bool has_final = false;
+};
+
+RunFolderContents inspect_run_folder(const std::string& out_dir) {
+    RunFolderContents c;
+    std::error_code ec;
+    if (!fs::exists(out_dir, ec)) return c;
+    if (!fs::is_directory(out_dir, ec)) throw RunFolderRefused(out_dir + ": exists and is not a folder; give --out a folder");
+    for (const auto& e : fs::directory_iterator(out_dir, ec)) {
+        c.empty = false;
+        const std::string name = e.path().filename().string();
+        if (!is_run_entry(name)) continue;
+        c.run_entries.push_back(name);
+        if (is_run_marker(name)) c.markers.push_back(name);
+        if (name == "final") c.has_final = true;
+    }
+    if (ec) throw Error(ErrorCode::InvalidArgument, out_dir + ": cannot list the folder: " + ec.message());
+    std::sort(c.markers.begin(), c.markers.end());
+    std::sort(c.run_entries.begin(), c.run_entries.end());
+    c.has_checkpoint = !list_checkpoints(out_dir).empty();
+    return c;
+}
+
 }  // namespace
 
 RunFolderLock::RunFolderLock(const std::string& dir) {
@@ -134,27 +166,6 @@ RunFolderLock::RunFolderLock(const std::string& dir) {
 
 RunFolderLock::~RunFolderLock() {
     if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
-}
-
-RunFolderContents inspect_run_folder(const std::string& out_dir) {
-    RunFolderContents c;
-    std::error_code ec;
-    if (!fs::exists(out_dir, ec)) return c;
-    if (!fs::is_directory(out_dir, ec)) throw RunFolderRefused(out_dir + ": exists and is not a folder; give --out a folder");
-    c.exists = true;
-    for (const auto& e : fs::directory_iterator(out_dir, ec)) {
-        c.empty = false;
-        const std::string name = e.path().filename().string();
-        if (!is_run_entry(name)) continue;
-        c.run_entries.push_back(name);
-        if (is_run_marker(name)) c.markers.push_back(name);
-        if (name == "final") c.has_final = true;
-    }
-    if (ec) throw Error(ErrorCode::InvalidArgument, out_dir + ": cannot list the folder: " + ec.message());
-    std::sort(c.markers.begin(), c.markers.end());
-    std::sort(c.run_entries.begin(), c.run_entries.end());
-    c.has_checkpoint = !list_checkpoints(out_dir).empty();
-    return c;
 }
 
 std::vector<std::string> prepare_run_folder(const std::string& out_dir, RunFolderMode mode) {
