@@ -33,6 +33,7 @@ for f in plain.txt text.jsonl sentence.jsonl input.jsonl jsts.jsonl Text.csv sen
       --eval-split 0 --samples 0 >/dev/null 2>"$work/$f.train"; then
     grep -E '^(data|source tokens|target tokens):' "$work/$f.train" >"$work/$f.report"
     grep -q '^data: 3 pairs' "$work/$f.report" && ok || bad "train --data $f: $(head -c 400 "$work/$f.train")"
+    [ "$f" = text.jsonl ] && continue  # the reference report the others are compared with
     cmp -s "$work/$f.report" "$work/text.jsonl.report" && ok || bad "train --data $f: another data report: $(cat "$work/$f.report")"
   else
     bad "train --data $f: $(tail -3 "$work/$f.train")"
