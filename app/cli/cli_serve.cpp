@@ -71,7 +71,7 @@ serve::ServeConfig config_from_flags(const Args& a) {
         if (c.basic_auth.find(':') == std::string::npos) throw UsageError("--basic-auth-file must hold USER:PASSWORD");
     }
     if (!c.learn_dir.empty() && c.history.empty()) throw UsageError("--learn-dir needs --history (the annotations are recorded there)");
-    if (!serve::is_loopback(c.host) && c.api_key.empty())
+    if (!serve::is_loopback_name(c.host) && c.api_key.empty())
         throw UsageError("refusing to listen on " + c.host + " without --api-key-file: only loopback addresses may be served without a key");
     runtime_from_flags(c.device, c.dtype, 1);  // flags checked before anything starts
     return c;

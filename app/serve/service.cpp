@@ -8,7 +8,6 @@
 #include "cli/json_output.h"
 #include "cli/runtime_flags.h"
 #include "serve/learner.h"
-#include "serve/request_guard.h"
 #include "serve/request_json.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
@@ -43,8 +42,6 @@ void declare_metrics(Metrics& m) {
 }
 
 }  // namespace
-
-bool is_loopback(const std::string& host) { return is_loopback_name(host); }
 
 Service::Service(ServeConfig config) : config_(std::move(config)) {
     declare_metrics(metrics_);

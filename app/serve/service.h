@@ -88,7 +88,4 @@ private:
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
-// True for 127.0.0.0/8, ::1 and "localhost".
-bool is_loopback(const std::string& host);
-
 }  // namespace t5s::serve
