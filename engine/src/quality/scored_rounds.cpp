@@ -43,11 +43,10 @@ bool wants_model_score(const GenerationOptions& o, RankBy key, bool has_embedder
     return key == RankBy::BackScore ? o.min_back_score.has_value() : o.min_similarity || o.max_similarity;
 }
 
-// Similarity of each candidate of the round whose settings want it: one embedding call over the
-// sources not embedded yet, then those candidates. Called with an embedder only (hence `true`).
-void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
-    std::vector<std::string> texts;
+// The sources of the round not embedded yet, each once, into their inputs' source_embedding.
+void embed_sources(const Embedder& embedder, std::vector<RoundCandidates>* round) {
     std::vector<InputRounds*> unembedded;
+    std::vector<std::string> texts;
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true) || !r.input->source_embedding.empty() ||
             std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
@@ -55,17 +54,79 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
         unembedded.push_back(r.input);
         texts.push_back(r.input->source);
     }
+    if (texts.empty()) return;
+    std::vector<std::vector<float>> embeddings = embedder.embed(texts);
+    for (size_t k = 0; k < unembedded.size(); ++k) unembedded[k]->source_embedding = std::move(embeddings[k]);
+}
+
+// Similarity of each candidate of the round whose settings want it: the candidates whose encoding
+// their input has not scored yet in one embedding call (after the sources'), the rest reused.
+void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
+    embed_sources(embedder, round);
+    std::vector<std::string> texts;
     for (const auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
         for (const auto& c : r.candidates) texts.push_back(c.text);
     }
     if (texts.empty()) return;
-    std::vector<std::vector<float>> embeddings = embedder.embed(texts);
+    const std::vector<std::vector<int>> keys = embedder.token_ids(texts);
+    std::vector<std::string> missing;
+    std::set<std::pair<InputRounds*, std::vector<int>>> queued;
+    std::vector<std::pair<InputRounds*, const std::vector<int>*>> missing_keys;
     size_t k = 0;
-    for (InputRounds* input : unembedded) input->source_embedding = std::move(embeddings[k++]);
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
-        for (auto& c : r.candidates) c.similarity = cosine_similarity(embeddings[k++], r.input->source_embedding);
+        for (const auto& c : r.candidates) {
+            const std::vector<int>& key = keys[k++];
+            if (r.input->similarity_of.count(key) || !queued.insert({r.input, key}).second) continue;
+            missing.push_back(c.text);
+            missing_keys.push_back({r.input, &key});
+        }
+    }
+    if (!missing.empty()) {
+        const std::vector<std::vector<float>> embeddings = embedder.embed(missing);
+        for (size_t m = 0; m < missing.size(); ++m) {
+            InputRounds* input = missing_keys[m].first;
+            input->similarity_of[*missing_keys[m].second] = cosine_similarity(embeddings[m], input->source_embedding);
+        }
+    }
+    k = 0;
+    for (auto& r : *round) {
+        if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
+        for (auto& c : r.candidates) c.similarity = r.input->similarity_of.at(keys[k++]);
+    }
+}
+
+// back_score of each candidate of the round whose settings want it: the mean log-prob of its
+// input's source given task prefix + candidate, computed in passes of up to rows_per_pass rows for
+// the encodings the input has not scored yet, the rest reused.
+void add_back_scores(const Model& model, bool has_embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
+    const Tokenizer& tok = model.tokenizer();
+    std::vector<std::vector<int>> keys;
+    std::set<std::pair<InputRounds*, std::vector<int>>> queued;
+    IdBatch inputs, labels;
+    std::vector<std::pair<InputRounds*, size_t>> owners;  // (input, key index) per row of inputs
+    for (auto& r : *round) {
+        if (!wants_model_score(*r.options, RankBy::BackScore, has_embedder)) continue;
+        for (const auto& c : r.candidates) {
+            keys.push_back(tok.encode(r.options->task_prefix + c.text));
+            if (r.input->back_score_of.count(keys.back()) || !queued.insert({r.input, keys.back()}).second) continue;
+            inputs.push_back(keys.back());
+            labels.push_back(tok.encode(r.input->source));
+            owners.push_back({r.input, keys.size() - 1});
+        }
+    }
+    const size_t chunk = static_cast<size_t>(std::max(rows_per_pass, 1));
+    for (size_t start = 0; start < inputs.size(); start += chunk) {
+        const size_t end = std::min(inputs.size(), start + chunk);
+        const std::vector<double> scores = model.mean_log_probs(IdBatch(inputs.begin() + start, inputs.begin() + end),
+                                                                IdBatch(labels.begin() + start, labels.begin() + end));
+        for (size_t i = start; i < end; ++i) owners[i].first->back_score_of[keys[owners[i].second]] = scores[i - start];
+    }
+    size_t k = 0;
+    for (auto& r : *round) {
+        if (!wants_model_score(*r.options, RankBy::BackScore, has_embedder)) continue;
+        for (auto& c : r.candidates) c.back_score = r.input->back_score_of.at(keys[k++]);
     }
 }
 
@@ -124,22 +185,11 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 }
 
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
-    std::vector<std::string> prefixed, sources;  // the task prefix of each candidate's own settings
-    for (const auto& r : *round) {
-        if (!wants_model_score(*r.options, RankBy::BackScore, embedder != nullptr)) continue;
-        for (const auto& c : r.candidates) {
-            prefixed.push_back(r.options->task_prefix + c.text);
-            sources.push_back(r.input->source);
-        }
-    }
-    const std::vector<double> back = prefixed.empty() ? std::vector<double>() : back_scores(model, prefixed, sources, "", rows_per_pass);
+    add_back_scores(model, embedder != nullptr, round, rows_per_pass);
     if (embedder) add_similarities(*embedder, round);
-    size_t k = 0;
     for (auto& r : *round) {
-        const bool back_wanted = wants_model_score(*r.options, RankBy::BackScore, embedder != nullptr);
         for (auto& c : r.candidates) {
             c.fluency = fluency_of(c, *r.options);
-            if (back_wanted) c.back_score = back[k++];
             c.change = change_score(c.text, r.input->source);
             r.input->pool.push_back(std::move(c));
         }

@@ -3,6 +3,7 @@
 // decoded elsewhere: generate_scored runs them over Model::generate_ids, the serving scheduler over
 // its shared batch. Both call these, so a served candidate gets exactly the scores, filters,
 // ranking and rounds of `generate`. Torch-free.
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct InputRounds {
     std::vector<Candidate> pool;            // scored candidates that passed no_copy / distinct, in decoding order
     std::vector<DroppedCandidate> dropped;  // copies, duplicates and lost spans so far, in order
     spans::SpanPlan plan;                   // its protected spans (masked source); inactive: none
+    // Model-based scores by what the model saw (token ids): a candidate encoded as an earlier one
+    // gets that score exactly, not one recomputed in another batch (see score_round).
+    std::map<std::vector<int>, double> back_score_of;  // by the encoding of task prefix + candidate
+    std::map<std::vector<int>, double> similarity_of;  // by the embedder's encoding of the candidate
 };
 
 // Plans the protected spans of input `text` (explicit spans from the row, detectors of `o`) into
@@ -56,7 +61,10 @@ struct RoundCandidates {
 // (fluency, change; back_score in batched passes of up to rows_per_pass rows; with an embedder
 // similarity, in one embedding call that also embeds the sources not embedded yet) and appends them
 // to their inputs' pools. Where an input's model_scores is off, back_score and similarity are left
-// out unless its filters or ranking read them.
+// out unless its filters or ranking read them. Candidates of one input that the model (or the
+// embedder) sees as the same token ids share one score, computed once: a batched pass differs from
+// another in the 7th digit, and that would order such a tie by batch composition, so that a request
+// served among others could rank differently from the same request alone.
 void score_round(const Model& model, const Embedder* embedder, std::vector<RoundCandidates>* round, int rows_per_pass);
 
 // True while the filters leave fewer than num_return_sequences candidates of the pool.
