@@ -70,12 +70,16 @@ class State:
     def __init__(self, repos, token):
         self.repos, self.token = repos, token
         self.lock = threading.RLock()
+        self.epoch = 0
         self.reset()
 
     def reset(self):
         with self.lock:
             self.faults = {"fail": [], "drop": [], "slow": [], "corrupt": [], "norange": []}
             self.served, self.requests = {}, []
+            # A response started before the reset (a killed client's, whose socket buffer still
+            # takes a chunk or two) counts nothing after it: counters are per epoch.
+            self.epoch += 1
 
     def take(self, kind, path):
         """The first fault of `kind` matching `path` (a counted one is used up)."""
@@ -254,13 +258,16 @@ class Handler(BaseHTTPRequestHandler):
         chunk = 16384
         rate = slow["bytes_per_s"] if slow else 0
         t0, sent = time.monotonic(), 0
+        with self.state.lock:
+            epoch = self.state.epoch
         try:
             while sent < min(limit, len(body)):
                 n = min(chunk, min(limit, len(body)) - sent)
                 self.wfile.write(body[sent:sent + n])
                 sent += n
                 with self.state.lock:
-                    self.state.served[path] = self.state.served.get(path, 0) + n
+                    if self.state.epoch == epoch:
+                        self.state.served[path] = self.state.served.get(path, 0) + n
                 if rate:  # throttle: the server paces its own output
                     ahead = sent / rate - (time.monotonic() - t0)
                     if ahead > 0:
