@@ -47,6 +47,8 @@ TEST_CASE("top-k candidates give every token the full-vocabulary probability", "
         at::Tensor ids, warped;
         REQUIRE(warp_top_k_candidates(scores, o, &ids, &warped));
         REQUIRE(ids.sizes() == at::IntArrayRef({6, o.top_k}));
+        // In token-id order: a draw's place maps to the same token whatever the ranks of near-ties.
+        CHECK(at::equal(ids, std::get<0>(ids.sort(-1))));
         at::Tensor expected = full_probs(scores, o);
         at::Tensor got = at::zeros_like(expected).scatter(1, ids, at::softmax(warped, -1));
         // Same support exactly, same probabilities up to float rounding of the softmax sums.

@@ -152,10 +152,15 @@ bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o,
     apply_temperature(values, o.temperature);
     at::Tensor kth = values.narrow(-1, k - 1, 1), next = values.narrow(-1, k, 1);
     if ((kth == next).any().item<bool>()) return false;
-    at::Tensor cand = values.narrow(-1, 0, k).contiguous();
+    // The candidates in token-id order, as the vocabulary is: a draw then picks a token by its
+    // place in the vocabulary, not by its rank, so that two near-equal scores whose ranks swap with
+    // batching noise (a 1e-7 difference) do not swap the tokens the same draws pick.
+    const at::Tensor top_ids = indices.narrow(-1, 0, k);
+    const at::Tensor by_id = std::get<1>(top_ids.sort(-1));
+    at::Tensor cand = values.narrow(-1, 0, k).gather(-1, by_id).contiguous();
     // Top-p on the k candidates equals top-p on the masked vocabulary: masked tokens have zero mass.
     apply_top_p(cand, o.top_p);
-    *ids = indices.narrow(-1, 0, k);
+    *ids = top_ids.gather(-1, by_id);
     *warped = cand;
     return true;
 }
