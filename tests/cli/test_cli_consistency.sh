@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # One rule, one answer, one document: an empty text is refused by --text as by a file row, with the
-# same words; the README's exit codes and quick start are the program's; `t5studio --help` lists the
-# desktop app's own flags; every subcommand takes --json, and train's and merge's say what they did.
+# same words; the exit codes the docs state (docs/cli.md, docs/model-store.md) and the README's quick
+# start are the program's; `t5studio --help` lists the desktop app's own flags; every subcommand
+# takes --json, and train's and merge's say what they did.
 # Usage: test_cli_consistency.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 readme="$root/README.md"
+cli_doc="$root/docs/cli.md"          # the guide to the command line: the general exit-code rule
+store_doc="$root/docs/model-store.md"  # pull's exit-code table
 bin_abs="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"  # the quick start runs from the repository root
 
 # --- an empty text: refused everywhere, in the same words ----------------------------------------
@@ -17,14 +20,14 @@ expect_code "an empty --text after a good one" 1 "--text: empty text$" "$bin" ge
 printf '{"text": "hello"}\n{"text": ""}\n' >"$work/empty.jsonl"
 expect_code "a file row with an empty text" 1 "empty.jsonl:2: empty text$" "$bin" generate --model "$model" --input "$work/empty.jsonl"
 
-# --- README's exit codes are the program's ---------------------------------------------------------
+# --- the documented exit codes are the program's ---------------------------------------------------
 # The pull table's row that names "not a repository id" gives the code `pull a/b/c` exits with.
-stated=$(grep -E '^\| [0-9]+ \|.*not a repository id' "$readme" | head -1 | cut -d'|' -f2 | tr -d ' ')
+stated=$(grep -E '^\| [0-9]+ \|.*not a repository id' "$store_doc" | head -1 | cut -d'|' -f2 | tr -d ' ')
 "$bin" pull a/b/c >/dev/null 2>"$work/err"; rc=$?
-[ -n "$stated" ] && [ "$rc" = "$stated" ] && ok || bad "pull a/b/c exits $rc, README's table says '${stated:-nothing}'"
+[ -n "$stated" ] && [ "$rc" = "$stated" ] && ok || bad "pull a/b/c exits $rc, docs/model-store.md's table says '${stated:-nothing}'"
 grep -q "not a repository id" "$work/err" && ok || bad "pull a/b/c: $(cat "$work/err")"
-# The general rule the README states: 2 usage, 1 bad input/file.
-grep -q "exit code (2 usage, 1 bad input/file" "$readme" && ok || bad "README lost its exit-code rule"
+# The general rule docs/cli.md states: 2 usage, 1 bad input/file.
+grep -q "exit code (2 usage, 1 bad input/file" "$cli_doc" && ok || bad "docs/cli.md lost its exit-code rule"
 expect_code "an unknown flag is a usage error" 2 "unknown|not a flag|--no-such" "$bin" info --no-such-flag
 
 # --- --help lists the desktop app's own flags ------------------------------------------------------
