@@ -66,6 +66,8 @@ serve::ServeConfig config_from_flags(const Args& a) {
     c.threads = a.get_threads();
     if (a.has("devices")) c.devices = split_devices(a.get("devices"));
     if (a.has("devices") && a.has("replicas")) throw UsageError("give --devices or --replicas, not both");
+    if (a.has("task") && a.has("task-prefix")) throw UsageError("give --task NAME or --task-prefix TEXT, not both");
+    c.task_prefix_given = a.has("task-prefix");  // --task-prefix "" turns the model's default prefix off
     if (a.has("basic-auth-file")) {
         c.basic_auth = read_api_key(a.get("basic-auth-file"));
         if (c.basic_auth.find(':') == std::string::npos) throw UsageError("--basic-auth-file must hold USER:PASSWORD");

@@ -32,7 +32,7 @@ std::vector<GenerationResult> generate(Service& svc, const std::vector<std::stri
     if (!replica) throw Error(ErrorCode::Cancelled, "the model is still loading");
     ServeRequest request;
     request.texts = texts;
-    request.options.task_prefix = svc.config().task_prefix;
+    request.options.task_prefix = svc.task_prefix();  // the one serve resolved, which the learner trains with
     request.named = {"task_prefix"};
     request.timeout_s = 300;
     auto done = std::make_shared<std::promise<RequestOutcome>>();

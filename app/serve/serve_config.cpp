@@ -39,7 +39,11 @@ std::vector<ServeField> serve_rows() {
         row("learn_max_steps", &C::learn_max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)", at_least(1)),
         row("learn_max_time_s", &C::learn_max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
             at_least(0, ">= 0 seconds")),
-        row("task_prefix", &C::task_prefix, "task-prefix", "TEXT", "prefix the base model expects (e.g. \"paraphrase: \") for Label Studio predictions and learning"),
+        row("task", &C::task, "task", "NAME",
+            "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --task-prefix"),
+        row("task_prefix", &C::task_prefix, "task-prefix", "TEXT",
+            "task prefix of every input (e.g. \"paraphrase: \"): /augment's default, Label Studio predictions and the learning "
+            "loop's pairs (default: the model's default task's, as generate; \"\" none; /health shows it and its source)"),
         row("basic_auth", &C::basic_auth, "basic-auth-file", "F", "file holding USER:PASSWORD that clients such as Label Studio send as HTTP Basic (on every route but the probes, like the Bearer key)")
             .via(kCustom).kept_secret(),
         row("allow_origins", &C::allow_origins, "allow-origin", "ORIGIN",

@@ -33,7 +33,12 @@ struct ServeConfig {
     int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
     int64_t learn_max_steps = LearningOptions{}.max_steps;
     double learn_max_time_s = 300;
-    std::string task_prefix;     // prefix the base expects ("paraphrase: "): Label Studio predictions and learning
+    // The task prefix of every input, resolved as `generate` resolves --task/--prefix (Service):
+    // --task NAME (a task of the model's config.json) or --task-prefix TEXT ("" included: no
+    // prefix) over the model's default task. task_prefix_given tells "" given from "" unset.
+    std::string task;
+    std::string task_prefix;
+    bool task_prefix_given = false;  // set by the flags' reader; not a setting of its own
     std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
     // Who may reach the server (serve/request_guard.h): browser origins and Host names besides the
     // loopback ones, and how long a client may take to send one request.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "cli/json_output.h"
@@ -41,15 +42,30 @@ void declare_metrics(Metrics& m) {
     m.declare_gauge("process_resident_memory_bytes", "Resident memory of the process.");
 }
 
+// The settings every request starts from, by `generate`'s rule (t5s/generation_config.h):
+// generation_config.json and config.json's default task, --task NAME over the default task, and
+// --task-prefix TEXT over both ("" included). The prefix's source is worded as `info` words it.
+GenerationOptions start_defaults(const ServeConfig& c, std::string* task_prefix_source) {
+    GenerationConfig model = load_model_generation_defaults(c.model_dir);
+    for (const std::string& w : model.warnings) std::cerr << "t5studio serve: warning: " << w << "\n";  // none in silence
+    if (!c.task.empty()) model = with_task(std::move(model), c.task);
+    GenerationOptions o;
+    std::set<std::string> given;
+    if (c.task_prefix_given || !c.task_prefix.empty()) {
+        given.insert("task_prefix");
+        o.task_prefix = c.task_prefix;
+    }
+    apply_generation_config(model, given, &o);
+    *task_prefix_source = given.count("task_prefix") ? "--task-prefix" : model.task_prefix ? model.task_prefix_source : "built-in default";
+    return o;
+}
+
 }  // namespace
 
 Service::Service(ServeConfig config) : config_(std::move(config)) {
     declare_metrics(metrics_);
-    // The defaults every request starts from: generation_config.json's, as `generate` without flags.
-    GenerationOptions defaults;
-    const GenerationConfig model_defaults = load_model_generation_defaults(config_.model_dir);
-    for (const std::string& w : model_defaults.warnings) std::cerr << "t5studio serve: warning: " << w << "\n";  // none in silence
-    apply_generation_config(model_defaults, {}, &defaults);
+    const GenerationOptions defaults = start_defaults(config_, &task_prefix_source_);
+    task_prefix_ = defaults.task_prefix;
     defaults_ = std::make_shared<SettingsHandle>(defaults);
 }
 
@@ -135,7 +151,7 @@ void Service::start_learner() {
     o.model_dir = config_.model_dir;
     o.history_path = config_.history;
     o.adapter_dir = config_.learn_dir;
-    o.source_prefix = config_.task_prefix;
+    o.source_prefix = task_prefix_;  // the pairs are trained (and held out) as the base reads its inputs
     o.max_steps = config_.learn_max_steps;
     o.max_time_s = config_.learn_max_time_s;
     o.threads = config_.threads;
@@ -246,6 +262,7 @@ nlohmann::json Service::health() const {
     j["model_class"] = "T5Studio";  // Label Studio's ML backend shape (GET / answers {"status": "UP", ...})
     j["model_version"] = model_version();
     if (learner_) j["learning"] = learner_->status();
+    j["task_prefix"] = {{"value", task_prefix_}, {"source", task_prefix_source_}};  // the resolved one, as `info`'s settings
     j["config"] = serve_config_to_json(config_);  // what serve was started with (its flags' table; keys left out)
     return j;
 }

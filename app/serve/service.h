@@ -40,6 +40,9 @@ public:
     bool ready() const { return ready_.load(); }
     bool draining() const { return draining_.load(); }
     const ServeConfig& config() const { return config_; }
+    // The task prefix serve resolved at start (--task-prefix, --task, else the model's default
+    // task's, else ""): the defaults' first one, Label Studio's predictions' and the learner's.
+    const std::string& task_prefix() const { return task_prefix_; }
 
     // The replica with the shortest queue (waiting + running requests); null before load().
     Replica* pick();
@@ -72,6 +75,7 @@ private:
     void load_replicas();
     void start_learner();
     ServeConfig config_;
+    std::string task_prefix_, task_prefix_source_;
     std::shared_ptr<SettingsHandle> defaults_;
     Metrics metrics_;
     std::unique_ptr<HistoryWriter> history_;
