@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "serve/batch_decoder.h"
+#include "decode/batch_decoder.h"
 #include "serve_test_support.h"
 
 using namespace t5s;

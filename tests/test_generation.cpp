@@ -10,7 +10,7 @@
 
 #include "t5s/error.h"
 #include "test_support.h"
-#include "text_normalize.h"
+#include "text/text_normalize.h"
 #include "torch/linear.h"
 
 using namespace t5s;

@@ -7,7 +7,7 @@
 
 #include "t5s/error.h"
 #include "t5s/generation_options.h"
-#include "text_normalize.h"
+#include "text/text_normalize.h"
 
 using namespace t5s;
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "spiece_validate.h"
+#include "text/spiece_validate.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
 

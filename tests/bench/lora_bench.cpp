@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/lora.h"
 #include "t5s/process_memory.h"
 #include "torch/weight_loader.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/batch_decoder.h"
+#include "decode/batch_decoder.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/model.h"
 #include "t5s/tokenizer.h"

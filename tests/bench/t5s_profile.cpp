@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "t5s/model_config.h"
-#include "serve/batch_decoder.h"
+#include "decode/batch_decoder.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "engine_thread/dataset_reader.h"
 #include "t5s/error.h"
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "history/export_format.h"
 #include "t5s/error.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace t5s::history;

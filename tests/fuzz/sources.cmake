@@ -2,30 +2,30 @@
 # (tests/fuzz/CMakeLists.txt) and the replay build (tests/fuzz.cmake). Needs T5S_ROOT.
 file(GLOB T5S_FUZZ_HISTORY_SOURCES "${T5S_ROOT}/engine/src/history/*.cpp")
 set(T5S_FUZZ_ENGINE_SOURCES
-  ${T5S_ROOT}/engine/src/error.cpp
-  ${T5S_ROOT}/engine/src/enum_names.cpp
-  ${T5S_ROOT}/engine/src/json_text.cpp
-  ${T5S_ROOT}/engine/src/model_config.cpp
-  ${T5S_ROOT}/engine/src/tokenizer.cpp
-  ${T5S_ROOT}/engine/src/tokenizer_from_json.cpp
-  ${T5S_ROOT}/engine/src/tokenizer_json.cpp
-  ${T5S_ROOT}/engine/src/tokenizer_json_spiece.cpp
-  ${T5S_ROOT}/engine/src/json_unigram.cpp
-  ${T5S_ROOT}/engine/src/precompiled_normalizer.cpp
-  ${T5S_ROOT}/engine/src/spiece_validate.cpp
-  ${T5S_ROOT}/engine/src/utf8.cpp
-  ${T5S_ROOT}/engine/src/source_text.cpp
-  ${T5S_ROOT}/engine/src/delimited_text.cpp
-  ${T5S_ROOT}/engine/src/safetensors.cpp
-  ${T5S_ROOT}/engine/src/generation_options.cpp
-  ${T5S_ROOT}/engine/src/generation_fields.cpp
-  ${T5S_ROOT}/engine/src/settings_fields.cpp
-  ${T5S_ROOT}/engine/src/drop_reason.cpp
-  ${T5S_ROOT}/engine/src/generation_limits.cpp
-  ${T5S_ROOT}/engine/src/generation_config.cpp
-  ${T5S_ROOT}/engine/src/text_normalize.cpp
-  ${T5S_ROOT}/engine/src/atomic_file.cpp
-  ${T5S_ROOT}/engine/src/file_io.cpp
+  ${T5S_ROOT}/engine/src/base/error.cpp
+  ${T5S_ROOT}/engine/src/base/enum_names.cpp
+  ${T5S_ROOT}/engine/src/base/json_text.cpp
+  ${T5S_ROOT}/engine/src/checkpoint/model_config.cpp
+  ${T5S_ROOT}/engine/src/text/tokenizer.cpp
+  ${T5S_ROOT}/engine/src/text/tokenizer_from_json.cpp
+  ${T5S_ROOT}/engine/src/text/tokenizer_json.cpp
+  ${T5S_ROOT}/engine/src/text/tokenizer_json_spiece.cpp
+  ${T5S_ROOT}/engine/src/text/json_unigram.cpp
+  ${T5S_ROOT}/engine/src/text/precompiled_normalizer.cpp
+  ${T5S_ROOT}/engine/src/text/spiece_validate.cpp
+  ${T5S_ROOT}/engine/src/text/utf8.cpp
+  ${T5S_ROOT}/engine/src/input/source_text.cpp
+  ${T5S_ROOT}/engine/src/input/delimited_text.cpp
+  ${T5S_ROOT}/engine/src/checkpoint/safetensors.cpp
+  ${T5S_ROOT}/engine/src/options/generation_options.cpp
+  ${T5S_ROOT}/engine/src/options/generation_fields.cpp
+  ${T5S_ROOT}/engine/src/options/settings_fields.cpp
+  ${T5S_ROOT}/engine/src/quality/drop_reason.cpp
+  ${T5S_ROOT}/engine/src/options/generation_limits.cpp
+  ${T5S_ROOT}/engine/src/options/generation_config.cpp
+  ${T5S_ROOT}/engine/src/text/text_normalize.cpp
+  ${T5S_ROOT}/engine/src/base/atomic_file.cpp
+  ${T5S_ROOT}/engine/src/base/file_io.cpp
   ${T5S_ROOT}/engine/src/engine_thread/dataset_reader.cpp
   ${T5S_ROOT}/engine/src/quality/minhash.cpp
   ${T5S_ROOT}/engine/src/quality/chrf.cpp
@@ -42,10 +42,10 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/input/delimited_source.cpp
   ${T5S_ROOT}/engine/src/input/labelstudio_source.cpp
   ${T5S_ROOT}/engine/src/input/output_writer.cpp
-  ${T5S_ROOT}/engine/src/embed/embed_common.cpp
-  ${T5S_ROOT}/engine/src/embed/unicode_text.cpp
-  ${T5S_ROOT}/engine/src/embed/unicode_tables_case.cpp
-  ${T5S_ROOT}/engine/src/embed/unicode_tables_norm.cpp
+  ${T5S_ROOT}/engine/src/text/embed_common.cpp
+  ${T5S_ROOT}/engine/src/text/unicode_text.cpp
+  ${T5S_ROOT}/engine/src/text/unicode_tables_case.cpp
+  ${T5S_ROOT}/engine/src/text/unicode_tables_norm.cpp
   ${T5S_FUZZ_HISTORY_SOURCES}
   # serve's request parsers (torch- and httplib-free; include folder ${T5S_ROOT}/app)
   ${T5S_ROOT}/app/serve/label_config.cpp

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "test_util.h"

@@ -6,7 +6,7 @@
 //    punctuation splitting, never_split) + greedy longest-match WordPiece; [CLS] ... [SEP].
 //  - XLM-R SentencePiece (sentencepiece.bpe.model): XLMRobertaTokenizer's fairseq id mapping
 //    (<s>=0, <pad>=1, </s>=2, <unk>=3, SentencePiece id + 1, <mask> last); <s> ... </s>.
-//  - Either from tokenizer.json alone (engine/src/tokenizer_json.h), with the fast tokenizers' ids.
+//  - Either from tokenizer.json alone (engine/src/text/tokenizer_json.h), with the fast tokenizers' ids.
 // Special tokens written in the text ([CLS], <mask>, ...) are recognised as HF does.
 #include <filesystem>
 #include <memory>

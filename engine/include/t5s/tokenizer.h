@@ -14,7 +14,7 @@ namespace t5s {
 class Tokenizer {
 public:
     // `spiece_model` is the path of a spiece.model file. Throws t5s::Error on a missing/corrupt file.
-    // The model is validated before SentencePiece sees it (engine/src/spiece_validate.h).
+    // The model is validated before SentencePiece sees it (engine/src/text/spiece_validate.h).
     static Tokenizer load(const std::filesystem::path& spiece_model, int extra_ids = 100);
     // The same from the bytes of a spiece.model; `name` is what errors and path() report.
     static Tokenizer from_serialized(std::string_view model, const std::string& name, int extra_ids = 100);
@@ -53,7 +53,7 @@ private:
     std::string run_to_string(const std::vector<int>& ids) const;
 
 public:
-    struct Impl;  // engine/src/tokenizer_impl.h
+    struct Impl;  // engine/src/text/tokenizer_impl.h
 
 private:
     std::unique_ptr<Impl> impl_;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"
 

@@ -15,7 +15,7 @@
 
 #include "t5s/atomic_file.h"
 #include "t5s/training_record.h"
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/learning.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5s/atomic_file.h"
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
 

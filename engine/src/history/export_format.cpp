@@ -3,7 +3,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "t5s/input_reader.h"
 
 namespace t5s::history {

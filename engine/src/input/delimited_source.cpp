@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "input/input_source.h"
 #include "t5s/error.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "input/input_source.h"
 
 namespace t5s {

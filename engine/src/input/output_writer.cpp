@@ -1,5 +1,5 @@
 // OutputWriter: rows written back in the format they came in (t5s/input_reader.h).
-#include "delimited_text.h"
+#include "input/delimited_text.h"
 #include "input/input_source.h"
 #include "t5s/span_json.h"
 

@@ -1,5 +1,5 @@
 // The model-side scores of quality-aware generation (t5s/candidate_scores.h): back_score's batched
-// teacher-forced passes. generate_scored itself runs through the scheduler (serve/scheduled_generation.cpp).
+// teacher-forced passes. generate_scored itself runs through the scheduler (scheduler/scheduled_generation.cpp).
 #include <algorithm>
 
 #include "t5s/candidate_scores.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "t5s/tokenizer.h"
-#include "unicode_space.h"
+#include "text/unicode_space.h"
 
 namespace t5s::quality_detail {
 

@@ -10,8 +10,8 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"
-#include "text_normalize.h"
-#include "utf8.h"
+#include "text/text_normalize.h"
+#include "text/utf8.h"
 
 namespace t5s {
 namespace {

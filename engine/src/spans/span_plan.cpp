@@ -6,7 +6,7 @@
 #include "t5s/span_preview.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
-#include "unicode_space.h"
+#include "text/unicode_space.h"
 
 namespace t5s::spans {
 namespace {

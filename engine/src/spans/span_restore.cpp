@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "spans/sentinel_guard.h"
-#include "unicode_space.h"
+#include "text/unicode_space.h"
 
 namespace t5s::spans {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // Beam search as a state machine of one decoding step at a time (a port of transformers'
-// vectorised beam search: same sequences and scores). The batch decoder (serve/batch_decoder.h)
+// vectorised beam search: same sequences and scores). The batch decoder (decode/batch_decoder.h)
 // drives one per input over rows of a shared batch.
 #include <ATen/ATen.h>
 

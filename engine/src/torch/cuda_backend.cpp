@@ -13,7 +13,7 @@
 
 #include "t5s/install_paths.h"
 
-#include "env.h"
+#include "base/env.h"
 
 namespace t5s {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "embed/embedder_config.h"
-#include "embed/unicode_text.h"
+#include "text/unicode_text.h"
 #include "t5s/embed_tokenizer.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "t5s/atomic_file.h"
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
 

@@ -17,7 +17,7 @@
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
 #include "torch/back_score.h"
-#include "serve/batch_decoder.h"
+#include "decode/batch_decoder.h"
 #include "torch/lora.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"

@@ -6,7 +6,7 @@
 // It is batch-invariant: every output element is one fused multiply-add chain over k = 0..K-1, in
 // that order, whatever the row count, the row's position in the batch or the thread count. A
 // request decoded in a batch of 16 therefore computes bit for bit what it computes alone, which
-// is what continuous batching promises (serve/batch_decoder.h). The portable fallback (CPUs
+// is what continuous batching promises (decode/batch_decoder.h). The portable fallback (CPUs
 // without AVX2/FMA) runs the same chains with std::fma: the same bits, slowly.
 //
 // Chosen over MKL's packed sgemm (packed_gemm.h) where the kernel policy says so

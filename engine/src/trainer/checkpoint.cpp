@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "t5s/atomic_file.h"
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
 

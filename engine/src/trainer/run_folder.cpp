@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "file_io.h"
+#include "base/file_io.h"
 #include "trainer/checkpoint.h"
 
 namespace t5s {

@@ -8,7 +8,7 @@
 
 #include "t5s/atomic_file.h"
 #include "t5s/run_folder.h"
-#include "serve/batch_decoder.h"
+#include "decode/batch_decoder.h"
 #include "trainer/runner.h"
 
 namespace t5s {

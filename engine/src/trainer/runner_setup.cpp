@@ -7,7 +7,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "file_io.h"
+#include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/run_folder.h"
 #include "torch/lora.h"
