@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "torch/logits_processors.h"
+#include "decode/logits_processors.h"
 #include "torch/t5_network.h"
 
 using namespace t5s;

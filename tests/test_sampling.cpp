@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "torch/logits_processors.h"
+#include "decode/logits_processors.h"
 
 using namespace t5s;
 

@@ -18,7 +18,7 @@
 #include "serve_test_support.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/scheduler.h"
-#include "torch/logits_processors.h"
+#include "decode/logits_processors.h"
 #include "span_test_support.h"
 
 namespace t5s {

@@ -1,6 +1,6 @@
 #pragma once
 // The rule the decoder follows for protected spans, torch-free (the logits processor
-// apply_sentinel_guard in torch/logits_processors.h applies it to scores): each sentinel of the
+// apply_sentinel_guard in decode/logits_processors.h applies it to scores): each sentinel of the
 // input is emitted exactly once; </s> waits until all are; none the input lacks; and when only as
 // many steps are left as sentinels remain, the next one (in input order) is forced.
 #include <cstdint>

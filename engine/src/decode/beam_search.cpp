@@ -1,8 +1,8 @@
-#include "torch/beam_search.h"
+#include "decode/beam_search.h"
 
 #include <cmath>
 
-#include "torch/logits_processors.h"
+#include "decode/logits_processors.h"
 #include "torch/vocab_kernels.h"
 
 namespace t5s {

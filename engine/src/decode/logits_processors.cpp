@@ -1,4 +1,4 @@
-#include "torch/logits_processors.h"
+#include "decode/logits_processors.h"
 
 #include <ATen/Parallel.h>
 
