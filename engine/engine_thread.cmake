@@ -7,15 +7,12 @@ add_library(t5s_engine_thread STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/io_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/hub_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/dataset_reader.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/training_record.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_round.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learning_versions.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/learn_jobs.cpp
 )
 target_include_directories(t5s_engine_thread PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
                                              PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 # Training jobs (StartTraining) run t5s_trainer on the model lane; PullModel runs t5s_hub (libcurl) on the download lane.
-target_link_libraries(t5s_engine_thread PUBLIC t5s_engine t5s_history t5s_trainer t5s_hub Threads::Threads)
+target_link_libraries(t5s_engine_thread PUBLIC t5s_learning t5s_engine t5s_history t5s_trainer t5s_hub Threads::Threads)
 # Test hooks (EngineTestAccess::crash_lane, the UI test driver's fill_history) exist only in builds with the
 # test suite; packages are built without them (T5S_BUILD_TESTS=OFF, or -DT5S_TEST_HOOKS=OFF).
 option(T5S_TEST_HOOKS "Build the test-only hooks into the engine thread and the UI test driver" ${T5S_BUILD_TESTS})

@@ -1,7 +1,7 @@
 # The learning loop (issue 25): engine rounds on the tiny model (adoption, rejection, crash, cancel,
 # restore, versions in the history), the `learn` CLI contract, and Label Studio end to end.
 add_executable(test_learning test_learning.cpp)
-target_link_libraries(test_learning PRIVATE t5s_engine t5s_engine_thread t5s_history t5s_catch_main)
+target_link_libraries(test_learning PRIVATE t5s_engine t5s_learning t5s_history t5s_catch_main)
 target_include_directories(test_learning PRIVATE ${CMAKE_SOURCE_DIR}/engine/src)
 add_test(NAME learning COMMAND test_learning)
 set_tests_properties(learning PROPERTIES TIMEOUT 600 LABELS learning)
