@@ -1,4 +1,4 @@
-# Fuzzing (issue #16). Included by tests/CMakeLists.txt.
+# Fuzzing. Included by tests/CMakeLists.txt.
 #  - fuzz_regressions_<name> (always; <name> = the target without "fuzz_"): every input under tests/fuzz/regressions/<target>/ (crashes
 #    the fuzzers found, kept once fixed) and the seed corpus replayed through the target, built with
 #    g++ (+ ASan/UBSan when T5S_SANITIZE): fast.

@@ -11,7 +11,7 @@ target_include_directories(test_history PRIVATE "${T5S_HISTORY_APP_DIR}" "${CMAK
 target_link_libraries(test_history PRIVATE t5s_history Catch2::Catch2 SQLite::SQLite3 CLI11::CLI11)
 add_test(NAME test_history COMMAND test_history "~[full_disk]~[crash]")
 set_tests_properties(test_history PROPERTIES TIMEOUT 300 LABELS history)
-# Issue 16: crash loops (T5S_CRASH_ITERATIONS, 40 here; tests/soak/crash_loops.sh runs the long ones)
+# Crash loops (T5S_CRASH_ITERATIONS, 40 here; tests/soak/crash_loops.sh runs the long ones)
 # and a full disk on a tiny tmpfs (skipped, with the reason, where mounting needs root).
 add_test(NAME history_crash_loops COMMAND test_history "[crash]")
 set_tests_properties(history_crash_loops PROPERTIES TIMEOUT 300 LABELS history ENVIRONMENT "T5S_CRASH_ITERATIONS=40")

@@ -1,4 +1,4 @@
-# The learning loop (issue 25): engine rounds on the tiny model (adoption, rejection, crash, cancel,
+# The learning loop: engine rounds on the tiny model (adoption, rejection, crash, cancel,
 # restore, versions in the history), the `learn` CLI contract, and Label Studio end to end.
 add_executable(test_learning test_learning.cpp)
 target_link_libraries(test_learning PRIVATE t5s_engine t5s_learning t5s_history t5s_catch_main)

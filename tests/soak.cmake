@@ -1,4 +1,4 @@
-# Soak (issue 16): t5s_soak drives EngineThread on a tiny real model and checks RSS / fds / threads.
+# Soak: t5s_soak drives EngineThread on a tiny real model and checks RSS / fds / threads.
 # ctest runs a short version; tests/soak/run_soak.sh runs the full 10,000 generations.
 if(TARGET t5s_engine_thread)
   add_executable(t5s_soak ${CMAKE_CURRENT_SOURCE_DIR}/soak/soak.cpp)

@@ -1,5 +1,5 @@
-// Limits checked before generation allocates (issue #16 "huge inputs"), and generation_config.json
-// (issue #16 "unclear errors": it was not read at all).
+// Limits checked before generation allocates ("huge inputs"), and generation_config.json
+// ("unclear errors": it was not read at all).
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -79,7 +79,7 @@ TEST_CASE("config: every id of an eos_token_id list must be inside the vocabular
     CHECK_THROWS_WITH(parse_generation_config(R"({"eos_token_id": [1, -3]})", "g.json"), Catch::Contains("eos_token_id"));
 }
 
-// Issue #16 "unclear errors": every wrong JSON type of every key the parser reads is one line
+// Unclear errors: every wrong JSON type of every key the parser reads is one line
 // naming the file and the key (never a json.exception from the library, which ended as exit 3).
 TEST_CASE("config: wrong JSON types name the file and the key", "[config][errors]") {
     const std::string huge_number(400, '9');

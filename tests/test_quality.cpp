@@ -1,4 +1,4 @@
-// Quality scores (issue #11 foundation): chrF against sacrebleu goldens
+// Quality scores (foundation): chrF against sacrebleu goldens
 // (tests/make_quality_goldens.py), change / diversity definitions, and MinHash against exact
 // Jaccard similarity on small sets.
 #include <algorithm>

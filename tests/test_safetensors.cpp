@@ -159,7 +159,7 @@ TEST_CASE("safetensors: the same verdict as the reference implementation on ever
 }
 
 TEST_CASE("safetensors: a header length off by one never shifts the tensors", "[safetensors][errors]") {
-    // The reproducer of issue #16: every tensor read one byte off gave NaN output and exit 0.
+    // The reproducer: every tensor read one byte off gave NaN output and exit 0.
     const float one = 1.0f;
     const auto p = tmp("shift.safetensors");
     write_safetensors(p, {{"x", DType::F32, {1}, &one, sizeof one}}, {});

@@ -1,4 +1,4 @@
-// Protected spans through decoding (issue 27): the sentinel guard on synthetic scores, then the
+// Protected spans through decoding: the sentinel guard on synthetic scores, then the
 // tiny random model (which does not emit sentinels on its own, so they are forced) keeping every
 // span exactly once with greedy, beam and sampling, batched and through the serving scheduler —
 // each equal to the run of that input alone.

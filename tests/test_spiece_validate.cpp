@@ -1,4 +1,4 @@
-// spiece.model files mutated from the genuine T5 model (issue #16 "crashes"): an overlong piece, a
+// spiece.model files mutated from the genuine T5 model ("crashes"): an overlong piece, a
 // corrupt normalizer character map, bad pieces, truncation and random byte damage each give one
 // line naming the file, or load and work; never a crash (test_core_asan runs this under ASan).
 #include <catch2/catch.hpp>
@@ -136,7 +136,7 @@ TEST_CASE("spiece: the genuine model passes validation unchanged", "[tokenizer][
 
 TEST_CASE("spiece: overlong and malformed pieces are refused before SentencePiece sees them", "[tokenizer][spiece][errors]") {
     const std::string model = real_model();
-    // The reproducer of issue #16 (~110k characters: SIGSEGV in the library's trie builder).
+    // The reproducer (~110k characters: SIGSEGV in the library's trie builder).
     CHECK(error_of(with_piece(model, 100, std::string(110000, 'a'))) ==
           kName + ": not a valid SentencePiece model (piece 100 is 110000 bytes long, more than the 4096 accepted)");
     CHECK(error_of(with_piece(model, 100, std::string(kMaxSpiecePieceBytes, 'a'))).empty());  // the limit itself loads

@@ -36,7 +36,7 @@ add_test(NAME trainer_lora_peft
     '${CMAKE_SOURCE_DIR}/.venv/bin/python' '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_lora_peft.py' '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/lora_exports/lora-run.json'")
 set_tests_properties(trainer_lora_peft PROPERTIES FIXTURES_REQUIRED trainer_exports SKIP_RETURN_CODE 77 TIMEOUT 300)
 
-# Scale-out (issue 14): sharded generate + merge, and data-parallel training over c10d/Gloo on
+# Scale-out: sharded generate + merge, and data-parallel training over c10d/Gloo on
 # 127.0.0.1 with ephemeral ports. Shell drivers around the CLI; each a few seconds.
 set(T5S_SCALE_MODEL ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu)
 add_test(NAME scale_shard_merge COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scale/test_shard.sh $<TARGET_FILE:t5studio>

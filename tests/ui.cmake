@@ -57,7 +57,7 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e)
   set_tests_properties(ui_e2e PROPERTIES TIMEOUT 600 LABELS "gui;slow")
-  # Issue 16: damaged / foreign history, truncated model, broken JSONL: a message on screen, the app stays up.
+  # Damaged / foreign history, truncated model, broken JSONL: a message on screen, the app stays up.
   add_test(NAME ui_e2e_files
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_files.sh $<TARGET_FILE:${T5S_E2E_APP}>
                    ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_files)
@@ -69,13 +69,13 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_scores)
   set_tests_properties(ui_e2e_scores PROPERTIES TIMEOUT 600 LABELS "gui")
-  # The learning loop (issue 25): decisions in the workspace, the switch, three rounds, the Learning window.
+  # The learning loop: decisions in the workspace, the switch, three rounds, the Learning window.
   add_test(NAME ui_e2e_learning
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_learning.sh $<TARGET_FILE:${T5S_E2E_APP}>
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_learning)
   set_tests_properties(ui_e2e_learning PROPERTIES TIMEOUT 900 LABELS "gui;learning")
-  # Protected spans (issue 27): a mark by Ctrl+P, detectors, candidates keeping every span, a forced
+  # Protected spans: a mark by Ctrl+P, detectors, candidates keeping every span, a forced
   # mark, a labelled JSONL batch with per-row counts, the export's spans; screenshots.
   add_test(NAME ui_e2e_spans
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_spans.sh $<TARGET_FILE:${T5S_E2E_APP}>

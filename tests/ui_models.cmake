@@ -1,5 +1,5 @@
 # Included after hub.cmake (it needs T5S_SIZE_GATE_PYTHON, the test venv's Python, and T5S_E2E_APP from ui.cmake).
-# Models window (issue 24): a download from the local Hub server (tests/hub/hub_server.py) through the window
+# Models window: a download from the local Hub server (tests/hub/hub_server.py) through the window
 # (progress, cancel, resume), the model in the Local tab, opened; screenshots in ui_e2e_models/screenshots.
 # Skipped, with the reason, where xvfb-run is missing.
 if(T5S_E2E_APP AND TARGET t5s_ui)

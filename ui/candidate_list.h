@@ -28,7 +28,7 @@ struct CandidateVm {
     std::optional<double> similarity, back_score, change, fluency;
     CandidateState state = CandidateState::None;
     std::vector<DiffSegment> diff;  // source -> final text
-    // Protected spans (issue 27): at their offsets in `text`, and carried into `edited` (span_view.h's
+    // Protected spans: at their offsets in `text`, and carried into `edited` (span_view.h's
     // carry_spans: a span the edit removed is not shown); spans the decoder had to force.
     std::vector<Span> spans, edited_spans;
     int forced_spans = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Protected spans in the app (issue 27), without ImGui: the detectors as switches, a colour per
+// Protected spans in the app, without ImGui: the detectors as switches, a colour per
 // label, a diff split at span edges (what the panels draw with a background per span and the label
 // as a small tag), explicit spans carried across edits of their text, a selection made a span, the
 // forced mark's words and a batch row's span counts. Offsets are code points (t5s/spans.h).

@@ -1,4 +1,4 @@
-// Test-script ops of the learning loop (issue 25): the workspace switch, decisions on candidates
+// Test-script ops of the learning loop: the workspace switch, decisions on candidates
 // (accept the Nth, edit the Nth), "learn now" and waiting for its round, the versions listing, and
 // "use this one" — each through the controller the buttons call, waiting on the engine's events.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Test-script ops of protected spans (issue 27): the protect settings through the calls the
+// Test-script ops of protected spans: the protect settings through the calls the
 // checkboxes and fields make, and checks of what the workspace and the batch panel hold — the
 // source's marks and spans, every candidate keeping every span at the offsets it shows, a forced
 // mark, the batch's per-row counts. Selecting and Ctrl+P go through real keys in the script.

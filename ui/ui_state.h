@@ -76,7 +76,7 @@ struct WorkspaceVm {
     std::string error;
     std::optional<Timings> timings;
     GenerationOptions used;                  // settings of the shown candidates
-    // Protected spans (issue 27). The detectors and the regex are options.protect / protect_regex.
+    // Protected spans. The detectors and the regex are options.protect / protect_regex.
     // marked_spans: explicit spans in `source` (code points), marked with Ctrl+P on a selection or
     // brought by a labelled review row; they refer to `marked_source` and follow edits of the source
     // (WorkspaceController::sync_spans). preview: what the next generation protects in the source.

@@ -1,7 +1,7 @@
 // t5studio pull ORG/NAME[@REV]: a model from the Hugging Face Hub (or $HF_ENDPOINT) into the
 // Hugging Face cache, resumable. A thin front end over t5s::hub::pull_model (t5s/hub_pull.h):
 // progress on stderr (and as JSON lines on stdout with --json), Ctrl-C stops it resumably, and each
-// failure has its own exit code (kPullExitCodes, listed in the README).
+// failure has its own exit code (kPullExitCodes, listed in docs/model-store.md).
 #include <unistd.h>
 
 #include <atomic>

@@ -1,4 +1,4 @@
-"""The distance to the physics for batch-1 decoding (issue #28): the CPU class, the measured read
+"""The distance to the physics for batch-1 decoding: the CPU class, the measured read
 bandwidth, and the tokens/s a batch-1 greedy step could reach if it did nothing but stream the weights
 it must read once per token.
 
@@ -10,7 +10,7 @@ import os
 import time
 
 
-# T5S_CPU_CLASS values (README "CPU kernels") and the names cpu_class() reports for them.
+# T5S_CPU_CLASS values (docs/performance.md "CPU kernels") and the names cpu_class() reports for them.
 FORCED_CLASS_NAMES = {"x86-64": "portable", "avx2": "AVX2", "avx512": "AVX-512", "avx512-vnni": "AVX-512 VNNI/BF16", "amx": "AMX"}
 
 

@@ -1,4 +1,4 @@
-"""Learning curve of the learning loop (issue 25) on real data, run once for the README.
+"""Learning curve of the learning loop on real data, run once for docs/learning-loop.md.
 
 Base: assets/demo-model (trained on JGLUE JSTS *train* pairs with label >= 4). Pairs it never saw:
 JSTS *valid* pairs with label >= 4 (sentence1 -> sentence2; 146): the first HELDOUT (46) are the

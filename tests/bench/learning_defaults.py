@@ -1,4 +1,4 @@
-"""How the learning loop's round defaults (t5s/learning.h) were chosen, without the README's test set.
+"""How the learning loop's round defaults (t5s/learning.h) were chosen, without the documented test set.
 
 A Python replica of a round (transformers + PEFT LoRA, the same hash held-out slice, replay sample,
 step count min(max_steps, epochs * batches), constant lr, AdamW, clip 1, adoption only on a lower

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Protected spans on real sentences (issue 27), with the bundled demo model, in one run.
+"""Protected spans on real sentences, with the bundled demo model, in one run.
 
 Picks sentences that contain numbers (digits: counts, ages, years, times, prices) from JGLUE JSTS
 (paraphrase: Japanese), Tatoeba English (translate English to Chinese) and Tatoeba Chinese

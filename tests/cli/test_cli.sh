@@ -197,7 +197,7 @@ expect_fail "unknown subcommand" "unknown subcommand" "$bin" frobnicate
 expect_fail "adapter without adapter_config.json" "$work: no adapter_config.json in the adapter folder" "$bin" score --model "$model" --adapter "$work" --source a --target b
 expect_fail "adapter for another base" "lora_A.weight has shape \[4, 24\] but the base model needs \[4, 32\]" "$bin" generate --model "$model" --adapter "$data/lora/flan-qv-wo" --text hi
 
-# --- issue #16: hardening (each class of the black-box sweep; exact exit codes) ------------------
+# --- hardening (each class of the black-box sweep; exact exit codes) ------------------
 expect_code "threads 100000" 2 "--threads 100000 is out of range \(an integer from 0 to 1024\)" \
   "$bin" generate --model "$model" --text hi --threads 100000
 expect_code "lora base precision int4" 2 "--lora-base-precision must be fp32, bf16, fp16 or int8, not 'int4'" \

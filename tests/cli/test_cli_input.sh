@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one input reader in the CLI contract (issues 26 and 27): the same file is accepted or refused
+# The one input reader in the CLI contract (and 27): the same file is accepted or refused
 # the same way by generate --input, train --data and sts --data (one-line "file:line: reason",
 # exit 1; --skip-bad-rows / --on-bad-row skip go on), labelled rows in every format (JSONL, CSV, TSV,
 # Label Studio) come out of `generate --output` in their own format with each candidate's spans at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The protected-spans part of the t5studio CLI contract (issue 27): `generate --protect` and
+# The protected-spans part of the t5studio CLI contract: `generate --protect` and
 # `--protect-regex`, --input JSONL rows with "spans" / "entities" (code points) and "label", every
 # candidate's "spans" (code points into its own text, checked with Python's str slicing) and
 # "forced_spans", spans kept in the history, one-line errors.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `t5studio learn` contract (issue 25): a history's decisions (generate --history, history --accept/
+# `t5studio learn` contract: a history's decisions (generate --history, history --accept/
 # --edit/--reject) train v1; exit codes 0 adopted / 6 waiting / 5 rejected; --list, --restore; a
 # generation made with v1's adapter names adapter_version 1 in the history.
 # Usage: test_learn.sh T5STUDIO TEST_DATA_DIR WORK_DIR

@@ -1,4 +1,4 @@
-// Damaged histories (issue 16): every page header of a history overwritten in turn is caught by the
+// Damaged histories: every page header of a history overwritten in turn is caught by the
 // open-time quick_check (CorruptFile naming the file, file left as it was), in the foreground and
 // in the background; export of a damaged file writes no file, never a silently truncated set.
 #include <catch2/catch.hpp>

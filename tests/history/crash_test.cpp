@@ -1,4 +1,4 @@
-// Crash loops (issue 16): a child process writes to the history and is killed with SIGKILL at a
+// Crash loops: a child process writes to the history and is killed with SIGKILL at a
 // random moment, over and over. After each kill the parent checks the file (PRAGMA integrity_check)
 // and that every generation and decision the child reported as committed is there. The same for
 // export: after each kill the target path holds nothing or the complete file.

@@ -1,4 +1,4 @@
-// Full disk (issue 16): the history and export on a tiny tmpfs. Writing until the disk is full gives
+// Full disk: the history and export on a tiny tmpfs. Writing until the disk is full gives
 // a one-line error naming the file; every row committed before stays readable, the file passes
 // integrity_check, the same store keeps working once space is freed, and export leaves no file.
 // Skipped (with the reason, ctest shows it as skipped) where a tmpfs cannot be mounted (not root).

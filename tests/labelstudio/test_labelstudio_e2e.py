@@ -1,4 +1,4 @@
-"""Label Studio end to end (issue 25): a real Label Studio (label-studio from PyPI, SQLite in a temp
+"""Label Studio end to end: a real Label Studio (label-studio from PyPI, SQLite in a temp
 folder, user and legacy token from its environment variables) with `t5studio serve` as its ML backend.
 
 Creates a project with a Text + TextArea config through the REST API, imports tasks, connects the
@@ -106,7 +106,7 @@ def main():
     check(status == 201, f"t5studio serve connected as the ML backend (HTTP {status}: {ml if status != 201 else ''})")
 
     # Label Studio made a webhook to SERVE/webhook for the backend; it sends no credentials of its
-    # own, so the backend's Basic auth goes into the webhook's headers (as the README says).
+    # own, so the backend's Basic auth goes into the webhook's headers (as docs/serve.md says).
     status, hooks = http("GET", f"{ls}/api/webhooks?project={pid}", None, auth)
     hook = next((h for h in hooks if h["url"].rstrip("/") == serve + "/webhook"), None)
     check(hook is not None, f"Label Studio made the ML backend's webhook (hooks: {hooks})")

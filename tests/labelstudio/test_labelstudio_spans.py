@@ -1,5 +1,5 @@
-"""Our Label Studio exports import into a real Label Studio with their spans where the text says
-(issue 27). `t5studio generate --output FILE --output-format labelstudio` (predictions) and
+"""Our Label Studio exports import into a real Label Studio with their spans where the text says.
+`t5studio generate --output FILE --output-format labelstudio` (predictions) and
 `t5studio export --format labelstudio` (an annotation for the accepted candidate, predictions for the
 rest) are imported through the REST API into a project with a NER config (Text + Labels + Choices);
 for every `labels` result Label Studio stored, the stored task's text at [start, end) — Python's

@@ -96,7 +96,7 @@ SETTINGS = [  # (request fields, the same as generate flags)
     ({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 10}, ["--beams", "3", "--num-return", "2", "--max-new-tokens", "10"]),
     ({"do_sample": True, "seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
      ["--sample", "--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
-    # Sampling controls without do_sample / --sample imply sampling (the seed service's request, issue #26).
+    # Sampling controls without do_sample / --sample imply sampling (the seed service's request).
     ({"seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
      ["--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
 ]
@@ -128,7 +128,7 @@ def flags_of(body):
 
 
 def option_of(reason):
-    """The metric's reason label: the option that dropped the candidate (README, serve metrics)."""
+    """The metric's reason label: the option that dropped the candidate (docs/serve.md, Metrics)."""
     unbounded = {"copy": "no_copy", "duplicate": "distinct", "lost_span": "protect", "invalid_text": "drop_invalid_text"}
     if reason in unbounded:
         return unbounded[reason]
@@ -276,7 +276,7 @@ bad({"text": "x", "stream": "yes"}, 400, "stream")
 bad({"text": "x", "keep_dropped": 1}, 400, "keep_dropped")
 bad({"text": "x", "model_scores": "no"}, 400, "model_scores")
 
-# ---- protected spans (issue 27): "protect" and "spans" in the request; equal to generate's --------
+# ---- protected spans: "protect" and "spans" in the request; equal to generate's --------
 SPAN_TEXT = "Send 3 kg to {customer_name} by 17:45"
 span_body = {"text": SPAN_TEXT, "protect": "numbers,placeholders", "num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 10}
 r = main.post(span_body)

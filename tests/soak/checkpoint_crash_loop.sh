@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash loop for checkpoints (issue 16): `t5studio train` on a tiny model saving a checkpoint every
+# Crash loop for checkpoints: `t5studio train` on a tiny model saving a checkpoint every
 # step is killed with SIGKILL at a random moment shortly after a new checkpoint appears (so many
 # kills land inside the next checkpoint write), ITERATIONS times. After every kill: the newest
 # checkpoint is complete and loads (`t5studio generate` on it), and the next start with --resume

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Full disk during checkpoint writes (issue 16): `t5studio train --out` on a 3 MB tmpfs (mostly taken by a
+# Full disk during checkpoint writes: `t5studio train --out` on a 3 MB tmpfs (mostly taken by a
 # filler file) that fills up at the second checkpoint. Expected: exit 1 (not a crash) with a one-line "disk full" error, the
 # newest complete checkpoint loads, and once space is freed `--resume` continues from it.
 # Needs root to mount the tmpfs: otherwise prints the reason and exits 77 (ctest: skipped).

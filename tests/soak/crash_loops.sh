@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long crash loops of issue 16 (ctest runs short ones): SIGKILL at random moments during history
+# The long crash loops (ctest runs short ones): SIGKILL at random moments during history
 # writes and during export (test_history "[crash]"), and during checkpoint writes
 # (checkpoint_crash_loop.sh). Prints the "crash loop ..." count lines; exit 0 = no failure.
 # usage: tests/soak/crash_loops.sh [BUILD_DIR] [HISTORY_ITERATIONS (200)] [CHECKPOINT_ITERATIONS (30)]

@@ -1,4 +1,4 @@
-// Full disk through the engine thread (issue 16): with the history on a tiny tmpfs, generations
+// Full disk through the engine thread: with the history on a tiny tmpfs, generations
 // that cannot be recorded end as JobFailed with a one-line "disk full" message naming the file, the
 // engine stays alive, everything recorded before is still listed, an export onto the full disk fails
 // the same way without leaving a file, and once space is freed generation and recording go on.

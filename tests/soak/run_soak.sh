@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full soak of issue 16: 10,000 generations through the engine thread on a tiny real model
+# The full soak: 10,000 generations through the engine thread on a tiny real model
 # (ctest runs 300 as soak_short). Builds t5s_soak if needed; prints RSS / fds / threads at start,
 # after warm-up, every 10 % and at the end. usage: tests/soak/run_soak.sh [BUILD_DIR] [GENERATIONS]
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Soak (issue 16): many generations through t5s::EngineThread on a tiny real model, mixing greedy,
+// Soak: many generations through t5s::EngineThread on a tiny real model, mixing greedy,
 // beam and sampling, interactive Generate and BatchAugment, with UpdateSettings sent while jobs run
 // and every generation recorded in a history database. Measures the process's resident memory,
 // open file descriptors (/proc/self/fd) and threads (/proc/self/task) at start, after warm-up and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end (issue 16): the real app under Xvfb opens files it cannot use and says so on screen,
+# End-to-end: the real app under Xvfb opens files it cannot use and says so on screen,
 # staying up: a history whose page headers were overwritten, an unrelated SQLite file as history,
 # a model whose weights file is truncated, and a JSONL with broken rows. Each case runs the app once
 # with a test script that waits for the message (expect_error), takes a screenshot of the panel, then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the learning loop in the desktop app under Xvfb (issue 25): the bundled demo
+# End-to-end test of the learning loop in the desktop app under Xvfb: the bundled demo
 # model, rows reviewed one by one in the workspace with candidates accepted and edited; with
 # "learn from my decisions" on, the 6th decision starts a round by itself (generation goes on
 # meanwhile), then two more rounds through "learn now"; the Learning window lists the versions

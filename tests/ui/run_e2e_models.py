@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of the Models window (issue 24) in the real app under Xvfb, no network.
+"""End-to-end test of the Models window in the real app under Xvfb, no network.
 
 A local Hub (tests/hub/hub_server.py) serves a tiny T5 as test-org/tiny-t5, throttled so that a
 download takes seconds. The app (HF_ENDPOINT = that server, HF_HUB_CACHE = a temp folder) is driven

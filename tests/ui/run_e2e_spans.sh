@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of protected spans in the desktop app under Xvfb (issue 27), on the bundled demo
+# End-to-end test of protected spans in the desktop app under Xvfb, on the bundled demo
 # model: the number detector switched on, a word of the source selected with shift+left and
 # protected with Ctrl+P (a mark labelled LOC), a generation whose every candidate keeps every span
 # (highlighted with its label tag), a second one with few new tokens so that spans have to be

@@ -1,4 +1,4 @@
-// The learning loop through the engine thread (issue 25, the app's side) on the tiny real model:
+// The learning loop through the engine thread (the app's side) on the tiny real model:
 // LearnNow runs a round on the history beside the loaded model (a Generate submitted during the
 // round finishes before it), the adopted version is switched on without a reload and names itself
 // in the next generation's history record, the round ran at a lower CPU priority (nice 10),

@@ -1,7 +1,7 @@
-// Protected spans through the engine thread (issue 27, the app's door): labelled files read by
+// Protected spans through the engine thread (the app's door): labelled files read by
 // LoadDataset — the batch panel's path, the one input reader under BadRowPolicy::Skip — in JSONL
 // (spans / entities / label per row), CSV, TSV and a Label Studio export, bad rows skipped with the
-// reader's "file:line: reason" (issue 26); Generate and BatchAugment with spans given per text on a tiny real checkpoint (a random
+// reader's "file:line: reason"; Generate and BatchAugment with spans given per text on a tiny real checkpoint (a random
 // model that never emits sentinels, so they are forced) — every candidate keeps every span at the
 // offsets it reports, and the history records the spans as the CLI does; a protect setting sent
 // with UpdateSettings reaches a running batch's next row batch.

@@ -1,4 +1,4 @@
-// The learning loop's view-model logic without GL (issue 25, the app's side): the versions folder
+// The learning loop's view-model logic without GL (the app's side): the versions folder
 // per base model, the status line, and the controller against a fake engine: the switch starts a
 // round after `every` accepted/edited candidates (rejections do not count, one round at a time),
 // "learn now", the round's and the listing's events, the adapter switch the engine makes after an

@@ -1,4 +1,4 @@
-// Protected spans in the app (issue 27) without GL: the span view logic (detector switches, a diff
+// Protected spans in the app without GL: the span view logic (detector switches, a diff
 // split at span edges, marks carried across edits, a selection made a span, counts), and the
 // controllers against the recording fake engine: the protect settings hot-swapped and saved,
 // "protect selection" on Ctrl+P, the spans sent with Generate and BatchAugment, the forced mark

@@ -1,5 +1,5 @@
 #pragma once
-// The learning loop in the app (issue 25): the workspace's "learn from my decisions" switch, its
+// The learning loop in the app: the workspace's "learn from my decisions" switch, its
 // status line, and the Learning window (versions with their held-out losses, "use this one",
 // "learn now"). Rounds are the engine's LearnNow (t5s/learning.h on the app's history, on the
 // download lane: generation never waits behind one); with the switch on, one starts by itself

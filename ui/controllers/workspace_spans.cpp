@@ -1,4 +1,4 @@
-// The workspace's protected spans (issue 27): marks made on a selection of the source (Ctrl+P) or
+// The workspace's protected spans: marks made on a selection of the source (Ctrl+P) or
 // brought by a labelled review row, kept in step with edits of the source; the detectors and the
 // regex of Generation settings, hot-swapped like the other settings; the preview of what the next
 // generation protects, from t5s::protected_spans (the engine's own plan, so what is shown is what

@@ -14,7 +14,7 @@ namespace t5s::ui {
 
 namespace {
 
-// A text with its protected spans highlighted (issue 27), on the line after what was drawn.
+// A text with its protected spans highlighted, on the line after what was drawn.
 void draw_with_spans(const std::string& text, const std::vector<Span>& spans) {
     ImGui::SameLine();
     draw_marked_text(mark_spans({{DiffOp::Equal, text}}, spans), spans, ImGui::GetContentRegionAvail().x - 8.0f, false);

@@ -1,4 +1,4 @@
-// The learning loop (issue 25): the workspace's "learn from my decisions" switch with its status
+// The learning loop: the workspace's "learn from my decisions" switch with its status
 // line, and the Learning window: the adopted adapter versions of the loaded model with their
 // held-out loss before/after (a curve over the versions), the one in use highlighted, each one's
 // training-loss curve (from its manifest; click a version to chart it large), "use this one" per

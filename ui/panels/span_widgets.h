@@ -1,5 +1,5 @@
 #pragma once
-// The workspace's protected-span widgets (issue 27): the protect block of Generation settings, the
+// The workspace's protected-span widgets: the protect block of Generation settings, the
 // source with its protected spans highlighted and the marks listed (each removable), and a
 // candidate's forced mark. What they show comes from span_view.h; these only draw it.
 #include "controller.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Limits checked before a generation allocates anything (issue #16 "huge inputs"): the source
+// Limits checked before a generation allocates anything ("huge inputs"): the source
 // length, and an up-front estimate of the peak bytes a batch needs against the memory free now.
 // Torch-free: the arithmetic is tested in test_core.
 #include <cstdint>

@@ -212,7 +212,7 @@ struct ExportOptions {
     // Skip a row whose target is a near duplicate (MinHash over character 5-gram shingles, estimated
     // Jaccard >= this threshold, in (0, 1]) of an earlier written row's target; beside `dedupe`.
     std::optional<double> near_dedupe;
-    // Labelled rows (issue 27). JSONL always carries the row's "label" (when it has one) beside
+    // Labelled rows. JSONL always carries the row's "label" (when it has one) beside
     // source_spans / target_spans; with_labels adds the CSV/TSV columns label, source_spans and
     // target_spans (JSON lists, code points) after the others. LabelStudio: a Label Studio import
     // (t5s/input_reader.h OutputWriter): one task per row with data.text = target and data.source,

@@ -26,7 +26,7 @@
 
 namespace t5s::hub {
 
-// Why a pull failed: each has its own exit code in `t5studio pull` (README, "Model store").
+// Why a pull failed: each has its own exit code in `t5studio pull` (docs/model-store.md).
 enum class PullFailure {
     BadRequest,      // not a repository id, or options that cannot work
     Unauthorized,    // 401 / 403: gated or private (accept the licence, set HF_TOKEN)

@@ -1,6 +1,6 @@
 #pragma once
 // Which CPU kernels a model runs: chosen once from the CPU's class and the T5S_* switches
-// (README "CPU kernels"), carried by value in RuntimeOptions to the model and from there to each
+// (docs/performance.md "CPU kernels"), carried by value in RuntimeOptions to the model and from there to each
 // kernel call. A test can therefore load the same model twice in one process, once with the fast
 // path and once with a forced fallback (for_cpu_class), and compare the two.
 // Torch-free: the CLI and the app print it (ModelInfo::cpu_class, ModelInfo::kernels).

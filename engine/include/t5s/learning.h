@@ -30,8 +30,8 @@ struct LearningOptions {
     std::string adapter_dir;     // the versions folder (created when missing)
     std::string source_prefix;   // prepended to every source, e.g. "paraphrase: " (the base's task prefix)
     int64_t min_new_pairs = 1;   // fewer new (never trained) pairs: no round (status "waiting")
-    // The round's defaults were chosen on JSTS pairs outside the README's test set (tests/bench/
-    // learning_defaults.py, README "Learning curve"): after 400 fed pairs LoRA on every linear layer
+    // The round's defaults were chosen on JSTS pairs outside the documented test set (tests/bench/
+    // learning_defaults.py, docs/learning-loop.md "Learning curve"): after 400 fed pairs LoRA on every linear layer
     // lowered the dev loss by 0.20 where q,v alone did by 0.15 (a tie at 100 pairs: data-bound);
     // past ~3 passes over a round's pairs the held-out loss rises again (and rounds get rejected),
     // so epochs bounds a round and max_steps only caps it.

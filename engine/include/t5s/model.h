@@ -36,7 +36,7 @@ struct EnumNames<Precision> {
         {Precision::Fp32, "float32", kAlias}, {Precision::Bf16, "bfloat16", kAlias}, {Precision::Fp16, "float16", kAlias}};
 };
 
-// Most intra-op threads accepted: more is never faster, and 100000 exhausted the process (issue #16).
+// Most intra-op threads accepted: more is never faster, and 100000 exhausted the process.
 constexpr int kMaxThreads = 1024;
 
 struct RuntimeOptions {

@@ -1,5 +1,5 @@
 #pragma once
-// Torch-free surface-similarity scores for paraphrase candidates (issue #11):
+// Torch-free surface-similarity scores for paraphrase candidates:
 //  - chrF exactly as sacrebleu's sentence-level `CHRF()` defaults compute it (character n-grams
 //    1..6, no word n-grams, beta 2, whitespace removed, effective-order averaging), on Unicode
 //    code points so Chinese, Japanese and emoji count one character each;

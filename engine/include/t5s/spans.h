@@ -1,5 +1,5 @@
 #pragma once
-// Protected spans (issue 27): parts of an input that a paraphrase must keep exactly — placeholders,
+// Protected spans: parts of an input that a paraphrase must keep exactly — placeholders,
 // numbers, URLs, e-mail addresses, a user's regex matches, or spans given with the row (entities).
 // Offsets are Unicode code points, [start, end): what Python's str indexing, spaCy's character
 // offsets, doccano and Label Studio use (not UTF-8 bytes, not UTF-16 units).

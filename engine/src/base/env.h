@@ -1,5 +1,5 @@
 #pragma once
-// Every T5S_* environment switch is read through these helpers (the README's "Environment
+// Every T5S_* environment switch is read through these helpers (docs/performance.md, "Environment
 // switches" table lists them all), with one convention: values are case-insensitive; booleans
 // accept 1/on/true/yes and 0/off/false/no; unset or empty means the default. An unknown value
 // is reported once on stderr (naming the variable and what it accepts) and the default is used.

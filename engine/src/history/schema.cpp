@@ -109,7 +109,7 @@ CREATE TABLE dropped_candidates (
 ) WITHOUT ROWID;
 )sql";
 
-// v5: the label of the input row a generation came from (issue 27), as JSON text ('' = none), so an
+// v5: the label of the input row a generation came from, as JSON text ('' = none), so an
 // export writes labelled rows back with their label.
 const char* kV5 = R"sql(
 ALTER TABLE generations ADD COLUMN label_json TEXT NOT NULL DEFAULT '';

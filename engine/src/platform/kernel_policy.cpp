@@ -52,7 +52,7 @@ CpuFeatures detect() {
 }
 #endif
 
-// Each switch's choices, as the README's table lists them.
+// Each switch's choices, as docs/performance.md's table lists them.
 KernelIsa vocab_isa(const CpuFeatures& f, const KernelSwitches& s) {
     if (!s.fused_kernels) return KernelIsa::Off;
     if (s.vocab_kernel == "avx512") return f.avx512 ? KernelIsa::Avx512 : KernelIsa::Off;

@@ -1,7 +1,7 @@
 #pragma once
 // Checks a serialized SentencePiece ModelProto before it is handed to the SentencePiece library,
 // which trusts its input: an overlong piece overflows the stack of its (recursive) trie builder
-// and a corrupt normalizer character map is read out of bounds (issue #16). Torch-free.
+// and a corrupt normalizer character map is read out of bounds. Torch-free.
 #include <string>
 #include <string_view>
 
