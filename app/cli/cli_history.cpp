@@ -4,7 +4,6 @@
 //                                    | --delete G)... [--json]
 // Decision flags are applied in command-line order, each in its own transaction.
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,6 +13,7 @@
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/utc_time.h"
 
 namespace t5s::cli {
 
@@ -63,16 +63,6 @@ void parse_target(const std::string& flag, const std::string& value, GenerationI
     const std::string idx = head.substr(colon + 1);
     if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos || idx.size() > 9) throw UsageError(usage);
     index = std::stoi(idx);
-}
-
-std::string iso_time(int64_t unix_ms) {
-    std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-    std::tm tm {};
-    gmtime_r(&t, &tm);
-    char buf[80];
-    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
-    return buf;
 }
 
 std::string one_line(const std::string& s) {
@@ -142,7 +132,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
             for (const auto& c : g.candidates)
                 cands.push_back({{"index", c.index}, {"text", c.text}, {"score", c.score},
                                  {"state", to_string(c.state)}, {"final_text", c.final_text}});
-            gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", iso_time(g.created_at_ms)},
+            gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", utc_iso8601(g.created_at_ms)},
                             {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
                             {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
                             {"adapter", g.adapter}, {"adapter_version", g.adapter_version},
@@ -155,7 +145,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
         return 0;
     }
     for (const auto& g : page.generations) {
-        std::cout << "#" << g.id << "  " << iso_time(g.created_at_ms) << "  " << g.model_path
+        std::cout << "#" << g.id << "  " << utc_iso8601(g.created_at_ms) << "  " << g.model_path
                   << (g.adapter.empty() ? "" : "  + adapter " + g.adapter) << "\n"
                   << "  input: " << one_line(g.input) << "\n";
         for (const auto& c : g.candidates) {

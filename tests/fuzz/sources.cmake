@@ -5,6 +5,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/base/error.cpp
   ${T5S_ROOT}/engine/src/base/enum_names.cpp
   ${T5S_ROOT}/engine/src/base/json_text.cpp
+  ${T5S_ROOT}/engine/src/base/utc_time.cpp
   ${T5S_ROOT}/engine/src/checkpoint/model_config.cpp
   ${T5S_ROOT}/engine/src/text/tokenizer.cpp
   ${T5S_ROOT}/engine/src/text/tokenizer_from_json.cpp

@@ -30,7 +30,6 @@ struct ExportRow {
     std::string_view label_json;  // the generation's input row label ("" = none)
 };
 
-std::string iso8601_utc(int64_t unix_ms);           // 2024-05-01T12:00:00.250Z
 std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
 
 // with_scores adds the columns similarity, back_score, change, fluency after created_at; with_labels

@@ -4,7 +4,6 @@
 // Export lives in history_export.cpp, training runs in training_runs.cpp.
 #include <sys/stat.h>
 
-#include <chrono>
 #include <memory>
 
 #include "history/candidate_scores_store.h"
@@ -15,6 +14,7 @@
 #include "history/schema.h"
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
+#include "t5s/utc_time.h"
 
 namespace t5s {
 
@@ -128,9 +128,7 @@ struct HistoryStore::Impl {
     }
 
     int64_t now() const {
-        if (options.clock_ms) return options.clock_ms();
-        using namespace std::chrono;
-        return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+        return options.clock_ms ? options.clock_ms() : unix_ms_now();
     }
 
     GenerationId insert(const GenerationRecord& r, Stmt& gen, Stmt& cand) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 #include "t5s/learning.h"
 #include "t5s/settings_json.h"
 #include "t5s/training_fields.h"
+#include "t5s/utc_time.h"
 #include "t5s/model.h"
 
 namespace fs = std::filesystem;
@@ -68,15 +68,6 @@ struct TempDir {
         fs::remove_all(path, ec);
     }
 };
-
-std::string now_iso() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 int64_t count_negatives(HistoryStore& store, const fs::path& tmp) {
     ExportOptions o;
@@ -212,7 +203,7 @@ json round_manifest(const LearningOptions& o, const LearningRoundResult& r, cons
     for (double l : train_losses) curve.push_back(std::round(l * 1e4) / 1e4);
     return {{"kind", "t5studio-learning"}, {"round", r.round},
             {"base_model", o.model_dir},   {"previous_version", r.previous_version},
-            {"created_at", now_iso()},     {"pairs_total", r.pairs_total},
+            {"created_at", utc_iso8601(unix_ms_now(), /*milliseconds=*/false)},     {"pairs_total", r.pairs_total},
             {"pairs_new", r.pairs_new},    {"pairs_replay", r.pairs_replay},
             {"pairs_heldout", r.pairs_heldout}, {"negatives", r.negatives},
             {"loss_before", r.loss_before}, {"loss_after", r.loss_after},
