@@ -4,6 +4,7 @@
 
 #include "span_view.h"
 #include "t5s/candidate_scores.h"
+#include "t5s/score_names.h"
 
 namespace t5s::ui {
 
@@ -15,10 +16,7 @@ CandidateVm candidate_vm(const Candidate& c) {
     CandidateVm vm;
     vm.text = c.text;
     vm.score = c.score;
-    vm.similarity = c.similarity;
-    vm.back_score = c.back_score;
-    vm.change = c.change;
-    vm.fluency = c.fluency;
+    copy_scores(c, vm);
     vm.spans = c.spans;
     vm.forced_spans = c.forced_spans;
     return vm;
@@ -28,10 +26,7 @@ Candidate candidate_scores(const CandidateVm& vm) {
     Candidate c;
     c.text = vm.text;
     c.score = vm.score;
-    c.similarity = vm.similarity;
-    c.back_score = vm.back_score;
-    c.change = vm.change;
-    c.fluency = vm.fluency;
+    copy_scores(vm, c);
     return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "t5s/candidate_scores.h"
+#include "t5s/score_names.h"
 
 namespace t5s::ui {
 
@@ -51,9 +52,11 @@ std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
 }
 
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o) {
-    std::string text = format_score("similarity", c.similarity, "no embedding model") + "\n" +
-                       format_score("back_score", c.back_score, "not scored") + "\n" +
-                       format_score("change", c.change, "not scored") + "\n" + format_score("fluency", c.fluency, "not scored");
+    std::string text;
+    for_each_score(c, [&](const char* name, const std::optional<double>& value) {
+        const bool embedder_score = std::string(name) == "similarity";
+        text += (text.empty() ? "" : "\n") + format_score(name, value, embedder_score ? "no embedding model" : "not scored");
+    });
     const std::string reason = outside_reason(c, o);
     text += reason.empty() ? "\ninside the thresholds" : "\noutside the thresholds: " + reason;
     return text;
@@ -67,10 +70,7 @@ std::string score_line(const CandidateScores& s) {
         std::snprintf(part, sizeof part, "%s%s %.2f", out.empty() ? "" : "  ", name, *v);
         out += part;
     };
-    add("similarity", s.similarity);
-    add("change", s.change);
-    add("back_score", s.back_score);
-    add("fluency", s.fluency);
+    for_each_score(s, add);
     return out;
 }
 

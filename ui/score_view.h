@@ -36,7 +36,7 @@ std::string outside_reason(const CandidateVm& c, const GenerationOptions& o);
 
 // All four scores, one per line, "n/a" and why for a missing one; plus the outside reason.
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o);
-// "similarity 0.83  change 0.41  back_score -1.20  fluency -0.87" (missing scores left out).
+// "similarity 0.83  back_score -1.20  change 0.41  fluency -0.87" (t5s/score_names.h order; missing scores left out).
 std::string score_line(const CandidateScores& s);
 
 // The score `rank` sorts the shown candidates by (None = the generation's order): auto is similarity

@@ -10,6 +10,7 @@
 
 #include "score_view.h"
 #include "t5s/history_store.h"
+#include "t5s/score_names.h"
 #include "test_driver.h"
 
 namespace t5s::ui {
@@ -21,11 +22,11 @@ double seconds_now() {
 }
 
 std::optional<double> score_named(const CandidateVm& c, const std::string& name) {
-    if (name == "similarity") return c.similarity;
-    if (name == "back_score") return c.back_score;
-    if (name == "change") return c.change;
-    if (name == "fluency") return c.fluency;
-    return std::nullopt;
+    std::optional<double> found;
+    for_each_score(c, [&](const char* score, const std::optional<double>& value) {
+        if (name == score) found = value;
+    });
+    return found;
 }
 
 // The score a ranking key sorts by (none for None: the generation's order).

@@ -6,6 +6,7 @@
 
 #include "t5s/device.h"
 #include "t5s/error.h"
+#include "t5s/score_names.h"
 
 namespace t5s::cli {
 
@@ -78,10 +79,7 @@ void add_candidate_spans(const Candidate& c, nlohmann::json* j) {
 }
 
 void add_candidate_scores(const Candidate& c, nlohmann::json* j) {
-    (*j)["similarity"] = optional_number(c.similarity);
-    (*j)["back_score"] = optional_number(c.back_score);
-    (*j)["change"] = optional_number(c.change);
-    (*j)["fluency"] = optional_number(c.fluency);
+    for_each_score(c, [&](const char* name, const std::optional<double>& value) { (*j)[name] = optional_number(value); });
 }
 
 void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::json* j) {

@@ -1,6 +1,7 @@
 #include "history/candidate_scores_store.h"
 
 #include "t5s/error.h"
+#include "t5s/score_names.h"
 
 namespace t5s {
 
@@ -8,7 +9,9 @@ GenerationRecord generation_record_of(const GenerationResult& result) {
     GenerationRecord rec;
     rec.input = result.input;
     auto record_of = [](const Candidate& c) {
-        return CandidateRecord{c.text, c.score, CandidateScores{c.similarity, c.back_score, c.change, c.fluency}};
+        CandidateRecord r{c.text, c.score, {}};
+        copy_scores(c, r.scores);
+        return r;
     };
     for (const auto& c : result.candidates) rec.candidates.push_back(record_of(c));
     for (const auto& d : result.dropped) rec.dropped.push_back({record_of(d.candidate), d.reason});
@@ -19,16 +22,22 @@ GenerationRecord generation_record_of(const GenerationResult& result) {
 namespace history {
 
 void bind_scores(Stmt& stmt, int first, const CandidateScores& scores) {
-    const std::optional<double>* values[] = {&scores.similarity, &scores.back_score, &scores.change, &scores.fluency};
-    for (int k = 0; k < 4; ++k) {
-        if (*values[k]) stmt.bind(first + k, **values[k]);
-        else stmt.bind_null(first + k);
-    }
+    int k = first;
+    for_each_score(scores, [&](const char*, const std::optional<double>& value) {
+        if (value) stmt.bind(k, *value);
+        else stmt.bind_null(k);
+        ++k;
+    });
 }
 
 CandidateScores read_scores(const Stmt& stmt, int first) {
-    auto at = [&](int k) { return stmt.is_null(first + k) ? std::optional<double>() : std::optional<double>(stmt.real(first + k)); };
-    return CandidateScores{at(0), at(1), at(2), at(3)};
+    CandidateScores scores;
+    int k = first;
+    for_each_score(scores, [&](const char*, std::optional<double>& value) {
+        if (!stmt.is_null(k)) value = stmt.real(k);
+        ++k;
+    });
+    return scores;
 }
 
 void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& dropped) {
