@@ -4,7 +4,7 @@
 #include <new>
 #include <string>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/version.h"

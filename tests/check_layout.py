@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The floor plan holds: engine/src keeps at most a handful of loose files (everything else lives in a
 folder named for its domain), and no two folders of engine/src include each other, directly or
-through others (the folders form layers: docs/architecture.md).
+through others (the folders form layers: docs/architecture.md). In app/, what the CLI and serve
+share lives in app/common, which includes neither; serve never includes the CLI (only the `serve`
+command in app/cli starts the service).
 
 Only includes of engine/src's own headers ("text/utf8.h") count; the public t5s/ headers in
 engine/include are the engine's interface, shared by every folder. Exit code 1 with every finding.
@@ -52,6 +54,23 @@ def cycle_edges(edges):
     return sorted((a, b) for a, b in edges if reaches(b, a))
 
 
+# app/ folder -> the app/ folders it must not include.
+APP_FORBIDDEN = {"common": {"cli", "serve"}, "serve": {"cli"}}
+
+
+def app_violations(app):
+    found = []
+    for folder, forbidden in APP_FORBIDDEN.items():
+        for path in sorted((app / folder).rglob("*")):
+            if path.suffix not in SUFFIXES:
+                continue
+            for target in INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace")):
+                if target.split("/")[0] in forbidden and (app / target).is_file():
+                    found.append(f"app/{path.relative_to(app)} includes {target} (app/{folder} must not include "
+                                 f"{' or '.join(sorted(forbidden))}: move what both need to app/common)")
+    return found
+
+
 def main(root):
     src = root / "engine" / "src"
     problems = []
@@ -67,6 +86,7 @@ def main(root):
         print(f"  {folder} -> {', '.join(sorted(layers[folder]))}")
     for a, b in cycle_edges(edges):
         problems.append(f"include loop: {a}/ -> {b}/ ({'; '.join(edges[(a, b)][:3])}), and {b}/ reaches {a}/ back")
+    problems += app_violations(root / "app")
     for p in problems:
         print("FAIL:", p)
     print("layout: ok" if not problems else f"layout: {len(problems)} finding(s)")

@@ -4,7 +4,7 @@ file(GLOB T5S_HISTORY_TEST_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR
 set(T5S_HISTORY_APP_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../app")
 add_executable(test_history
   ${T5S_HISTORY_TEST_SOURCES}
-  "${T5S_HISTORY_APP_DIR}/cli/args.cpp"
+  "${T5S_HISTORY_APP_DIR}/common/args.cpp"
   "${T5S_HISTORY_APP_DIR}/cli/cli_history.cpp"
   "${T5S_HISTORY_APP_DIR}/cli/cli_export.cpp")
 target_include_directories(test_history PRIVATE "${T5S_HISTORY_APP_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}/../engine/src")

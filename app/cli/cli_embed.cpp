@@ -4,10 +4,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
-#include "cli/json_output.h"
+#include "common/runtime_flags.h"
+#include "common/json_output.h"
 #include "t5s/embedder.h"
 
 namespace t5s::cli {

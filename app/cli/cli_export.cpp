@@ -9,7 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"

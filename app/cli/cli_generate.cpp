@@ -14,12 +14,12 @@
 #include <optional>
 #include <set>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
-#include "cli/json_output.h"
+#include "common/runtime_flags.h"
+#include "common/json_output.h"
 #include "cli/quality_flags.h"
-#include "cli/generate_recorder.h"
+#include "common/generate_recorder.h"
 #include "cli/generation_flags.h"
 #include "cli/input_rows.h"
 #include "cli/labelled_output.h"

@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <iostream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
-#include "cli/json_output.h"
+#include "common/runtime_flags.h"
+#include "common/json_output.h"
 #include "t5s/generation_config.h"
 #include "t5s/generation_fields.h"
 

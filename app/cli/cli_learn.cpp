@@ -8,9 +8,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
+#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"

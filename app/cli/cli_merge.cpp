@@ -10,7 +10,7 @@
 #include <queue>
 
 #include "t5s/atomic_file.h"
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/json_output.h"
+#include "common/json_output.h"
 #include "t5s/hub.h"
 #include "t5s/process_memory.h"
 

@@ -10,11 +10,11 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
+#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
-#include "cli/json_output.h"
+#include "common/json_output.h"
 #include "serve/guarded_server.h"
 #include "serve/http_routes.h"
 #include "serve/request_guard.h"

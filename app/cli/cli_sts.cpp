@@ -10,10 +10,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
-#include "cli/json_output.h"
+#include "common/runtime_flags.h"
+#include "common/json_output.h"
 #include "cli/quality_flags.h"
 #include "t5s/atomic_file.h"
 #include "t5s/candidate_scores.h"

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
-#include "cli/json_output.h"
+#include "common/json_output.h"
 #include "t5s/error.h"
 
 namespace t5s::cli {

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/history_store.h"
 #include "cli/commands.h"
-#include "cli/runtime_flags.h"
+#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
 #include "cli/train_json.h"
 #include "t5s/error.h"

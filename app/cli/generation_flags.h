@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/generation_fields.h"
 
 namespace t5s::cli {

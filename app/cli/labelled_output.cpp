@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "cli/args.h"
+#include "common/args.h"
 
 namespace t5s::cli {
 namespace {

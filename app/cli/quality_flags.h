@@ -1,10 +1,10 @@
 #pragma once
 // The embedder flag of `generate` and `sts` (the filter and ranking flags are generation options:
-// cli/generation_flags.h; the quality scores' JSON fields are cli/json_output.h's).
+// cli/generation_flags.h; the quality scores' JSON fields are common/json_output.h's).
 #include <memory>
 #include <string>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/embedder.h"
 #include "t5s/generation_options.h"
 

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/settings_fields.h"
 
 namespace t5s::cli {

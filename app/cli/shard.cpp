@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5s/atomic_file.h"
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"
 

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "cli/generate_recorder.h"
+#include "common/generate_recorder.h"
 #include "t5s/error.h"
 
 namespace t5s::serve {

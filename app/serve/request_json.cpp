@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/json_output.h"
-#include "cli/span_json.h"
+#include "common/json_output.h"
+#include "common/span_json.h"
 #include "serve/bounded_json.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"

@@ -6,8 +6,8 @@
 #include <set>
 #include <thread>
 
-#include "cli/json_output.h"
-#include "cli/runtime_flags.h"
+#include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "serve/learner.h"
 #include "serve/request_json.h"
 #include "t5s/device.h"

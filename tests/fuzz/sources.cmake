@@ -52,5 +52,5 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/app/serve/label_config.cpp
   ${T5S_ROOT}/app/serve/bounded_json.cpp
   ${T5S_ROOT}/app/serve/request_json.cpp
-  ${T5S_ROOT}/app/cli/json_output.cpp)
+  ${T5S_ROOT}/app/common/json_output.cpp)
 include(${CMAKE_CURRENT_LIST_DIR}/targets.cmake)

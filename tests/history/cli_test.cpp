@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"

@@ -1,4 +1,4 @@
-#include "cli/runtime_flags.h"
+#include "common/runtime_flags.h"
 
 #include "t5s/device.h"
 #include "t5s/error.h"

@@ -1,6 +1,6 @@
-#include "cli/generate_recorder.h"
+#include "common/generate_recorder.h"
 
-#include "cli/args.h"
+#include "common/args.h"
 
 #include "t5s/history_store.h"
 #include "t5s/learning.h"

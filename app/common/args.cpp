@@ -1,4 +1,4 @@
-#include "cli/args.h"
+#include "common/args.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

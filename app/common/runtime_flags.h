@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
+#include "common/args.h"
 #include "t5s/model.h"
 
 namespace t5s::cli {

@@ -1,6 +1,6 @@
-#include "cli/json_output.h"
+#include "common/json_output.h"
 
-#include "cli/span_json.h"
+#include "common/span_json.h"
 
 #include <iostream>
 
