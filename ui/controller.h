@@ -13,7 +13,7 @@
 #include "controllers/history_controller.h"
 #include "controllers/learning_controller.h"
 #include "controllers/model_controller.h"
-#include "controllers/models_controller.h"
+#include "controllers/model_store_controller.h"
 #include "controllers/monitor_controller.h"
 #include "controllers/training_controller.h"
 #include "controllers/workspace_controller.h"
@@ -38,7 +38,7 @@ public:
     void set_engine_dead(bool dead, const std::string& message);
 
     ModelController& model() { return model_; }
-    ModelsController& models() { return models_; }
+    ModelStoreController& models() { return models_; }
     WorkspaceController& workspace() { return ws_; }
     BatchController& batch() { return batch_; }
     HistoryController& history() { return history_; }
@@ -107,7 +107,7 @@ private:
     Keymap keymap_;
     ControllerContext ctx_;
     ModelController model_;
-    ModelsController models_;
+    ModelStoreController models_;
     WorkspaceController ws_;
     BatchController batch_;
     HistoryController history_;

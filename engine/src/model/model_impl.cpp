@@ -16,7 +16,7 @@
 #include "t5s/model.h"
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
-#include "torch/back_score.h"
+#include "torch/mean_log_probs.h"
 #include "decode/batch_decoder.h"
 #include "torch/lora.h"
 #include "torch/runtime.h"

@@ -1,4 +1,4 @@
-#include "torch/back_score.h"
+#include "torch/mean_log_probs.h"
 
 namespace t5s {
 

@@ -26,9 +26,9 @@ std::array<MemoryFit, 3> memory_fits(int64_t parameters, int64_t available_bytes
 // "12.0 MiB / 40.0 MiB  1.2 MiB/s  ETA 23 s" (a download row's progress line).
 std::string download_progress_text(const DownloadVm& d);
 
-class ModelsController : public PanelController {
+class ModelStoreController : public PanelController {
 public:
-    ModelsController(ControllerContext& context, ModelController& model) : PanelController(context), model_(model) {}
+    ModelStoreController(ControllerContext& context, ModelController& model) : PanelController(context), model_(model) {}
 
     void open_models(int tab = -1);                // show (and focus) the window; -1 keeps the tab
     void refresh();                                // ListModels (cache + models folder + recent folders)

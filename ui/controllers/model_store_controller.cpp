@@ -1,4 +1,4 @@
-#include "controllers/models_controller.h"
+#include "controllers/model_store_controller.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -91,14 +91,14 @@ std::string download_progress_text(const DownloadVm& d) {
     return t + "  ETA " + eta;
 }
 
-void ModelsController::open_models(int tab) {
+void ModelStoreController::open_models(int tab) {
     s.models.open = true;
     s.models.focus = true;
     if (tab >= 0) s.models.select_tab = tab;
     if (s.models.stale && s.models.list_job == 0) refresh();
 }
 
-void ModelsController::refresh() {
+void ModelStoreController::refresh() {
     auto& m = s.models;
     ListModels cmd;
     cmd.cache = m.cache;
@@ -108,7 +108,7 @@ void ModelsController::refresh() {
     m.list_job = submit(std::move(cmd));
 }
 
-bool ModelsController::start_download(const std::string& text) {
+bool ModelStoreController::start_download(const std::string& text) {
     auto& m = s.models;
     const auto ref = hub::parse_repo_ref(text);
     if (!ref || ref->repo.find('/') == std::string::npos) {
@@ -140,12 +140,12 @@ bool ModelsController::start_download(const std::string& text) {
     return true;
 }
 
-void ModelsController::cancel_download(size_t index) {
+void ModelStoreController::cancel_download(size_t index) {
     auto& d = s.models.downloads;
     if (index < d.size() && d[index].job) ctx.send(Cancel{d[index].job});
 }
 
-void ModelsController::delete_model(const std::string& repo) {
+void ModelStoreController::delete_model(const std::string& repo) {
     auto& m = s.models;
     m.confirm_delete.clear();
     DeleteModel cmd;
@@ -154,7 +154,7 @@ void ModelsController::delete_model(const std::string& repo) {
     m.delete_job = submit(std::move(cmd));
 }
 
-void ModelsController::open_dir(const std::string& dir, const std::string& kind) {
+void ModelStoreController::open_dir(const std::string& dir, const std::string& kind) {
     if (kind == "encoder") {
         s.model.embedder_input = dir;
         model_.load_embedder();
@@ -164,22 +164,22 @@ void ModelsController::open_dir(const std::string& dir, const std::string& kind)
     s.models.status = "opening " + dir;
 }
 
-void ModelsController::open_local(size_t index) {
+void ModelStoreController::open_local(size_t index) {
     if (index < s.models.local.size()) open_dir(s.models.local[index].dir.string(), s.models.local[index].kind);
 }
 
-void ModelsController::open_download(size_t index) {
+void ModelStoreController::open_download(size_t index) {
     const auto& d = s.models.downloads;
     if (index < d.size() && d[index].phase == DownloadPhase::Done) open_dir(d[index].snapshot, d[index].kind);
 }
 
-DownloadVm* ModelsController::download_of(JobId job) {
+DownloadVm* ModelStoreController::download_of(JobId job) {
     for (auto& d : s.models.downloads)
         if (job != 0 && d.job == job) return &d;
     return nullptr;
 }
 
-void ModelsController::apply(const Event& event) {
+void ModelStoreController::apply(const Event& event) {
     auto& m = s.models;
     if (const auto* p = std::get_if<ModelPullProgress>(&event)) {
         if (DownloadVm* d = download_of(p->job)) {
@@ -223,7 +223,7 @@ void ModelsController::apply(const Event& event) {
     }
 }
 
-void ModelsController::failed(const JobFailed& e) {
+void ModelStoreController::failed(const JobFailed& e) {
     auto& m = s.models;
     const std::string msg = ctx.log_failure(e);
     if (DownloadVm* d = download_of(e.job)) {
@@ -239,7 +239,7 @@ void ModelsController::failed(const JobFailed& e) {
     }
 }
 
-void ModelsController::engine_died() {
+void ModelStoreController::engine_died() {
     auto& m = s.models;
     m.list_job = m.delete_job = 0;
     m.stale = true;
