@@ -27,6 +27,7 @@ GenerationOptions all_changed() {
                 using T = std::decay_t<decltype(v)>;
                 if constexpr (std::is_same_v<T, bool>) v = !v;
                 else if constexpr (std::is_same_v<T, std::string>) v = v + "x";
+                else if constexpr (std::is_same_v<T, TokenIdLists>) v.push_back({12, 7});
                 else if constexpr (std::is_same_v<T, std::optional<double>>) v = 0.25;
                 else if constexpr (kHasEnumNames<T>) v = enum_at<T>((enum_index(v) + 1) % static_cast<int>(enum_names<T>().size()));
                 else v = static_cast<T>(v + 1);

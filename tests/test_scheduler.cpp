@@ -29,7 +29,8 @@ struct Case {
 const std::vector<std::string> kAllFields = {"max_new_tokens", "min_new_tokens", "num_beams", "length_penalty", "early_stopping",
                                              "num_return_sequences", "do_sample", "temperature", "top_k", "top_p",
                                              "repetition_penalty", "no_repeat_ngram_size", "seed", "no_copy", "distinct",
-                                             "max_rounds", "batch_size"};
+                                             "max_rounds", "batch_size", "encoder_no_repeat_ngram_size", "encoder_repetition_penalty",
+                                             "bad_words_ids", "bad_words", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"};
 
 std::vector<Case> mixed_cases() {
     const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat",
@@ -51,6 +52,20 @@ std::vector<Case> mixed_cases() {
             case 5: o.do_sample = true, o.distinct = true, o.no_copy = true, o.num_return_sequences = 4, o.seed = 7; break;
         }
         cases.push_back({texts[i % texts.size()], o, kAllFields});
+    }
+    // transformers' further processors and warpers: every row with its own request's, and its own input.
+    for (size_t i = 0; i < 6; ++i) {
+        GenerationOptions o;
+        o.max_new_tokens = 8 + static_cast<int>(i);
+        switch (i % 3) {
+            case 0: o.encoder_no_repeat_ngram_size = 2, o.encoder_repetition_penalty = 0.8f, o.bad_words = "the,cat"; break;
+            case 1: o.num_beams = 3, o.num_return_sequences = 2, o.encoder_no_repeat_ngram_size = 1, o.bad_words_ids = {{5}, {13, 8}}; break;
+            case 2:
+                o.do_sample = true, o.num_return_sequences = 3, o.top_k = 30, o.min_p = 0.05f, o.typical_p = 0.9f, o.epsilon_cutoff = 3e-4f,
+                o.eta_cutoff = 1e-3f, o.seed = 40 + static_cast<int64_t>(i);
+                break;
+        }
+        cases.push_back({texts[(i + 1) % texts.size()], o, kAllFields});
     }
     return cases;
 }

@@ -43,6 +43,8 @@ void read_flag(const Args& a, const GenerationField& f, T* out) {
         *out = f.switch_value;
     } else if constexpr (std::is_same_v<T, std::string>) {
         *out = a.get(flag);
+    } else if constexpr (std::is_same_v<T, TokenIdLists>) {
+        *out = token_id_lists_from_json(a.get(flag), "--" + flag);
     } else if constexpr (kHasEnumNames<T>) {
         *out = parse_enum<T>(a.get(flag));  // InvalidArgument in the table's wording, as a JSON body gets it
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {

@@ -34,7 +34,7 @@ std::string text_of(const nlohmann::json& v, const std::string& field) {
 bool is_option(const std::string& key) { return find_generation_field(key) != nullptr; }
 
 // A field that is no option: transformers' setting that T5 Studio cannot apply yet is refused as
-// such, its neutral value (num_beam_groups 1: it changes nothing) is accepted, transformers'
+// such, its neutral value (guidance_scale 1: it changes nothing) is accepted, transformers'
 // length counting the start token points to its option; anything else stays unknown (a contract).
 // Returns whether the field may be skipped.
 bool skip_foreign_field(const std::string& key, const nlohmann::json& value, const char* unknown_words) {

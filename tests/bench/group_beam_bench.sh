@@ -27,6 +27,7 @@ run() {  # name, extra flags...
   local name=$1
   shift
   local start end
+  rm -f "$out/$name.jsonl"  # --out resumes a file it finds
   start=$(date +%s.%N)
   "$bin" generate "${common[@]}" "$@" --out "$out/$name.jsonl" >/dev/null
   end=$(date +%s.%N)

@@ -272,15 +272,23 @@ expect_code "generation_config bad type" 1 "generation_config.json: 'num_beams' 
 printf '{"eos_token_id": 999999}\n' >"$work/gencfg/generation_config.json"
 expect_code "generation_config id outside vocab" 1 "generation_config.json: 'eos_token_id' 999999 is outside the vocabulary" \
   "$bin" info --model "$work/gencfg"
+# A model card's group beam recipe in generation_config.json runs with no flags and gives transformers 4.55's ids
+# (tests/data/goldens/group_beam.json, "model_folder").
+mk gencfg_groups
+json "$data/goldens/group_beam.json" "json.dumps(d['model_folder']['generation_config'])" >"$work/gencfg_groups/generation_config.json"
+"$bin" generate --model "$work/gencfg_groups" --text "Tom is a good boy." --json >"$work/gencfg_groups.json" 2>"$work/gencfg_groups.err" \
+  && [ ! -s "$work/gencfg_groups.err" ] && ok || bad "group beam generation_config.json: $(cat "$work/gencfg_groups.err")"
+[ "$(json "$work/gencfg_groups.json" "[c['ids'] for c in d['results'][0]['candidates']]")" = \
+  "$(json "$data/goldens/group_beam.json" "d['model_folder']['sequences'][0]")" ] && ok || bad "group beam from generation_config.json differs from transformers'"
 # Nothing in generation_config.json is ignored in silence: a key not applied is a warning naming it (exit 0,
 # stderr, "warnings" in --json); bookkeeping and transformers' neutral values are no warning.
 mk gencfgx
-printf '{"num_beams": 2, "num_beam_groups": 2, "diversity_penalty": 0.5, "bad_words_ids": [[5]], "min_p": 0.1, "typical_p": 0.9,
+printf '{"num_beams": 2, "penalty_alpha": 0.6, "guidance_scale": 1.5, "bad_words_ids": [[5]], "min_p": 0.1, "typical_p": 0.9,
   "encoder_no_repeat_ngram_size": 3, "length_penalty": 1.0, "_from_model_config": true, "transformers_version": "4.40.0",
   "pad_token_id": 0, "temperature": 1.0, "epsilon_cutoff": 0.0}\n' >"$work/gencfgx/generation_config.json"
 "$bin" generate --model "$work/gencfgx" --text "Tom is a good boy." --max-new-tokens 4 --json >"$work/gencfgx.json" 2>"$work/gencfgx.err" \
   && ok || bad "generate with unsupported generation_config keys failed: $(cat "$work/gencfgx.err")"
-for key in num_beam_groups diversity_penalty bad_words_ids min_p typical_p encoder_no_repeat_ngram_size; do
+for key in penalty_alpha guidance_scale bad_words_ids min_p typical_p encoder_no_repeat_ngram_size; do
   grep -q "^t5studio generate: warning: .*generation_config.json: '$key' .* is not applied" "$work/gencfgx.err" && ok || bad "no stderr warning for $key: $(cat "$work/gencfgx.err")"
   [ "$(json "$work/gencfgx.json" "any(\"'$key'\" in w for w in d['warnings'])")" = True ] && ok || bad "--json warnings lack $key: $(cat "$work/gencfgx.json")"
 done

@@ -303,10 +303,12 @@ bad({"text": "x", "min_change": 2}, 400, "min_change")
 bad({"text": "x", "rank": "loudest"}, 400, "rank")
 # transformers' settings T5 Studio cannot apply yet: a 400 saying so, not "unknown field"; their neutral
 # value (it changes nothing) is accepted; max_length points to max_new_tokens.
-bad({"text": "x", "num_beam_groups": 5}, 400, "'num_beam_groups' is not supported yet")
-bad({"text": "x", "diversity_penalty": 0.5}, 400, "'diversity_penalty' is not supported yet")
+bad({"text": "x", "penalty_alpha": 0.6}, 400, "'penalty_alpha' is not supported yet")
+# Group beam search's settings are options, refused only as transformers refuses them.
+bad({"text": "x", "num_beam_groups": 5}, 400, "num_beam_groups (5) must divide num_beams")
+bad({"text": "x", "diversity_penalty": 0.5}, 400, "diversity_penalty needs num_beam_groups > 1")
 bad({"text": "x", "max_length": 8}, 400, "give 'max_new_tokens'")
-bad({"num_beam_groups": 2}, 400, "not supported yet", method="put", path="/v1/settings")
+bad({"penalty_alpha": 0.6}, 400, "not supported yet", method="put", path="/v1/settings")
 r = main.post(dict(SETTINGS[1][0], text=TEXTS[2], num_beam_groups=1, diversity_penalty=0.0, typical_p=1.0))
 check(r.status_code == 200 and [c["ids"] for c in r.json()["results"][0]["candidates"]] ==
       [c["ids"] for c in expected[(TEXTS[2], 1)]["candidates"]], "neutral transformers settings change nothing: %s" % r.text[:200])

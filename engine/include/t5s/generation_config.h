@@ -8,10 +8,12 @@
 // decoder: max_new_tokens = max_length - 1, used only without max_new_tokens), min_new_tokens,
 // min_length (likewise), num_beams, num_return_sequences, do_sample, early_stopping (true/false;
 // "never" reads as false), temperature, top_k, top_p, repetition_penalty, length_penalty,
-// no_repeat_ngram_size. Nothing else is dropped in silence: transformers' bookkeeping (bos_token_id,
+// no_repeat_ngram_size, and the keys the field table reads under transformers' names (table_keys in
+// generation_config.cpp: encoder_no_repeat_ngram_size, encoder_repetition_penalty, bad_words_ids,
+// min_p, typical_p, epsilon_cutoff, eta_cutoff, num_beam_groups, diversity_penalty). Nothing else is dropped in silence: transformers' bookkeeping (bos_token_id,
 // transformers_version, _from_model_config, use_cache, ...) changes no output and is skipped, and so
-// is a setting T5 Studio does not apply holding transformers' neutral value (num_beam_groups 1,
-// typical_p 1.0, min_p null); any other key is named in `warnings` (its output would differ from
+// is a setting T5 Studio does not apply holding transformers' neutral value (guidance_scale 1.0,
+// penalty_alpha 0.0); any other key is named in `warnings` (its output would differ from
 // transformers'). Wrong types or values are one line naming the file and the key.
 //
 // A model folder's defaults (load_model_generation_defaults) add the task prefix: the prefix of the
@@ -38,11 +40,16 @@ struct GenerationConfig {
     std::optional<int> max_new_tokens, min_new_tokens, num_beams, num_return_sequences, top_k, no_repeat_ngram_size;
     std::optional<bool> do_sample, early_stopping;
     std::optional<float> temperature, top_p, repetition_penalty, length_penalty;
+    // transformers' keys that are generation fields of the same name and meaning (t5s/generation_fields.h:
+    // encoder_no_repeat_ngram_size, bad_words_ids, min_p, ...), read through the field table: the
+    // fields' values, and the names of those the file sets.
+    GenerationOptions table_settings;
+    std::vector<std::string> table_fields;
     std::optional<std::string> task_prefix;  // the default task's prefix (model folders only)
     std::string task_prefix_source;          // where it comes from, for people: "config.json task 'paraphrase'"
     ModelTasks tasks;                        // every task config.json lists (by name: --task, the app's presets)
     // One line per key present that T5 Studio does not apply, naming the file and the key
-    // ("generation_config.json: 'num_beam_groups' 5 is not applied (not supported yet); ...").
+    // ("generation_config.json: 'guidance_scale' 1.5 is not applied (not supported yet); ...").
     std::vector<std::string> warnings;
 };
 
@@ -50,7 +57,7 @@ struct GenerationConfig {
 enum class ForeignSetting {
     Unknown,      // not a transformers generation setting either
     Bookkeeping,  // changes no output (transformers_version, use_cache, output_scores, ...)
-    Neutral,      // a setting not supported yet, holding the value that turns it off (num_beam_groups 1)
+    Neutral,      // a setting not supported yet, holding the value that turns it off (guidance_scale 1)
     Unsupported,  // a setting not supported yet, with a value that would change the output
 };
 // `value_json` is the key's value as JSON text ("5", "null", "[[1, 2]]").

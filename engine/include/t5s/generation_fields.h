@@ -39,7 +39,8 @@ struct FieldRange {
 // table's wording. A new enum-typed option adds its member type here; nothing else changes.
 using OptionMember = std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*,
                                   bool GenerationOptions::*, std::string GenerationOptions::*,
-                                  std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*>;
+                                  std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*,
+                                  TokenIdLists GenerationOptions::*>;
 
 struct GenerationField {
     const char* json;          // the name in every JSON (a contract)
@@ -77,6 +78,10 @@ const GenerationField* field_of(T GenerationOptions::*member) {
 std::vector<std::string> field_names(const GenerationField& field);
 // The field's help line; an enum-typed one starts with its names: "one of auto, ... or none: ...".
 std::string field_help(const GenerationField& field);
+
+// A list of token-id lists as JSON text ("[[12, 7], [9]]": a --bad-words-ids value); InvalidArgument
+// naming `what` unless every list is non-empty and holds token ids (integers from 0 to 2^31 - 1).
+TokenIdLists token_id_lists_from_json(const std::string& json_text, const std::string& what);
 
 // Every field by its JSON name (an enum by its name); an empty filter is null.
 std::string generation_options_to_json(const GenerationOptions& options);

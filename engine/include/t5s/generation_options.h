@@ -30,6 +30,9 @@ struct EnumNames<RankBy> {
                                                   {RankBy::None, "none"}};
 };
 
+// Lists of token ids (bad_words_ids): [[12, 7], [9]].
+using TokenIdLists = std::vector<std::vector<int>>;
+
 struct GenerationOptions {
     int max_new_tokens = 64;          // hard cap on generated tokens (>= 1)
     int min_new_tokens = 0;           // </s> is forbidden before this many tokens (neutral 0)
@@ -37,12 +40,27 @@ struct GenerationOptions {
     float length_penalty = 1.0f;      // beam scores = logprob / length^length_penalty (neutral 1.0)
     bool early_stopping = false;      // beam: stop as soon as num_beams hypotheses are done (HF semantics)
     int num_return_sequences = 1;     // candidates per input (<= num_beams without sampling)
+    // Group (diverse) beam search, transformers' num_beam_groups / diversity_penalty: the beams split
+    // into groups searched one after another at each step, each group's scores lowered by
+    // diversity_penalty per earlier group that picked the same token at this step (Hamming diversity).
+    int num_beam_groups = 1;          // groups of num_beams / num_beam_groups beams (1 = plain beam search)
+    float diversity_penalty = 0.0f;   // per earlier group's pick of a token (> 0 with groups; 0 = off)
     bool do_sample = false;           // sample instead of argmax
     float temperature = 1.0f;         // logits / temperature when sampling (neutral 1.0, must be > 0)
     int top_k = 0;                    // keep the k most likely tokens when sampling (0 = off)
     float top_p = 1.0f;               // nucleus: smallest set with mass >= top_p (1.0 = off; in (0, 1])
     float repetition_penalty = 1.0f;  // HF CTRL penalty on tokens already generated (neutral 1.0, > 0)
     int no_repeat_ngram_size = 0;     // forbid repeating any n-gram of this size (0 = off)
+    // More of transformers' logits processors, under its names and with its semantics
+    // (decode/logits_processors.h; docs/generation-controls.md):
+    int encoder_no_repeat_ngram_size = 0;     // forbid any n-gram of this size that the input holds (0 = off)
+    float encoder_repetition_penalty = 1.0f;  // HF's penalty on the input's tokens: > 1 favours them (neutral 1.0)
+    TokenIdLists bad_words_ids;               // token sequences never generated (empty = none)
+    std::string bad_words;                    // words never generated, comma-separated; each tokenized as it reads mid-sentence
+    float min_p = 0.0f;                       // sampling: drop tokens below min_p x the top probability (0 = off)
+    float typical_p = 1.0f;                   // sampling: locally typical set of this mass (1.0 = off)
+    float epsilon_cutoff = 0.0f;              // sampling: drop tokens of probability below this (0 = off)
+    float eta_cutoff = 0.0f;                  // sampling: eta sampling's entropy-scaled cutoff (0 = off)
     int64_t seed = -1;                // sampling RNG seed per request (-1 = random)
     // What annotators need on top of HF:
     bool no_copy = false;             // drop candidates identical to the source (whitespace/width normalised)
@@ -82,7 +100,8 @@ struct GenerationOptions {
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
 void validate_generation_options(const GenerationOptions& options);
 
-// Sampling controls imply sampling: a request that names temperature, top_k or top_p but neither
+// Sampling controls imply sampling: a request that names temperature, top_k, top_p, min_p, typical_p,
+// epsilon_cutoff or eta_cutoff but neither
 // do_sample nor num_beams (and whose settings ask for no beams) samples (so {"num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92}
 // returns 3 sampled candidates instead of a refusal). `named` holds the option names given (their
 // generation_options_to_json names); do_sample is set and "do_sample" appended to it when the rule

@@ -38,6 +38,7 @@ struct Group {
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
     std::vector<std::vector<int>> sentinels;  // protected spans (options.keep_sentinels): each input's sentinels
+    std::vector<std::vector<int>> sources;    // each input's ids (the encoder processors read them)
     spans::SentinelRange sentinel_range;
     // Greedy / sampling.
     std::vector<at::Generator> generators;  // one per input: each samples as if alone
@@ -48,6 +49,11 @@ struct Group {
 
     int64_t input_of_row(int64_t row) const {
         return beam ? row / per_input : active_rows[static_cast<size_t>(row)] / per_input;
+    }
+    RowSources row_sources() const {
+        RowSources out;
+        for (int64_t r = 0; r < rows; ++r) out.push_back(&sources[static_cast<size_t>(input_of_row(r))]);
+        return out;
     }
     int64_t index_of(GroupId id) const {
         auto it = std::find(ids.begin(), ids.end(), id);
@@ -152,6 +158,7 @@ struct BatchDecoder::Impl {
     void remove_group(size_t index);
 
     void add(const std::vector<GroupSpec>& specs);
+    void resolve_bad_words(GenerationOptions* options) const;
     void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
@@ -198,10 +205,26 @@ void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
     for (const auto& members : cohorts_of(specs)) add_group(specs, members, encoded);
 }
 
+// bad_words as token sequences, appended to bad_words_ids (neither changes while a group decodes);
+// an id outside the vocabulary is refused here, before the group joins.
+void BatchDecoder::Impl::resolve_bad_words(GenerationOptions* o) const {
+    if (!o->bad_words.empty()) {
+        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "bad_words needs the model's tokenizer");
+        TokenIdLists words = bad_words_token_ids(o->bad_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
+        o->bad_words_ids.insert(o->bad_words_ids.end(), words.begin(), words.end());
+        o->bad_words.clear();
+    }
+    const int64_t vocab = net.config().vocab_size;
+    if (const int64_t id = token_outside_vocab(o->bad_words_ids, vocab); id >= 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "bad_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
+}
+
 void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
                                    const std::vector<at::Tensor>& encoded) {
     auto g = std::make_unique<Group>();
     g->options = specs[members[0]].options;
+    resolve_bad_words(&g->options);
     const GenerationOptions& o = g->options;
     const int64_t n = rows_for(o), inputs = static_cast<int64_t>(members.size());
     g->per_input = n;
@@ -225,12 +248,14 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         g->start = cache.append(subs[m], n, capacity);  // the same position for every member
         g->ids.push_back(specs[members[m]].id);
         if (o.keep_sentinels) g->sentinels.push_back(spans::sentinels_in(specs[members[m]].input_ids, g->sentinel_range));
+        g->sources.push_back(specs[members[m]].input_ids);
     }
     g->dropped.assign(members.size(), 0);
     g->rows = n * inputs;
     if (o.num_beams > 1) {
-        g->beam = std::make_unique<BeamSearch>(inputs, o, net.config(), dev, net.kernels().vocab);
+        g->beam = make_beam_search(inputs, o, net.config(), dev, net.kernels().vocab);
         if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, g->sentinels});
+        g->beam->set_sources(g->sources);
     } else {
         for (int64_t i = 0; i < inputs; ++i)
             g->generators.push_back(at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed)));
@@ -270,7 +295,7 @@ void BatchDecoder::Impl::pick_tokens(Group& g, at::Tensor& logits, at::Tensor& n
 std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits, StepReport& report) {
     const GenerationOptions& o = g.options;
     const int64_t eos = net.config().eos_token_id;
-    process_logits(logits, g.sequences, o, eos, /*include_warpers=*/false);
+    process_logits(logits, g.sequences, o, eos, /*include_warpers=*/false, g.row_sources());
     if (o.keep_sentinels) {
         std::vector<const std::vector<int>*> required;
         for (int64_t r = 0; r < g.rows; ++r) required.push_back(&g.sentinels[static_cast<size_t>(g.input_of_row(r))]);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "decode/group_beam_search.h"
 #include "decode/logits_processors.h"
 #include "torch/vocab_kernels.h"
 
@@ -23,7 +24,13 @@ at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
 
 }  // namespace
 
-BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
+std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
+                                             KernelIsa vocab) {
+    if (o.num_beam_groups > 1) return std::make_unique<GroupBeamSearch>(inputs, o, cfg, dev, vocab);
+    return std::make_unique<PlainBeamSearch>(inputs, o, cfg, dev, vocab);
+}
+
+PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
     : vocab_(vocab), B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
       eos_(cfg.eos_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
     // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
@@ -42,14 +49,16 @@ BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelCo
     batch_offset_ = at::arange(B_, i64).view({-1, 1}) * nb_;
 }
 
-at::Tensor BeamSearch::last_tokens() const { return running_seqs_.select(2, cur_len_ - 1).reshape({B_ * nb_}); }
+at::Tensor PlainBeamSearch::last_tokens() const { return running_seqs_.select(2, cur_len_ - 1).reshape({B_ * nb_}); }
 
-at::Tensor BeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
+at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
     const int64_t B = B_, nb = nb_, V = V_;
     at::Tensor flat_seqs = running_seqs_.narrow(2, 0, cur_len_).reshape({B * nb, cur_len_});
     at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
     if (!log_softmax_inplace_cpu(log_probs, vocab_)) log_probs = at::log_softmax(logits, -1);
-    process_logits(log_probs, flat_seqs, o, eos_, false);
+    RowSources sources;  // row r is a beam of input r / nb
+    for (int64_t r = 0; r < B * nb && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / nb)]);
+    process_logits(log_probs, flat_seqs, o, eos_, false, sources);
     if (!guard_.range.empty()) {
         std::vector<const std::vector<int>*> required;
         for (int64_t r = 0; r < B * nb; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / nb)]);
@@ -111,7 +120,7 @@ at::Tensor BeamSearch::step(at::Tensor logits, const GenerationOptions& o) {
     return reorder;
 }
 
-std::vector<std::vector<DecodedSequence>> BeamSearch::results(int num_return_sequences) const {
+std::vector<std::vector<DecodedSequence>> PlainBeamSearch::results(int num_return_sequences) const {
     const int64_t n_ret = num_return_sequences;
     at::Tensor out_seqs = seqs_.narrow(1, 0, n_ret).cpu();
     at::Tensor out_scores = beam_scores_.narrow(1, 0, n_ret).cpu();

@@ -1,9 +1,11 @@
 #pragma once
-// Beam search as a state machine of one decoding step at a time (a port of transformers'
-// vectorised beam search: same sequences and scores). The batch decoder (decode/batch_decoder.h)
-// drives one per input over rows of a shared batch.
+// Beam search as a state machine of one decoding step at a time. The batch decoder
+// (decode/batch_decoder.h) drives one per group of inputs over rows of a shared batch:
+// PlainBeamSearch (a port of transformers' vectorised beam search: same sequences and scores), or
+// with num_beam_groups > 1 GroupBeamSearch (decode/group_beam_search.h, transformers' diverse one).
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <vector>
 
 #include "spans/sentinel_guard.h"
@@ -18,25 +20,43 @@ struct DecodedSequence {
     double score = 0.0;
 };
 
+// The search over `inputs` inputs of options.num_beams rows each (rows [i*beams, (i+1)*beams) are
+// input i's).
 class BeamSearch {
 public:
-    // `inputs` inputs of options.num_beams rows each (rows [i*beams, (i+1)*beams) are input i's).
-    // `vocab`: the kernel policy's in-place log-softmax (KernelPolicy::vocab; Off: ATen's).
-    BeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
-
-    int64_t rows() const { return B_ * nb_; }
+    virtual ~BeamSearch() = default;
+    virtual int64_t rows() const = 0;
     // Protected spans: guard.required[i] for input i's beams (logits_processors.h's sentinel guard).
-    void set_sentinel_guard(spans::SentinelGuard guard) { guard_ = std::move(guard); }
+    virtual void set_sentinel_guard(spans::SentinelGuard guard) = 0;
+    // Each input's ids, for the encoder processors (encoder_no_repeat_ngram_size, ...).
+    virtual void set_sources(std::vector<std::vector<int>> sources) = 0;
     // The token each row feeds to the decoder at this step [rows].
-    at::Tensor last_tokens() const;
+    virtual at::Tensor last_tokens() const = 0;
     // One step: `logits` [rows, vocab] float32 from the decoder (consumed in place); `options`
     // may carry hot-swapped step settings. Returns, per row, the row (of this search) whose cache
     // it continues: the caller reorders its decoder cache by it.
-    at::Tensor step(at::Tensor logits, const GenerationOptions& options);
-    bool done() const { return done_; }
-    int steps() const { return static_cast<int>(cur_len_ - 1); }
+    virtual at::Tensor step(at::Tensor logits, const GenerationOptions& options) = 0;
+    virtual bool done() const = 0;
     // Best num_return_sequences hypotheses per input.
-    std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const;
+    virtual std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const = 0;
+};
+
+// The search `options` ask for. `vocab`: the kernel policy's in-place log-softmax
+// (KernelPolicy::vocab; Off: ATen's).
+std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOptions& options, const ModelConfig& config,
+                                             at::Device device, KernelIsa vocab);
+
+class PlainBeamSearch final : public BeamSearch {
+public:
+    PlainBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
+
+    int64_t rows() const override { return B_ * nb_; }
+    void set_sentinel_guard(spans::SentinelGuard guard) override { guard_ = std::move(guard); }
+    void set_sources(std::vector<std::vector<int>> sources) override { sources_ = std::move(sources); }
+    at::Tensor last_tokens() const override;
+    at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
+    bool done() const override { return done_; }
+    std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const override;
 
 private:
     KernelIsa vocab_;
@@ -47,6 +67,7 @@ private:
     at::Tensor running_seqs_, seqs_, running_scores_, beam_scores_, finished_, heuristic_open_, running_beam_idx_;
     at::Tensor top_nb_mask_, batch_offset_;
     spans::SentinelGuard guard_;
+    std::vector<std::vector<int>> sources_;  // per input
     int64_t cur_len_ = 1;
     bool done_ = false;
 };

@@ -7,7 +7,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "t5s/error.h"
 
 namespace t5s {
 namespace {
@@ -117,6 +121,93 @@ void apply_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, int 
     scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
 }
 
+namespace {
+// Host copies of rows' token sequences [N, L].
+at::Tensor host_longs(const at::Tensor& t) { return t.to(at::kCPU, at::kLong).contiguous(); }
+
+void ban(at::Tensor& scores, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+    if (rows.empty()) return;
+    auto opts = at::TensorOptions().dtype(at::kLong);
+    at::Tensor r = at::tensor(rows, opts).to(scores.device()), c = at::tensor(cols, opts).to(scores.device());
+    scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
+}
+
+void require_sources(const RowSources& sources, const at::Tensor& scores, const char* what) {
+    if (static_cast<int64_t>(sources.size()) != scores.size(0) ||
+        std::any_of(sources.begin(), sources.end(), [](const std::vector<int>* s) { return s == nullptr; }))
+        throw std::logic_error(std::string(what) + " needs every row's input ids");
+}
+}  // namespace
+
+void apply_encoder_repetition_penalty(at::Tensor& scores, const RowSources& sources, float penalty) {
+    if (penalty == 1.0f) return;
+    require_sources(sources, scores, "encoder_repetition_penalty");
+    const double inverse = 1.0 / static_cast<double>(penalty);  // transformers keeps 1 / penalty
+    for (int64_t r = 0; r < scores.size(0); ++r) {
+        const std::vector<int>& src = *sources[static_cast<size_t>(r)];
+        if (src.empty()) continue;
+        at::Tensor row = scores.select(0, r);
+        const at::Tensor ids = at::tensor(std::vector<int64_t>(src.begin(), src.end()), at::TensorOptions().dtype(at::kLong)).to(scores.device());
+        at::Tensor seen = row.gather(0, ids);
+        seen = at::where(seen < 0, seen * inverse, seen / inverse);
+        row.scatter_(0, ids, seen);
+    }
+}
+
+void apply_encoder_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, const RowSources& sources, int n) {
+    if (n <= 0) return;
+    require_sources(sources, scores, "encoder_no_repeat_ngram_size");
+    const at::Tensor host = host_longs(sequences);
+    const int64_t len = host.size(1), prefix = n - 1;
+    if (len < prefix) return;  // transformers' slice is then shorter than any prefix: nothing matches
+    std::vector<int64_t> rows, cols;
+    for (int64_t r = 0; r < host.size(0); ++r) {
+        const int64_t* tail = host.data_ptr<int64_t>() + r * len + (len - prefix);
+        const std::vector<int>& src = *sources[static_cast<size_t>(r)];
+        for (size_t start = 0; start + static_cast<size_t>(n) <= src.size(); ++start) {
+            bool match = true;
+            for (int64_t k = 0; k < prefix && match; ++k) match = src[start + static_cast<size_t>(k)] == tail[k];
+            if (match) {
+                rows.push_back(r);
+                cols.push_back(src[start + static_cast<size_t>(prefix)]);
+            }
+        }
+    }
+    ban(scores, rows, cols);
+}
+
+void apply_bad_words(at::Tensor& scores, const at::Tensor& sequences, const TokenIdLists& bad, int64_t eos_id) {
+    if (bad.empty()) return;
+    if (const int64_t id = token_outside_vocab(bad, scores.size(1)); id >= 0)
+        throw Error(ErrorCode::InvalidArgument, "bad_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                                    std::to_string(scores.size(1)) + " tokens)");
+    const at::Tensor host = host_longs(sequences);
+    const int64_t len = host.size(1);
+    std::vector<int64_t> rows, cols;
+    for (const std::vector<int>& seq : bad) {
+        const int64_t prefix = static_cast<int64_t>(seq.size()) - 1;
+        if (prefix == 0 && seq[0] == eos_id) continue;             // transformers drops [eos]
+        if (static_cast<int64_t>(seq.size()) > len) continue;      // longer than the sequence so far
+        for (int64_t r = 0; r < host.size(0); ++r) {
+            const int64_t* tail = host.data_ptr<int64_t>() + r * len + (len - prefix);
+            bool match = true;
+            for (int64_t k = 0; k < prefix && match; ++k) match = tail[k] == seq[static_cast<size_t>(k)];
+            if (match) {
+                rows.push_back(r);
+                cols.push_back(seq.back());
+            }
+        }
+    }
+    ban(scores, rows, cols);
+}
+
+int64_t token_outside_vocab(const TokenIdLists& lists, int64_t vocab) {
+    for (const auto& list : lists)
+        for (int id : list)
+            if (id < 0 || id >= vocab) return id;
+    return -1;
+}
+
 void apply_min_new_tokens(at::Tensor& scores, int64_t new_tokens, int min_new_tokens, int64_t eos_id) {
     if (new_tokens < min_new_tokens) scores.select(1, eos_id).fill_(kNegInf);
 }
@@ -142,9 +233,65 @@ void apply_top_p(at::Tensor& scores, float top_p) {
     scores.masked_fill_(remove, kNegInf);
 }
 
+void apply_min_p(at::Tensor& scores, float min_p) {
+    if (min_p <= 0.0f) return;  // transformers applies 0 too: it removes nothing
+    const at::Tensor probs = at::softmax(scores, -1);
+    const at::Tensor top = std::get<0>(probs.max(-1, /*keepdim=*/true));
+    // transformers keeps the best token by an argsort besides; with min_p <= 1 it is never below the cut.
+    scores.masked_fill_(probs < top * static_cast<double>(min_p), kNegInf);
+}
+
+void apply_typical_p(at::Tensor& scores, float mass) {
+    if (mass >= 1.0f) return;
+    const at::Tensor normalized = at::log_softmax(scores, -1);
+    const at::Tensor p = normalized.exp();
+    const at::Tensor entropy = -(normalized * p).nansum(-1, /*keepdim=*/true);
+    const at::Tensor shifted = (-normalized - entropy).abs();
+    auto [sorted_scores, sorted_indices] = at::sort(shifted, -1, /*descending=*/false);
+    const at::Tensor cumulative = scores.gather(-1, sorted_indices).softmax(-1).cumsum(-1);
+    at::Tensor last = (cumulative < static_cast<double>(mass)).sum(1);
+    last.clamp_max_(sorted_scores.size(-1) - 1);
+    at::Tensor remove_sorted = sorted_scores > sorted_scores.gather(1, last.view({-1, 1}));
+    remove_sorted.narrow(-1, 0, 1).fill_(false);  // min_tokens_to_keep = 1
+    scores.masked_fill_(remove_sorted.scatter(1, sorted_indices, remove_sorted), kNegInf);
+}
+
+namespace {
+// Epsilon and eta sampling: tokens of probability below `cut` [N, 1] go, except the most likely.
+void drop_below(at::Tensor& scores, const at::Tensor& probs, const at::Tensor& cut) {
+    const at::Tensor best = std::get<0>(at::topk(scores, 1)).narrow(-1, 0, 1);
+    scores.masked_fill_((probs < cut) & (scores < best), kNegInf);
+}
+}  // namespace
+
+void apply_epsilon_cutoff(at::Tensor& scores, float epsilon) {
+    if (!(epsilon > 0.0f && epsilon < 1.0f)) return;
+    const at::Tensor probs = at::softmax(scores, -1);
+    drop_below(scores, probs, at::scalar_tensor(static_cast<double>(epsilon), probs.options()));
+}
+
+void apply_eta_cutoff(at::Tensor& scores, float eta) {
+    if (!(eta > 0.0f && eta < 1.0f)) return;
+    const at::Tensor probs = at::softmax(scores, -1);
+    // torch.distributions.Categorical(logits=scores).entropy(), step by step.
+    const at::Tensor logits = scores - scores.logsumexp(-1, /*keepdim=*/true);
+    const at::Tensor clamped = logits.clamp_min(std::numeric_limits<float>::lowest());
+    const at::Tensor entropy = -(clamped * at::softmax(logits, -1)).sum(-1);
+    const at::Tensor epsilon = at::scalar_tensor(static_cast<double>(eta), probs.options());
+    const at::Tensor cut = at::min(epsilon, epsilon.sqrt() * (-entropy).exp()).unsqueeze(-1);
+    drop_below(scores, probs, cut);
+}
+
+// The warpers computed on top-k candidates only are temperature, top-k and top-p; the others
+// take the full-vocabulary path, which is transformers' own.
+bool only_candidate_warpers(const GenerationOptions& o) {
+    return o.min_p <= 0.0f && o.typical_p >= 1.0f && !(o.epsilon_cutoff > 0.0f && o.epsilon_cutoff < 1.0f) &&
+           !(o.eta_cutoff > 0.0f && o.eta_cutoff < 1.0f);
+}
+
 bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o, at::Tensor* ids, at::Tensor* warped) {
     const int64_t k = o.top_k, V = scores.size(-1);
-    if (k <= 0 || k >= V) return false;
+    if (k <= 0 || k >= V || !only_candidate_warpers(o)) return false;
     // k + 1 values: the (k+1)-th tells whether the k-th is tied with a token outside the set.
     auto [values, indices] = topk_rows(scores, k + 1);
     // Same temperature as the full path (division is monotone, so the top-k set is the same; a
@@ -220,9 +367,13 @@ void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const
 }
 
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
-                    bool include_warpers) {
+                    bool include_warpers, const RowSources& sources) {
+    // transformers' _get_logits_processor order.
+    apply_encoder_repetition_penalty(scores, sources, o.encoder_repetition_penalty);
     apply_repetition_penalty(scores, sequences, o.repetition_penalty);
     apply_no_repeat_ngram(scores, sequences, o.no_repeat_ngram_size);
+    apply_encoder_no_repeat_ngram(scores, sequences, sources, o.encoder_no_repeat_ngram_size);
+    apply_bad_words(scores, sequences, o.bad_words_ids, eos_id);
     apply_min_new_tokens(scores, sequences.size(1) - 1, o.min_new_tokens, eos_id);
     if (include_warpers) apply_warpers(scores, o);
 }
@@ -231,6 +382,10 @@ void apply_warpers(at::Tensor& scores, const GenerationOptions& o) {
     apply_temperature(scores, o.temperature);
     apply_top_k(scores, o.top_k);
     apply_top_p(scores, o.top_p);
+    apply_min_p(scores, o.min_p);
+    apply_typical_p(scores, o.typical_p);
+    apply_epsilon_cutoff(scores, o.epsilon_cutoff);
+    apply_eta_cutoff(scores, o.eta_cutoff);
 }
 
 }  // namespace t5s

@@ -4,6 +4,7 @@
 // Tested on synthetic logits without a model (tests/test_logits_processors.cpp).
 #include <ATen/ATen.h>
 
+#include <string>
 #include <vector>
 
 #include "spans/sentinel_guard.h"
@@ -16,13 +17,38 @@ namespace t5s {
 void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty);
 // HF NoRepeatNGramLogitsProcessor: bans tokens that would repeat an n-gram of the sequence.
 void apply_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, int ngram_size);
+// Each row's source (its encoder input ids, </s> included) for the processors that read it; one
+// entry per row of the scores. transformers' generate() passes the same ids (its encoder input).
+using RowSources = std::vector<const std::vector<int>*>;
+// HF EncoderRepetitionPenaltyLogitsProcessor: scores of the row's source tokens are multiplied by
+// `penalty` if positive, divided if negative (> 1 favours copying). transformers gathers with the
+// unexpanded encoder ids, so with several rows per input (beams, samples) it penalises the first
+// rows of the batch only; here every row of an input gets its source's penalty.
+void apply_encoder_repetition_penalty(at::Tensor& scores, const RowSources& sources, float penalty);
+// HF EncoderNoRepeatNGramLogitsProcessor: bans a token that would make the row's last n-gram one of
+// its source's (n = 1: every source token).
+void apply_encoder_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, const RowSources& sources, int ngram_size);
+// HF NoBadWordsLogitsProcessor: the last token of a sequence is banned where the row ends with the
+// rest of it (a one-token sequence: always; [eos] alone is ignored, as there).
+void apply_bad_words(at::Tensor& scores, const at::Tensor& sequences, const TokenIdLists& bad_words_ids, int64_t eos_id);
+// The token ids a bad_words list stands for ("w1,w2"): each word as transformers' docs tokenize it,
+// tokenizer(word, add_special_tokens=False), which for SentencePiece is the word as it reads
+// mid-sentence (with its leading "▁"). `encode(word)` gives a word's ids without </s>.
+template <class Encode>
+TokenIdLists bad_words_token_ids(const std::string& words, Encode encode);
+// Is `id` outside [0, vocab) in any list: the first such id, else -1.
+int64_t token_outside_vocab(const TokenIdLists& lists, int64_t vocab);
 // HF MinNewTokensLengthLogitsProcessor: </s> forbidden until `min_new_tokens` tokens exist.
 void apply_min_new_tokens(at::Tensor& scores, int64_t new_tokens, int min_new_tokens, int64_t eos_id);
-// Warpers (sampling only), in HF's order: temperature, top-k, top-p.
+// Warpers (sampling only), in HF's order: temperature, top-k, top-p, min-p, typical, epsilon, eta.
 void apply_temperature(at::Tensor& scores, float temperature);
 void apply_top_k(at::Tensor& scores, int top_k);
 void apply_top_p(at::Tensor& scores, float top_p);
-// The three warpers of `options`, in that order.
+void apply_min_p(at::Tensor& scores, float min_p);            // HF MinPLogitsWarper (0: off)
+void apply_typical_p(at::Tensor& scores, float typical_p);    // HF TypicalLogitsWarper (1: off)
+void apply_epsilon_cutoff(at::Tensor& scores, float epsilon);  // HF EpsilonLogitsWarper (0: off)
+void apply_eta_cutoff(at::Tensor& scores, float eta);          // HF EtaLogitsWarper (0: off)
+// The warpers of `options`, in that order.
 void apply_warpers(at::Tensor& scores, const GenerationOptions& options);
 
 // The sampling warpers computed on the top-k candidates only, instead of masking the whole
@@ -52,8 +78,28 @@ std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, 
 void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
                           spans::SentinelRange range, int max_new_tokens, int64_t eos_id);
 
-// All processors of `options` in HF's order (penalties; then warpers when sampling).
+// All processors of `options` in HF's order (penalties; then warpers when sampling). `sources`
+// (one per row) is needed only by the encoder processors; without it they are an error.
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t eos_id,
-                    bool include_warpers);
+                    bool include_warpers, const RowSources& sources = {});
+
+template <class Encode>
+TokenIdLists bad_words_token_ids(const std::string& words, Encode encode) {
+    TokenIdLists out;
+    size_t begin = 0;
+    while (begin <= words.size()) {
+        size_t end = words.find(',', begin);
+        if (end == std::string::npos) end = words.size();
+        std::string word = words.substr(begin, end - begin);
+        const size_t first = word.find_first_not_of(" \t"), last = word.find_last_not_of(" \t");
+        word = first == std::string::npos ? std::string() : word.substr(first, last - first + 1);
+        if (!word.empty()) {
+            std::vector<int> ids = encode(word);
+            if (!ids.empty()) out.push_back(std::move(ids));
+        }
+        begin = end + 1;
+    }
+    return out;
+}
 
 }  // namespace t5s

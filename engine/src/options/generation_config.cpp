@@ -8,6 +8,7 @@
 
 #include "base/json_text.h"
 #include "t5s/error.h"
+#include "t5s/generation_fields.h"
 #include "t5s/model_config.h"
 
 namespace t5s {
@@ -81,8 +82,35 @@ private:
     const std::string& source_;
 };
 
+// transformers' keys that are generation fields of the same name, type and meaning: read through the
+// field table (t5s/generation_fields.h), which checks them as it checks a request's.
+const std::set<std::string>& table_keys() {
+    static const std::set<std::string> kKeys = {"encoder_no_repeat_ngram_size", "encoder_repetition_penalty", "bad_words_ids",
+                                                "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "num_beam_groups", "diversity_penalty"};
+    return kKeys;
+}
+
+// The table keys `j` sets (null reads as absent), as GenerationConfig's table_settings and table_fields.
+void read_table_keys(const json& j, const std::string& source, GenerationConfig* g) {
+    json picked = json::object();
+    for (const std::string& key : table_keys()) {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null()) continue;
+        picked[key] = *it;
+        g->table_fields.push_back(key);
+    }
+    try {
+        g->table_settings = generation_options_from_json(picked.dump());
+    } catch (const Error& e) {
+        throw Error(ErrorCode::CorruptFile, source + ": " + e.what());
+    }
+    if (const std::string outside = field_range_error(g->table_settings); !outside.empty())
+        throw Error(ErrorCode::CorruptFile, source + ": " + outside);
+}
+
 // The keys parse_generation_config applies.
 bool is_applied_key(const std::string& key) {
+    if (table_keys().count(key)) return true;
     static const std::set<std::string> kApplied = {
         "decoder_start_token_id", "eos_token_id", "pad_token_id", "max_new_tokens", "max_length", "min_new_tokens", "min_length",
         "num_beams", "num_return_sequences", "top_k", "no_repeat_ngram_size", "do_sample", "early_stopping", "temperature",
@@ -106,9 +134,7 @@ bool is_bookkeeping_key(const std::string& key) {
 // turn it off (transformers' defaults: none of them changes the output).
 const std::map<std::string, std::vector<json>>& unsupported_settings() {
     static const std::map<std::string, std::vector<json>> kUnsupported = {
-        {"num_beam_groups", {1}}, {"diversity_penalty", {0.0}}, {"typical_p", {1.0}}, {"min_p", {}},
-        {"epsilon_cutoff", {0.0}}, {"eta_cutoff", {0.0}}, {"encoder_repetition_penalty", {1.0}},
-        {"encoder_no_repeat_ngram_size", {0}}, {"bad_words_ids", {}}, {"force_words_ids", {}}, {"constraints", {}},
+        {"force_words_ids", {}}, {"constraints", {}},
         {"renormalize_logits", {false}}, {"forced_bos_token_id", {}}, {"forced_eos_token_id", {}},
         {"remove_invalid_values", {false}}, {"exponential_decay_length_penalty", {}}, {"suppress_tokens", {json::array()}},
         {"begin_suppress_tokens", {json::array()}}, {"sequence_bias", {json::object()}}, {"token_healing", {false}},
@@ -191,6 +217,7 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
     r.number("top_p", &g.top_p, 0.0, 1.0);
     r.number("repetition_penalty", &g.repetition_penalty, 0.0, 1e6);
     r.number("length_penalty", &g.length_penalty, -1e6, 1e6);
+    read_table_keys(j, source, &g);
     g.warnings = unapplied_key_warnings(j, source);
     return g;
 }
@@ -248,6 +275,10 @@ void apply_generation_config(const GenerationConfig& g, const std::set<std::stri
     if (g.field && !given.count(#field)) o->field = *g.field;
     T5S_MODEL_DEFAULT_FIELDS(T5S_APPLY)
 #undef T5S_APPLY
+    std::vector<std::string> table_fields;
+    for (const std::string& name : g.table_fields)
+        if (!given.count(name)) table_fields.push_back(name);
+    *o = with_named_fields(*o, g.table_settings, table_fields);
 }
 
 void apply_generation_token_ids(const GenerationConfig& g, const std::string& source, ModelConfig* m) {
@@ -275,6 +306,7 @@ std::vector<std::string> generation_config_fields(const GenerationConfig& g) {
     if (g.field) out.push_back(#field);
     T5S_MODEL_DEFAULT_FIELDS(T5S_LIST)
 #undef T5S_LIST
+    out.insert(out.end(), g.table_fields.begin(), g.table_fields.end());
     return out;
 }
 #undef T5S_MODEL_DEFAULT_FIELDS
@@ -288,6 +320,8 @@ std::string generation_config_to_json(const GenerationConfig& g) {
     T5S_SHOW(early_stopping) T5S_SHOW(temperature) T5S_SHOW(top_k) T5S_SHOW(top_p) T5S_SHOW(repetition_penalty)
     T5S_SHOW(length_penalty) T5S_SHOW(no_repeat_ngram_size)
 #undef T5S_SHOW
+    const nlohmann::ordered_json table = nlohmann::ordered_json::parse(generation_options_to_json(g.table_settings));
+    for (const std::string& name : g.table_fields) j[name] = table[name];
     return j.dump();
 }
 

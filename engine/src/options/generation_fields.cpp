@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -34,6 +35,12 @@ constexpr GenerationField kFields[] = {
     {"early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
     {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default 1; at most --beams unless sampling)", kNever, at_least(1), 1, 16, true, false,
      "", "num-return-sequences"},
+    {"num_beam_groups", &O::num_beam_groups, "num-beam-groups", "G",
+     "diverse beam search: the K beams in G groups that avoid each other's tokens (default 1 = off; K divisible by G; needs --diversity-penalty)",
+     kNever, at_least(1)},
+    {"diversity_penalty", &O::diversity_penalty, "diversity-penalty", "X",
+     "with --num-beam-groups: a group's score of a token drops by X per earlier group that took it at this step (default 0.0)", kStep,
+     at_least(0)},
     {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)",
      kNever, kAny, 0, 0, true, false, "", "do-sample"},
     {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)", kStep, kAny, 0.05f, 2.0f},
@@ -41,6 +48,23 @@ constexpr GenerationField kFields[] = {
     {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)", kStep, within(0, 1, true), 0.05f, 1.0f},
     {"repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default 1.0 = off)", kStep, above(0), 1.0f, 2.0f},
     {"no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default 0 = off)", kStep, at_least(0)},
+    // More of transformers' logits processors and warpers: its names, flags in its spelling.
+    {"encoder_no_repeat_ngram_size", &O::encoder_no_repeat_ngram_size, "encoder-no-repeat-ngram-size", "N",
+     "never copy an n-gram of N tokens from the input (default 0 = off)", kStep, at_least(0)},
+    {"encoder_repetition_penalty", &O::encoder_repetition_penalty, "encoder-repetition-penalty", "R",
+     "transformers' penalty on the input's tokens: R > 1 favours them, R < 1 avoids them (default 1.0 = off)", kStep, above(0)},
+    {"bad_words_ids", &O::bad_words_ids, "bad-words-ids", "JSON", "token sequences never generated, as JSON: [[12, 7], [9]] (default none)"},
+    {"bad_words", &O::bad_words, "bad-words", "LIST",
+     "words never generated, comma-separated (\"w1,w2\"): each banned as its tokens read mid-sentence, as bad_words_ids"},
+    {"min_p", &O::min_p, "min-p", "P", "sampling (implies --sample): drop tokens less likely than P x the most likely, in [0, 1] (default 0 = off)", kStep,
+     within(0, 1)},
+    {"typical_p", &O::typical_p, "typical-p", "P", "sampling (implies --sample): keep the locally typical tokens of mass P, in (0, 1] (default 1 = off)",
+     kStep, within(0, 1, true)},
+    {"epsilon_cutoff", &O::epsilon_cutoff, "epsilon-cutoff", "E", "sampling (implies --sample): drop tokens of probability below E, in [0, 1) (default 0 = off)",
+     kStep, {0, 1, false, true, nullptr}},
+    {"eta_cutoff", &O::eta_cutoff, "eta-cutoff", "E",
+     "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default 0 = off)", kStep,
+     {0, 1, false, true, nullptr}},
     {"seed", &O::seed, "seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
     {"no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)", kNext},
     {"distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)", kNext},
@@ -80,7 +104,7 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
         [&](auto member) -> std::string {
             const auto& v = o.*member;
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || kHasEnumNames<T>) {
+            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || kHasEnumNames<T> || std::is_same_v<T, TokenIdLists>) {
                 return "";
             } else {
                 std::optional<double> d;
@@ -91,6 +115,27 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
             }
         },
         f.member);
+}
+
+TokenIdLists token_id_lists_from(const nlohmann::json& v, const std::string& name) {
+    auto bad = [&] {
+        throw Error(ErrorCode::InvalidArgument,
+                    "generation settings: '" + name + "' must be a list of non-empty lists of token ids, e.g. [[12, 7], [9]]");
+    };
+    if (!v.is_array()) bad();
+    TokenIdLists lists;
+    for (const auto& list : v) {
+        if (!list.is_array() || list.empty()) bad();
+        std::vector<int> ids;
+        for (const auto& id : list) {
+            if (!id.is_number_integer() || (!id.is_number_unsigned() && id.get<int64_t>() < 0) ||
+                id.get<int64_t>() > std::numeric_limits<int>::max())
+                bad();
+            ids.push_back(static_cast<int>(id.get<int64_t>()));
+        }
+        lists.push_back(std::move(ids));
+    }
+    return lists;
 }
 
 // One JSON value into one field, type- and range-checked: a float or an out-of-range number cast
@@ -104,6 +149,8 @@ void read_value(const nlohmann::json& v, const char* name, T* out) {
         double d = 0.0;
         read_value(v, name, &d);
         *out = d;
+    } else if constexpr (std::is_same_v<T, TokenIdLists>) {
+        *out = token_id_lists_from(v, name);
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) bad("a string");
         *out = v.get<std::string>();
@@ -163,6 +210,11 @@ const GenerationField* find_generation_field(std::string_view json_name) {
     for (const auto& f : generation_fields())
         if (json_name == f.json) return &f;
     return nullptr;
+}
+
+TokenIdLists token_id_lists_from_json(const std::string& json_text, const std::string& what) {
+    const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+    return token_id_lists_from(j.is_discarded() ? nlohmann::json(json_text) : j, what);
 }
 
 std::string generation_options_to_json(const GenerationOptions& options) {

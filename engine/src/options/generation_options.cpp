@@ -9,6 +9,22 @@
 
 namespace t5s {
 
+namespace {
+
+// Group beam search as transformers' GenerationConfig.validate and HammingDiversityLogitsProcessor
+// refuse it: no sampling, whole groups, and a penalty exactly when there are groups.
+void check_beam_groups(const GenerationOptions& o) {
+    auto bad = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "invalid generation setting: " + what); };
+    if (o.num_beam_groups == 1 && o.diversity_penalty == 0.0f) return;
+    const std::string groups = std::to_string(o.num_beam_groups), beams = std::to_string(o.num_beams);
+    if (o.do_sample) bad("num_beam_groups: group beam search does not sample (do_sample must be false)");
+    if (o.num_beams % o.num_beam_groups != 0) bad("num_beam_groups (" + groups + ") must divide num_beams (" + beams + ")");
+    if (o.num_beam_groups == 1) bad("diversity_penalty needs num_beam_groups > 1 (it penalises a group by the groups before it)");
+    if (o.diversity_penalty == 0.0f) bad("diversity_penalty must be > 0 with num_beam_groups > 1, otherwise the groups are identical");
+}
+
+}  // namespace
+
 void validate_generation_options(const GenerationOptions& o) {
     auto bad = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "invalid generation setting: " + what); };
     if (const std::string outside = field_range_error(o); !outside.empty()) bad(outside);  // each field's own range
@@ -19,6 +35,7 @@ void validate_generation_options(const GenerationOptions& o) {
             std::to_string(o.num_beams) + ") without sampling: set do_sample, or num_beams to " + std::to_string(o.num_return_sequences));
     }
     if (o.do_sample && o.num_beams > 1) bad("beam sampling is not supported: use num_beams=1 with sampling");
+    check_beam_groups(o);
     if (o.do_sample && o.temperature <= 0.0f) bad("temperature must be > 0 when sampling");
     if (o.min_similarity && o.max_similarity && *o.min_similarity > *o.max_similarity) bad("min_similarity must be <= max_similarity");
     if (o.min_change && o.max_change && *o.min_change > *o.max_change) bad("min_change must be <= max_change");
@@ -29,7 +46,9 @@ void validate_generation_options(const GenerationOptions& o) {
 bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named) {
     auto has = [&](const char* name) { return std::find(named->begin(), named->end(), name) != named->end(); };
     if (has("do_sample") || has("num_beams") || options->do_sample || options->num_beams > 1) return false;
-    if (!has("temperature") && !has("top_k") && !has("top_p")) return false;
+    if (!has("temperature") && !has("top_k") && !has("top_p") && !has("min_p") && !has("typical_p") && !has("epsilon_cutoff") &&
+        !has("eta_cutoff"))
+        return false;
     options->do_sample = true;
     named->push_back("do_sample");
     return true;
