@@ -24,6 +24,18 @@ at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
 
 }  // namespace
 
+void BeamSearch::process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t rows_per_input,
+                              int64_t eos, int max_new_tokens) const {
+    const int64_t rows = scores.size(0);
+    RowSources sources;  // row r is input r / rows_per_input's
+    for (int64_t r = 0; r < rows && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / rows_per_input)]);
+    process_logits(scores, sequences, o, eos, false, sources);
+    if (guard_.range.empty()) return;
+    std::vector<const std::vector<int>*> required;
+    for (int64_t r = 0; r < rows; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / rows_per_input)]);
+    apply_sentinel_guard(scores, sequences, required, guard_.range, max_new_tokens, eos);
+}
+
 std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                              KernelIsa vocab) {
     if (o.num_beam_groups > 1) return std::make_unique<GroupBeamSearch>(inputs, o, cfg, dev, vocab);
@@ -56,14 +68,7 @@ at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     at::Tensor flat_seqs = running_seqs_.narrow(2, 0, cur_len_).reshape({B * nb, cur_len_});
     at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
     if (!log_softmax_inplace_cpu(log_probs, vocab_)) log_probs = at::log_softmax(logits, -1);
-    RowSources sources;  // row r is a beam of input r / nb
-    for (int64_t r = 0; r < B * nb && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / nb)]);
-    process_logits(log_probs, flat_seqs, o, eos_, false, sources);
-    if (!guard_.range.empty()) {
-        std::vector<const std::vector<int>*> required;
-        for (int64_t r = 0; r < B * nb; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / nb)]);
-        apply_sentinel_guard(log_probs, flat_seqs, required, guard_.range, static_cast<int>(max_length_ - kPromptLength), eos_);
-    }
+    process_rows(log_probs, flat_seqs, o, nb, eos_, static_cast<int>(max_length_ - kPromptLength));
     // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
     log_probs.view({B, nb, V}).add_(running_scores_.unsqueeze(2));
     log_probs = log_probs.view({B, nb * V});

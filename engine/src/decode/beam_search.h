@@ -27,9 +27,9 @@ public:
     virtual ~BeamSearch() = default;
     virtual int64_t rows() const = 0;
     // Protected spans: guard.required[i] for input i's beams (logits_processors.h's sentinel guard).
-    virtual void set_sentinel_guard(spans::SentinelGuard guard) = 0;
+    void set_sentinel_guard(spans::SentinelGuard guard) { guard_ = std::move(guard); }
     // Each input's ids, for the encoder processors (encoder_no_repeat_ngram_size, ...).
-    virtual void set_sources(std::vector<std::vector<int>> sources) = 0;
+    void set_sources(std::vector<std::vector<int>> sources) { sources_ = std::move(sources); }
     // The token each row feeds to the decoder at this step [rows].
     virtual at::Tensor last_tokens() const = 0;
     // One step: `logits` [rows, vocab] float32 from the decoder (consumed in place); `options`
@@ -39,6 +39,15 @@ public:
     virtual bool done() const = 0;
     // Best num_return_sequences hypotheses per input.
     virtual std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const = 0;
+
+protected:
+    // The logits processors, then the sentinel guard, on `scores` [inputs * rows_per_input, vocab]
+    // whose every block of rows_per_input rows is one input's (its beams, or one group of them).
+    void process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t rows_per_input,
+                      int64_t eos, int max_new_tokens) const;
+
+    spans::SentinelGuard guard_;
+    std::vector<std::vector<int>> sources_;  // per input
 };
 
 // The search `options` ask for. `vocab`: the kernel policy's in-place log-softmax
@@ -51,8 +60,6 @@ public:
     PlainBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
 
     int64_t rows() const override { return B_ * nb_; }
-    void set_sentinel_guard(spans::SentinelGuard guard) override { guard_ = std::move(guard); }
-    void set_sources(std::vector<std::vector<int>> sources) override { sources_ = std::move(sources); }
     at::Tensor last_tokens() const override;
     at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
     bool done() const override { return done_; }
@@ -66,8 +73,6 @@ private:
     bool early_;
     at::Tensor running_seqs_, seqs_, running_scores_, beam_scores_, finished_, heuristic_open_, running_beam_idx_;
     at::Tensor top_nb_mask_, batch_offset_;
-    spans::SentinelGuard guard_;
-    std::vector<std::vector<int>> sources_;  // per input
     int64_t cur_len_ = 1;
     bool done_ = false;
 };

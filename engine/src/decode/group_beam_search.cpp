@@ -108,14 +108,7 @@ void GroupBeamSearch::step_group(int64_t g, const at::Tensor& log_probs, const a
         }
         apply_hamming_diversity(scores, long_tensor(previous, device_).view({B_, g * gs_}), o.diversity_penalty);
     }
-    RowSources sources;  // row r of the group is a beam of input r / group_size
-    for (int64_t r = 0; r < B_ * gs_ && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / gs_)]);
-    process_logits(scores, seqs, o, eos_, false, sources);
-    if (!guard_.range.empty()) {
-        std::vector<const std::vector<int>*> required;
-        for (int64_t r = 0; r < B_ * gs_; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / gs_)]);
-        apply_sentinel_guard(scores, seqs, required, guard_.range, static_cast<int>(max_length_ - 1), eos_);
-    }
+    process_rows(scores, seqs, o, gs_, eos_, static_cast<int>(max_length_ - 1));
     std::vector<float> running;
     for (int64_t b = 0; b < B_; ++b) {
         const auto first = beam_scores_.begin() + b * nb_ + g * gs_;

@@ -27,8 +27,6 @@ public:
     GroupBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
 
     int64_t rows() const override { return B_ * nb_; }
-    void set_sentinel_guard(spans::SentinelGuard guard) override { guard_ = std::move(guard); }
-    void set_sources(std::vector<std::vector<int>> sources) override { sources_ = std::move(sources); }
     at::Tensor last_tokens() const override;
     at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
     bool done() const override { return done_; }
@@ -69,8 +67,6 @@ private:
     std::vector<at::Tensor> group_rows_;  // per group: its rows, input by input [inputs * group_size]
     std::vector<Hypotheses> finished_;    // per input and group: [input * groups + group]
     std::vector<char> group_done_;        // likewise
-    spans::SentinelGuard guard_;
-    std::vector<std::vector<int>> sources_;  // per input
     int64_t cur_len_ = 1;
     bool done_ = false;
 };
