@@ -35,6 +35,8 @@ std::vector<GenerationResult> generate_scored(const Model& model, const Embedder
 // An empty candidate or source gets -infinity.
 std::vector<double> back_scores(const Model& model, const std::vector<std::string>& candidates,
                                 const std::vector<std::string>& sources, const std::string& task_prefix, int batch_size = 64);
+// The same over rows already encoded: Model::mean_log_probs in passes of up to rows_per_pass rows.
+std::vector<double> mean_log_probs_in_passes(const Model& model, const IdBatch& inputs, const IdBatch& labels, int rows_per_pass);
 
 // The ranking key GenerationOptions::rank selects: auto resolved (similarity with an embedder, else
 // back_score); never Auto.

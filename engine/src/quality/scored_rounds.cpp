@@ -43,52 +43,48 @@ bool wants_model_score(const GenerationOptions& o, RankBy key, bool has_embedder
     return key == RankBy::BackScore ? o.min_back_score.has_value() : o.min_similarity || o.max_similarity;
 }
 
-// The sources of the round not embedded yet, each once, into their inputs' source_embedding.
-void embed_sources(const Embedder& embedder, std::vector<RoundCandidates>* round) {
-    std::vector<InputRounds*> unembedded;
-    std::vector<std::string> texts;
+// The inputs of the round whose source wants embedding and has none yet, each once.
+std::vector<InputRounds*> unembedded_sources(std::vector<RoundCandidates>* round) {
+    std::vector<InputRounds*> out;
     for (auto& r : *round) {
-        if (!wants_model_score(*r.options, RankBy::Similarity, true) || !r.input->source_embedding.empty() ||
-            std::find(unembedded.begin(), unembedded.end(), r.input) != unembedded.end())
-            continue;
-        unembedded.push_back(r.input);
-        texts.push_back(r.input->source);
+        if (wants_model_score(*r.options, RankBy::Similarity, true) && r.input->source_embedding.empty() &&
+            std::find(out.begin(), out.end(), r.input) == out.end())
+            out.push_back(r.input);
     }
-    if (texts.empty()) return;
-    std::vector<std::vector<float>> embeddings = embedder.embed(texts);
-    for (size_t k = 0; k < unembedded.size(); ++k) unembedded[k]->source_embedding = std::move(embeddings[k]);
+    return out;
 }
 
-// Similarity of each candidate of the round whose settings want it: the candidates whose encoding
-// their input has not scored yet in one embedding call (after the sources'), the rest reused.
+// Similarity of each candidate of the round whose settings want it. One embedding call takes the
+// sources not embedded yet and the candidates whose encoding their input has not scored yet; the
+// rest reuse their input's score.
 void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* round) {
-    embed_sources(embedder, round);
-    std::vector<std::string> texts;
+    std::vector<std::string> candidate_texts;
     for (const auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
-        for (const auto& c : r.candidates) texts.push_back(c.text);
+        for (const auto& c : r.candidates) candidate_texts.push_back(c.text);
     }
-    if (texts.empty()) return;
-    const std::vector<std::vector<int>> keys = embedder.token_ids(texts);
-    std::vector<std::string> missing;
+    if (candidate_texts.empty()) return;
+    const std::vector<std::vector<int>> keys = embedder.token_ids(candidate_texts);
+    const std::vector<InputRounds*> sources = unembedded_sources(round);
+    std::vector<std::string> texts;  // the sources, then the candidates to embed
+    for (const InputRounds* input : sources) texts.push_back(input->source);
     std::set<std::pair<InputRounds*, std::vector<int>>> queued;
-    std::vector<std::pair<InputRounds*, const std::vector<int>*>> missing_keys;
+    std::vector<std::pair<InputRounds*, const std::vector<int>*>> missing;  // per candidate text embedded
     size_t k = 0;
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
         for (const auto& c : r.candidates) {
             const std::vector<int>& key = keys[k++];
             if (r.input->similarity_of.count(key) || !queued.insert({r.input, key}).second) continue;
-            missing.push_back(c.text);
-            missing_keys.push_back({r.input, &key});
+            texts.push_back(c.text);
+            missing.push_back({r.input, &key});
         }
     }
-    if (!missing.empty()) {
-        const std::vector<std::vector<float>> embeddings = embedder.embed(missing);
-        for (size_t m = 0; m < missing.size(); ++m) {
-            InputRounds* input = missing_keys[m].first;
-            input->similarity_of[*missing_keys[m].second] = cosine_similarity(embeddings[m], input->source_embedding);
-        }
+    std::vector<std::vector<float>> embeddings = missing.empty() ? std::vector<std::vector<float>>() : embedder.embed(texts);
+    for (size_t s = 0; s < sources.size() && !embeddings.empty(); ++s) sources[s]->source_embedding = std::move(embeddings[s]);
+    for (size_t m = 0; m < missing.size(); ++m) {
+        InputRounds* input = missing[m].first;
+        input->similarity_of[*missing[m].second] = cosine_similarity(embeddings[sources.size() + m], input->source_embedding);
     }
     k = 0;
     for (auto& r : *round) {
@@ -98,12 +94,13 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
 }
 
 // back_score of each candidate of the round whose settings want it: the mean log-prob of its
-// input's source given task prefix + candidate, computed in passes of up to rows_per_pass rows for
-// the encodings the input has not scored yet, the rest reused.
+// input's source given task prefix + candidate, computed (t5s/candidate_scores.h's passes) for the
+// encodings the input has not scored yet, the rest reused.
 void add_back_scores(const Model& model, bool has_embedder, std::vector<RoundCandidates>* round, int rows_per_pass) {
     const Tokenizer& tok = model.tokenizer();
     std::vector<std::vector<int>> keys;
     std::set<std::pair<InputRounds*, std::vector<int>>> queued;
+    std::map<const InputRounds*, std::vector<int>> source_ids;  // each source encoded once
     IdBatch inputs, labels;
     std::vector<std::pair<InputRounds*, size_t>> owners;  // (input, key index) per row of inputs
     for (auto& r : *round) {
@@ -111,18 +108,15 @@ void add_back_scores(const Model& model, bool has_embedder, std::vector<RoundCan
         for (const auto& c : r.candidates) {
             keys.push_back(tok.encode(r.options->task_prefix + c.text));
             if (r.input->back_score_of.count(keys.back()) || !queued.insert({r.input, keys.back()}).second) continue;
+            auto source = source_ids.find(r.input);
+            if (source == source_ids.end()) source = source_ids.emplace(r.input, tok.encode(r.input->source)).first;
             inputs.push_back(keys.back());
-            labels.push_back(tok.encode(r.input->source));
+            labels.push_back(source->second);
             owners.push_back({r.input, keys.size() - 1});
         }
     }
-    const size_t chunk = static_cast<size_t>(std::max(rows_per_pass, 1));
-    for (size_t start = 0; start < inputs.size(); start += chunk) {
-        const size_t end = std::min(inputs.size(), start + chunk);
-        const std::vector<double> scores = model.mean_log_probs(IdBatch(inputs.begin() + start, inputs.begin() + end),
-                                                                IdBatch(labels.begin() + start, labels.begin() + end));
-        for (size_t i = start; i < end; ++i) owners[i].first->back_score_of[keys[owners[i].second]] = scores[i - start];
-    }
+    const std::vector<double> scores = mean_log_probs_in_passes(model, inputs, labels, rows_per_pass);
+    for (size_t i = 0; i < scores.size(); ++i) owners[i].first->back_score_of[keys[owners[i].second]] = scores[i];
     size_t k = 0;
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::BackScore, has_embedder)) continue;
