@@ -90,6 +90,18 @@ std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, 
     return {v.narrow(1, 0, k), i.narrow(1, 0, k)};
 }
 
+namespace {
+// Host copies of rows' token sequences [N, L].
+at::Tensor host_longs(const at::Tensor& t) { return t.to(at::kCPU, at::kLong).contiguous(); }
+
+void ban(at::Tensor& scores, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+    if (rows.empty()) return;
+    auto opts = at::TensorOptions().dtype(at::kLong);
+    at::Tensor r = at::tensor(rows, opts).to(scores.device()), c = at::tensor(cols, opts).to(scores.device());
+    scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
+}
+}  // namespace
+
 void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, float penalty) {
     if (penalty == 1.0f) return;
     at::Tensor seen = scores.gather(1, sequences);
@@ -100,7 +112,7 @@ void apply_repetition_penalty(at::Tensor& scores, const at::Tensor& sequences, f
 void apply_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, int n) {
     const int64_t len = sequences.size(1);
     if (n <= 0 || len + 1 < n) return;
-    at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
+    const at::Tensor host = host_longs(sequences);
     const int64_t* data = host.data_ptr<int64_t>();
     std::vector<int64_t> rows, cols;
     for (int64_t r = 0; r < host.size(0); ++r) {
@@ -115,22 +127,10 @@ void apply_no_repeat_ngram(at::Tensor& scores, const at::Tensor& sequences, int 
             }
         }
     }
-    if (rows.empty()) return;
-    auto opts = at::TensorOptions().dtype(at::kLong);
-    at::Tensor r = at::tensor(rows, opts).to(scores.device()), c = at::tensor(cols, opts).to(scores.device());
-    scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
+    ban(scores, rows, cols);
 }
 
 namespace {
-// Host copies of rows' token sequences [N, L].
-at::Tensor host_longs(const at::Tensor& t) { return t.to(at::kCPU, at::kLong).contiguous(); }
-
-void ban(at::Tensor& scores, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
-    if (rows.empty()) return;
-    auto opts = at::TensorOptions().dtype(at::kLong);
-    at::Tensor r = at::tensor(rows, opts).to(scores.device()), c = at::tensor(cols, opts).to(scores.device());
-    scores.index_put_({r, c}, at::scalar_tensor(kNegInf, scores.options()));
-}
 
 void require_sources(const RowSources& sources, const at::Tensor& scores, const char* what) {
     if (static_cast<int64_t>(sources.size()) != scores.size(0) ||
@@ -335,7 +335,7 @@ void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const
     const at::Tensor saved = slice.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
     const at::Tensor eos_saved = scores.select(1, eos_id).to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
     slice.fill_(kNegInf);
-    const at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
+    const at::Tensor host = host_longs(sequences);
     const int64_t len = host.size(1);
     std::vector<int64_t> rows, cols, eos_rows, forced_rows;
     std::vector<float> values;
