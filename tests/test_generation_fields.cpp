@@ -28,6 +28,11 @@ GenerationOptions all_changed() {
                 if constexpr (std::is_same_v<T, bool>) v = !v;
                 else if constexpr (std::is_same_v<T, std::string>) v = v + "x";
                 else if constexpr (std::is_same_v<T, TokenIdLists>) v.push_back({12, 7});
+                else if constexpr (std::is_same_v<T, TokenIds>) v.push_back(12);
+                else if constexpr (std::is_same_v<T, SequenceBias>) v.push_back({{12, 7}, -2.5f});
+                else if constexpr (std::is_same_v<T, std::optional<LengthDecay>>) v = LengthDecay{8, 1.25f};
+                else if constexpr (std::is_same_v<T, std::vector<std::string>>) v.push_back(".");
+                else if constexpr (std::is_same_v<T, ForcedWords>) v = {{{{12, 7}}, false}, {{{9}, {4, 5}}, true}};
                 else if constexpr (std::is_same_v<T, std::optional<double>>) v = 0.25;
                 else if constexpr (kHasEnumNames<T>) v = enum_at<T>((enum_index(v) + 1) % static_cast<int>(enum_names<T>().size()));
                 else v = static_cast<T>(v + 1);
@@ -159,4 +164,55 @@ TEST_CASE("field table: range messages name the field and its range", "[options]
         INFO(f.json);
         CHECK(field_range_error(bad).rfind(std::string(f.json) + " must be ", 0) == 0);
     }
+}
+
+TEST_CASE("field table: list fields take transformers' JSON forms and their bare forms", "[options][fields]") {
+    auto field = [](const char* name) { return *find_generation_field(name); };
+    GenerationOptions o;
+    set_field_from_text(field("suppress_tokens"), "[12, 7]", &o);
+    CHECK(o.suppress_tokens == TokenIds{12, 7});
+    set_field_from_text(field("forced_eos_token_id"), "1", &o);  // transformers: an id or a list
+    CHECK(o.forced_eos_token_id == TokenIds{1});
+    set_field_from_text(field("stop_strings"), ".", &o);  // one plain string
+    CHECK(o.stop_strings == std::vector<std::string>{"."});
+    set_field_from_text(field("stop_strings"), "[\"!\", \"\\n\"]", &o);
+    CHECK(o.stop_strings == std::vector<std::string>{"!", "\n"});
+    set_field_from_text(field("sequence_bias"), "[[[12, 7], -2.0], [[9], 1.5]]", &o);
+    REQUIRE(o.sequence_bias.size() == 2);
+    CHECK(o.sequence_bias[0].ids == std::vector<int>{12, 7});
+    CHECK(o.sequence_bias[1].bias == 1.5f);
+    set_field_from_text(field("exponential_decay_length_penalty"), "[8, 1.2]", &o);
+    REQUIRE(o.exponential_decay_length_penalty);
+    CHECK(o.exponential_decay_length_penalty->start_index == 8);
+    set_field_from_text(field("force_words_ids"), "[[12, 7], [[9], [4, 5]]]", &o);
+    REQUIRE(o.force_words_ids.size() == 2);
+    CHECK_FALSE(o.force_words_ids[0].disjunctive);
+    CHECK(o.force_words_ids[1].disjunctive);
+    CHECK(o.force_words_ids[1].alternatives == TokenIdLists{{9}, {4, 5}});
+    // Written back in the same forms, so a settings JSON reads back equal.
+    CHECK(field_json_text(field("force_words_ids"), o) == "[[12,7],[[9],[4,5]]]");
+    CHECK(field_json_text(field("sequence_bias"), o) == "[[[12,7],-2.0],[[9],1.5]]");
+    CHECK(generation_options_from_json(generation_options_to_json(o)).force_words_ids == o.force_words_ids);
+    set_field_from_text(field("exponential_decay_length_penalty"), "null", &o);
+    CHECK_FALSE(o.exponential_decay_length_penalty);
+    set_field_from_text(field("suppress_tokens"), "", &o);
+    CHECK(o.suppress_tokens.empty());
+    // Refusals name what was typed and keep the value.
+    o.suppress_tokens = {3};
+    auto refusal = [&](const char* name, const std::string& text) {
+        try {
+            set_field_from_text(field(name), text, &o, std::string("--") + name);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(refusal("suppress_tokens", "[-1]").find("'--suppress_tokens' must be a list of token ids") != std::string::npos);
+    CHECK(o.suppress_tokens == TokenIds{3});
+    CHECK(refusal("sequence_bias", "[[[1], \"x\"]]").find("[token ids, bias] pairs") != std::string::npos);
+    CHECK(refusal("exponential_decay_length_penalty", "[-1, 2]").find("[start_index, decay_factor]") != std::string::npos);
+    CHECK(refusal("force_words_ids", "[[]]").find("a list of constraints") != std::string::npos);
+    CHECK(refusal("stop_strings", "[\"\"]").find("non-empty strings") != std::string::npos);
+    CHECK(refusal("max_time", "0").find("max_time must be > 0") != std::string::npos);
+    CHECK(refusal("forced_bos_token_id", "-2").find(">= 0, or -1 for none") != std::string::npos);
 }

@@ -43,8 +43,8 @@ void read_flag(const Args& a, const GenerationField& f, T* out) {
         *out = f.switch_value;
     } else if constexpr (std::is_same_v<T, std::string>) {
         *out = a.get(flag);
-    } else if constexpr (std::is_same_v<T, TokenIdLists>) {
-        *out = token_id_lists_from_json(a.get(flag), "--" + flag);
+    } else if constexpr (kListValued<T>) {
+        throw std::logic_error("generation field " + flag + ": a list field is read by set_field_from_text");
     } else if constexpr (kHasEnumNames<T>) {
         *out = parse_enum<T>(a.get(flag));  // InvalidArgument in the table's wording, as a JSON body gets it
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
@@ -95,6 +95,8 @@ void apply_generation_flags(const Args& args, GenerationOptions* options) {
     for (const auto& f : generation_fields()) {
         if (given_as_counting_alias(args, f))
             std::visit([&](auto member) { read_counting_alias(args, f, &(options->*member)); }, f.member);
+        else if (given_as_flag(args, f) && is_list_field(f))  // JSON text, as a request body holds it
+            set_field_from_text(f, args.get(f.flag), options, std::string("--") + f.flag);
         else if (given_as_flag(args, f))
             std::visit([&](auto member) { read_flag(args, f, &(options->*member)); }, f.member);
     }

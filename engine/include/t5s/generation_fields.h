@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -40,7 +41,17 @@ struct FieldRange {
 using OptionMember = std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*,
                                   bool GenerationOptions::*, std::string GenerationOptions::*,
                                   std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*,
-                                  TokenIdLists GenerationOptions::*>;
+                                  TokenIdLists GenerationOptions::*, TokenIds GenerationOptions::*, SequenceBias GenerationOptions::*,
+                                  std::optional<LengthDecay> GenerationOptions::*, std::vector<std::string> GenerationOptions::*,
+                                  ForcedWords GenerationOptions::*>;
+
+// The fields whose value is a JSON list in transformers' form (token ids, sequence biases, stop
+// strings, forced words, the length decay): JSON in every front end, JSON text as a flag's value or
+// in the app's text box (field_json_text / set_field_from_text).
+template <class T>
+inline constexpr bool kListValued = std::is_same_v<T, TokenIdLists> || std::is_same_v<T, TokenIds> || std::is_same_v<T, SequenceBias> ||
+                                    std::is_same_v<T, std::optional<LengthDecay>> || std::is_same_v<T, std::vector<std::string>> ||
+                                    std::is_same_v<T, ForcedWords>;
 
 struct GenerationField {
     const char* json;          // the name in every JSON (a contract)
@@ -78,6 +89,15 @@ const GenerationField* field_of(T GenerationOptions::*member) {
 std::vector<std::string> field_names(const GenerationField& field);
 // The field's help line; an enum-typed one starts with its names: "one of auto, ... or none: ...".
 std::string field_help(const GenerationField& field);
+
+// Whether the field holds a list-valued option (kListValued).
+bool is_list_field(const GenerationField& field);
+// The field's value as compact JSON text ("[[12, 7]]", "0.5", "\"x\"", "null").
+std::string field_json_text(const GenerationField& field, const GenerationOptions& options);
+// The field set from text as a user types it: JSON (a list field also takes its bare form: one id for
+// an id list, a plain string for stop_strings), a number, true/false, or a string field's text
+// itself. Type- and range-checked; InvalidArgument naming `what` (default: the JSON name).
+void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options, const std::string& what = "");
 
 // A list of token-id lists as JSON text ("[[12, 7], [9]]": a --bad-words-ids value); InvalidArgument
 // naming `what` unless every list is non-empty and holds token ids (integers from 0 to 2^31 - 1).

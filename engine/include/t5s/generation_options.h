@@ -32,6 +32,31 @@ struct EnumNames<RankBy> {
 
 // Lists of token ids (bad_words_ids): [[12, 7], [9]].
 using TokenIdLists = std::vector<std::vector<int>>;
+// Token ids (suppress_tokens): [12, 7].
+using TokenIds = std::vector<int>;
+// transformers' sequence_bias, one entry per sequence: the bias goes to the sequence's last token
+// where a row ends with the rest of it. JSON [[[12, 7], -2.0], [[9], 1.5]].
+struct SequenceBiasEntry {
+    std::vector<int> ids;
+    float bias = 0.0f;
+    bool operator==(const SequenceBiasEntry& o) const { return ids == o.ids && bias == o.bias; }
+};
+using SequenceBias = std::vector<SequenceBiasEntry>;
+// transformers' exponential_decay_length_penalty: from start_index on, </s> gains exponentially.
+// JSON [start_index, decay_factor].
+struct LengthDecay {
+    int start_index = 0;
+    float decay_factor = 1.0f;
+    bool operator==(const LengthDecay& o) const { return start_index == o.start_index && decay_factor == o.decay_factor; }
+};
+// One force_words_ids constraint: phrasal (one phrase, JSON [1, 2]) or disjunctive (any one of its
+// phrases, JSON [[1, 2], [4]]), as transformers builds PhrasalConstraint / DisjunctiveConstraint.
+struct ForcedWordsConstraint {
+    TokenIdLists alternatives;
+    bool disjunctive = false;
+    bool operator==(const ForcedWordsConstraint& o) const { return alternatives == o.alternatives && disjunctive == o.disjunctive; }
+};
+using ForcedWords = std::vector<ForcedWordsConstraint>;
 
 struct GenerationOptions {
     int max_new_tokens = 64;          // hard cap on generated tokens (>= 1)
@@ -61,6 +86,19 @@ struct GenerationOptions {
     float typical_p = 1.0f;                   // sampling: locally typical set of this mass (1.0 = off)
     float epsilon_cutoff = 0.0f;              // sampling: drop tokens of probability below this (0 = off)
     float eta_cutoff = 0.0f;                  // sampling: eta sampling's entropy-scaled cutoff (0 = off)
+    TokenIds suppress_tokens;                 // tokens never generated (empty = none)
+    TokenIds begin_suppress_tokens;           // tokens not generated as the first token (empty = none)
+    int forced_bos_token_id = -1;             // the first generated token (-1 = none)
+    TokenIds forced_eos_token_id;             // one of these ends a candidate that reaches the length limit (empty = none)
+    SequenceBias sequence_bias;               // biases on token sequences (empty = none)
+    std::optional<LengthDecay> exponential_decay_length_penalty;  // </s> favoured more and more after start_index (none = off)
+    bool renormalize_logits = false;          // log-softmax the scores after every processor
+    std::optional<double> max_time;           // seconds: the batch stops when they have passed (none = no limit)
+    std::vector<std::string> stop_strings;    // a candidate ends once its text ends with one (empty = none)
+    // Constrained beam search: every candidate holds each constraint (empty = none).
+    ForcedWords force_words_ids;
+    std::string force_words;                  // text form: constraints comma-separated, a constraint's alternatives '|'-separated
+    float penalty_alpha = 0.0f;               // contrastive search with top_k > 1 and no sampling (0 = off)
     int64_t seed = -1;                // sampling RNG seed per request (-1 = random)
     // What annotators need on top of HF:
     bool no_copy = false;             // drop candidates identical to the source (whitespace/width normalised)

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "options/field_values.h"
 #include "t5s/error.h"
 #include "t5s/settings_fields.h"
 
@@ -65,6 +66,28 @@ constexpr GenerationField kFields[] = {
     {"eta_cutoff", &O::eta_cutoff, "eta-cutoff", "E",
      "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default 0 = off)", kStep,
      {0, 1, false, true, nullptr}},
+    {"suppress_tokens", &O::suppress_tokens, "suppress-tokens", "IDS", "token ids never generated, as JSON: [12, 7] (default none)"},
+    {"begin_suppress_tokens", &O::begin_suppress_tokens, "begin-suppress-tokens", "IDS",
+     "token ids never generated as the first token, as JSON: [12, 7] (default none)"},
+    {"forced_bos_token_id", &O::forced_bos_token_id, "forced-bos-token-id", "ID", "the token id every candidate starts with (default -1 = none)", kNever,
+     at_least(-1, ">= 0, or -1 for none")},
+    {"forced_eos_token_id", &O::forced_eos_token_id, "forced-eos-token-id", "IDS",
+     "token id (or JSON list of ids) forced as the last token when a candidate reaches the length limit (default none)"},
+    {"sequence_bias", &O::sequence_bias, "sequence-bias", "JSON",
+     "bias added to a token sequence's last token where the candidate ends with the rest, as JSON: [[[12, 7], -2.0]] (default none)"},
+    {"exponential_decay_length_penalty", &O::exponential_decay_length_penalty, "exponential-decay-length-penalty", "JSON",
+     "[start_index, decay_factor]: from start_index on, </s> gains decay_factor^(length - start_index) - 1 (default none)", kStep},
+    {"renormalize_logits", &O::renormalize_logits, "renormalize-logits", "", "log-softmax the scores again after every processor (transformers' renormalize_logits)",
+     kStep},
+    {"max_time", &O::max_time, "max-time", "SECONDS", "stop decoding a batch after this many seconds, keeping what it has (default none)", kNever, above(0)},
+    {"stop_strings", &O::stop_strings, "stop-strings", "JSON",
+     "a candidate ends once its text ends with one of these strings, as JSON [\".\", \"!\"] or one plain string (default none)"},
+    {"force_words_ids", &O::force_words_ids, "force-words-ids", "JSON",
+     "constrained beam search: token sequences every candidate holds, as JSON [[12, 7], [[9], [4, 5]]] (a list of lists: any one of them)"},
+    {"force_words", &O::force_words, "force-words", "LIST",
+     "constrained beam search: words every candidate holds, comma-separated; \"a|b\" is satisfied by either (each as it reads mid-sentence)"},
+    {"penalty_alpha", &O::penalty_alpha, "penalty-alpha", "A", "contrastive search with --top-k K > 1 and no sampling: the degeneration penalty's weight (default 0 = off)",
+     kNever, at_least(0), 0, 1},
     {"seed", &O::seed, "seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
     {"no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)", kNext},
     {"distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)", kNext},
@@ -104,7 +127,7 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
         [&](auto member) -> std::string {
             const auto& v = o.*member;
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || kHasEnumNames<T> || std::is_same_v<T, TokenIdLists>) {
+            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || kHasEnumNames<T> || kListValued<T>) {
                 return "";
             } else {
                 std::optional<double> d;
@@ -115,27 +138,6 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
             }
         },
         f.member);
-}
-
-TokenIdLists token_id_lists_from(const nlohmann::json& v, const std::string& name) {
-    auto bad = [&] {
-        throw Error(ErrorCode::InvalidArgument,
-                    "generation settings: '" + name + "' must be a list of non-empty lists of token ids, e.g. [[12, 7], [9]]");
-    };
-    if (!v.is_array()) bad();
-    TokenIdLists lists;
-    for (const auto& list : v) {
-        if (!list.is_array() || list.empty()) bad();
-        std::vector<int> ids;
-        for (const auto& id : list) {
-            if (!id.is_number_integer() || (!id.is_number_unsigned() && id.get<int64_t>() < 0) ||
-                id.get<int64_t>() > std::numeric_limits<int>::max())
-                bad();
-            ids.push_back(static_cast<int>(id.get<int64_t>()));
-        }
-        lists.push_back(std::move(ids));
-    }
-    return lists;
 }
 
 // One JSON value into one field, type- and range-checked: a float or an out-of-range number cast
@@ -149,8 +151,8 @@ void read_value(const nlohmann::json& v, const char* name, T* out) {
         double d = 0.0;
         read_value(v, name, &d);
         *out = d;
-    } else if constexpr (std::is_same_v<T, TokenIdLists>) {
-        *out = token_id_lists_from(v, name);
+    } else if constexpr (kListValued<T>) {
+        field_values::from_json(v, name, out);
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) bad("a string");
         *out = v.get<std::string>();
@@ -214,7 +216,43 @@ const GenerationField* find_generation_field(std::string_view json_name) {
 
 TokenIdLists token_id_lists_from_json(const std::string& json_text, const std::string& what) {
     const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-    return token_id_lists_from(j.is_discarded() ? nlohmann::json(json_text) : j, what);
+    TokenIdLists lists;
+    field_values::from_json(j.is_discarded() ? nlohmann::json(json_text) : j, what, &lists);
+    return lists;
+}
+
+bool is_list_field(const GenerationField& field) {
+    return std::visit([](auto member) { return kListValued<std::decay_t<decltype(GenerationOptions{}.*member)>>; }, field.member);
+}
+
+std::string field_json_text(const GenerationField& field, const GenerationOptions& options) {
+    const nlohmann::json j = nlohmann::json::parse(generation_options_to_json(options));
+    return j.at(field.json).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options, const std::string& what) {
+    const std::string name = what.empty() ? field.json : what;
+    std::visit(
+        [&](auto member) {
+            using T = std::decay_t<decltype(options->*member)>;
+            T value = options->*member;
+            if constexpr (std::is_same_v<T, std::string>) {
+                value = text;
+            } else {
+                // Typed text is JSON; what is not (a bare word) is one string, which only a string
+                // list or an enum takes.
+                nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+                if (j.is_discarded() || (std::is_same_v<T, std::vector<std::string>> && !j.is_array() && !j.is_null())) j = text;
+                if (j.is_null() || (text.empty() && kListValued<T>)) value = T{};
+                else read_value(j, name.c_str(), &value);
+            }
+            GenerationOptions checked = *options;
+            checked.*member = value;
+            if (std::string outside = range_error(field, checked); !outside.empty())
+                throw Error(ErrorCode::InvalidArgument, what.empty() ? outside : name + ": " + outside);
+            options->*member = std::move(value);
+        },
+        field.member);
 }
 
 std::string generation_options_to_json(const GenerationOptions& options) {
@@ -228,6 +266,8 @@ std::string generation_options_to_json(const GenerationOptions& options) {
                     j[f.json] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);  // an empty filter is null (off)
                 else if constexpr (kHasEnumNames<T>)
                     j[f.json] = to_string(v);  // by its name, as before it was an enum
+                else if constexpr (kListValued<T>)
+                    j[f.json] = field_values::to_json(v);
                 else
                     j[f.json] = v;
             },
