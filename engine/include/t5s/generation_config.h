@@ -10,10 +10,12 @@
 // "never" reads as false), temperature, top_k, top_p, repetition_penalty, length_penalty,
 // no_repeat_ngram_size, and the keys the field table reads under transformers' names (table_keys in
 // generation_config.cpp: encoder_no_repeat_ngram_size, encoder_repetition_penalty, bad_words_ids,
-// min_p, typical_p, epsilon_cutoff, eta_cutoff, num_beam_groups, diversity_penalty). Nothing else is dropped in silence: transformers' bookkeeping (bos_token_id,
+// min_p, typical_p, epsilon_cutoff, eta_cutoff, num_beam_groups, diversity_penalty, penalty_alpha;
+// with penalty_alpha and no top_k, top_k is transformers' default 50, contrastive search's width).
+// Nothing else is dropped in silence: transformers' bookkeeping (bos_token_id,
 // transformers_version, _from_model_config, use_cache, ...) changes no output and is skipped, and so
 // is a setting T5 Studio does not apply holding transformers' neutral value (guidance_scale 1.0,
-// penalty_alpha 0.0); any other key is named in `warnings` (its output would differ from
+// token_healing false); any other key is named in `warnings` (its output would differ from
 // transformers'). Wrong types or values are one line naming the file and the key.
 //
 // A model folder's defaults (load_model_generation_defaults) add the task prefix: the prefix of the

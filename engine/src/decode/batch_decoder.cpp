@@ -16,6 +16,7 @@
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
 #include "decode/beam_search.h"
+#include "decode/contrastive_search.h"
 #include "decode/logits_processors.h"
 #include "torch/step_decoding.h"
 #include "torch/t5_network.h"
@@ -37,6 +38,7 @@ struct Group {
     int64_t rows = 0;       // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
+    std::unique_ptr<ContrastiveSearch> contrastive;  // top_k rows per input still decoding
     std::vector<std::vector<int>> sentinels;  // protected spans (options.keep_sentinels): each input's sentinels
     std::vector<std::vector<int>> sources;    // each input's ids (the encoder processors read them)
     spans::SentinelRange sentinel_range;
@@ -162,6 +164,8 @@ struct BatchDecoder::Impl {
     void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
+    void process_inputs(const Group& g, at::Tensor& logits, const at::Tensor& sequences, const std::vector<int64_t>& inputs) const;
+    std::vector<int64_t> step_contrastive(Group& g, const at::Tensor& logits, const at::Tensor& hidden, StepReport& report);
     void finish_inputs(Group& g, const std::vector<int64_t>& finished, StepReport& report);
     void finish_beam(Group& g, StepReport& report);
     StepReport step();
@@ -256,6 +260,12 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         g->beam = make_beam_search(inputs, o, net.config(), dev, net.kernels().vocab);
         if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, g->sentinels});
         g->beam->set_sources(g->sources);
+    } else if (is_contrastive(o)) {
+        if (o.top_k > net.config().vocab_size)
+            throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o.top_k) + ") must be <= the vocabulary (" +
+                                                        std::to_string(net.config().vocab_size) + " tokens) for contrastive search");
+        g->contrastive = std::make_unique<ContrastiveSearch>(inputs, o.top_k, net.config().decoder_start_token_id,
+                                                             net.config().eos_token_id, o.max_new_tokens, dev);
     } else {
         for (int64_t i = 0; i < inputs; ++i)
             g->generators.push_back(at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed)));
@@ -340,6 +350,40 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
     return keep;
 }
 
+// The logits processors and the sentinel guard on one row of each of `inputs` (of the group).
+void BatchDecoder::Impl::process_inputs(const Group& g, at::Tensor& logits, const at::Tensor& sequences,
+                                        const std::vector<int64_t>& inputs) const {
+    const int64_t eos = net.config().eos_token_id;
+    RowSources sources;
+    for (int64_t input : inputs) sources.push_back(&g.sources[static_cast<size_t>(input)]);
+    process_logits(logits, sequences, g.options, eos, /*include_warpers=*/false, sources);
+    if (!g.options.keep_sentinels) return;
+    std::vector<const std::vector<int>*> required;
+    for (int64_t input : inputs) required.push_back(&g.sentinels[static_cast<size_t>(input)]);
+    apply_sentinel_guard(logits, sequences, required, g.sentinel_range, g.options.max_new_tokens, eos);
+}
+
+// One contrastive search step for one group's rows; returns, per row of the next step, the row
+// (of the group) whose cache it continues. An input that ended is done (one candidate each).
+std::vector<int64_t> BatchDecoder::Impl::step_contrastive(Group& g, const at::Tensor& logits, const at::Tensor& hidden,
+                                                          StepReport& report) {
+    const auto process = [&](at::Tensor& l, const at::Tensor& sequences, const std::vector<int64_t>& inputs) {
+        process_inputs(g, l, sequences, inputs);
+    };
+    ContrastiveSearch::StepResult r = g.contrastive->step(logits, hidden, g.options.penalty_alpha, process);
+    for (auto& f : r.finished) {
+        if (g.dropped[static_cast<size_t>(f.input)]) continue;
+        const GroupId id = g.ids[static_cast<size_t>(f.input)];
+        Candidate c;
+        c.ids = std::move(f.ids);
+        c.score = f.score;
+        report.rows_finished.push_back({id, 0, c});
+        results[id].push_back(std::move(c));
+        report.groups_finished.push_back(id);
+    }
+    return std::move(r.continued);
+}
+
 // Of the inputs that had rows end in this step, those with no rows left are done.
 void BatchDecoder::Impl::finish_inputs(Group& g, const std::vector<int64_t>& inputs, StepReport& report) {
     for (int64_t input : inputs) {
@@ -367,16 +411,26 @@ StepReport BatchDecoder::Impl::step() {
     StepReport report;
     if (groups.empty()) return report;
     std::vector<at::Tensor> tokens;
-    for (const auto& g : groups) tokens.push_back(g->beam ? g->beam->last_tokens() : g->sequences.select(1, g->step));
+    bool hidden_needed = false;
+    for (const auto& g : groups) {
+        if (g->beam) tokens.push_back(g->beam->last_tokens());
+        else if (g->contrastive) tokens.push_back(g->contrastive->last_tokens());
+        else tokens.push_back(g->sequences.select(1, g->step));
+        hidden_needed = hidden_needed || g->contrastive;
+    }
     report.rows = static_cast<int>(total_rows());
-    at::Tensor logits = net.decode_step(cache.state(), at::cat(tokens, 0));
+    at::Tensor hidden;  // the decoder's final hidden states, which only contrastive search reads
+    at::Tensor logits = net.decode_step_hidden(cache.state(), at::cat(tokens, 0), hidden_needed ? &hidden : nullptr);
     std::vector<std::vector<int64_t>> local(groups.size());
     int64_t offset = 0;
     for (size_t i = 0; i < groups.size(); ++i) {
         Group& g = *groups[i];
         at::Tensor slice = logits.narrow(0, offset, g.rows);
+        const at::Tensor group_hidden = g.contrastive ? hidden.narrow(0, offset, g.rows) : at::Tensor();
         offset += g.rows;
-        if (g.beam) {
+        if (g.contrastive) {
+            local[i] = step_contrastive(g, slice, group_hidden, report);
+        } else if (g.beam) {
             const at::Tensor order = g.beam->step(slice, g.options).to(at::kCPU, at::kLong).contiguous();
             if (!g.beam->done()) {
                 local[i].assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
@@ -398,6 +452,7 @@ BatchDecoder::~BatchDecoder() = default;
 
 int BatchDecoder::rows_for(const GenerationOptions& o) {
     if (o.num_beams > 1) return o.num_beams;
+    if (is_contrastive(o)) return o.top_k;  // each input's candidates
     return o.do_sample ? o.num_return_sequences : 1;
 }
 
@@ -451,6 +506,10 @@ int BatchDecoder::rows_of(GroupId group) const {
     const Group* g = impl_->group_of(group, &input);
     if (!g || g->dropped[static_cast<size_t>(input)]) return 0;
     if (g->beam) return static_cast<int>(g->per_input);
+    if (g->contrastive) {
+        const auto& alive = g->contrastive->alive();
+        return std::find(alive.begin(), alive.end(), input) == alive.end() ? 0 : static_cast<int>(g->per_input);
+    }
     return static_cast<int>(std::count_if(g->active_rows.begin(), g->active_rows.end(),
                                           [&](int64_t slot) { return slot / g->per_input == input; }));
 }

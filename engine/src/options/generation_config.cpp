@@ -86,7 +86,8 @@ private:
 // field table (t5s/generation_fields.h), which checks them as it checks a request's.
 const std::set<std::string>& table_keys() {
     static const std::set<std::string> kKeys = {"encoder_no_repeat_ngram_size", "encoder_repetition_penalty", "bad_words_ids",
-                                                "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "num_beam_groups", "diversity_penalty"};
+                                                "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "num_beam_groups", "diversity_penalty",
+                                                "penalty_alpha"};
     return kKeys;
 }
 
@@ -138,7 +139,7 @@ const std::map<std::string, std::vector<json>>& unsupported_settings() {
         {"renormalize_logits", {false}}, {"forced_bos_token_id", {}}, {"forced_eos_token_id", {}},
         {"remove_invalid_values", {false}}, {"exponential_decay_length_penalty", {}}, {"suppress_tokens", {json::array()}},
         {"begin_suppress_tokens", {json::array()}}, {"sequence_bias", {json::object()}}, {"token_healing", {false}},
-        {"guidance_scale", {1.0}}, {"max_time", {}}, {"stop_strings", {json::array()}}, {"penalty_alpha", {0.0}},
+        {"guidance_scale", {1.0}}, {"max_time", {}}, {"stop_strings", {json::array()}},
         {"dola_layers", {}}, {"watermarking_config", {}}, {"forced_decoder_ids", {json::array()}}};
     return kUnsupported;
 }
@@ -218,6 +219,9 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
     r.number("repetition_penalty", &g.repetition_penalty, 0.0, 1e6);
     r.number("length_penalty", &g.length_penalty, -1e6, 1e6);
     read_table_keys(j, source, &g);
+    // transformers' top_k is 50 where the file names none, ours 0: with penalty_alpha, that top_k is
+    // contrastive search's width (the output depends on it), so the folder gets transformers' 50.
+    if (g.table_settings.penalty_alpha > 0.0f && !g.top_k) g.top_k = 50;
     g.warnings = unapplied_key_warnings(j, source);
     return g;
 }

@@ -46,6 +46,7 @@ void validate_generation_options(const GenerationOptions& o) {
 bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named) {
     auto has = [&](const char* name) { return std::find(named->begin(), named->end(), name) != named->end(); };
     if (has("do_sample") || has("num_beams") || options->do_sample || options->num_beams > 1) return false;
+    if (options->penalty_alpha > 0.0f) return false;  // top_k is contrastive search's width there, not a sampling knob
     if (!has("temperature") && !has("top_k") && !has("top_p") && !has("min_p") && !has("typical_p") && !has("epsilon_cutoff") &&
         !has("eta_cutoff"))
         return false;

@@ -35,6 +35,10 @@ public:
                                                           int64_t table_capacity) const = 0;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     virtual at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const = 0;
+    // decode_step, and in *final_hidden the decoder's last hidden state [B, d_model] (after the final
+    // layer norm: what the head reads, transformers' decoder_hidden_states[-1]), which contrastive
+    // search compares with the states of the tokens before.
+    virtual at::Tensor decode_step_hidden(DecoderState& state, const at::Tensor& tokens, at::Tensor* final_hidden) const = 0;
 };
 
 }  // namespace t5s

@@ -93,6 +93,10 @@ void write_cache_position(at::Tensor& cache, int64_t t, const at::Tensor& x) {
 }  // namespace
 
 at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) const {
+    return decode_step_hidden(st, tokens, nullptr);
+}
+
+at::Tensor T5Network::decode_step_hidden(DecoderState& st, const at::Tensor& tokens, at::Tensor* final_hidden) const {
     const int64_t t = st.length;
     if (t >= st.capacity) throw Error(ErrorCode::Internal, "decoder cache capacity exceeded");
     at::Tensor h = embed(tokens.unsqueeze(1));  // [B, 1, d]
@@ -110,7 +114,9 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
         h = clamp_fp16(h + feed_forward(l.ff, rms_norm(h, l.ln_ff)));
     }
     st.length = t + 1;
-    return lm_logits(rms_norm(h, dec_final_ln_)).squeeze(1);
+    const at::Tensor last = rms_norm(h, dec_final_ln_);  // [B, 1, d]
+    if (final_hidden) *final_hidden = last.squeeze(1);
+    return lm_logits(last).squeeze(1);
 }
 
 namespace {

@@ -146,6 +146,7 @@ public:
     std::vector<DecoderState> start_decoding_each(const std::vector<at::Tensor>& encoded, int64_t table_capacity) const override;
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const override;
+    at::Tensor decode_step_hidden(DecoderState& state, const at::Tensor& tokens, at::Tensor* final_hidden) const override;
     // Keeps (and reorders) batch rows: compaction of finished rows.
     static void select_rows(DecoderState& state, const at::Tensor& rows);
     // Beam reordering: `rows` only permutes beams within each input (cross-attention untouched).
