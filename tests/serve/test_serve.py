@@ -99,6 +99,8 @@ SETTINGS = [  # (request fields, the same as generate flags)
     # Sampling controls without do_sample / --sample imply sampling (the seed service's request).
     ({"seed": 5, "num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92, "max_new_tokens": 16},
      ["--seed", "5", "--num-return", "3", "--temperature", "0.85", "--top-p", "0.92", "--max-new-tokens", "16"]),
+    # Contrastive search: top_k with penalty_alpha is its width, not a sampling knob.
+    ({"penalty_alpha": 0.6, "top_k": 4, "max_new_tokens": 12}, ["--penalty-alpha", "0.6", "--top-k", "4", "--max-new-tokens", "12"]),
 ]
 # Quality scores, filters and ranking: each request body and the same as generate flags (--embedder too).
 QUALITY = [
@@ -303,12 +305,12 @@ bad({"text": "x", "min_change": 2}, 400, "min_change")
 bad({"text": "x", "rank": "loudest"}, 400, "rank")
 # transformers' settings T5 Studio cannot apply yet: a 400 saying so, not "unknown field"; their neutral
 # value (it changes nothing) is accepted; max_length points to max_new_tokens.
-bad({"text": "x", "penalty_alpha": 0.6}, 400, "'penalty_alpha' is not supported yet")
+bad({"text": "x", "token_healing": True}, 400, "'token_healing' is not supported yet")
 # Group beam search's settings are options, refused only as transformers refuses them.
 bad({"text": "x", "num_beam_groups": 5}, 400, "num_beam_groups (5) must divide num_beams")
 bad({"text": "x", "diversity_penalty": 0.5}, 400, "diversity_penalty needs num_beam_groups > 1")
 bad({"text": "x", "max_length": 8}, 400, "give 'max_new_tokens'")
-bad({"penalty_alpha": 0.6}, 400, "not supported yet", method="put", path="/v1/settings")
+bad({"token_healing": True}, 400, "not supported yet", method="put", path="/v1/settings")
 r = main.post(dict(SETTINGS[1][0], text=TEXTS[2], num_beam_groups=1, diversity_penalty=0.0, typical_p=1.0))
 check(r.status_code == 200 and [c["ids"] for c in r.json()["results"][0]["candidates"]] ==
       [c["ids"] for c in expected[(TEXTS[2], 1)]["candidates"]], "neutral transformers settings change nothing: %s" % r.text[:200])
