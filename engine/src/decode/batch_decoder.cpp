@@ -5,6 +5,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -15,9 +16,12 @@
 #include "spans/sentinel_guard.h"
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
+#include "decode/beam_constraints.h"
 #include "decode/beam_search.h"
 #include "decode/contrastive_search.h"
 #include "decode/logits_processors.h"
+#include "decode/stop_strings.h"
+#include "decode/token_processors.h"
 #include "torch/step_decoding.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -38,6 +42,7 @@ struct Group {
     int64_t rows = 0;       // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
+    StopCriteria stop;  // stop_strings, max_time
     std::unique_ptr<ContrastiveSearch> contrastive;  // top_k rows per input still decoding
     std::vector<std::vector<int>> sentinels;  // protected spans (options.keep_sentinels): each input's sentinels
     std::vector<std::vector<int>> sources;    // each input's ids (the encoder processors read them)
@@ -96,15 +101,27 @@ const StepDecoding& step_decoding_of(const Model& model) {
     return *decoding;
 }
 
+// Rows whose text now ends with a stop string end, as </s> ends them (`ended`: host bools per row).
+void mark_stop_strings(const StopCriteria& stop, const at::Tensor& sequences, at::Tensor& ended) {
+    if (!stop.strings) return;
+    const at::Tensor host = sequences.to(at::kCPU, at::kLong).contiguous();
+    const std::vector<char> hit = stop.rows_ending(host.data_ptr<int64_t>(), host.size(0), host.size(1));
+    bool* e = ended.data_ptr<bool>();
+    for (size_t r = 0; r < hit.size(); ++r) e[r] = e[r] || hit[r];
+}
+
 // Specs that decode as one group (GroupSpec::cohort): indices into `specs`, in order.
 std::vector<std::vector<size_t>> cohorts_of(const std::vector<GroupSpec>& specs) {
     std::vector<std::vector<size_t>> members;
     std::vector<std::string> options_of;  // per member list: its options as JSON
     for (size_t i = 0; i < specs.size(); ++i) {
-        std::string options = specs[i].cohort ? generation_options_to_json(specs[i].options) : std::string();
+        // transformers' group beam search stops on stop strings only when every row of its batch
+        // ends with one: such an input searches alone, as it would in transformers.
+        const GenerationOptions& o = specs[i].options;
+        const bool shared = specs[i].cohort && !(o.num_beam_groups > 1 && !o.stop_strings.empty());
+        std::string options = shared ? generation_options_to_json(o) : std::string();
         size_t m = 0;
-        while (m < members.size() &&
-               !(specs[i].cohort && specs[members[m][0]].cohort == specs[i].cohort && options_of[m] == options))
+        while (m < members.size() && !(shared && specs[members[m][0]].cohort == specs[i].cohort && options_of[m] == options))
             ++m;
         if (m == members.size()) {
             members.emplace_back();
@@ -123,6 +140,7 @@ struct BatchDecoder::Impl {
     BatchCache cache;
     std::vector<std::unique_ptr<Group>> groups;  // in row order; a group's rows are contiguous
     std::map<GroupId, std::vector<Candidate>> results;
+    std::shared_ptr<const TokenTexts> stop_texts;  // the tokenizer's tokens as stop strings read them, once needed
 
     Impl(const StepDecoding& n, const Tokenizer* t) : tokenizer(t), net(n) {}
 
@@ -161,6 +179,8 @@ struct BatchDecoder::Impl {
 
     void add(const std::vector<GroupSpec>& specs);
     void resolve_bad_words(GenerationOptions* options) const;
+    void prepare_controls(Group& g);
+    void resolve_force_words(GenerationOptions* options) const;
     void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
@@ -224,11 +244,49 @@ void BatchDecoder::Impl::resolve_bad_words(GenerationOptions* o) const {
                     "bad_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
 }
 
+// force_words as constraints, appended to force_words_ids, which are then checked as a request's
+// are (a word list may make an alternative the start of another); an id outside the vocabulary is
+// refused here, before the group joins.
+void BatchDecoder::Impl::resolve_force_words(GenerationOptions* o) const {
+    if (!o->force_words.empty()) {
+        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "force_words needs the model's tokenizer");
+        ForcedWords words = force_words_token_ids(o->force_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
+        if (words.empty()) throw Error(ErrorCode::InvalidArgument, "force_words: no word in \"" + o->force_words + "\"");
+        o->force_words_ids.insert(o->force_words_ids.end(), words.begin(), words.end());
+        o->force_words.clear();
+        validate_generation_options(*o);
+    }
+    const int64_t vocab = net.config().vocab_size;
+    for (const auto& c : o->force_words_ids) {
+        if (const int64_t id = token_outside_vocab(c.alternatives, vocab); id >= 0)
+            throw Error(ErrorCode::InvalidArgument,
+                        "force_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
+    }
+}
+
+// transformers' further controls that need the model: token ids inside its vocabulary, stop
+// strings read with its tokenizer, and max_time counted from the moment the group joins.
+void BatchDecoder::Impl::prepare_controls(Group& g) {
+    const GenerationOptions& o = g.options;
+    if (const std::string outside = token_settings_outside_vocab(o, net.config().vocab_size); !outside.empty())
+        throw Error(ErrorCode::InvalidArgument, outside);
+    if (!o.stop_strings.empty()) {
+        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "stop_strings needs the model's tokenizer");
+        if (!stop_texts) stop_texts = std::make_shared<const TokenTexts>(stop_string_token_texts(*tokenizer));
+        g.stop.strings = std::make_shared<const StopStrings>(stop_texts, o.stop_strings);
+    }
+    if (o.max_time)
+        g.stop.deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*o.max_time));
+}
+
 void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
                                    const std::vector<at::Tensor>& encoded) {
     auto g = std::make_unique<Group>();
     g->options = specs[members[0]].options;
     resolve_bad_words(&g->options);
+    prepare_controls(*g);
+    resolve_force_words(&g->options);
     const GenerationOptions& o = g->options;
     const int64_t n = rows_for(o), inputs = static_cast<int64_t>(members.size());
     g->per_input = n;
@@ -260,6 +318,7 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         g->beam = make_beam_search(inputs, o, net.config(), dev, net.kernels().vocab);
         if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, g->sentinels});
         g->beam->set_sources(g->sources);
+        g->beam->set_stop_criteria(g->stop);
     } else if (is_contrastive(o)) {
         if (o.top_k > net.config().vocab_size)
             throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o.top_k) + ") must be <= the vocabulary (" +
@@ -316,8 +375,9 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
     g.scores_sum.index_add_(0, long_tensor(g.active_rows, logits.device()), next_logprob.to(at::kDouble));
     g.sequences = at::cat({g.sequences, next.unsqueeze(1)}, 1);
     g.step += 1;
-    const bool last = g.step == o.max_new_tokens;
-    const at::Tensor done = (next == eos).to(at::kCPU).contiguous();
+    const bool last = g.step == o.max_new_tokens || g.stop.time_up();
+    at::Tensor done = (next == eos).to(at::kCPU).contiguous();
+    mark_stop_strings(g.stop, g.sequences, done);
     const bool* ended = done.data_ptr<bool>();
     std::vector<int64_t> keep;
     for (int64_t i = 0; i < g.rows; ++i) {

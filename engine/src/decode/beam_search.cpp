@@ -1,7 +1,9 @@
 #include "decode/beam_search.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "decode/constrained_beam_search.h"
 #include "decode/group_beam_search.h"
 #include "decode/logits_processors.h"
 #include "torch/vocab_kernels.h"
@@ -25,11 +27,11 @@ at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
 }  // namespace
 
 void BeamSearch::process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t rows_per_input,
-                              int64_t eos, int max_new_tokens) const {
+                              int64_t eos, int max_new_tokens, bool sequence_bias_done) const {
     const int64_t rows = scores.size(0);
     RowSources sources;  // row r is input r / rows_per_input's
     for (int64_t r = 0; r < rows && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / rows_per_input)]);
-    process_logits(scores, sequences, o, eos, false, sources);
+    process_logits(scores, sequences, o, eos, false, sources, sequence_bias_done);
     if (guard_.range.empty()) return;
     std::vector<const std::vector<int>*> required;
     for (int64_t r = 0; r < rows; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / rows_per_input)]);
@@ -38,13 +40,21 @@ void BeamSearch::process_rows(at::Tensor& scores, const at::Tensor& sequences, c
 
 std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                              KernelIsa vocab) {
+    if (!o.force_words_ids.empty()) return std::make_unique<ConstrainedBeamSearch>(inputs, o, cfg, dev, vocab);
     if (o.num_beam_groups > 1) return std::make_unique<GroupBeamSearch>(inputs, o, cfg, dev, vocab);
     return std::make_unique<PlainBeamSearch>(inputs, o, cfg, dev, vocab);
 }
 
+// The top candidates [B, 2 x beams, max_length] whose first cur_len_ + 1 tokens end with a stop string.
+at::Tensor PlainBeamSearch::stop_string_hits(const at::Tensor& candidates) const {
+    const at::Tensor host = candidates.narrow(2, 0, cur_len_ + 1).to(at::kCPU, at::kLong).contiguous();
+    const std::vector<char> ends = stop_.rows_ending(host.data_ptr<int64_t>(), host.size(0) * host.size(1), cur_len_ + 1);
+    return at::tensor(std::vector<uint8_t>(ends.begin(), ends.end())).to(at::kBool).view({host.size(0), host.size(1)}).to(candidates.device());
+}
+
 PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
     : vocab_(vocab), B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
-      eos_(cfg.eos_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
+      eos_(cfg.eos_token_id), pad_(cfg.pad_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
     // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
     auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);
@@ -59,6 +69,7 @@ PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, con
     running_beam_idx_ = at::full({B_, nb_, max_length_ - kPromptLength}, -1, i64);
     top_nb_mask_ = at::cat({at::ones({nb_}, f32.dtype(at::kBool)), at::zeros({keep_ - nb_}, f32.dtype(at::kBool))});
     batch_offset_ = at::arange(B_, i64).view({-1, 1}) * nb_;
+    lengths_ = at::full({B_, nb_}, max_length_, i64);
 }
 
 at::Tensor PlainBeamSearch::last_tokens() const { return running_seqs_.select(2, cur_len_ - 1).reshape({B_ * nb_}); }
@@ -82,9 +93,10 @@ at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     topk_seqs.select(2, cur_len_).copy_(topk_ids);
     topk_beam_idx.select(2, cur_len_ - kPromptLength).copy_(topk_beam + batch_offset_);
 
-    // Stopping criteria: EOS, or the maximum length reached.
+    // Stopping criteria: EOS, a stop string, or the maximum length or time reached.
     at::Tensor hits = (topk_ids == eos_);
-    if (cur_len_ + 1 >= max_length_) hits.fill_(true);
+    if (stop_.strings) hits |= stop_string_hits(topk_seqs);
+    if (cur_len_ + 1 >= max_length_ || stop_.time_up()) hits.fill_(true);
 
     // Running beams for the next step: best non-finished continuations.
     at::Tensor running_lp = topk_lp + hits.to(at::kFloat) * -1.0e9;
@@ -103,8 +115,10 @@ at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     at::Tensor merged_seqs = at::cat({seqs_, topk_seqs}, 1);
     at::Tensor merged_scores = at::cat({beam_scores_, fin_lp}, 1);
     at::Tensor merged_fin = at::cat({finished_, just_finished}, 1);
+    at::Tensor merged_lengths = at::cat({lengths_, at::full_like(topk_ids, cur_len_ + 1)}, 1);
     at::Tensor best = std::get<1>(at::topk(merged_scores, nb));
     seqs_ = gather_beams(merged_seqs, best);
+    lengths_ = gather_beams(merged_lengths, best);
     beam_scores_ = gather_beams(merged_scores, best);
     finished_ = gather_beams(merged_fin, best);
 
@@ -125,23 +139,37 @@ at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     return reorder;
 }
 
+// transformers fills a row shorter than the input's longest with `pad_token_id or eos_token_id[0]`,
+// which is </s> where the pad id is 0 (T5's): a row a stop string ended early then reads as ending
+// with </s>. The same here, so that ids equal transformers' (the text is the same either way).
+void PlainBeamSearch::fill_like_transformers(std::vector<DecodedSequence>& rows) const {
+    if (pad_ != 0) return;
+    size_t longest = 0;
+    for (const auto& d : rows) longest = std::max(longest, d.ids.size());
+    for (auto& d : rows)
+        if (d.ids.size() < longest && (d.ids.empty() || d.ids.back() != eos_)) d.ids.push_back(static_cast<int>(eos_));
+}
+
 std::vector<std::vector<DecodedSequence>> PlainBeamSearch::results(int num_return_sequences) const {
     const int64_t n_ret = num_return_sequences;
     at::Tensor out_seqs = seqs_.narrow(1, 0, n_ret).cpu();
     at::Tensor out_scores = beam_scores_.narrow(1, 0, n_ret).cpu();
+    at::Tensor out_lengths = lengths_.narrow(1, 0, n_ret).to(at::kCPU).contiguous();
     std::vector<std::vector<DecodedSequence>> result(B_);
     for (int64_t b = 0; b < B_; ++b) {
         for (int64_t k = 0; k < n_ret; ++k) {
             DecodedSequence d;
             at::Tensor row = out_seqs[b][k];
             const int64_t* p = row.data_ptr<int64_t>();
-            for (int64_t t = kPromptLength; t < cur_len_; ++t) {
+            const int64_t length = std::min(cur_len_, out_lengths.data_ptr<int64_t>()[b * n_ret + k]);
+            for (int64_t t = kPromptLength; t < length; ++t) {
                 d.ids.push_back(static_cast<int>(p[t]));
                 if (p[t] == eos_) break;
             }
             d.score = out_scores[b][k].item<float>();
             result[b].push_back(std::move(d));
         }
+        fill_like_transformers(result[b]);
     }
     return result;
 }

@@ -2,12 +2,14 @@
 // Beam search as a state machine of one decoding step at a time. The batch decoder
 // (decode/batch_decoder.h) drives one per group of inputs over rows of a shared batch:
 // PlainBeamSearch (a port of transformers' vectorised beam search: same sequences and scores), or
-// with num_beam_groups > 1 GroupBeamSearch (decode/group_beam_search.h, transformers' diverse one).
+// with num_beam_groups > 1 GroupBeamSearch (decode/group_beam_search.h, transformers' diverse one),
+// or with force_words_ids ConstrainedBeamSearch (decode/constrained_beam_search.h).
 #include <ATen/ATen.h>
 
 #include <memory>
 #include <vector>
 
+#include "decode/stop_strings.h"
 #include "spans/sentinel_guard.h"
 #include "t5s/generation_options.h"
 #include "t5s/kernel_policy.h"
@@ -30,6 +32,8 @@ public:
     void set_sentinel_guard(spans::SentinelGuard guard) { guard_ = std::move(guard); }
     // Each input's ids, for the encoder processors (encoder_no_repeat_ngram_size, ...).
     void set_sources(std::vector<std::vector<int>> sources) { sources_ = std::move(sources); }
+    // transformers' stop_strings and max_time (decode/stop_strings.h).
+    void set_stop_criteria(StopCriteria stop) { stop_ = std::move(stop); }
     // The token each row feeds to the decoder at this step [rows].
     virtual at::Tensor last_tokens() const = 0;
     // One step: `logits` [rows, vocab] float32 from the decoder (consumed in place); `options`
@@ -44,9 +48,10 @@ protected:
     // The logits processors, then the sentinel guard, on `scores` [inputs * rows_per_input, vocab]
     // whose every block of rows_per_input rows is one input's (its beams, or one group of them).
     void process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t rows_per_input,
-                      int64_t eos, int max_new_tokens) const;
+                      int64_t eos, int max_new_tokens, bool sequence_bias_done = false) const;
 
     spans::SentinelGuard guard_;
+    StopCriteria stop_;
     std::vector<std::vector<int>> sources_;  // per input
 };
 
@@ -66,13 +71,17 @@ public:
     std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const override;
 
 private:
+    at::Tensor stop_string_hits(const at::Tensor& candidates) const;
+    void fill_like_transformers(std::vector<DecodedSequence>& rows) const;
+
     KernelIsa vocab_;
     int64_t B_, nb_, V_, keep_, max_length_;
-    int64_t eos_;
+    int64_t eos_, pad_;
     double length_penalty_;
     bool early_;
     at::Tensor running_seqs_, seqs_, running_scores_, beam_scores_, finished_, heuristic_open_, running_beam_idx_;
     at::Tensor top_nb_mask_, batch_offset_;
+    at::Tensor lengths_;  // [B, nb] of the finished hypotheses, start token included (a stop string ends one early)
     int64_t cur_len_ = 1;
     bool done_ = false;
 };

@@ -87,7 +87,10 @@ private:
 const std::set<std::string>& table_keys() {
     static const std::set<std::string> kKeys = {"encoder_no_repeat_ngram_size", "encoder_repetition_penalty", "bad_words_ids",
                                                 "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "num_beam_groups", "diversity_penalty",
-                                                "penalty_alpha"};
+                                                "force_words_ids", "penalty_alpha",
+                                                "suppress_tokens", "begin_suppress_tokens", "forced_bos_token_id", "forced_eos_token_id",
+                                                "sequence_bias", "exponential_decay_length_penalty", "renormalize_logits", "max_time",
+                                                "stop_strings"};
     return kKeys;
 }
 
@@ -97,6 +100,7 @@ void read_table_keys(const json& j, const std::string& source, GenerationConfig*
     for (const std::string& key : table_keys()) {
         const auto it = j.find(key);
         if (it == j.end() || it->is_null()) continue;
+        if (key == "sequence_bias" && it->is_object() && it->empty()) continue;  // {}: none, as this file used to take it
         picked[key] = *it;
         g->table_fields.push_back(key);
     }
@@ -135,11 +139,7 @@ bool is_bookkeeping_key(const std::string& key) {
 // turn it off (transformers' defaults: none of them changes the output).
 const std::map<std::string, std::vector<json>>& unsupported_settings() {
     static const std::map<std::string, std::vector<json>> kUnsupported = {
-        {"force_words_ids", {}}, {"constraints", {}},
-        {"renormalize_logits", {false}}, {"forced_bos_token_id", {}}, {"forced_eos_token_id", {}},
-        {"remove_invalid_values", {false}}, {"exponential_decay_length_penalty", {}}, {"suppress_tokens", {json::array()}},
-        {"begin_suppress_tokens", {json::array()}}, {"sequence_bias", {json::object()}}, {"token_healing", {false}},
-        {"guidance_scale", {1.0}}, {"max_time", {}}, {"stop_strings", {json::array()}},
+        {"constraints", {}}, {"remove_invalid_values", {false}}, {"token_healing", {false}}, {"guidance_scale", {1.0}},
         {"dola_layers", {}}, {"watermarking_config", {}}, {"forced_decoder_ids", {json::array()}}};
     return kUnsupported;
 }

@@ -23,6 +23,30 @@ void check_beam_groups(const GenerationOptions& o) {
     if (o.diversity_penalty == 0.0f) bad("diversity_penalty must be > 0 with num_beam_groups > 1, otherwise the groups are identical");
 }
 
+// Constrained beam search as transformers' GenerationConfig.validate, ConstrainedBeamSearchScorer
+// and generate() refuse force_words_ids: beams, no sampling, no groups; each constraint non-empty,
+// phrases of ids >= 0, and no alternative of a disjunctive one the start of (or equal to) another.
+void check_forced_words(const GenerationOptions& o) {
+    auto bad = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "invalid generation setting: " + what); };
+    if (o.force_words_ids.empty() && o.force_words.empty()) return;
+    const std::string name = o.force_words_ids.empty() ? "force_words" : "force_words_ids";
+    if (o.do_sample) bad(name + ": constrained beam search does not sample (do_sample must be false)");
+    if (o.num_beam_groups != 1) bad(name + ": constrained beam search has no beam groups (num_beam_groups must be 1)");
+    if (o.num_beams <= 1) bad(name + ": constrained beam search needs num_beams > 1");
+    for (size_t i = 0; i < o.force_words_ids.size(); ++i) {
+        const ForcedWordsConstraint& c = o.force_words_ids[i];
+        const std::string which = "force_words_ids: constraint " + std::to_string(i + 1);
+        if (c.alternatives.empty() || (!c.disjunctive && c.alternatives.size() != 1)) bad(which + " must be one list of token ids or a list of such lists");
+        for (const auto& a : c.alternatives) {
+            if (a.empty() || std::any_of(a.begin(), a.end(), [](int id) { return id < 0; })) bad(which + " holds an empty list or a negative id");
+            for (const auto& other : c.alternatives) {
+                if (&other != &a && a.size() <= other.size() && std::equal(a.begin(), a.end(), other.begin()))
+                    bad(which + ": one alternative is the start of another, or the same (transformers refuses it)");
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void validate_generation_options(const GenerationOptions& o) {
@@ -34,6 +58,7 @@ void validate_generation_options(const GenerationOptions& o) {
         bad("num_return_sequences (" + std::to_string(o.num_return_sequences) + ") must be <= num_beams (" +
             std::to_string(o.num_beams) + ") without sampling: set do_sample, or num_beams to " + std::to_string(o.num_return_sequences));
     }
+    check_forced_words(o);  // before the general refusals: transformers names force_words_ids first
     if (o.do_sample && o.num_beams > 1) bad("beam sampling is not supported: use num_beams=1 with sampling");
     check_beam_groups(o);
     if (o.do_sample && o.temperature <= 0.0f) bad("temperature must be > 0 when sampling");
