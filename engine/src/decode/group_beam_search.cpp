@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "decode/logits_processors.h"
+#include "decode/token_processors.h"
 #include "torch/vocab_kernels.h"
 
 namespace t5s {
@@ -89,8 +90,21 @@ at::Tensor GroupBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     sequences_.select(1, cur_len_).copy_(long_tensor(choice.tokens, device_));
     beam_scores_ = std::move(choice.scores);
     cur_len_ += 1;
-    done_ = cur_len_ >= max_length_ || std::all_of(group_done_.begin(), group_done_.end(), [](char d) { return d != 0; });
+    done_ = cur_len_ >= max_length_ || std::all_of(group_done_.begin(), group_done_.end(), [](char d) { return d != 0; }) ||
+            stop_.time_up() || every_row_stops();
     return order;
+}
+
+// transformers' group beam search stops when the stopping criteria hold for every row (the rows of
+// finished groups too, which it feeds pads): a row ends with </s> or with a stop string.
+bool GroupBeamSearch::every_row_stops() const {
+    if (!stop_.strings) return false;
+    const at::Tensor host = sequences_.narrow(1, 0, cur_len_).to(at::kCPU).contiguous();
+    const std::vector<char> ends = stop_.rows_ending(host.data_ptr<int64_t>(), host.size(0), cur_len_);
+    for (int64_t r = 0; r < host.size(0); ++r) {
+        if (!ends[static_cast<size_t>(r)] && host.data_ptr<int64_t>()[r * cur_len_ + cur_len_ - 1] != eos_) return false;
+    }
+    return true;
 }
 
 // One group of every input: its scores penalised by the tokens the earlier groups took at this
@@ -100,6 +114,7 @@ void GroupBeamSearch::step_group(int64_t g, const at::Tensor& log_probs, const a
     const at::Tensor& rows = group_rows_[static_cast<size_t>(g)];
     at::Tensor scores = log_probs.index_select(0, rows);
     const at::Tensor seqs = sequences.index_select(0, rows);
+    apply_sequence_bias(scores, seqs, o.sequence_bias);  // before the diversity penalty, as transformers orders them
     if (g > 0 && o.diversity_penalty > 0.0f) {
         std::vector<int64_t> previous;  // [inputs, g * group_size]
         for (int64_t b = 0; b < B_; ++b) {
@@ -108,7 +123,7 @@ void GroupBeamSearch::step_group(int64_t g, const at::Tensor& log_probs, const a
         }
         apply_hamming_diversity(scores, long_tensor(previous, device_).view({B_, g * gs_}), o.diversity_penalty);
     }
-    process_rows(scores, seqs, o, gs_, eos_, static_cast<int>(max_length_ - 1));
+    process_rows(scores, seqs, o, gs_, eos_, static_cast<int>(max_length_ - 1), /*sequence_bias_done=*/true);
     std::vector<float> running;
     for (int64_t b = 0; b < B_; ++b) {
         const auto first = beam_scores_.begin() + b * nb_ + g * gs_;
@@ -179,7 +194,11 @@ std::vector<std::vector<DecodedSequence>> GroupBeamSearch::results(int num_retur
         const size_t n = std::min(all.size(), static_cast<size_t>(num_return_sequences));
         for (size_t k = 0; k < n; ++k) {
             const Hypotheses::Entry& e = *all[all.size() - 1 - k];
-            out[static_cast<size_t>(b)].push_back({e.ids, static_cast<double>(static_cast<float>(e.score))});  // float32, as transformers returns it
+            std::vector<int> ids = e.ids;
+            // transformers' finalize writes </s> after a hypothesis shorter than the length limit
+            // (one that max_time or a stop string ended while running).
+            if ((ids.empty() || ids.back() != eos_) && static_cast<int64_t>(ids.size()) + 1 < max_length_) ids.push_back(static_cast<int>(eos_));
+            out[static_cast<size_t>(b)].push_back({std::move(ids), static_cast<double>(static_cast<float>(e.score))});  // float32, as transformers returns it
         }
     }
     return out;

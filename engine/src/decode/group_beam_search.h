@@ -55,6 +55,7 @@ private:
                     Choice* choice);
     void choose(int64_t group, const at::Tensor& top_scores, const at::Tensor& top_ids, const at::Tensor& sequences, Choice* choice);
     std::vector<int> row_ids(const at::Tensor& host_sequences, int64_t row, bool ended) const;
+    bool every_row_stops() const;
 
     KernelIsa vocab_;
     int64_t B_, nb_, G_, gs_, V_, max_length_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/token_processors.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -314,13 +315,15 @@ bool warp_top_k_candidates(const at::Tensor& scores, const GenerationOptions& o,
 
 at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& o, at::Generator& generator, at::Tensor* logprob) {
     at::Tensor ids, warped;
-    if (warp_top_k_candidates(scores, o, &ids, &warped)) {
+    // renormalize_logits: transformers' log-softmax over the whole vocabulary, then the draw's softmax.
+    if (!o.renormalize_logits && warp_top_k_candidates(scores, o, &ids, &warped)) {
         // Softmax and draw over the k candidates only: the vocabulary's other tokens have zero mass.
         at::Tensor pick = at::multinomial(at::softmax(warped, -1), 1, false, generator);
         *logprob = at::log_softmax(warped, -1).gather(1, pick).squeeze(1);
         return ids.gather(1, pick).squeeze(1);
     }
     apply_warpers(scores, o);
+    apply_renormalize(scores, o.renormalize_logits);
     at::Tensor next = at::multinomial(at::softmax(scores, -1), 1, false, generator);
     *logprob = at::log_softmax(scores, -1).gather(1, next).squeeze(1);
     return next.squeeze(1);
@@ -367,15 +370,24 @@ void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const
 }
 
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t eos_id,
-                    bool include_warpers, const RowSources& sources) {
+                    bool include_warpers, const RowSources& sources, bool sequence_bias_done) {
     // transformers' _get_logits_processor order.
+    if (!sequence_bias_done) apply_sequence_bias(scores, sequences, o.sequence_bias);
     apply_encoder_repetition_penalty(scores, sources, o.encoder_repetition_penalty);
     apply_repetition_penalty(scores, sequences, o.repetition_penalty);
     apply_no_repeat_ngram(scores, sequences, o.no_repeat_ngram_size);
     apply_encoder_no_repeat_ngram(scores, sequences, sources, o.encoder_no_repeat_ngram_size);
     apply_bad_words(scores, sequences, o.bad_words_ids, eos_id);
     apply_min_new_tokens(scores, sequences.size(1) - 1, o.min_new_tokens, eos_id);
+    const int64_t length = sequences.size(1);
+    apply_forced_bos(scores, length, o.forced_bos_token_id);
+    apply_forced_eos(scores, length, o.max_new_tokens + 1, o.forced_eos_token_id);
+    apply_length_decay(scores, length, o.exponential_decay_length_penalty, eos_id);
+    apply_suppress_tokens(scores, o.suppress_tokens);
+    apply_begin_suppress_tokens(scores, length, begin_suppress_index(o), o.begin_suppress_tokens);
     if (include_warpers) apply_warpers(scores, o);
+    // Last of all, after the warpers: sampling (which warps later, in sample_tokens) renormalizes there.
+    if (include_warpers || !o.do_sample) apply_renormalize(scores, o.renormalize_logits);
 }
 
 void apply_warpers(at::Tensor& scores, const GenerationOptions& o) {

@@ -78,10 +78,13 @@ std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, 
 void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
                           spans::SentinelRange range, int max_new_tokens, int64_t eos_id);
 
-// All processors of `options` in HF's order (penalties; then warpers when sampling). `sources`
-// (one per row) is needed only by the encoder processors; without it they are an error.
+// All processors of `options` in HF's order (sequence bias, penalties, the forcing and suppressing
+// ones of decode/token_processors.h; then warpers when sampling; renormalize_logits last). `sources`
+// (one per row) is needed only by the encoder processors; without it they are an error. Group beam
+// search applies the sequence bias itself, before its diversity penalty (`sequence_bias_done`).
+// `scores` may be replaced by a new tensor (renormalize_logits).
 void process_logits(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t eos_id,
-                    bool include_warpers, const RowSources& sources = {});
+                    bool include_warpers, const RowSources& sources = {}, bool sequence_bias_done = false);
 
 template <class Encode>
 TokenIdLists bad_words_token_ids(const std::string& words, Encode encode) {
