@@ -146,13 +146,15 @@ bool names_key(const std::vector<std::string>& warnings, const std::string& key)
 
 TEST_CASE("generation_config.json: a key not applied is a warning, never dropped in silence", "[generation_config]") {
     const TempDir model("gencfg");
-    write_model_configs(model, R"({"num_beams": 2, "penalty_alpha": 0.6, "guidance_scale": 1.5, "suppress_tokens": [5],
-        "forced_bos_token_id": 3, "exponential_decay_length_penalty": [5, 1.5], "renormalize_logits": true, "my_own_key": 1,
+    // Keys still unsupported (the applied ones, suppress_tokens and the like, are no warning).
+    write_model_configs(model, R"({"num_beams": 2, "guidance_scale": 1.5, "token_healing": true, "remove_invalid_values": true,
+        "dola_layers": "high", "watermarking_config": {"greenlist_ratio": 0.25}, "forced_decoder_ids": [[1, 5]], "my_own_key": 1,
+        "suppress_tokens": [5], "renormalize_logits": true,
         "_from_model_config": true, "transformers_version": "4.40.0", "use_cache": true, "pad_token_id": 0})");
     const GenerationConfig g = load_model_generation_defaults(model.path());
     REQUIRE(g.num_beams == 2);  // what is applied still is
-    for (const char* key : {"penalty_alpha", "guidance_scale", "suppress_tokens", "forced_bos_token_id", "exponential_decay_length_penalty",
-                            "renormalize_logits", "my_own_key"}) {
+    for (const char* key : {"guidance_scale", "token_healing", "remove_invalid_values", "dola_layers", "watermarking_config",
+                            "forced_decoder_ids", "my_own_key"}) {
         INFO(key);
         CHECK(names_key(g.warnings, key));
     }
@@ -169,7 +171,7 @@ TEST_CASE("generation_config.json: transformers' neutral values change nothing a
     CHECK(parse_generation_config(R"({"eos_token_id": [1, 2]})", "g.json").warnings.size() == 1);  // only the first ends a candidate
     CHECK(classify_foreign_setting("guidance_scale", "1.5") == ForeignSetting::Unsupported);
     CHECK(classify_foreign_setting("guidance_scale", "1") == ForeignSetting::Neutral);
-    CHECK(classify_foreign_setting("renormalize_logits", "false") == ForeignSetting::Neutral);
+    CHECK(classify_foreign_setting("remove_invalid_values", "false") == ForeignSetting::Neutral);
     CHECK(classify_foreign_setting("transformers_version", "\"4.0\"") == ForeignSetting::Bookkeeping);
     CHECK(classify_foreign_setting("bogus", "1") == ForeignSetting::Unknown);
 }
