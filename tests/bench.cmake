@@ -47,3 +47,9 @@ add_executable(t5s_fp32_gemm_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}
 target_link_libraries(t5s_fp32_gemm_bench PRIVATE t5s_engine t5s_torch_cpu)
 target_include_directories(t5s_fp32_gemm_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_fp32_gemm_bench PRIVATE ${TORCH_CXX_FLAGS})
+
+# Per-step cost of each logits processor, warper and stopping criterion (tests/bench/README.md).
+add_executable(t5s_processor_cost_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/processor_cost_bench.cpp")
+target_link_libraries(t5s_processor_cost_bench PRIVATE t5s_engine t5s_torch_cpu)
+target_include_directories(t5s_processor_cost_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
+target_compile_options(t5s_processor_cost_bench PRIVATE ${TORCH_CXX_FLAGS})
