@@ -1,5 +1,5 @@
 // `t5studio export`: stream the history into a training set.
-//   t5studio export --history PATH --format jsonl|csv|tsv|labelstudio --out FILE [--with-labels] [--accepted-only] [--dedupe [exact|near]]
+//   t5studio export --history PATH --format jsonl|csv|tsv|labelstudio|hf-dataset --out FILE|DIR [--with-labels] [--accepted-only] [--dedupe [exact|near]]
 //                   [--near-threshold J] [--with-scores] [--min-similarity X] [--max-similarity X] [--min-change X]
 //                   [--max-change X] [--min-back-score X] [--include-originals] [--search Q] [--model M] [--force] [--json]
 // One summary line on stderr; with --json also a JSON summary on stdout. Ctrl-C cancels cleanly
@@ -12,6 +12,7 @@
 #include "common/args.h"
 #include "cli/commands.h"
 #include "t5s/error.h"
+#include "t5s/hf_dataset.h"
 #include "t5s/history_store.h"
 
 namespace t5s::cli {
@@ -80,7 +81,8 @@ void apply_score_flags(const Args& args, ExportOptions* options) {
 
 const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
     {"history", "PATH", "history database to read"},
-    {"format", "F", "jsonl, csv, tsv or labelstudio (a Label Studio import: tasks with predictions, annotations for accepted candidates)"},
+    {"format", "F", "jsonl, csv, tsv or labelstudio (a Label Studio import: tasks with predictions, annotations for accepted candidates)"
+                    " or hf-dataset (--out is a folder: data/train.jsonl with the scores, README.md dataset card with statistics, plots/*.png)"},
     {"out", "FILE", "file to write; an existing one is refused unless --force"},
     {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
     {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
@@ -118,10 +120,18 @@ int run_export(const Argv& argv) {
     store_options.create_if_missing = false;
     HistoryStore store(args.require("history"), store_options);
     InterruptGuard guard;
-    const ExportResult r = store.export_to(out, options, {}, &interrupt_flag());
+    std::vector<std::string> files;  // hf-dataset: the folder's files
+    ExportResult r;
+    if (options.format == ExportFormat::HfDataset) {
+        HfDatasetResult dataset = export_hf_dataset(store, out, options, {}, &interrupt_flag());
+        r = dataset.data;
+        files = dataset.files;
+    } else {
+        r = store.export_to(out, options, {}, &interrupt_flag());
+    }
 
     std::cerr << "t5studio export: wrote " << r.rows_written << " rows from " << r.generations << " generations to "
-              << r.path << " (" << r.bytes_written << " bytes";
+              << (files.empty() ? r.path : out + " (" + std::to_string(files.size()) + " files)") << " (" << r.bytes_written << " bytes";
     if (options.dedupe) std::cerr << ", " << r.duplicates_skipped << " duplicates skipped";
     if (options.near_dedupe) std::cerr << ", " << r.near_duplicates_skipped << " near duplicates skipped";
     std::cerr << ")\n";
@@ -133,6 +143,7 @@ int run_export(const Argv& argv) {
                                     {"duplicates_skipped", r.duplicates_skipped},
                                     {"near_duplicates_skipped", r.near_duplicates_skipped},
                                     {"bytes_written", r.bytes_written}};
+        if (!files.empty()) j["files"] = files;  // hf-dataset: relative to --out (path is the data file)
         std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     return 0;

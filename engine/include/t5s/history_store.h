@@ -180,12 +180,16 @@ struct HistoryPage {
 };
 
 // ---- export -------------------------------------------------------------------------------------------
-enum class ExportFormat { Jsonl, Csv, Tsv, LabelStudio };
+// HfDataset: a Hugging Face dataset folder (t5s/hf_dataset.h writes it); export_to with it writes
+// the folder's data file: JSONL rows with the scores, spans as {start, end, label} objects and the
+// label as text, so every column has one Arrow type.
+enum class ExportFormat { Jsonl, Csv, Tsv, LabelStudio, HfDataset };
 template <>
 struct EnumNames<ExportFormat> {
     static constexpr const char* kWhat = "export format";
     static constexpr EnumName<ExportFormat> kNames[] = {{ExportFormat::Jsonl, "jsonl"}, {ExportFormat::Csv, "csv"}, {ExportFormat::Tsv, "tsv"},
-                                                         {ExportFormat::LabelStudio, "labelstudio"}};
+                                                         {ExportFormat::LabelStudio, "labelstudio"},
+                                                         {ExportFormat::HfDataset, "hf-dataset"}};
 };
 
 // One row per exported candidate: source = generation input, target = final text (edited text for
@@ -234,6 +238,20 @@ struct ExportResult {
     int64_t near_duplicates_skipped = 0;
     int64_t generations = 0;         // generations with >= 1 row written
     int64_t bytes_written = 0;
+};
+
+// How the generations matching a filter were made: what a dataset card reports.
+struct HistoryProvenance {
+    struct Count {
+        std::string value;  // a model "path (hash)", a settings JSON object, a drop reason
+        int64_t n = 0;
+    };
+    int64_t generations = 0;
+    int64_t candidates = 0;           // kept candidates of those generations (before export's filters)
+    std::vector<Count> models;        // generations per model, most used first
+    std::vector<Count> settings;      // generations per distinct settings JSON, most used first
+    std::vector<int64_t> seeds;       // distinct seeds (-1 = none recorded), ascending
+    std::vector<Count> dropped;       // candidates the quality filters dropped, per reason
 };
 
 // ---- training runs ------------------------------------------------------------------------------------
@@ -342,6 +360,9 @@ public:
     ExportResult export_to(const std::string& path, const ExportOptions& options,
                            const std::function<void(const ExportProgress&)>& progress = {},
                            const std::atomic<bool>* cancel = nullptr);
+
+    // Models, settings, seeds and drop reasons of the generations matching the filter (one snapshot).
+    HistoryProvenance provenance(const HistoryFilter& filter);
 
     // Diagnostics: "ok" or SQLite's first problem line.
     std::string integrity_check();

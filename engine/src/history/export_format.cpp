@@ -49,13 +49,20 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson spans_json(const std::vector<Span>& spans) {
+// JSONL's [start, end, label] triples; an hf-dataset's {start, end, label} objects (Arrow has no
+// list of mixed types).
+ojson spans_json(const std::vector<Span>& spans, bool as_objects = false) {
     ojson a = ojson::array();
-    for (const auto& s : spans) a.push_back({s.start, s.end, s.label});
+    for (const auto& s : spans) {
+        if (as_objects) a.push_back({{"start", s.start}, {"end", s.end}, {"label", s.label}});
+        else a.push_back({s.start, s.end, s.label});
+    }
     return a;
 }
 
-void append_jsonl_row(const ExportRow& row, std::string& out, bool with_scores) {
+// hf_dataset: spans as objects and the label as text (a label may be "PER" on one row and 4.2 on
+// the next, and an Arrow column has one type).
+void append_jsonl_row(const ExportRow& row, std::string& out, bool with_scores, bool hf_dataset = false) {
     ojson j;
     j["source"] = row.source;
     j["target"] = row.target;
@@ -70,10 +77,11 @@ void append_jsonl_row(const ExportRow& row, std::string& out, bool with_scores) 
     if (with_scores)
         for (const auto& [name, value] : row_scores(row)) j[name] = value ? ojson(*value) : ojson(nullptr);
     if (row.source_spans && !row.source_spans->empty()) {
-        j["source_spans"] = spans_json(*row.source_spans);
-        if (row.target_spans) j["target_spans"] = spans_json(*row.target_spans);
+        j["source_spans"] = spans_json(*row.source_spans, hf_dataset);
+        if (row.target_spans) j["target_spans"] = spans_json(*row.target_spans, hf_dataset);
     }
-    if (!row.label_json.empty()) j["label"] = ojson::parse(row.label_json, nullptr, false);
+    if (!row.label_json.empty())
+        j["label"] = hf_dataset ? ojson(label_text(std::string(row.label_json))) : ojson::parse(row.label_json, nullptr, false);
     out += j.dump(-1, ' ', /*ensure_ascii=*/false, ojson::error_handler_t::replace);
     out.push_back('\n');
 }
@@ -86,6 +94,7 @@ std::string spans_cell(const std::vector<Span>* spans) {
 
 void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores, bool with_labels) {
     if (format == ExportFormat::Jsonl) return append_jsonl_row(row, out, with_scores);
+    if (format == ExportFormat::HfDataset) return append_jsonl_row(row, out, /*with_scores=*/true, /*hf_dataset=*/true);
     const std::string kind = row.original ? "original" : "candidate";
     const std::string state = row.original ? "" : to_string(row.state);
     const std::string created = utc_iso8601(row.created_at_ms);
