@@ -10,7 +10,7 @@ venv of tests/make_group_beam_goldens.py (the goldens are committed; the suite n
 
 It writes tests/data/goldens/contrastive.json (deterministic, a few seconds): for the tiny random
 checkpoints in tests/data/models, loaded in float32, the token ids generate() returns under several
-penalty_alpha / top_k settings (with min_new_tokens, repetition_penalty, no_repeat_ngram_size; top_k 1
+penalty_alpha / top_k settings (with min_new_tokens, repetition_penalty, no_repeat_ngram_size, stop_strings; top_k 1
 and penalty_alpha 0, which transformers decodes greedily), each input alone and the inputs as one
 padded batch of different lengths, with each sequence's score: the sum over its tokens of the
 log-softmax of the processed logits (output_scores) at the token taken, which is what the engine
@@ -55,6 +55,7 @@ SETTINGS = [
     dict(penalty_alpha=0.8, top_k=3, max_new_tokens=10, repetition_penalty=1.5),
     dict(penalty_alpha=0.6, top_k=5, max_new_tokens=14, no_repeat_ngram_size=2),
     dict(penalty_alpha=1.0, top_k=3, max_new_tokens=9),  # the degeneration penalty alone
+    dict(penalty_alpha=0.6, top_k=4, max_new_tokens=16, stop_strings=["g", "you", "不"]),  # StopStringCriteria
     dict(penalty_alpha=0.6, top_k=1, max_new_tokens=10),  # top_k 1: transformers decodes greedily
     dict(penalty_alpha=0.0, top_k=4, max_new_tokens=10),  # penalty_alpha 0: greedy too
 ]
@@ -71,13 +72,20 @@ def f32(x):
     return v
 
 
-def strip(seq, eos):
+def strip(seq, eos, pad=0):
+    """The generated ids up to </s>; in a batch, a row a stop string ended is padded after it: cut."""
     s = list(seq[1:])
-    return s[: s.index(eos) + 1] if eos in s else s
+    if eos in s:
+        return s[: s.index(eos) + 1]
+    while s and s[-1] == pad:
+        s.pop()
+    return s
 
 
 @torch.no_grad()
-def generate(model, ids, eos, **settings):
+def generate(model, ids, eos, tok, **settings):
+    if "stop_strings" in settings:
+        settings = dict(settings, tokenizer=tok)  # StopStringCriteria reads the token texts
     batch = max(len(x) for x in ids)
     input_ids = torch.tensor([x + [0] * (batch - len(x)) for x in ids])
     mask = torch.tensor([[1] * len(x) + [0] * (batch - len(x)) for x in ids])
@@ -103,8 +111,8 @@ def model_goldens(name):
     ids = [tok(t).input_ids for t in TEXTS]
     runs = []
     for s in SETTINGS:
-        alone = [generate(model, [x], eos, **s)[0] for x in ids]
-        batch = generate(model, ids, eos, **s)
+        alone = [generate(model, [x], eos, tok, **s)[0] for x in ids]
+        batch = generate(model, ids, eos, tok, **s)
         same = [a["ids"] == b["ids"] for a, b in zip(alone, batch)]
         if not all(same):  # a padded batch is not bitwise each input alone in transformers
             print(f"  {name} {s}: batch differs from alone for inputs {[i for i, x in enumerate(same) if not x]}")

@@ -1,8 +1,8 @@
 // Contrastive search, penalty_alpha with top_k > 1: token ids equal to transformers 4.55's
 // _contrastive_search (goldens from tests/make_contrastive_goldens.py) on the tiny checkpoints,
-// alone and as a batch of inputs of different lengths; a model folder whose generation_config.json
-// names penalty_alpha without top_k (transformers' 50); when the mode applies; the re-ranking on
-// synthetic states.
+// alone and as a batch of inputs of different lengths (stop_strings among the settings); a model
+// folder whose generation_config.json names penalty_alpha without top_k (transformers' 50); when the
+// mode applies, max_time; the re-ranking on synthetic states.
 #include <ATen/ATen.h>
 // c10 defines its own CHECK; Catch2's must win in test files.
 #undef CHECK
@@ -138,6 +138,11 @@ TEST_CASE("contrastive search: applies exactly where transformers' generation mo
     many.num_return_sequences = 2;
     CHECK_THROWS_WITH(validate_generation_options(many), Catch::Contains("num_return_sequences"));
     auto model = Model::load(model_dir("t5v10-tied-relu"), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
+    // max_time ends every input once a token is taken after the time has passed (MaxTimeCriteria).
+    GenerationOptions timed = o;
+    timed.max_new_tokens = 16, timed.max_time = 1e-9, timed.drop_invalid_text = false;
+    for (const auto& c : model->generate_ids({model->tokenizer().encode("hello"), model->tokenizer().encode("a longer input")}, timed))
+        CHECK(c.at(0).ids.size() == 1);
     GenerationOptions wide = o;
     wide.top_k = 100000;
     CHECK_THROWS_WITH(model->generate_ids({model->tokenizer().encode("hello")}, wide), Catch::Contains("top_k (100000)"));

@@ -40,7 +40,7 @@ std::vector<Case> mixed_cases() {
         o.max_new_tokens = 5 + static_cast<int>(i * 7 % 13);
         switch (i % 5) {
             case 0: o = contrastive(0.6f, 4, 6 + static_cast<int>(i)), o.repetition_penalty = 1.5f; break;
-            case 1: o = contrastive(0.3f, 2, 4 + static_cast<int>(i)), o.min_new_tokens = 3; break;
+            case 1: o = contrastive(0.3f, 2, 4 + static_cast<int>(i)), o.min_new_tokens = 3, o.stop_strings = {"g", "~"}; break;
             case 2: o.num_beams = 3, o.num_return_sequences = 2; break;
             case 3: o.do_sample = true, o.num_return_sequences = 2, o.top_k = 20, o.seed = 40 + static_cast<int64_t>(i); break;
             case 4: o = contrastive(0.8f, 6, 9), o.no_repeat_ngram_size = 2; break;

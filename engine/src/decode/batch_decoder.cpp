@@ -325,6 +325,7 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
                                                         std::to_string(net.config().vocab_size) + " tokens) for contrastive search");
         g->contrastive = std::make_unique<ContrastiveSearch>(inputs, o.top_k, net.config().decoder_start_token_id,
                                                              net.config().eos_token_id, o.max_new_tokens, dev);
+        g->contrastive->set_stop_criteria(g->stop);
     } else {
         for (int64_t i = 0; i < inputs; ++i)
             g->generators.push_back(at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed)));

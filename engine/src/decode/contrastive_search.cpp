@@ -94,15 +94,19 @@ ContrastiveSearch::StepResult ContrastiveSearch::step(const at::Tensor& logits, 
     return out;
 }
 
-// The inputs whose last token is </s> or whose length is reached; `kept` gets the others.
+// The inputs whose last token is </s>, whose length is reached or that a stop string or max_time
+// ends (transformers' stopping criteria, checked once a token is appended); `kept` gets the others.
 std::vector<ContrastiveSearch::Finished> ContrastiveSearch::take_finished(std::vector<int64_t>* kept) const {
     const int64_t generated = sequences_.size(1) - 1;
     const at::Tensor seqs = sequences_.to(at::kCPU).contiguous();
     const int64_t width = seqs.size(1);
+    const bool time_up = generated >= 1 && stop_.time_up();
+    const std::vector<char> stopped = stop_.rows_ending(seqs.data_ptr<int64_t>(), seqs.size(0), width);  // none without strings
     std::vector<Finished> finished;
     for (int64_t a = 0; a < seqs.size(0); ++a) {
         const int64_t* row = seqs.data_ptr<int64_t>() + a * width;
-        if (generated < 1 || (row[width - 1] != eos_ && generated < max_new_tokens_)) {
+        const bool ends = row[width - 1] == eos_ || generated == max_new_tokens_ || time_up || stopped[static_cast<size_t>(a)];
+        if (generated < 1 || !ends) {
             kept->push_back(a);
             continue;
         }

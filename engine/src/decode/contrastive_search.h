@@ -16,6 +16,7 @@
 #include <functional>
 #include <vector>
 
+#include "decode/stop_strings.h"
 #include "t5s/generation_options.h"
 
 namespace t5s {
@@ -43,6 +44,9 @@ public:
     // `inputs` inputs of `top_k` rows each (rows [i*k, (i+1)*k) are the i-th input still decoding).
     ContrastiveSearch(int64_t inputs, int64_t top_k, int64_t start_token, int64_t eos, int max_new_tokens, at::Device device);
 
+    // transformers' stop_strings and max_time (decode/stop_strings.h): like </s>, they end an input
+    // once its taken token is appended.
+    void set_stop_criteria(StopCriteria stop) { stop_ = std::move(stop); }
     int64_t top_k() const { return k_; }
     int64_t rows() const { return static_cast<int64_t>(alive_.size()) * k_; }
     // The token each row feeds to the decoder at this step [rows()].
@@ -62,6 +66,7 @@ private:
     int64_t k_, eos_;
     int max_new_tokens_;
     at::Device device_;
+    StopCriteria stop_;
     std::vector<int64_t> alive_;       // inputs still decoding
     std::vector<double> scores_;       // per alive input
     at::Tensor sequences_;             // [alive, 1 + generated] long, the start token first
