@@ -21,3 +21,11 @@ set_tests_properties(history_full_disk PROPERTIES TIMEOUT 120 LABELS history)
 # Benchmark (not a test): build/tests/history_bench [ROWS] [DB_DIR]
 add_executable(history_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/history_bench.cpp")
 target_link_libraries(history_bench PRIVATE t5s_history)
+
+# `export --format hf-dataset` opened by Hugging Face `datasets` (PyPI, in .venv-hf made by the test
+# itself: its huggingface_hub is newer than the project venv's transformers accepts): the same rows and
+# features, the card's numbers and plots checked against the data. SKIPPED (77) only when `datasets`
+# cannot be installed. `ctest -L hf_dataset` runs it alone.
+add_test(NAME hf_dataset_export COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf_dataset/run_in_hf_venv.sh test_hf_dataset.py
+         $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/hf_dataset_work)
+set_tests_properties(hf_dataset_export PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS hf_dataset RESOURCE_LOCK hf_dataset_venv)

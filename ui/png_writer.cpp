@@ -6,9 +6,9 @@
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
 
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#include <stb/stb_image_write.h>
+#include "t5s/atomic_file.h"
+#include "t5s/error.h"
+#include "t5s/png_image.h"
 
 namespace t5s::ui {
 
@@ -32,8 +32,10 @@ bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, 
     for (int r = 0; r < h; ++r)
         std::copy_n(pixels.data() + size_t(h - 1 - r) * row, row, flipped.data() + size_t(r) * row);
     for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
-    if (!stbi_write_png(path.c_str(), w, h, 4, flipped.data(), int(row))) {
-        if (error) *error = path + ": cannot write PNG";
+    try {
+        t5s::write_file_atomic(path, t5s::encode_png(flipped.data(), w, h, 4));
+    } catch (const t5s::Error& e) {
+        if (error) *error = path + ": cannot write PNG: " + e.what();
         return false;
     }
     return true;

@@ -116,6 +116,6 @@ assert {json.loads(l)["label"] for l in open(f"{w}/export.jsonl")} == {"travel",
 PY
 "$bin" history --history "$work/h.db" --json >"$work/hist.json" && ok || bad "history --json failed"
 [ "$(json "$work/hist.json" 'sorted({g["label"] for g in d["generations"]})')" = "['food', 'none', 'travel']" ] && ok || bad "history --json lacks the rows' labels"
-expect_code "export: unknown format" 2 "jsonl, csv, tsv or labelstudio" "$bin" export --history "$work/h.db" --format xml --out "$work/x"
+expect_code "export: unknown format" 2 "jsonl, csv, tsv, labelstudio or hf-dataset" "$bin" export --history "$work/h.db" --format xml --out "$work/x"
 
 finish "cli_input"

@@ -31,11 +31,14 @@ std::string features_yaml(const DataFileSummary& d) {
     return y;
 }
 
-std::string yaml_header(const DataFileSummary& d) {
+// num_bytes is the data file's size (the Hub's own cards give the Arrow size; `datasets` checks
+// only num_examples, which it compares with the rows it read).
+std::string yaml_header(const DataFileSummary& d, int64_t bytes) {
     return std::string("---\npretty_name: T5 Studio paraphrases\ntask_categories:\n- text2text-generation\n"
                        "tags:\n- paraphrase\n- synthetic\nconfigs:\n- config_name: default\n  data_files:\n"
                        "  - split: train\n    path: ") + kHfDataFile + "\ndataset_info:\n" + features_yaml(d) +
-           "  splits:\n  - name: train\n    num_examples: " + std::to_string(d.rows) + "\n---\n";
+           "  splits:\n  - name: train\n    num_bytes: " + std::to_string(bytes) + "\n    num_examples: " +
+           std::to_string(d.rows) + "\n---\n";
 }
 
 std::string cell(std::string text, size_t max_chars = 120) {
@@ -55,7 +58,8 @@ std::string counts_table(const char* what, const std::vector<HistoryProvenance::
     return md;
 }
 
-// One row per setting: its value, or each value with its generation count where they differ.
+// The settings that differ between generations (each value with its generation count), then the
+// ones every generation shares, folded (the Hub renders <details>).
 std::string settings_table(const std::vector<HistoryProvenance::Count>& settings) {
     std::vector<std::string> keys;
     std::map<std::string, std::vector<std::pair<std::string, int64_t>>> values;
@@ -71,15 +75,19 @@ std::string settings_table(const std::vector<HistoryProvenance::Count>& settings
             else it->second += s.n;
         }
     }
-    std::string md = "| setting | value |\n|---|---|\n";
+    const std::string header = "| setting | value |\n|---|---|\n";
+    std::string differ, shared;
     for (const auto& key : keys) {
         const auto& v = values[key];
         std::string text;
         for (size_t i = 0; i < v.size() && i < 5; ++i)
             text += (i ? ", " : "") + v[i].first + (v.size() > 1 ? " (" + std::to_string(v[i].second) + ")" : "");
         if (v.size() > 5) text += ", ... " + std::to_string(v.size() - 5) + " more";
-        md += "| " + key + " | " + cell(text, 300) + " |\n";
+        (v.size() > 1 ? differ : shared) += "| " + key + " | " + cell(text, 300) + " |\n";
     }
+    std::string md = differ.empty() ? "Every generation used the same settings.\n\n" : header + differ + "\n";
+    if (!shared.empty())
+        md += "<details>\n<summary>Settings every generation shares</summary>\n\n" + header + shared + "\n</details>\n";
     return md;
 }
 
@@ -127,7 +135,7 @@ std::string kept_table(const DataFileSummary& d, const HistoryProvenance& p, con
 
 std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& provenance, const ExportOptions& options,
                          const ExportResult& written, const Report& report) {
-    std::string md = yaml_header(data);
+    std::string md = yaml_header(data, written.bytes_written);
     md += "\n# T5 Studio paraphrases\n\nParaphrase candidates generated with T5 models in T5 Studio and exported "
           "from its history with `t5studio export --format hf-dataset`. Load with "
           "`datasets.load_dataset(\"path/to/this/folder\")`.\n";
@@ -139,7 +147,7 @@ std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& p
           (data.has_label ? ", the input's label" : "") + ".\n";
     md += "\n## How it was made\n\n### Models\n\n" + counts_table("model (content hash)", provenance.models, "generations");
     md += "\n### Settings\n\n" + std::to_string(provenance.settings.size()) +
-          " distinct setting sets; where generations differ, each value has its generation count.\n\n" +
+          " distinct setting sets (seed and protected spans aside).\n\n" +
           settings_table(provenance.settings);
     md += "\n### Seeds\n\n" + seeds_text(provenance.seeds);
     md += "\n### Export filters\n\n" + filters_text(options);

@@ -1,0 +1,251 @@
+"""`t5studio export --format hf-dataset` opens in Hugging Face `datasets` with the rows and features
+the data file holds, and its card's numbers and plots are the data's.
+
+A small history is made with `generate --history` on the tiny model (sampled candidates, protected
+spans on one input, duplicates dropped), exported as a dataset folder, then:
+- `datasets.load_dataset(DIR)` gives one train split whose rows are the JSONL export's (`--with-scores`;
+  spans as {start, end, label} objects) and whose features are the card's YAML features;
+- huggingface_hub reads the card's metadata (configs, dataset_info);
+- the card's statistics table (count, missing, mean, min, max), histogram bin counts and
+  candidates-per-source table are recomputed from the data file;
+- every plot is a valid PNG (chunk CRCs, zlib stream, filters decoded here) whose bars have the
+  heights of the card's counts;
+- a non-empty folder is refused without --force with one clear line, and replaced with it.
+
+usage: test_hf_dataset.py T5STUDIO MODEL WORKDIR
+"""
+import json
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+T5, MODEL, WORK = sys.argv[1:4]
+BAR_COLOR = (0x4C, 0x72, 0xB0)  # the bars' colour (engine/src/report/bar_chart.h kBarColor)
+SCORES = ["score", "similarity", "back_score", "change", "fluency"]
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        raise SystemExit("FAIL: " + what)
+    checks += 1
+
+
+def t5(*args, expect=0):
+    out = subprocess.run([T5, *args], capture_output=True, text=True)
+    if out.returncode != expect:
+        raise SystemExit(f"FAIL: t5studio {' '.join(args)} exited {out.returncode}: {out.stderr.strip()}")
+    return out
+
+
+def make_history():
+    history = os.path.join(WORK, "h.db")
+    gen = ["generate", "--model", MODEL, "--threads", "1", "--history", history, "--max-new-tokens", "6",
+           "--keep-invalid-text"]
+    t5(*gen, "--text", "Tom is a good boy.", "--text", "猫が好きです。", "--text", "I like cats.", "--sample",
+       "--seed", "5", "--num-return", "4", "--distinct")
+    t5(*gen, "--text", "Tom has 3 cats and 12 dogs.", "--protect", "numbers", "--beams", "3", "--num-return", "2")
+    return history
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def spans_as_objects(row):
+    row = dict(row)
+    for key in ("source_spans", "target_spans"):
+        if key in row:
+            row[key] = [{"start": a, "end": b, "label": c} for a, b, c in row[key]]
+    return row
+
+
+# ---- the card's Markdown tables ------------------------------------------------------------------
+def table_after(card, heading):
+    """Rows (lists of cells) of the first table after `heading`."""
+    start = card.index(heading)
+    rows = []
+    for line in card[start:].splitlines()[1:]:
+        if line.startswith("|"):
+            if not re.match(r"^\|(-+\|)+$", line):
+                rows.append([c.strip() for c in line.strip("|").split(" | ")])
+        elif rows:
+            break
+    return rows[1:]  # without the header
+
+
+def yaml_header(card):
+    import yaml
+    check(card.startswith("---\n"), "card starts with a YAML header")
+    return yaml.safe_load(card.split("---\n")[1])
+
+
+# ---- PNG ---------------------------------------------------------------------------------------
+def decode_png(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB/RGBA non-interlaced PNG; checks CRCs."""
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", path + ": PNG signature")
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        crc = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        check(zlib.crc32(kind + body) == crc, f"{path}: CRC of {kind}")
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+        if kind == b"IEND":
+            break
+    width, height, depth, color, _, _, interlace = ihdr
+    check(depth == 8 and color in (2, 6) and interlace == 0, f"{path}: 8-bit RGB(A), not interlaced")
+    bpp = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            else: check(f == 0, f"{path}: filter type {f}")
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+def bar_heights(path):
+    """Heights of the bar-coloured runs of columns, left to right."""
+    width, height, rows = decode_png(path)
+    bars, in_bar = [], False
+    for x in range(width):
+        column = sum(1 for y in range(height) if rows[y][x] == BAR_COLOR)
+        if column and not in_bar:
+            bars.append(0)
+        if column:
+            bars[-1] = max(bars[-1], column)
+        in_bar = column > 0
+    return bars
+
+
+def check_bars(path, counts):
+    """The plot's non-zero bars are proportional to the non-zero counts (within a pixel)."""
+    heights = bar_heights(path)
+    nonzero = [c for c in counts if c > 0]
+    check(len(heights) == len(nonzero), f"{path}: {len(heights)} bars for counts {counts}")
+    top = max(heights)
+    for h, c in zip(heights, nonzero):
+        check(abs(h - c / max(nonzero) * top) <= 1.0, f"{path}: bar {h}px for count {c} (max {max(nonzero)} = {top}px)")
+
+
+def quantile(values, q):
+    s = sorted(values)
+    pos = q * (len(s) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def main():
+    import datasets
+    from huggingface_hub import DatasetCard
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    history = make_history()
+    out = os.path.join(WORK, "ds")
+    summary = json.loads(t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--json").stdout)
+    files = summary["files"]
+    check(files[0] == "data/train.jsonl" and files[-1] == "README.md", f"files {files}")
+    for f in files:
+        check(os.path.isfile(os.path.join(out, f)), f"{f} written")
+    rows = read_jsonl(os.path.join(out, "data", "train.jsonl"))
+    check(len(rows) == summary["rows_written"] > 0, f"{len(rows)} rows, summary {summary['rows_written']}")
+    check(any("source_spans" in r for r in rows), "the protected spans reached the data")
+
+    # The same rows as the JSONL export with scores (spans as objects).
+    plain = os.path.join(WORK, "plain.jsonl")
+    t5("export", "--history", history, "--format", "jsonl", "--with-scores", "--out", plain)
+    check([spans_as_objects(r) for r in read_jsonl(plain)] == rows, "hf-dataset rows == jsonl --with-scores rows")
+
+    # datasets opens it with those rows and the card's features.
+    card = open(os.path.join(out, "README.md"), encoding="utf-8").read()
+    meta = yaml_header(card)
+    ds = datasets.load_dataset(out)
+    check(list(ds.keys()) == ["train"], f"splits {list(ds.keys())}")
+    train = ds["train"]
+    declared = datasets.Features._from_yaml_list(meta["dataset_info"]["features"])
+    check(train.features == declared, f"features {train.features} != card's {declared}")
+    check(list(train.features) == list(rows[0].keys()) + [k for k in declared if k not in rows[0]], "column order")
+    check(train.features["similarity"] == datasets.Value("float64"), "a score never computed is still float64")
+    check(len(train) == len(rows), f"{len(train)} rows loaded, {len(rows)} written")
+    for loaded, row in zip(train, rows):
+        check(loaded == {k: row.get(k) for k in declared}, f"row {loaded} != {row}")
+    check(meta["dataset_info"]["splits"][0]["num_examples"] == len(rows), "num_examples")
+
+    # The Hub's library reads the card's metadata.
+    hub_card = DatasetCard.load(os.path.join(out, "README.md"))
+    check(hub_card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train.jsonl", "hub card configs")
+
+    # The card's numbers are the data's.
+    candidates = [r for r in rows if r["kind"] == "candidate"]
+    stats = {r[0]: r for r in table_after(card, "## Score statistics")}
+    for name in SCORES:
+        values = [r[name] for r in candidates if r[name] is not None]
+        row = stats[name]
+        check(int(row[1]) == len(values) and int(row[2]) == len(candidates) - len(values), f"{name} count/missing {row}")
+        if not values:
+            check(f"### Histogram: {name}" not in card, f"no histogram for {name} without values")
+            continue
+        mean, lo, q1, med, q3, hi = (float(v) for v in row[3:9])
+        check(abs(mean - sum(values) / len(values)) <= 1e-9 * max(1, abs(mean)), f"{name} mean")
+        check(lo == min(values) and hi == max(values), f"{name} min/max")
+        for got, q in ((q1, 0.25), (med, 0.5), (q3, 0.75)):
+            check(abs(got - quantile(values, q)) <= 1e-9 * max(1, abs(got)), f"{name} quantile {q}")
+        bins = table_after(card, f"### Histogram: {name}")
+        edges = [float(b[0]) for b in bins] + [float(bins[-1][1])]
+        counts = [int(b[2]) for b in bins]
+        expected = [sum(1 for v in values if edges[i] <= v < edges[i + 1] or (i == len(bins) - 1 and v == edges[-1]))
+                    for i in range(len(bins))]
+        check(counts == expected, f"{name} bins {counts} != {expected}")
+        check(f"![{name} histogram](plots/{name}.png)" in card, f"{name} plot linked")
+        check_bars(os.path.join(out, "plots", name + ".png"), counts)
+
+    per_generation = {}
+    for r in rows:
+        per_generation.setdefault(r["generation_id"], 0)
+        per_generation[r["generation_id"]] += r["kind"] == "candidate"
+    by_k = {int(k): int(n) for k, n in table_after(card, "## Candidates per source")}
+    expected = {k: sum(1 for n in per_generation.values() if n == k) for k in range(max(per_generation.values()) + 1)}
+    check(by_k == expected, f"candidates per source {by_k} != {expected}")
+    check_bars(os.path.join(out, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
+    kept = {r[0]: int(r[1]) for r in table_after(card, "### Kept and dropped")}
+    check(kept["rows written"] == len(rows) and kept["candidate rows written"] == len(candidates), f"kept {kept}")
+
+    # A non-empty folder: refused with one line, replaced with --force.
+    refused = t5("export", "--history", history, "--format", "hf-dataset", "--out", out, expect=1)
+    message = refused.stderr.strip()
+    check("\n" not in message and "is not empty" in message and out in message, f"refusal message {message!r}")
+    t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--force", "--accepted-only")
+    check(read_jsonl(os.path.join(out, "data", "train.jsonl")) == [], "--force replaced the data (nothing accepted)")
+    print(f"ok: {checks} checks, {len(rows)} rows")
+
+
+main()
