@@ -7,6 +7,7 @@
 #                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
 #   ui_e2e_scores      the app with an embedding model: score bars, sort, thresholds moved mid-session,
 #                      batch kept / dropped, History's dropped candidates (run_e2e_scores.sh)
+#   ui_e2e_decoding    Paste settings (a model card's generate() recipe, a JSON object) and Advanced decoding's boxes
 #   ui_e2e             the real app under Xvfb in test mode: a 20-row file through the keyboard loop,
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
@@ -14,12 +15,13 @@ if(TARGET t5s_ui_logic)
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_spans.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_decoding.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
   add_test(NAME ui_settings COMMAND test_ui_logic "[settings]")  # settings.json alone (ctest -R settings)
+  add_test(NAME ui_decoding COMMAND test_ui_logic "[decoding]")  # Advanced decoding and Paste settings alone
   # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
   t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")
 endif()
@@ -82,4 +84,9 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
                    ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
                    ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_spans)
   set_tests_properties(ui_e2e_spans PROPERTIES TIMEOUT 600 LABELS "gui;spans")
+  # Paste settings (the humarin card's generate() recipe, a JSON object) and Advanced decoding's list boxes.
+  add_test(NAME ui_e2e_decoding
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_decoding.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_decoding)
+  set_tests_properties(ui_e2e_decoding PROPERTIES TIMEOUT 600 LABELS "gui")
 endif()

@@ -62,6 +62,8 @@ private:
     bool spans_step(const ScriptStep& st, Controller& ctl);
     bool batch_spans_step(const ScriptStep& st, Controller& ctl);
     void step_history_spans(Controller& ctl);
+    // Advanced decoding and Paste settings ops (test_driver_decoding.cpp); true when the op was one of them.
+    bool decoding_step(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

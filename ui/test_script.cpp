@@ -33,7 +33,9 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "learn_switch", "learn_settings", "decide", "learn_now", "wait_learn",
                                               "expect_versions", "use_version", "open_learning",
                                               "protect", "protect_regex", "mark_label", "expect_marks", "expect_source_spans",
-                                              "expect_span_candidates", "expect_forced", "expect_batch_labels", "expect_batch_spans", "history_spans"};
+                                              "expect_span_candidates", "expect_forced", "expect_batch_labels", "expect_batch_spans", "history_spans",
+                                              "paste_settings", "expect_settings", "expect_not_applied", "open_advanced", "field_text",
+                                              "expect_field_error"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

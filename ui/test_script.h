@@ -56,6 +56,13 @@
 //   expect_batch_labels N         the loaded file gave spans for at least N rows
 //   expect_batch_spans            the batch finished; each row protected at least the file's spans
 //   history_spans                 the History panel selects the newest generation recorded with spans
+// Advanced decoding and Paste settings (ui/test_driver_decoding.cpp):
+//   paste_settings TEXT           the Paste settings box holds TEXT ("\n" = a new line), then Apply
+//   expect_settings JSON          each generation setting given (JSON names) has this value now
+//   expect_not_applied KEY...     the last paste listed exactly these keys as not applied
+//   open_advanced                 expand the Advanced decoding section
+//   field_text NAME TEXT          TEXT typed into the field's box in Advanced decoding
+//   expect_field_error NAME       the field's box shows a message (the text was not applied)
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "candidate_list.h"
+#include "decoding_view.h"
 #include "line_chart.h"
 #include "score_view.h"
 #include "span_view.h"
@@ -76,6 +77,7 @@ struct WorkspaceVm {
     std::string error;
     std::optional<Timings> timings;
     GenerationOptions used;                  // settings of the shown candidates
+    DecodingVm decoding;                     // Advanced decoding's text boxes and the Paste settings box
     // Protected spans. The detectors and the regex are options.protect / protect_regex.
     // marked_spans: explicit spans in `source` (code points), marked with Ctrl+P on a selection or
     // brought by a labelled review row; they refer to `marked_source` and follow edits of the source

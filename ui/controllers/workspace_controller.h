@@ -39,6 +39,15 @@ public:
     // The workspace options as a request takes them: the seed rule applied, and without an
     // embedding model no similarity bound and no similarity ranking (the sliders show them off).
     GenerationOptions effective_options() const;
+    // Advanced decoding and Paste settings (workspace_decoding.cpp). set_field_text: a field's text
+    // box edited (a list as JSON, a number): applied and hot-swapped when valid, else the message
+    // is kept beside the box and the setting keeps its value; returns whether it applied.
+    // sync_field_texts: the boxes follow values changed elsewhere (a paste, settings restored).
+    // paste_settings: decoding.paste.text read onto the settings (t5s/pasted_settings.h), the
+    // outcome kept for the box and written to the log.
+    bool set_field_text(const GenerationField& field, const std::string& text);
+    void sync_field_texts();
+    void paste_settings();
 
     void apply(const Event& event) override;
     void failed(const JobFailed& failure) override;

@@ -8,6 +8,7 @@
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "panels/decoding_widgets.h"
 #include "panels/score_widgets.h"
 #include "panels/span_widgets.h"
 
@@ -59,6 +60,8 @@ void draw_settings(Controller& ctl) {
     ImGui::TextDisabled("quality thresholds (off = no filter)");
     changed |= draw_threshold_sliders(o, ctl.state().model.embedder.has_value());
     if (changed) ctl.settings_changed();
+    draw_paste_settings(ctl);
+    draw_advanced_decoding(ctl);
 }
 
 void draw_candidates(Controller& ctl) {
