@@ -196,6 +196,18 @@ void BatchCache::relocate(const std::vector<int64_t>& sources) {
     publish();
 }
 
+void BatchCache::copy_last_position(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+    if (from.empty() || st_.length <= 0) return;
+    const auto dev = key_bias_.device();
+    const at::Tensor src = long_tensor(from, dev), dst = long_tensor(to, dev);
+    for (auto* list : {&self_k_, &self_v_}) {
+        for (auto& t : *list) {
+            at::Tensor last = t.narrow(2, st_.length - 1, 1);
+            last.index_copy_(0, dst, last.index_select(0, src));
+        }
+    }
+}
+
 bool BatchCache::move_rows_on_host(at::Tensor& pool, const std::vector<int64_t>& from, const std::vector<int64_t>& to,
                                    int64_t positions) {
     if (!pool.is_cpu() || !pool.is_contiguous() || positions <= 0) return false;

@@ -41,6 +41,9 @@ public:
     // New row j continues old row sources[j] (sources.size() new rows). Rows already in place are
     // not copied; encoder-side slots no row reads any more become free.
     void relocate(const std::vector<int64_t>& sources);
+    // Rows to[j] take the self-attention K/V of rows from[j] at the last position written (rows
+    // that already hold the same values before it: contrastive search's candidates of one input).
+    void copy_last_position(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
     void clear();
 
 private:

@@ -186,6 +186,7 @@ struct BatchDecoder::Impl {
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
     void process_inputs(const Group& g, at::Tensor& logits, const at::Tensor& sequences, const std::vector<int64_t>& inputs) const;
     std::vector<int64_t> step_contrastive(Group& g, const at::Tensor& logits, const at::Tensor& hidden, StepReport& report);
+    void share_taken_positions(std::vector<int64_t>& rows, int64_t offset, int64_t k);
     void finish_inputs(Group& g, const std::vector<int64_t>& finished, StepReport& report);
     void finish_beam(Group& g, StepReport& report);
     StepReport step();
@@ -445,6 +446,22 @@ std::vector<int64_t> BatchDecoder::Impl::step_contrastive(Group& g, const at::Te
     return std::move(r.continued);
 }
 
+// A contrastive input's k rows hold the same cache but for the last position, where each decoded
+// its own candidate: instead of copying the taken row whole into the others (what `rows`, from
+// step_contrastive, asks of rearrange), only its last position is copied, and every row continues
+// itself. `offset`: the group's first row in the batch.
+void BatchDecoder::Impl::share_taken_positions(std::vector<int64_t>& rows, int64_t offset, int64_t k) {
+    std::vector<int64_t> from, to;
+    for (size_t block = 0; block < rows.size(); block += static_cast<size_t>(k)) {
+        const int64_t taken = rows[block], first = taken / k * k;
+        for (int64_t j = 0; j < k; ++j) {
+            rows[block + static_cast<size_t>(j)] = first + j;
+            if (first + j != taken) from.push_back(offset + taken), to.push_back(offset + first + j);
+        }
+    }
+    cache.copy_last_position(from, to);
+}
+
 // Of the inputs that had rows end in this step, those with no rows left are done.
 void BatchDecoder::Impl::finish_inputs(Group& g, const std::vector<int64_t>& inputs, StepReport& report) {
     for (int64_t input : inputs) {
@@ -488,9 +505,11 @@ StepReport BatchDecoder::Impl::step() {
         Group& g = *groups[i];
         at::Tensor slice = logits.narrow(0, offset, g.rows);
         const at::Tensor group_hidden = g.contrastive ? hidden.narrow(0, offset, g.rows) : at::Tensor();
+        const int64_t first_row = offset;
         offset += g.rows;
         if (g.contrastive) {
             local[i] = step_contrastive(g, slice, group_hidden, report);
+            share_taken_positions(local[i], first_row, g.per_input);
         } else if (g.beam) {
             const at::Tensor order = g.beam->step(slice, g.options).to(at::kCPU, at::kLong).contiguous();
             if (!g.beam->done()) {
