@@ -283,13 +283,14 @@ json "$data/goldens/group_beam.json" "json.dumps(d['model_folder']['generation_c
 # Nothing in generation_config.json is ignored in silence: a key not applied is a warning naming it (exit 0,
 # stderr, "warnings" in --json); bookkeeping, transformers' neutral values and the keys applied are no warning.
 mk gencfgx
-printf '{"num_beams": 2, "penalty_alpha": 0.6, "guidance_scale": 1.5, "suppress_tokens": [5], "force_words_ids": [[7]],
+printf '{"num_beams": 2, "guidance_scale": 1.5, "token_healing": true, "remove_invalid_values": true, "dola_layers": "high",
+  "watermarking_config": {"greenlist_ratio": 0.25}, "forced_decoder_ids": [[1, 5]], "suppress_tokens": [5],
   "sequence_bias": [[[5], -1.0]], "renormalize_logits": true, "bad_words_ids": [[5]], "encoder_no_repeat_ngram_size": 3,
   "length_penalty": 1.0, "_from_model_config": true, "transformers_version": "4.40.0",
   "pad_token_id": 0, "temperature": 1.0, "epsilon_cutoff": 0.0}\n' >"$work/gencfgx/generation_config.json"
 "$bin" generate --model "$work/gencfgx" --text "Tom is a good boy." --max-new-tokens 4 --json >"$work/gencfgx.json" 2>"$work/gencfgx.err" \
   && ok || bad "generate with unsupported generation_config keys failed: $(cat "$work/gencfgx.err")"
-for key in penalty_alpha guidance_scale suppress_tokens force_words_ids sequence_bias renormalize_logits; do
+for key in guidance_scale token_healing remove_invalid_values dola_layers watermarking_config forced_decoder_ids; do
   grep -q "^t5studio generate: warning: .*generation_config.json: '$key' .* is not applied" "$work/gencfgx.err" && ok || bad "no stderr warning for $key: $(cat "$work/gencfgx.err")"
   [ "$(json "$work/gencfgx.json" "any(\"'$key'\" in w for w in d['warnings'])")" = True ] && ok || bad "--json warnings lack $key: $(cat "$work/gencfgx.json")"
 done
