@@ -373,5 +373,7 @@ TEST_CASE("export format names", "[history][export]") {
     CHECK(parse_enum<ExportFormat>("labelstudio") == ExportFormat::LabelStudio);
     CHECK(std::string(to_string(ExportFormat::Tsv)) == "tsv");
     CHECK(std::string(to_string(ExportFormat::LabelStudio)) == "labelstudio");
-    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv, tsv or labelstudio)");
+    CHECK(parse_enum<ExportFormat>("hf-dataset") == ExportFormat::HfDataset);
+    CHECK(std::string(to_string(ExportFormat::HfDataset)) == "hf-dataset");
+    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv, tsv, labelstudio or hf-dataset)");
 }
