@@ -156,6 +156,19 @@ TEST_CASE("constrained beam search: the force_words text form stands for the gol
     CHECK_THROWS_WITH(model->generate_ids({ids_of(m["input_ids"])[0]}, outside), Catch::Contains("outside the vocabulary"));
 }
 
+TEST_CASE("constrained beam search: max_time stops every row at once, as transformers' stopping criteria do", "[constrained_beam]") {
+    const auto m = golden("constrained_beam")["models"]["t5v10-tied-relu"];
+    auto model = Model::load(model_dir("t5v10-tied-relu"), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
+    GenerationOptions o = options_of(m["runs"][0]["config"]);
+    o.max_time = 1e-9;  // up after the first step: the running beams of one token each are the candidates
+    const auto got = model->generate_ids(ids_of(m["input_ids"]), o);
+    REQUIRE(got.size() == m["input_ids"].size());
+    for (const auto& candidates : got) {
+        REQUIRE(candidates.size() == static_cast<size_t>(o.num_return_sequences));
+        for (const auto& c : candidates) CHECK(c.ids.size() == 1);
+    }
+}
+
 TEST_CASE("constrained beam search: a model folder's generation_config.json applies force_words_ids with no flags", "[constrained_beam]") {
     const auto want = golden("constrained_beam")["model_folder"];
     const TempDir folder("constrained_beam_folder");

@@ -67,18 +67,28 @@ at::Tensor ConstrainedBeamSearch::step(at::Tensor logits, const GenerationOption
 
     std::vector<std::vector<int>> sequences;
     std::vector<int64_t> sources;
-    bool all_eos = true;  // transformers' EosTokenCriteria: every row's last token (a constraint may hold </s>)
     for (size_t r = 0; r < next.size(); ++r) {
         sequences.push_back(appended(sequences_[static_cast<size_t>(next[r].source)], next[r].token));
         beam_scores_[r] = next[r].score;
         sources.push_back(next[r].source);
-        all_eos = all_eos && next[r].token == eos_;
     }
     sequences_ = std::move(sequences);
     cur_len_ += 1;
     const bool all_done = std::all_of(input_done_.begin(), input_done_.end(), [](char d) { return d != 0; });
-    done_ = all_done || cur_len_ >= max_length_ || all_eos;
+    done_ = all_done || cur_len_ >= max_length_ || stop_.time_up() || every_row_stops();
     return long_tensor(sources, device_);
+}
+
+// transformers stops constrained search when its stopping criteria hold for every row at once: a
+// row's last token is </s> (a constraint may hold it) or its text ends with a stop string.
+bool ConstrainedBeamSearch::every_row_stops() const {
+    for (const auto& s : sequences_) {
+        if (s.back() == eos_) continue;
+        if (!stop_.strings) return false;
+        const std::vector<int64_t> ids(s.begin(), s.end());
+        if (!stop_.strings->ends(ids.data(), static_cast<int64_t>(ids.size()))) return false;
+    }
+    return true;
 }
 
 // transformers' ConstrainedBeamSearchScorer.process for one input: in rank order, </s> among the top

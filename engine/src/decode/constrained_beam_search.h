@@ -8,7 +8,8 @@
 // (decode/beam_constraints.h) join them, and num_beams are taken by progress: every "bank" (how much
 // of the constraints a sequence holds) puts forward its best before any puts forward a second. At the
 // end, the running beams that hold every constraint join the finished ones; when fewer than
-// num_return_sequences do, all running beams join.
+// num_return_sequences do, all running beams join. Like transformers', the search also stops when
+// its stopping criteria hold for every row at once (</s> or a stop string ends each), or at max_time.
 #include <ATen/ATen.h>
 
 #include <vector>
@@ -48,6 +49,7 @@ private:
     std::vector<Continuation> pick(int64_t input, const float* top_scores, const int64_t* top_ids);
     std::vector<Continuation> advance(int64_t input, std::vector<Continuation> picked, const at::Tensor& scores) const;
     std::vector<int> tokens_of(int64_t row) const;
+    bool every_row_stops() const;
 
     KernelIsa vocab_;
     int64_t B_, nb_, V_, max_length_;
