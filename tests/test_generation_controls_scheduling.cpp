@@ -127,3 +127,12 @@ TEST_CASE("scheduler: concurrent requests with the controls equal each request a
         check_same(alone[i].candidates, o.results[0].candidates);
     }
 }
+
+TEST_CASE("batch decoder: stop strings without the model's tokenizer are refused, and nothing joins", "[scheduler][controls]") {
+    auto model = test::tiny_serving_model();
+    serve::BatchDecoder bare(*model->step_decoding(), /*tokenizer=*/nullptr);  // as the trainer's decoder
+    GenerationOptions o;
+    o.stop_strings = {"~"};
+    CHECK_THROWS_WITH(bare.add({1, model->tokenizer().encode("hello"), o}), Catch::Contains("stop_strings") && Catch::Contains("tokenizer"));
+    CHECK(bare.rows() == 0);
+}
