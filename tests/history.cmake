@@ -24,7 +24,8 @@ target_link_libraries(history_bench PRIVATE t5s_history)
 
 # `export --format hf-dataset` opened by Hugging Face `datasets` (PyPI, in .venv-hf made by the test
 # itself: its huggingface_hub is newer than the project venv's transformers accepts): the same rows and
-# features, the card's numbers and plots checked against the data. SKIPPED (77) only when `datasets`
+# features, the card's numbers and plots checked against the data; and `generate --report`'s
+# statistics and plots against that run's results. SKIPPED (77) only when `datasets`
 # cannot be installed. `ctest -L hf_dataset` runs it alone.
 add_test(NAME hf_dataset_export COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf_dataset/run_in_hf_venv.sh test_hf_dataset.py
          $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/hf_dataset_work)

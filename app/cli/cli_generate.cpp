@@ -4,7 +4,8 @@
 // cli/input_rows.h) -> one JSONL line per input with its global "index", flushed as each batch
 // finishes; --shard I/N (or --shard-from-env) takes a share of the file's batches (the rule is in
 // shard.h), --out FILE appends there and resumes a killed run; --output FILE writes every candidate
-// as a labelled row in the format its name says instead (cli/labelled_output.h).
+// as a labelled row in the format its name says instead (cli/labelled_output.h); --report DIR adds
+// the run's score statistics and plots (cli/run_report.h).
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "cli/generation_flags.h"
 #include "cli/input_rows.h"
 #include "cli/labelled_output.h"
+#include "cli/run_report.h"
 #include "cli/shard.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
@@ -179,6 +181,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"output", "FILE", "with --input: write every candidate as a labelled row (its spans, the row's label, its source), atomically, in the format its name says (.jsonl, .csv, .tsv; .json: JSON lines or a Label Studio export as the input is); an existing file is refused unless --force; prints a summary"},
     {"output-format", "F", "with --output: jsonl, csv, tsv or labelstudio, for a name without those extensions (default: the input's; text input gives jsonl)"},
     {"force", "", "with --output: replace the file if it exists"},
+    {"report", "DIR", "with --input: after the run, score statistics and plots (histograms, candidates per source) in DIR/README.md and DIR/plots/*.png; DIR must be new or empty"},
     {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
     {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
@@ -208,6 +211,9 @@ int run_generate(const Argv& argv) {
     if (!file_run.output.empty())
         labelled = std::make_unique<LabelledOutput>(file_run.output, output_format_for(file_run.output, file_run.output_format, input->format()),
                                                     file_run.force);
+    if (args.has("report") && !input) throw UsageError("--report goes with --input FILE");
+    std::unique_ptr<RunReport> run_report;  // made now: a non-empty folder is refused before the model loads
+    if (args.has("report")) run_report = std::make_unique<RunReport>(args.get("report"));
     const std::vector<std::string> texts = args.all("text");
     for (const auto& t : texts) require_source_text(t, "--text");  // the rule and words of a file row's text
     const RuntimeOptions runtime = kGenerateRuntime.read(args);
@@ -226,11 +232,19 @@ int run_generate(const Argv& argv) {
         auto results = generate_scored(*model, embedder.get(), batch, spans, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         recorder.record(results, batch_options, ms, labels);
+        if (run_report) run_report->add(results);
         return results;
     };
 
     const bool keep_dropped = args.has("keep-dropped");
-    if (input) return generate_file(*input, options, file_run, labelled.get(), keep_dropped, run_batch);
+    if (input) {
+        const int rc = generate_file(*input, options, file_run, labelled.get(), keep_dropped, run_batch);
+        if (run_report) {
+            run_report->write(args.get("model"));
+            std::cerr << "t5studio generate: report in " << run_report->dir() << "/README.md\n";
+        }
+        return rc;
+    }
     auto results = run_batch(texts, {}, options, {});
     if (args.has("json")) {
         nlohmann::json all = nlohmann::json::array();

@@ -10,7 +10,9 @@ spans on one input, duplicates dropped), exported as a dataset folder, then:
   candidates-per-source table are recomputed from the data file;
 - every plot is a valid PNG (chunk CRCs, zlib stream, filters decoded here) whose bars have the
   heights of the card's counts;
-- a non-empty folder is refused without --force with one clear line, and replaced with it.
+- a non-empty folder is refused without --force with one clear line, and replaced with it;
+- `generate --input FILE --report DIR` (the history's first run) writes the same sections, checked
+  against that run's printed results, and refuses a non-empty DIR.
 
 usage: test_hf_dataset.py T5STUDIO MODEL WORKDIR
 """
@@ -45,13 +47,18 @@ def t5(*args, expect=0):
 
 
 def make_history():
+    """The history, and the first run's results (from --input, with --report WORK/report)."""
     history = os.path.join(WORK, "h.db")
+    inputs = os.path.join(WORK, "in.txt")
+    with open(inputs, "w", encoding="utf-8") as f:
+        f.write("Tom is a good boy.\n猫が好きです。\nI like cats.\n")
     gen = ["generate", "--model", MODEL, "--threads", "1", "--history", history, "--max-new-tokens", "6",
            "--keep-invalid-text"]
-    t5(*gen, "--text", "Tom is a good boy.", "--text", "猫が好きです。", "--text", "I like cats.", "--sample",
-       "--seed", "5", "--num-return", "4", "--distinct")
+    run = t5(*gen, "--input", inputs, "--sample", "--seed", "5", "--num-return", "4", "--distinct",
+             "--report", os.path.join(WORK, "report"))
+    results = [json.loads(line) for line in run.stdout.splitlines()]
     t5(*gen, "--text", "Tom has 3 cats and 12 dogs.", "--protect", "numbers", "--beams", "3", "--num-return", "2")
-    return history
+    return history, results
 
 
 def read_jsonl(path):
@@ -163,13 +170,43 @@ def quantile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+def check_statistics(md, folder, candidates, per_source):
+    """The statistics, histogram and candidates-per-source sections of `md` (a card or a run
+    report) against the candidates (dicts with the scores) and each source's candidate count."""
+    stats = {r[0]: r for r in table_after(md, "## Score statistics")}
+    for name in SCORES:
+        values = [r[name] for r in candidates if r[name] is not None]
+        row = stats[name]
+        check(int(row[1]) == len(values) and int(row[2]) == len(candidates) - len(values), f"{name} count/missing {row}")
+        if not values:
+            check(f"### Histogram: {name}" not in md, f"no histogram for {name} without values")
+            continue
+        mean, lo, q1, med, q3, hi = (float(v) for v in row[3:9])
+        check(abs(mean - sum(values) / len(values)) <= 1e-9 * max(1, abs(mean)), f"{name} mean")
+        check(lo == min(values) and hi == max(values), f"{name} min/max")
+        for got, q in ((q1, 0.25), (med, 0.5), (q3, 0.75)):
+            check(abs(got - quantile(values, q)) <= 1e-9 * max(1, abs(got)), f"{name} quantile {q}")
+        bins = table_after(md, f"### Histogram: {name}")
+        edges = [float(b[0]) for b in bins] + [float(bins[-1][1])]
+        counts = [int(b[2]) for b in bins]
+        expected = [sum(1 for v in values if edges[i] <= v < edges[i + 1] or (i == len(bins) - 1 and v == edges[-1]))
+                    for i in range(len(bins))]
+        check(counts == expected, f"{name} bins {counts} != {expected}")
+        check(f"![{name} histogram](plots/{name}.png)" in md, f"{name} plot linked")
+        check_bars(os.path.join(folder, "plots", name + ".png"), counts)
+    by_k = {int(k): int(n) for k, n in table_after(md, "## Candidates per source")}
+    expected = {k: sum(1 for n in per_source if n == k) for k in range(max(per_source) + 1)}
+    check(by_k == expected, f"candidates per source {by_k} != {expected}")
+    check_bars(os.path.join(folder, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
+
+
 def main():
     import datasets
     from huggingface_hub import DatasetCard
 
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
-    history = make_history()
+    history, run = make_history()
     out = os.path.join(WORK, "ds")
     summary = json.loads(t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--json").stdout)
     files = summary["files"]
@@ -188,7 +225,7 @@ def main():
     # datasets opens it with those rows and the card's features.
     card = open(os.path.join(out, "README.md"), encoding="utf-8").read()
     meta = yaml_header(card)
-    ds = datasets.load_dataset(out)
+    ds = datasets.load_dataset(out, cache_dir=os.path.join(WORK, "hf_cache"))  # never an earlier run's cache
     check(list(ds.keys()) == ["train"], f"splits {list(ds.keys())}")
     train = ds["train"]
     declared = datasets.Features._from_yaml_list(meta["dataset_info"]["features"])
@@ -205,37 +242,12 @@ def main():
     check(hub_card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train.jsonl", "hub card configs")
 
     # The card's numbers are the data's.
-    candidates = [r for r in rows if r["kind"] == "candidate"]
-    stats = {r[0]: r for r in table_after(card, "## Score statistics")}
-    for name in SCORES:
-        values = [r[name] for r in candidates if r[name] is not None]
-        row = stats[name]
-        check(int(row[1]) == len(values) and int(row[2]) == len(candidates) - len(values), f"{name} count/missing {row}")
-        if not values:
-            check(f"### Histogram: {name}" not in card, f"no histogram for {name} without values")
-            continue
-        mean, lo, q1, med, q3, hi = (float(v) for v in row[3:9])
-        check(abs(mean - sum(values) / len(values)) <= 1e-9 * max(1, abs(mean)), f"{name} mean")
-        check(lo == min(values) and hi == max(values), f"{name} min/max")
-        for got, q in ((q1, 0.25), (med, 0.5), (q3, 0.75)):
-            check(abs(got - quantile(values, q)) <= 1e-9 * max(1, abs(got)), f"{name} quantile {q}")
-        bins = table_after(card, f"### Histogram: {name}")
-        edges = [float(b[0]) for b in bins] + [float(bins[-1][1])]
-        counts = [int(b[2]) for b in bins]
-        expected = [sum(1 for v in values if edges[i] <= v < edges[i + 1] or (i == len(bins) - 1 and v == edges[-1]))
-                    for i in range(len(bins))]
-        check(counts == expected, f"{name} bins {counts} != {expected}")
-        check(f"![{name} histogram](plots/{name}.png)" in card, f"{name} plot linked")
-        check_bars(os.path.join(out, "plots", name + ".png"), counts)
-
     per_generation = {}
     for r in rows:
         per_generation.setdefault(r["generation_id"], 0)
         per_generation[r["generation_id"]] += r["kind"] == "candidate"
-    by_k = {int(k): int(n) for k, n in table_after(card, "## Candidates per source")}
-    expected = {k: sum(1 for n in per_generation.values() if n == k) for k in range(max(per_generation.values()) + 1)}
-    check(by_k == expected, f"candidates per source {by_k} != {expected}")
-    check_bars(os.path.join(out, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
+    candidates = [r for r in rows if r["kind"] == "candidate"]
+    check_statistics(card, out, candidates, list(per_generation.values()))
     kept = {r[0]: int(r[1]) for r in table_after(card, "### Kept and dropped")}
     check(kept["rows written"] == len(rows) and kept["candidate rows written"] == len(candidates), f"kept {kept}")
 
@@ -245,6 +257,14 @@ def main():
     check("\n" not in message and "is not empty" in message and out in message, f"refusal message {message!r}")
     t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--force", "--accepted-only")
     check(read_jsonl(os.path.join(out, "data", "train.jsonl")) == [], "--force replaced the data (nothing accepted)")
+    # generate --report: the same sections for that run's results.
+    report = os.path.join(WORK, "report")
+    md = open(os.path.join(report, "README.md"), encoding="utf-8").read()
+    run_candidates = [c for r in run for c in r["candidates"]]
+    check(len(run) == 3 and run_candidates, f"the run's results: {len(run)} inputs")
+    check_statistics(md, report, run_candidates, [len(r["candidates"]) for r in run])
+    again = t5("generate", "--model", MODEL, "--input", os.path.join(WORK, "in.txt"), "--report", report, expect=1)
+    check("report folder" in again.stderr and "is not empty" in again.stderr, f"--report refusal {again.stderr!r}")
     print(f"ok: {checks} checks, {len(rows)} rows")
 
 

@@ -47,6 +47,12 @@ struct Report {
 
 Report build_report(const ReportInput& input);
 
+// Makes `dir` ready for a report or dataset: creates it; refuses (Error InvalidArgument, naming
+// `what` and the folder) a file there, or a non-empty folder unless `overwrite` (the message then
+// ends with `hint`, e.g. " (--force replaces ...)").
+void prepare_report_folder(const std::filesystem::path& dir, bool overwrite, const std::string& what,
+                           const std::string& hint = "");
+
 // Writes the plots under `dir` (creating their folder), each file atomically.
 void write_report_plots(const std::filesystem::path& dir, const Report& report);
 

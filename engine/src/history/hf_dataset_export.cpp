@@ -16,17 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Refuses a file, or a non-empty folder without overwrite; creates the folder.
-void prepare_folder(const fs::path& dir, bool overwrite) {
-    std::error_code ec;
-    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        throw Error(ErrorCode::InvalidArgument, "export folder " + dir.string() + " is a file, not a folder");
-    if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec) && !overwrite)
-        throw Error(ErrorCode::InvalidArgument, "export folder " + dir.string() + " is not empty (--force replaces its dataset files)");
-    fs::create_directories(dir / "data", ec);
-    if (ec) throw Error(ErrorCode::InvalidArgument, "cannot create the export folder " + (dir / "data").string() + ": " + ec.message());
-}
-
 std::optional<double> number_or_null(const nlohmann::json& row, const char* key) {
     const auto it = row.find(key);
     return it != row.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
@@ -80,7 +69,8 @@ void remove_old_plots(const fs::path& dir) {
 HfDatasetResult export_hf_dataset(HistoryStore& store, const std::string& dir, const ExportOptions& options,
                                   const std::function<void(const ExportProgress&)>& progress,
                                   const std::atomic<bool>* cancel) {
-    prepare_folder(dir, options.overwrite);
+    prepare_report_folder(fs::path(dir), options.overwrite, "export folder", " (--force replaces its dataset files)");
+    prepare_report_folder(fs::path(dir) / "data", /*overwrite=*/true, "export folder");
     ExportOptions data_options = options;
     data_options.format = ExportFormat::HfDataset;
     data_options.with_scores = true;

@@ -70,6 +70,16 @@ Report build_report(const ReportInput& input) {
     return report;
 }
 
+void prepare_report_folder(const std::filesystem::path& dir, bool overwrite, const std::string& what, const std::string& hint) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+        throw Error(ErrorCode::InvalidArgument, what + " " + dir.string() + " is a file, not a folder");
+    if (std::filesystem::is_directory(dir, ec) && !std::filesystem::is_empty(dir, ec) && !overwrite)
+        throw Error(ErrorCode::InvalidArgument, what + " " + dir.string() + " is not empty" + hint);
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error(ErrorCode::InvalidArgument, "cannot create the " + what + " " + dir.string() + ": " + ec.message());
+}
+
 void write_report_plots(const std::filesystem::path& dir, const Report& report) {
     for (const auto& plot : report.plots) {
         const std::filesystem::path path = dir / plot.file;
