@@ -136,6 +136,16 @@ def model_goldens(name):
     return {"texts": TEXTS, "input_ids": ids, "runs": runs}
 
 
+def max_time_golden(name):
+    """max_time so short that it is up after the first step: transformers' stopping criteria end
+    every row at once, and its finalize pads the running beams, shorter than max_length, with </s>."""
+    model = load(name)
+    tok = T5Tokenizer.from_pretrained(os.path.join(MODELS, name), legacy=True)
+    ids = [tok(t).input_ids for t in TEXTS]
+    settings = dict(num_beams=4, num_return_sequences=2, max_new_tokens=10, force_words_ids=words(tok, "Tom,park"), max_time=1e-9)
+    return {"model": name, "config": settings, "input_ids": ids, "batch": generate(model, ids, model.config.eos_token_id, **settings)}
+
+
 def refusals(name):
     model = load(name)
     ids = torch.tensor([[290, 1]])
@@ -180,6 +190,7 @@ def main():
         print(name)
         data["models"][name] = model_goldens(name)
     data["states"] = state_goldens()
+    data["max_time"] = max_time_golden("t5v10-tied-relu")
     data["refused"] = refusals("t5v10-tied-relu")
     data["model_folder"] = folder_golden("t5v10-tied-relu")
     with open(OUT, "w") as f:

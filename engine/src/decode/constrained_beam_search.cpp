@@ -179,6 +179,14 @@ std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::rank_by_
     return out;
 }
 
+// A running beam as transformers' finalize returns it: a row the stopping criteria ended before
+// max_length is shorter than the longest sequence could be, and transformers puts </s> after it.
+std::vector<int> ConstrainedBeamSearch::running_ids(int64_t row) const {
+    std::vector<int> ids = tokens_of(row);
+    if (cur_len_ < max_length_) ids.push_back(static_cast<int>(eos_));
+    return ids;
+}
+
 std::vector<int> ConstrainedBeamSearch::tokens_of(int64_t row) const {
     const std::vector<int>& s = sequences_[static_cast<size_t>(row)];
     return std::vector<int>(s.begin() + 1, s.end());
@@ -191,17 +199,15 @@ std::vector<std::vector<DecodedSequence>> ConstrainedBeamSearch::results(int num
     std::vector<Hypotheses> finished = finished_;
     for (int64_t b = 0; b < B_; ++b) {
         if (input_done_[static_cast<size_t>(b)]) continue;
-        Hypotheses& h = finished[static_cast<size_t>(b)];
         std::vector<char> holds(static_cast<size_t>(nb_), 0);
         for (int64_t k = 0; k < nb_; ++k) holds[static_cast<size_t>(k)] = completes_constraints(constraints_, sequences_[static_cast<size_t>(b * nb_ + k)]);
-        for (int64_t k = 0; k < nb_; ++k) {
-            if (holds[static_cast<size_t>(k)])
-                h.add(tokens_of(b * nb_ + k), beam_scores_[static_cast<size_t>(b * nb_ + k)], cur_len_ - 1, length_penalty_, static_cast<size_t>(nb_));
-        }
-        if (std::count(holds.begin(), holds.end(), 1) >= num_return_sequences) continue;
-        for (int64_t k = 0; k < nb_; ++k) {
-            if (!holds[static_cast<size_t>(k)])
-                h.add(tokens_of(b * nb_ + k), beam_scores_[static_cast<size_t>(b * nb_ + k)], cur_len_ - 1, length_penalty_, static_cast<size_t>(nb_));
+        const bool all = std::count(holds.begin(), holds.end(), 1) < num_return_sequences;
+        for (bool holding : {true, false}) {
+            for (int64_t k = 0; k < nb_; ++k) {
+                if (static_cast<bool>(holds[static_cast<size_t>(k)]) != holding || (!holding && !all)) continue;
+                finished[static_cast<size_t>(b)].add(running_ids(b * nb_ + k), beam_scores_[static_cast<size_t>(b * nb_ + k)], cur_len_ - 1,
+                                                     length_penalty_, static_cast<size_t>(nb_));
+            }
         }
     }
     std::vector<std::vector<DecodedSequence>> out(static_cast<size_t>(B_));

@@ -49,6 +49,7 @@ private:
     std::vector<Continuation> pick(int64_t input, const float* top_scores, const int64_t* top_ids);
     std::vector<Continuation> advance(int64_t input, std::vector<Continuation> picked, const at::Tensor& scores) const;
     std::vector<int> tokens_of(int64_t row) const;
+    std::vector<int> running_ids(int64_t row) const;
     bool every_row_stops() const;
 
     KernelIsa vocab_;
