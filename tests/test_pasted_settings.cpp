@@ -95,6 +95,22 @@ TEST_CASE("pasted settings: the humarin card's generate() recipe onto a sampling
     CHECK(lines[1].find("input_ids") != std::string::npos);
 }
 
+TEST_CASE("pasted settings: penalty_alpha with top_k is contrastive search, not sampling", "[pasted]") {
+    GenerationOptions current;
+    current.do_sample = true;  // a sampling workspace
+    const PastedSettings p = apply_pasted_settings("model.generate(input_ids, penalty_alpha=0.6, top_k=4, max_new_tokens=64)", current);
+    CHECK_FALSE(p.options.do_sample);
+    CHECK(p.options.penalty_alpha == 0.6f);
+    CHECK(p.options.top_k == 4);
+    const AppliedSetting* mode = applied(p, "do_sample");
+    REQUIRE(mode);
+    CHECK(mode->value == "false");
+    CHECK(mode->note.find("contrastive search") != std::string::npos);
+    const PastedSettings fresh = apply_pasted_settings("penalty_alpha=0.6, top_k=4", GenerationOptions{});
+    CHECK_FALSE(fresh.options.do_sample);  // top_k beside penalty_alpha implies no sampling
+    CHECK_FALSE(applied(fresh, "do_sample"));
+}
+
 TEST_CASE("pasted settings: the card's full code, with variables and the model's inputs", "[pasted]") {
     const std::string code =
         "input_ids = tokenizer(f'paraphrase: {question}', return_tensors=\"pt\", padding=\"longest\").input_ids\n"

@@ -189,8 +189,9 @@ private:
 
     bool named(const char* json_name) const { return std::find(named_.begin(), named_.end(), json_name) != named_.end(); }
 
-    // Sampling implied as every front end implies it; beams without do_sample are beam search, as
-    // transformers' default do_sample=False makes them (a sampling workspace would refuse the mix).
+    // Sampling implied as every front end implies it; beams without do_sample are beam search, and
+    // penalty_alpha with top_k > 1 without do_sample contrastive search, as transformers' default
+    // do_sample=False makes them (a sampling workspace would refuse or ignore the mix).
     void imply_decoding_mode() {
         GenerationOptions& o = out_.options;
         if (imply_sampling(&o, &named_)) {
@@ -200,6 +201,12 @@ private:
             named_.push_back("do_sample");
             out_.applied.push_back({"do_sample", "do_sample", "false",
                                     "implied: num_beams=" + std::to_string(o.num_beams) + " without do_sample is beam search (transformers' default)"});
+        } else if (named("penalty_alpha") && !named("do_sample") && o.penalty_alpha > 0.0f && o.top_k > 1 && o.do_sample) {
+            o.do_sample = false;
+            named_.push_back("do_sample");
+            out_.applied.push_back({"do_sample", "do_sample", "false",
+                                    "implied: penalty_alpha with top_k=" + std::to_string(o.top_k) +
+                                        " without do_sample is contrastive search (transformers' default)"});
         }
     }
 
