@@ -175,3 +175,15 @@ TEST_CASE("provenance: models, settings without seed and spans, seeds, drop reas
     only_other.model = "models/other";
     CHECK(store.provenance(only_other).generations == 1);
 }
+
+TEST_CASE("export_hf_dataset: a long model name is shortened in the card at a character boundary") {
+    TempDir dir;
+    HistoryStore store(":memory:");
+    std::string model = "a";
+    for (int i = 0; i < 50; ++i) model += "猫";  // 151 bytes: a cut at 120 bytes falls inside a character
+    store.record(sample_record("x", {"y"}, 1714564800000, model));
+    export_hf_dataset(store, dir.file("ds"), {});
+    const std::string card = read_file(dir.file("ds/README.md"));
+    const std::string shortened = "| a" + model.substr(1, 117) + "... |";  // 39 whole characters
+    CHECK(card.find(shortened) != std::string::npos);
+}

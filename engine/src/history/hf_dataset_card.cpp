@@ -41,8 +41,13 @@ std::string yaml_header(const DataFileSummary& d, int64_t bytes) {
            std::to_string(d.rows) + "\n---\n";
 }
 
-std::string cell(std::string text, size_t max_chars = 120) {
-    if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
+// Text for a table cell: at most max_bytes (cut at a character boundary), '|' escaped, one line.
+std::string cell(std::string text, size_t max_bytes = 120) {
+    if (text.size() > max_bytes) {
+        size_t cut = max_bytes;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+        text = text.substr(0, cut) + "...";
+    }
     std::string out;
     for (char c : text) {
         if (c == '|') out += "\\|";
