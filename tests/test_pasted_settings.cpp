@@ -237,6 +237,10 @@ TEST_CASE("pasted settings: values outside a field's range or of the wrong type 
         CHECK(n->why.find(key) != std::string::npos);  // the message names what was pasted
     }
     CHECK(not_applied(p, "max_length")->why.find(">= 2") != std::string::npos);
+    // Numbers a float cannot hold are refused, not stored as infinities.
+    const PastedSettings huge = apply_pasted_settings("sequence_bias={(12, 7): -3e72}, exponential_decay_length_penalty=(8, 1e39)", current);
+    CHECK(not_applied(huge, "sequence_bias")->kind == NotAppliedKind::Refused);
+    CHECK(not_applied(huge, "exponential_decay_length_penalty")->kind == NotAppliedKind::Refused);
     CHECK(changed_fields(current, p.options).empty());
 }
 

@@ -20,10 +20,13 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/checkpoint/safetensors.cpp
   ${T5S_ROOT}/engine/src/options/generation_options.cpp
   ${T5S_ROOT}/engine/src/options/generation_fields.cpp
+  ${T5S_ROOT}/engine/src/options/field_values.cpp
   ${T5S_ROOT}/engine/src/options/settings_fields.cpp
   ${T5S_ROOT}/engine/src/quality/drop_reason.cpp
   ${T5S_ROOT}/engine/src/options/generation_limits.cpp
   ${T5S_ROOT}/engine/src/options/generation_config.cpp
+  ${T5S_ROOT}/engine/src/options/python_call_text.cpp
+  ${T5S_ROOT}/engine/src/options/pasted_settings.cpp
   ${T5S_ROOT}/engine/src/text/text_normalize.cpp
   ${T5S_ROOT}/engine/src/base/atomic_file.cpp
   ${T5S_ROOT}/engine/src/base/file_io.cpp

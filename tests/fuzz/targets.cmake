@@ -9,4 +9,5 @@ set(T5S_FUZZ_TARGETS
   fuzz_export
   fuzz_label_config
   fuzz_http_request
+  fuzz_pasted_settings
 )

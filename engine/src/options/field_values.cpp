@@ -29,7 +29,10 @@ std::optional<std::vector<int>> id_list(const nlohmann::json& v) {
     return ids;
 }
 
-bool is_finite_number(const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
+// Finite as the float it is stored in (a bias of -3e72 would be -inf: found by fuzz_pasted_settings).
+bool is_finite_number(const nlohmann::json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) && std::fabs(v.get<double>()) <= std::numeric_limits<float>::max();
+}
 
 }  // namespace
 
@@ -104,7 +107,7 @@ void from_json(const nlohmann::json& v, const std::string& name, std::optional<L
     const bool start_ok = v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[0].get<int64_t>() >= 0 &&
                           v[0].get<int64_t>() <= std::numeric_limits<int>::max();
     if (!start_ok || !is_finite_number(v[1])) bad(name, "[start_index, decay_factor]: an integer >= 0 and a finite number, e.g. [8, 1.2]");
-    *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<float>()};
+    *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<double>()};
 }
 
 void from_json(const nlohmann::json& v, const std::string& name, std::vector<std::string>* out) {
