@@ -96,6 +96,14 @@ TEST_CASE("advanced decoding: a list box applies only valid JSON, hot-swapped, a
     CHECK_FALSE(f.c.workspace().set_field_text(groups, "0"));
     CHECK(ws.decoding.field_text["num_beam_groups"].error.find("num_beam_groups") != std::string::npos);
     CHECK(ws.options.num_beam_groups == 1);
+    // An optional number: on with a value, off with null (its checkbox), refused outside its range.
+    const GenerationField& max_time = *find_generation_field("max_time");
+    CHECK(f.c.workspace().set_field_text(max_time, "2.5"));
+    CHECK(ws.options.max_time == 2.5);
+    CHECK_FALSE(f.c.workspace().set_field_text(max_time, "-1"));
+    CHECK(ws.options.max_time == 2.5);
+    CHECK(f.c.workspace().set_field_text(max_time, "null"));
+    CHECK_FALSE(ws.options.max_time);
     // A value changed elsewhere replaces the box's text.
     ws.options.suppress_tokens = {3};
     f.c.workspace().sync_field_texts();
