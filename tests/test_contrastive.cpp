@@ -81,7 +81,7 @@ TEST_CASE("contrastive search: a generation_config.json with penalty_alpha and n
     apply_generation_config(defaults, {}, &o);
     CHECK(o.penalty_alpha == 0.6f);
     CHECK(o.top_k == 50);
-    CHECK(is_contrastive(o));
+    CHECK(is_contrastive_search(o));
     auto model = Model::load(folder.path(), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
     for (size_t i = 0; i < want["texts"].size(); ++i) {
         INFO("text " << i);
@@ -104,23 +104,23 @@ TEST_CASE("contrastive search: a generation_config.json with penalty_alpha and n
 TEST_CASE("contrastive search: applies exactly where transformers' generation mode is contrastive", "[contrastive][options]") {
     GenerationOptions o;
     o.penalty_alpha = 0.6f, o.top_k = 4;
-    CHECK(is_contrastive(o));
+    CHECK(is_contrastive_search(o));
     CHECK(serve::BatchDecoder::rows_for(o) == 4);  // each input holds its top_k candidates
     GenerationOptions one = o;
     one.top_k = 1;  // transformers: greedy
-    CHECK_FALSE(is_contrastive(one));
+    CHECK_FALSE(is_contrastive_search(one));
     GenerationOptions off = o;
     off.penalty_alpha = 0.0f;
-    CHECK_FALSE(is_contrastive(off));
+    CHECK_FALSE(is_contrastive_search(off));
     GenerationOptions sampled = o;
     sampled.do_sample = true;
-    CHECK_FALSE(is_contrastive(sampled));
+    CHECK_FALSE(is_contrastive_search(sampled));
     GenerationOptions beams = o;
     beams.num_beams = 3;
-    CHECK_FALSE(is_contrastive(beams));
+    CHECK_FALSE(is_contrastive_search(beams));
     GenerationOptions forced = o;
     forced.force_words_ids = {ForcedWordsConstraint{{{5, 6}}, false}};  // constrained beam search first
-    CHECK_FALSE(is_contrastive(forced));
+    CHECK_FALSE(is_contrastive_search(forced));
 
     // A request naming penalty_alpha and top_k searches; top_k alone still implies sampling.
     GenerationOptions request = o;

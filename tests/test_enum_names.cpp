@@ -62,7 +62,7 @@ TEST_CASE("enum names: every value prints, and parses back to itself", "[enum_na
     round_trips(JobState::Queued, 6);
     round_trips(CandidateState::None, 4);
     round_trips(EventKind::Accept, 5);
-    round_trips(ExportFormat::Jsonl, 4);
+    round_trips(ExportFormat::Jsonl, 5);
     round_trips(InputFormat::Text, 5);
     round_trips(OptimizerKind::AdamW, 2);
     round_trips(ScheduleKind::Constant, 3);

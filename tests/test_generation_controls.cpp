@@ -55,7 +55,7 @@ void apply_case(const nlohmann::json& c, at::Tensor& scores, const at::Tensor& s
     if (name == "forced_bos_token_id") return apply_forced_bos(scores, length, p["id"].get<int>());
     if (name == "forced_eos_token_id") return apply_forced_eos(scores, length, p["max_length"].get<int64_t>(), p["ids"].get<TokenIds>());
     if (name == "exponential_decay_length_penalty")
-        return apply_length_decay(scores, length, LengthDecay{p["start_index"].get<int>(), p["decay_factor"].get<float>()}, eos);
+        return apply_length_decay(scores, length, LengthDecay{p["start_index"].get<int>(), p["decay_factor"].get<double>()}, eos);
     if (name == "renormalize_logits") return apply_renormalize(scores, true);
     REQUIRE(name == "chain");
     GenerationOptions o = generation_options_from_json(p.dump());

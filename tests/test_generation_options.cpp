@@ -113,3 +113,34 @@ TEST_CASE("sampling controls imply sampling unless beams or do_sample are named"
     CHECK_FALSE(implied({"temperature"}, /*beams=*/4).do_sample);                // defaults ask for beams
     CHECK(implied({"temperature"}, 1, /*do_sample=*/true).do_sample);            // already sampling: unchanged
 }
+
+TEST_CASE("penalty_alpha without top_k gets transformers' top_k 50; the rows per input follow the method", "[options]") {
+    GenerationOptions o;
+    o.penalty_alpha = 0.6f;
+    std::vector<std::string> named{"penalty_alpha"};
+    CHECK_FALSE(is_contrastive_search(o));  // top_k 0: it would decode greedily, penalty_alpha unused
+    CHECK(imply_contrastive_top_k(&o, &named));
+    CHECK(o.top_k == 50);
+    CHECK(named.back() == "top_k");
+    CHECK(is_contrastive_search(o));
+    CHECK(decoding_rows_per_input(o) == 50);
+    // A named top_k, sampling, beams or forced words keep their own meaning.
+    GenerationOptions k;
+    k.penalty_alpha = 0.6f;
+    k.top_k = 4;
+    std::vector<std::string> with_k{"penalty_alpha", "top_k"};
+    CHECK_FALSE(imply_contrastive_top_k(&k, &with_k));
+    CHECK(decoding_rows_per_input(k) == 4);
+    GenerationOptions beams;
+    beams.penalty_alpha = 0.6f;
+    beams.num_beams = 3;
+    std::vector<std::string> beam_named{"penalty_alpha", "num_beams"};
+    CHECK_FALSE(imply_contrastive_top_k(&beams, &beam_named));
+    CHECK(beams.top_k == 0);
+    CHECK(decoding_rows_per_input(beams) == 3);
+    GenerationOptions sampled;
+    sampled.do_sample = true;
+    sampled.num_return_sequences = 5;
+    CHECK(decoding_rows_per_input(sampled) == 5);
+    CHECK(decoding_rows_per_input(GenerationOptions{}) == 1);
+}

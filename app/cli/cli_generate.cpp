@@ -146,6 +146,7 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     apply_generation_config(model_defaults, std::set<std::string>(given.begin(), given.end()), &o);
     apply_generation_flags(a, &o);
     imply_sampling(&o, &given);
+    imply_contrastive_top_k(&o, &given);
     if (!o.do_sample && o.num_return_sequences > o.num_beams) {  // the engine's rule, with how to get them on this command line
         const std::string n = std::to_string(o.num_return_sequences);
         throw Error(ErrorCode::InvalidArgument, "invalid generation setting: num_return_sequences (" + n + ") must be <= num_beams (" +

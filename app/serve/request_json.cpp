@@ -118,6 +118,7 @@ AugmentRequest parse_augment(const std::string& body) {
     }
     a.request.options = options_of(j, &a.request.named);
     imply_sampling(&a.request.options, &a.request.named);
+    imply_contrastive_top_k(&a.request.options, &a.request.named);
     a.request.spans = request_spans(j, a.request.texts.size(), j.contains("text"));
     return a;
 }

@@ -46,7 +46,7 @@ using SequenceBias = std::vector<SequenceBiasEntry>;
 // JSON [start_index, decay_factor].
 struct LengthDecay {
     int start_index = 0;
-    float decay_factor = 1.0f;
+    double decay_factor = 1.0;  // a Python float in transformers: a double, so that its powers match
     bool operator==(const LengthDecay& o) const { return start_index == o.start_index && decay_factor == o.decay_factor; }
 };
 // One force_words_ids constraint: phrasal (one phrase, JSON [1, 2]) or disjunctive (any one of its
@@ -137,6 +137,20 @@ struct GenerationOptions {
 
 // Throws t5s::Error(InvalidArgument) naming the first bad field.
 void validate_generation_options(const GenerationOptions& options);
+
+// The decoding method the options select, as transformers' GenerationConfig.get_generation_mode
+// decides: constrained beam search with forced words, else beams (groups) when num_beams > 1,
+// contrastive search without sampling when top_k > 1 and penalty_alpha > 0, else greedy or sampling.
+bool is_contrastive_search(const GenerationOptions& options);
+// The decoder rows each input takes: its beams, its top_k candidates (contrastive), its samples, or 1.
+// The batch decoder lays rows out by it and the memory estimate counts them by it.
+int decoding_rows_per_input(const GenerationOptions& options);
+
+// transformers' generate() gives contrastive search top_k 50 when it is not named: a request or
+// flags with penalty_alpha > 0 and neither top_k nor sampling nor beams get top_k 50 ("top_k" is
+// appended to `named`), rather than decoding greedily with penalty_alpha ignored. One rule for
+// serve, generate and the app, applied with imply_sampling. Returns whether it did.
+bool imply_contrastive_top_k(GenerationOptions* options, std::vector<std::string>* named);
 
 // Sampling controls imply sampling: a request that names temperature, top_k, top_p, min_p, typical_p,
 // epsilon_cutoff or eta_cutoff but neither

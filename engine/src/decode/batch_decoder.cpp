@@ -320,7 +320,7 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         if (o.keep_sentinels) g->beam->set_sentinel_guard({g->sentinel_range, g->sentinels});
         g->beam->set_sources(g->sources);
         g->beam->set_stop_criteria(g->stop);
-    } else if (is_contrastive(o)) {
+    } else if (is_contrastive_search(o)) {
         if (o.top_k > net.config().vocab_size)
             throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o.top_k) + ") must be <= the vocabulary (" +
                                                         std::to_string(net.config().vocab_size) + " tokens) for contrastive search");
@@ -530,11 +530,7 @@ BatchDecoder::BatchDecoder(const Model& model)
 BatchDecoder::BatchDecoder(const StepDecoding& net, const Tokenizer* tokenizer) : impl_(std::make_unique<Impl>(net, tokenizer)) {}
 BatchDecoder::~BatchDecoder() = default;
 
-int BatchDecoder::rows_for(const GenerationOptions& o) {
-    if (o.num_beams > 1) return o.num_beams;
-    if (is_contrastive(o)) return o.top_k;  // each input's candidates
-    return o.do_sample ? o.num_return_sequences : 1;
-}
+int BatchDecoder::rows_for(const GenerationOptions& o) { return decoding_rows_per_input(o); }
 
 void BatchDecoder::add(const std::vector<GroupSpec>& specs) {
     if (specs.empty()) return;

@@ -34,11 +34,6 @@ at::Tensor unit(const at::Tensor& x) {
 
 }  // namespace
 
-bool is_contrastive(const GenerationOptions& o) {
-    return o.force_words_ids.empty() && o.force_words.empty() && o.num_beams == 1 && !o.do_sample && o.top_k > 1 &&
-           o.penalty_alpha > 0.0f;
-}
-
 ContrastiveSearch::ContrastiveSearch(int64_t inputs, int64_t top_k, int64_t start_token, int64_t eos, int max_new_tokens,
                                      at::Device device)
     : k_(top_k), eos_(eos), max_new_tokens_(max_new_tokens), device_(device) {

@@ -21,9 +21,7 @@
 
 namespace t5s {
 
-// Whether `options` decode by contrastive search: transformers' GenerationConfig.get_generation_mode
-// (no constraints, one beam, no sampling, top_k > 1 and penalty_alpha > 0).
-bool is_contrastive(const GenerationOptions& options);
+// Whether options decode by contrastive search: is_contrastive_search (t5s/generation_options.h).
 
 class ContrastiveSearch {
 public:

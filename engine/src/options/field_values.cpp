@@ -107,7 +107,7 @@ void from_json(const nlohmann::json& v, const std::string& name, std::optional<L
     const bool start_ok = v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[0].get<int64_t>() >= 0 &&
                           v[0].get<int64_t>() <= std::numeric_limits<int>::max();
     if (!start_ok || !is_finite_number(v[1])) bad(name, "[start_index, decay_factor]: an integer >= 0 and a finite number, e.g. [8, 1.2]");
-    *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<float>()};
+    *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<double>()};
 }
 
 void from_json(const nlohmann::json& v, const std::string& name, std::vector<std::string>* out) {

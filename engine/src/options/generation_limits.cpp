@@ -41,7 +41,7 @@ double estimate_generation_bytes(const ModelConfig& c, int64_t inputs, int64_t s
                                  int64_t element_bytes) {
     const double e = static_cast<double>(element_bytes), heads = static_cast<double>(c.num_heads);
     const double n = static_cast<double>(inputs), s = static_cast<double>(source_tokens);
-    const double per_input = o.num_beams > 1 ? o.num_beams : (o.do_sample ? o.num_return_sequences : 1);
+    const double per_input = decoding_rows_per_input(o);
     const double rows = n * per_input, cap = static_cast<double>(o.max_new_tokens) + 1.0;
     const double layers = static_cast<double>(c.num_decoder_layers), dk = static_cast<double>(c.d_kv);
     const double self_cache = 2.0 * layers * rows * heads * cap * dk * e;

@@ -80,6 +80,26 @@ bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named)
     return true;
 }
 
+bool is_contrastive_search(const GenerationOptions& o) {
+    return o.force_words_ids.empty() && o.force_words.empty() && o.num_beams == 1 && !o.do_sample && o.top_k > 1 &&
+           o.penalty_alpha > 0.0f;
+}
+
+int decoding_rows_per_input(const GenerationOptions& o) {
+    if (o.num_beams > 1) return o.num_beams;
+    if (is_contrastive_search(o)) return o.top_k;  // each input's candidates
+    return o.do_sample ? o.num_return_sequences : 1;
+}
+
+bool imply_contrastive_top_k(GenerationOptions* options, std::vector<std::string>* named) {
+    auto has = [&](const char* name) { return std::find(named->begin(), named->end(), name) != named->end(); };
+    if (options->penalty_alpha <= 0.0f || has("top_k") || options->top_k != 0 || options->do_sample || options->num_beams > 1) return false;
+    if (!options->force_words_ids.empty() || !options->force_words.empty()) return false;
+    options->top_k = 50;  // transformers' GenerationConfig default
+    named->push_back("top_k");
+    return true;
+}
+
 GenerationOptions merge_step_settings(GenerationOptions running, const GenerationOptions& live) {
     const int max_new_tokens = running.max_new_tokens;  // the request's own length stays
     running = with_live_fields(running, live, Live::EveryStep);
