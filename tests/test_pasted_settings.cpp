@@ -109,6 +109,11 @@ TEST_CASE("pasted settings: penalty_alpha with top_k is contrastive search, not 
     const PastedSettings fresh = apply_pasted_settings("penalty_alpha=0.6, top_k=4", GenerationOptions{});
     CHECK_FALSE(fresh.options.do_sample);  // top_k beside penalty_alpha implies no sampling
     CHECK_FALSE(applied(fresh, "do_sample"));
+    // penalty_alpha alone: transformers' generate() searches its default top_k of 50.
+    const PastedSettings alone = apply_pasted_settings("penalty_alpha=0.6", GenerationOptions{});
+    CHECK(alone.options.top_k == 50);
+    REQUIRE(applied(alone, "top_k"));
+    CHECK(applied(alone, "top_k")->note.find("default of 50") != std::string::npos);
 }
 
 TEST_CASE("pasted settings: the card's full code, with variables and the model's inputs", "[pasted]") {

@@ -1,6 +1,8 @@
 # The engine sources the fuzz targets exercise (torch-free), for the libFuzzer build
 # (tests/fuzz/CMakeLists.txt) and the replay build (tests/fuzz.cmake). Needs T5S_ROOT.
 file(GLOB T5S_FUZZ_HISTORY_SOURCES "${T5S_ROOT}/engine/src/history/*.cpp")
+# The history exports dataset cards, which draw their plots with the report library.
+file(GLOB T5S_FUZZ_REPORT_SOURCES "${T5S_ROOT}/engine/src/report/*.cpp")
 set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/base/error.cpp
   ${T5S_ROOT}/engine/src/base/enum_names.cpp
@@ -51,6 +53,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/text/unicode_tables_case.cpp
   ${T5S_ROOT}/engine/src/text/unicode_tables_norm.cpp
   ${T5S_FUZZ_HISTORY_SOURCES}
+  ${T5S_FUZZ_REPORT_SOURCES}
   # serve's request parsers (torch- and httplib-free; include folder ${T5S_ROOT}/app)
   ${T5S_ROOT}/app/serve/label_config.cpp
   ${T5S_ROOT}/app/serve/bounded_json.cpp

@@ -20,6 +20,7 @@
 #include "decode/beam_search.h"
 #include "decode/contrastive_search.h"
 #include "decode/logits_processors.h"
+#include "decode/request_settings.h"
 #include "decode/stop_strings.h"
 #include "decode/token_processors.h"
 #include "torch/step_decoding.h"
@@ -178,9 +179,7 @@ struct BatchDecoder::Impl {
     void remove_group(size_t index);
 
     void add(const std::vector<GroupSpec>& specs);
-    void resolve_bad_words(GenerationOptions* options) const;
     void prepare_controls(Group& g);
-    void resolve_force_words(GenerationOptions* options) const;
     void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
@@ -230,47 +229,10 @@ void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
     for (const auto& members : cohorts_of(specs)) add_group(specs, members, encoded);
 }
 
-// bad_words as token sequences, appended to bad_words_ids (neither changes while a group decodes);
-// an id outside the vocabulary is refused here, before the group joins.
-void BatchDecoder::Impl::resolve_bad_words(GenerationOptions* o) const {
-    if (!o->bad_words.empty()) {
-        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "bad_words needs the model's tokenizer");
-        TokenIdLists words = bad_words_token_ids(o->bad_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
-        o->bad_words_ids.insert(o->bad_words_ids.end(), words.begin(), words.end());
-        o->bad_words.clear();
-    }
-    const int64_t vocab = net.config().vocab_size;
-    if (const int64_t id = token_outside_vocab(o->bad_words_ids, vocab); id >= 0)
-        throw Error(ErrorCode::InvalidArgument,
-                    "bad_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
-}
-
-// force_words as constraints, appended to force_words_ids, which are then checked as a request's
-// are (a word list may make an alternative the start of another); an id outside the vocabulary is
-// refused here, before the group joins.
-void BatchDecoder::Impl::resolve_force_words(GenerationOptions* o) const {
-    if (!o->force_words.empty()) {
-        if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "force_words needs the model's tokenizer");
-        ForcedWords words = force_words_token_ids(o->force_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
-        if (words.empty()) throw Error(ErrorCode::InvalidArgument, "force_words: no word in \"" + o->force_words + "\"");
-        o->force_words_ids.insert(o->force_words_ids.end(), words.begin(), words.end());
-        o->force_words.clear();
-        validate_generation_options(*o);
-    }
-    const int64_t vocab = net.config().vocab_size;
-    for (const auto& c : o->force_words_ids) {
-        if (const int64_t id = token_outside_vocab(c.alternatives, vocab); id >= 0)
-            throw Error(ErrorCode::InvalidArgument,
-                        "force_words_ids: token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
-    }
-}
-
-// transformers' further controls that need the model: token ids inside its vocabulary, stop
-// strings read with its tokenizer, and max_time counted from the moment the group joins.
+// The stopping criteria: stop strings read with the model's tokenizer, and max_time counted from
+// the moment the group joins.
 void BatchDecoder::Impl::prepare_controls(Group& g) {
     const GenerationOptions& o = g.options;
-    if (const std::string outside = token_settings_outside_vocab(o, net.config().vocab_size); !outside.empty())
-        throw Error(ErrorCode::InvalidArgument, outside);
     if (!o.stop_strings.empty()) {
         if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "stop_strings needs the model's tokenizer");
         if (!stop_texts) stop_texts = std::make_shared<const TokenTexts>(stop_string_token_texts(*tokenizer));
@@ -285,9 +247,8 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
                                    const std::vector<at::Tensor>& encoded) {
     auto g = std::make_unique<Group>();
     g->options = specs[members[0]].options;
-    resolve_bad_words(&g->options);
+    resolve_model_settings(&g->options, tokenizer, net.config().vocab_size);
     prepare_controls(*g);
-    resolve_force_words(&g->options);
     const GenerationOptions& o = g->options;
     const int64_t n = rows_for(o), inputs = static_cast<int64_t>(members.size());
     g->per_input = n;
@@ -321,9 +282,6 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
         g->beam->set_sources(g->sources);
         g->beam->set_stop_criteria(g->stop);
     } else if (is_contrastive_search(o)) {
-        if (o.top_k > net.config().vocab_size)
-            throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o.top_k) + ") must be <= the vocabulary (" +
-                                                        std::to_string(net.config().vocab_size) + " tokens) for contrastive search");
         g->contrastive = std::make_unique<ContrastiveSearch>(inputs, o.top_k, net.config().decoder_start_token_id,
                                                              net.config().eos_token_id, o.max_new_tokens, dev);
         g->contrastive->set_stop_criteria(g->stop);

@@ -208,6 +208,8 @@ private:
                                     "implied: penalty_alpha with top_k=" + std::to_string(o.top_k) +
                                         " without do_sample is contrastive search (transformers' default)"});
         }
+        if (imply_contrastive_top_k(&o, &named_))
+            out_.applied.push_back({"top_k", "top_k", "50", "implied: penalty_alpha without top_k searches transformers' default of 50 candidates"});
     }
 
     PastedSettings out_;
