@@ -24,6 +24,7 @@
 #include "cli/generation_flags.h"
 #include "cli/input_rows.h"
 #include "cli/labelled_output.h"
+#include "cli/recipe_run.h"
 #include "cli/run_report.h"
 #include "cli/shard.h"
 #include "t5s/candidate_scores.h"
@@ -75,9 +76,11 @@ std::string label_json_text(const nlohmann::json& label) {
 }
 
 // One row's JSONL line: its result, the row's label (carried to each of its candidates), its index.
+// With a recipe, its candidates' routes (the batch's result k).
 std::string result_line(const GenerationResult& r, const nlohmann::json& label, int64_t row, int64_t total, bool keep_dropped,
-                        const std::string& prefix) {
+                        const std::string& prefix, const RecipeRun* recipe, size_t k) {
     nlohmann::json j = result_json(r, keep_dropped);
+    if (recipe) recipe->add_routes(k, &j);
     if (!prefix.empty()) j["task_prefix"] = prefix;  // the prefix applied, also when it is the model's default
     if (!label.is_null()) j["label"] = label;
     j["index"] = row;
@@ -89,7 +92,7 @@ std::string result_line(const GenerationResult& r, const nlohmann::json& label, 
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 template <class RunBatch>
 int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, LabelledOutput* labelled, bool keep_dropped,
-                  RunBatch&& run_batch) {
+                  const RecipeRun* recipe, RunBatch&& run_batch) {
     const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
@@ -110,7 +113,7 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
         for (const auto& r : run_batch(texts, spans, batch_options, labels)) {
             const InputRow& in = batch[static_cast<size_t>(row - first)];
             if (labelled) labelled->add(r, in);
-            else lines += result_line(r, in.label, row, total, keep_dropped, batch_options.task_prefix);
+            else lines += result_line(r, in.label, row, total, keep_dropped, batch_options.task_prefix, recipe, static_cast<size_t>(row - first));
             ++row;
         }
         if (out) out->append(lines);
@@ -187,6 +190,7 @@ const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each i
     {"json", "", "with --text: print {\"results\": [...]} on stdout"},
     {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
     {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
+    {"recipe", "FILE", "run an augmentation recipe (JSON: chained steps such as back-translation, each with its model, prefix and settings; docs/recipes.md) instead of one generation; the candidates of its candidate steps are judged against the source with these settings, each with its \"route\" in JSON output"},
 }};
 
 int run_generate(const Argv& argv) {
@@ -198,6 +202,11 @@ int run_generate(const Argv& argv) {
     const GenerationOptions options_in = options_from_flags(args, model_defaults);  // validate before the (slow) model load
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
+    std::unique_ptr<RecipeRun> recipe;  // read and checked before the (slow) model load
+    if (args.has("recipe")) {
+        if (file_run.sharded || !file_run.out.empty()) throw UsageError("--recipe goes without --shard/--out");
+        recipe = std::make_unique<RecipeRun>(args.get("recipe"));
+    }
     std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
     if (args.has("input"))
         input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail,
@@ -220,6 +229,7 @@ int run_generate(const Argv& argv) {
     const RuntimeOptions runtime = kGenerateRuntime.read(args);
     const auto embedder = embedder_from_flags(args, runtime);
     auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
+    if (recipe) recipe->load_models(*model, args.require("model"), runtime);
     GenerateRecorder recorder(args.get("history"), *model);
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {
@@ -230,7 +240,8 @@ int run_generate(const Argv& argv) {
     auto run_batch = [&](const std::vector<std::string>& batch, const std::vector<std::vector<Span>>& spans,
                          const GenerationOptions& batch_options, const std::vector<std::string>& labels) {
         const auto start = std::chrono::steady_clock::now();
-        auto results = generate_scored(*model, embedder.get(), batch, spans, batch_options);  // task_prefix: --prefix
+        auto results = recipe ? recipe->run(embedder.get(), batch, spans, batch_options)
+                              : generate_scored(*model, embedder.get(), batch, spans, batch_options);  // task_prefix: --prefix
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         recorder.record(results, batch_options, ms, labels);
         if (run_report) run_report->add(results);
@@ -239,7 +250,7 @@ int run_generate(const Argv& argv) {
 
     const bool keep_dropped = args.has("keep-dropped");
     if (input) {
-        const int rc = generate_file(*input, options, file_run, labelled.get(), keep_dropped, run_batch);
+        const int rc = generate_file(*input, options, file_run, labelled.get(), keep_dropped, recipe.get(), run_batch);
         if (run_report) {
             run_report->write(args.get("model"));
             std::cerr << "t5studio generate: report in " << run_report->dir() << "/README.md\n";
@@ -251,6 +262,7 @@ int run_generate(const Argv& argv) {
         nlohmann::json all = nlohmann::json::array();
         for (const auto& r : results) {
             all.push_back(result_json(r, keep_dropped));
+            if (recipe) recipe->add_routes(all.size() - 1, &all.back());
             if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
         }
         nlohmann::json doc = {{"results", all}};
