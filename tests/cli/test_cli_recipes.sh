@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# `generate --recipe`: with greedy settings a two-step back-translation recipe gives exactly what
+# running its two legs by hand gives (`generate --prefix ... --json`, the first run's outputs fed to
+# the second), for --text and for an --input file in several batches; every candidate carries its
+# route; a seeded sampling recipe gives the same output twice; protected spans survive both legs;
+# candidates pooled from two steps; bad recipes refused in one line. Uses the demo model
+# (assets/demo-model: an English <-> Chinese translator and paraphraser).
+# Usage: test_cli_recipes.sh T5STUDIO TEST_DATA_DIR WORK_DIR
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
+demo="$data/../../assets/demo-model"
+recipes="$(dirname "${BASH_SOURCE[0]}")/../../assets/recipes"
+bt="$recipes/demo-back-translation-zh.json"
+to_zh="translate English to Chinese: "
+to_en="translate Chinese to English: "
+common=(--model "$demo" --max-new-tokens 24)
+
+# The texts of the first candidate of each result of a --json document, one per line.
+first_texts() { python3 -c "import json,sys; [print(r['candidates'][0]['text']) for r in json.load(open(sys.argv[1]))['results']]" "$1"; }
+
+# --- --text: the recipe equals the two legs by hand --------------------------------------------
+texts=("I like green tea." "The weather is nice today." "She reads a book in the library.")
+targs=(); for t in "${texts[@]}"; do targs+=(--text "$t"); done
+"$bin" generate "${common[@]}" --prefix "$to_zh" --json "${targs[@]}" >"$work/leg1.json" && ok || bad "leg 1 by hand failed"
+pargs=(); while IFS= read -r p; do pargs+=(--text "$p"); done < <(first_texts "$work/leg1.json")
+"$bin" generate "${common[@]}" --prefix "$to_en" --json "${pargs[@]}" >"$work/leg2.json" && ok || bad "leg 2 by hand failed"
+"$bin" generate "${common[@]}" --recipe "$bt" --json "${targs[@]}" >"$work/recipe.json" && ok || bad "generate --recipe --text failed"
+py "$work/leg1.json" "$work/leg2.json" "$work/recipe.json" <<'PY' && ok || bad "--text: the recipe differs from the legs by hand"
+import json, sys
+leg1, leg2, rec = (json.load(open(p))["results"] for p in sys.argv[1:4])
+assert len(rec) == len(leg1) == len(leg2) == 3
+for a, b, r in zip(leg1, leg2, rec):
+    assert len(r["candidates"]) == 1, r
+    c = r["candidates"][0]
+    assert c["text"] == b["candidates"][0]["text"] and c["ids"] == b["candidates"][0]["ids"], (c, b)
+    assert c["route"] == [{"step": "pivot", "text": a["candidates"][0]["text"]}, {"step": "back", "text": c["text"]}], c["route"]
+    assert r["input"] == a["input"]
+    assert c["change"] is not None and c["back_score"] is not None  # judged against the source
+PY
+
+# --- --input in batches of 2: the recipe equals the legs by hand, line for line ----------------
+printf '%s\n' "I like green tea." "The weather is nice today." "She reads a book in the library." \
+  "We will meet tomorrow." "My brother plays football." >"$work/in.txt"
+"$bin" generate "${common[@]}" --prefix "$to_zh" --input "$work/in.txt" --batch-size 2 >"$work/leg1.jsonl" && ok || bad "file leg 1 failed"
+python3 -c "
+import json, sys
+for line in open(sys.argv[1]):
+    print(json.dumps({'text': json.loads(line)['candidates'][0]['text']}, ensure_ascii=False))" "$work/leg1.jsonl" >"$work/pivot.jsonl"
+"$bin" generate "${common[@]}" --prefix "$to_en" --input "$work/pivot.jsonl" --batch-size 2 >"$work/leg2.jsonl" && ok || bad "file leg 2 failed"
+"$bin" generate "${common[@]}" --recipe "$bt" --input "$work/in.txt" --batch-size 2 >"$work/recipe.jsonl" && ok || bad "generate --recipe --input failed"
+py "$work/leg1.jsonl" "$work/leg2.jsonl" "$work/recipe.jsonl" <<'PY' && ok || bad "--input: the recipe differs from the legs by hand"
+import json, sys
+leg1, leg2, rec = ([json.loads(l) for l in open(p)] for p in sys.argv[1:4])
+assert len(rec) == len(leg1) == len(leg2) == 5, (len(rec), len(leg1), len(leg2))
+for i, (a, b, r) in enumerate(zip(leg1, leg2, rec)):
+    assert r["index"] == i and r["total_rows"] == 5
+    c = r["candidates"][0]
+    assert c["text"] == b["candidates"][0]["text"] and c["ids"] == b["candidates"][0]["ids"], (i, c, b)
+    assert [leg["step"] for leg in c["route"]] == ["pivot", "back"]
+    assert c["route"][0]["text"] == a["candidates"][0]["text"], (c["route"], a)
+PY
+
+# --- seeded sampling: the same output twice, and fan-out ----------------------------------------
+cat >"$work/sampled.json" <<EOF
+{"steps": [{"name": "pivot", "prefix": "$to_zh", "do_sample": true, "top_k": 20, "num_return_sequences": 2},
+           {"name": "back", "from": "pivot", "prefix": "$to_en", "do_sample": true, "top_k": 20, "num_return_sequences": 2}],
+ "candidates": ["back"]}
+EOF
+for n in 1 2; do
+  "$bin" generate "${common[@]}" --recipe "$work/sampled.json" --seed 11 --json --keep-dropped "${targs[@]}" >"$work/sampled$n.json" \
+    && ok || bad "sampling recipe run $n failed"
+  "$bin" generate "${common[@]}" --recipe "$work/sampled.json" --seed 11 --input "$work/in.txt" --batch-size 2 >"$work/sampled$n.jsonl" \
+    && ok || bad "sampling recipe --input run $n failed"
+done
+cmp -s "$work/sampled1.json" "$work/sampled2.json" && ok || bad "seeded sampling recipe (--text) differs between runs"
+cmp -s "$work/sampled1.jsonl" "$work/sampled2.jsonl" && ok || bad "seeded sampling recipe (--input) differs between runs"
+py "$work/sampled1.json" <<'PY' && ok || bad "sampling recipe: fan-out or seed wrong: $(head -c 600 "$work/sampled1.json")"
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    assert r["seed"] == 11, r.get("seed")
+    routes = [c["route"] for c in r["candidates"]] + [d["route"] for d in r["dropped"] if "route" in d]
+    assert 1 <= len(r["candidates"]) <= 4, r  # 2 pivots x 2 backs, every one that passes
+    assert all([leg["step"] for leg in route] == ["pivot", "back"] for route in routes), routes
+    assert len({route[0]["text"] for route in routes}) <= 2
+PY
+
+# --- protected spans survive both legs ----------------------------------------------------------
+"$bin" generate "${common[@]}" --recipe "$bt" --protect numbers --json --keep-dropped \
+  --text "I bought 12 apples for 5 dollars." --text "The meeting is at 3 pm on Friday." >"$work/spans.json" && ok || bad "recipe --protect failed"
+py "$work/spans.json" <<'PY' && ok || bad "recipe --protect: spans not kept: $(head -c 800 "$work/spans.json")"
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    src = r["input"]
+    want = sorted(src[s:e] for s, e, _ in r["spans"])
+    assert want, r
+    kept = r["candidates"]
+    assert kept or all(d["reason"] == "lost_span" for d in r["dropped"]), r
+    for c in kept:
+        assert sorted(c["text"][s:e] for s, e, _ in c["spans"]) == want, c
+        for leg in c["route"]:  # the pivot carried every span, and the candidate got them back
+            for piece in want:
+                assert leg["text"].count(piece) == src.count(piece), (leg, piece)
+PY
+
+# --- pooled: a paraphrase step and a back-translation, judged together -------------------------
+"$bin" generate "${common[@]}" --recipe "$recipes/demo-paraphrase-and-back-translation.json" --json "${targs[@]}" \
+  >"$work/pooled.json" && ok || bad "pooled recipe failed"
+py "$work/pooled.json" <<'PY' && ok || bad "pooled recipe: $(head -c 800 "$work/pooled.json")"
+import json, sys
+steps = set()
+for r in json.load(open(sys.argv[1]))["results"]:
+    for c in r["candidates"]:
+        steps.add(c["route"][-1]["step"])
+        assert c["change"] is not None
+assert steps <= {"paraphrase", "back"} and steps, steps
+PY
+
+# --- refusals: one line naming the file and the step --------------------------------------------
+echo '{"steps": [{"name": "a", "from": "b"}, {"name": "b"}], "candidates": ["a"]}' >"$work/later.json"
+expect_code "recipe forward from" 1 "recipe .*later.json: step 'a': 'from' 'b' is a later step" \
+  "$bin" generate --model "$demo" --recipe "$work/later.json" --text hi
+echo '{"steps": [{"name": "a", "num_beamz": 2}], "candidates": ["a"]}' >"$work/unknown.json"
+expect_code "recipe unknown setting" 1 "recipe .*unknown.json: step 'a': unknown setting 'num_beamz'" \
+  "$bin" generate --model "$demo" --recipe "$work/unknown.json" --text hi
+echo '{"steps": [{"name": "a", "model": "no-such-model"}], "candidates": ["a"]}' >"$work/nomodel.json"
+expect_code "recipe missing model" 1 "recipe .*nomodel.json: step 'a': 'model' folder .*no-such-model does not exist" \
+  "$bin" generate --model "$demo" --recipe "$work/nomodel.json" --text hi
+echo '{"steps": [{"name": "a"}], "candidates": ["z"]}' >"$work/cand.json"
+expect_code "recipe unknown candidate" 1 "recipe .*cand.json: candidates: 'z' is no step" \
+  "$bin" generate --model "$demo" --recipe "$work/cand.json" --text hi
+expect_code "recipe missing file" 1 "recipe .*none.json: no such file" "$bin" generate --model "$demo" --recipe "$work/none.json" --text hi
+expect_code "recipe with shard" 2 "--recipe goes without --shard/--out" \
+  "$bin" generate --model "$demo" --recipe "$bt" --input "$work/in.txt" --shard 0/2
+
+finish cli_recipes
