@@ -209,6 +209,8 @@ TEST_CASE("field table: list fields take transformers' JSON forms and their bare
     };
     CHECK(refusal("suppress_tokens", "[-1]").find("'--suppress_tokens' must be a list of token ids") != std::string::npos);
     CHECK(o.suppress_tokens == TokenIds{3});
+    CHECK(refusal("suppress_tokens", "[16397105843297379214]").find("must be a list of token ids") != std::string::npos);  // > 2^63
+    CHECK(refusal("bad_words_ids", "[[16397105843297379214, 2]]").find("non-empty lists of token ids") != std::string::npos);
     CHECK(refusal("sequence_bias", "[[[1], \"x\"]]").find("[token ids, bias] pairs") != std::string::npos);
     CHECK(refusal("exponential_decay_length_penalty", "[-1, 2]").find("[start_index, decay_factor]") != std::string::npos);
     CHECK(refusal("force_words_ids", "[[]]").find("a list of constraints") != std::string::npos);

@@ -13,9 +13,11 @@ namespace {
     throw Error(ErrorCode::InvalidArgument, "generation settings: '" + name + "' must be " + expected);
 }
 
+// An unsigned above 2^63 read as int64_t would wrap to a negative number (found by fuzz_pasted_settings).
 bool is_token_id(const nlohmann::json& id) {
-    return id.is_number_integer() && (id.is_number_unsigned() || id.get<int64_t>() >= 0) &&
-           id.get<int64_t>() <= std::numeric_limits<int>::max();
+    constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
+    if (id.is_number_unsigned()) return id.get<uint64_t>() <= kMax;
+    return id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() <= static_cast<int64_t>(kMax);
 }
 
 // A non-empty list of token ids, or nullopt when `v` is not one.
@@ -104,8 +106,7 @@ void from_json(const nlohmann::json& v, const std::string& name, std::optional<L
         out->reset();
         return;
     }
-    const bool start_ok = v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[0].get<int64_t>() >= 0 &&
-                          v[0].get<int64_t>() <= std::numeric_limits<int>::max();
+    const bool start_ok = v.is_array() && v.size() == 2 && is_token_id(v[0]);  // an index, in the same range as an id
     if (!start_ok || !is_finite_number(v[1])) bad(name, "[start_index, decay_factor]: an integer >= 0 and a finite number, e.g. [8, 1.2]");
     *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<double>()};
 }
