@@ -170,3 +170,15 @@ TEST_CASE("more steps than the bound are refused", "[recipe]") {
     for (size_t i = 0; i <= kMaxRecipeSteps; ++i) steps += std::string(i ? "," : "") + R"({"name": "s)" + std::to_string(i) + "\"}";
     CHECK_THAT(refusal(R"({"steps": [)" + steps + R"(], "candidates": ["s0"]})"), Catch::Contains("more than"));
 }
+
+TEST_CASE("every shipped recipe reads", "[recipe]") {
+    int read = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(T5S_SOURCE_ROOT) / "assets" / "recipes")) {
+        if (entry.path().extension() != ".json") continue;
+        INFO(entry.path().string());
+        const Recipe r = load_recipe(entry.path());
+        CHECK_FALSE(r.candidates.empty());
+        ++read;
+    }
+    CHECK(read >= 4);
+}

@@ -115,6 +115,22 @@ for r in json.load(open(sys.argv[1]))["results"]:
 assert steps <= {"paraphrase", "back"} and steps, steps
 PY
 
+# --- a step on a model of its own (a second copy loaded once) gives what the loaded model gives --
+demo_abs="$(cd "$demo" && pwd)"
+cat >"$work/own-model.json" <<EOF
+{"steps": [{"name": "pivot", "prefix": "$to_zh"},
+           {"name": "back", "from": "pivot", "model": "$demo_abs", "prefix": "$to_en"}],
+ "candidates": ["back"]}
+EOF
+"$bin" generate "${common[@]}" --recipe "$work/own-model.json" --json "${targs[@]}" >"$work/own-model-out.json" \
+  && ok || bad "recipe with a step model failed"
+py "$work/recipe.json" "$work/own-model-out.json" <<'PY' && ok || bad "a step on its own model differs from the loaded model"
+import json, sys
+a, b = (json.load(open(p))["results"] for p in sys.argv[1:3])
+assert [[c["text"] for c in r["candidates"]] for r in a] == [[c["text"] for c in r["candidates"]] for r in b]
+assert [[c["route"] for c in r["candidates"]] for r in a] == [[c["route"] for c in r["candidates"]] for r in b]
+PY
+
 # --- refusals: one line naming the file and the step --------------------------------------------
 echo '{"steps": [{"name": "a", "from": "b"}, {"name": "b"}], "candidates": ["a"]}' >"$work/later.json"
 expect_code "recipe forward from" 1 "recipe .*later.json: step 'a': 'from' 'b' is a later step" \

@@ -167,7 +167,7 @@ Recipe parse_recipe(const std::string& json_text, const std::string& file, const
 
 Recipe load_recipe(const std::filesystem::path& path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorCode::FileNotFound, "recipe " + path.string() + ": no such file");
+    if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorCode::FileNotFound, "recipe " + path.string() + ": no such file (or not a file)");
     const auto size = std::filesystem::file_size(path, ec);
     if (!ec && static_cast<int64_t>(size) > kMaxRecipeBytes)
         refuse(path.string(), "larger than " + std::to_string(kMaxRecipeBytes / 1024) + " KiB (a recipe is a few steps)");

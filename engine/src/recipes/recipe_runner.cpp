@@ -53,8 +53,10 @@ GenerationOptions leg_options(const Recipe& r, size_t index, const GenerationOpt
     return o;
 }
 
-[[noreturn]] void refuse_step(const Recipe& r, const RecipeStep& step, const std::string& what) {
-    throw Error(ErrorCode::InvalidArgument, "recipe " + r.file + ": step '" + step.name + "': " + what);
+// The step's error with the recipe and step named; the code is kept (a memory error stays one).
+[[noreturn]] void refuse_step(const Recipe& r, const RecipeStep& step, const std::string& what,
+                              ErrorCode code = ErrorCode::InvalidArgument) {
+    throw Error(code, "recipe " + r.file + ": step '" + step.name + "': " + what);
 }
 
 // Every step's settings valid and its fan-out bounded, before anything is generated.
@@ -65,7 +67,7 @@ void check_steps(const Recipe& r, const GenerationOptions& request, const Embedd
             validate_generation_options(o);
             require_scores_available(o, embedder);
         } catch (const Error& e) {
-            refuse_step(r, r.steps[i], e.what());
+            refuse_step(r, r.steps[i], e.what(), e.code());
         }
         const int64_t n = r.fan_out(i, request);
         if (n > kMaxRecipeFanOut)
@@ -93,7 +95,7 @@ std::vector<Leg> run_step(const Recipe& r, size_t index, const std::vector<Leg>&
         results = generate_scored(model, r.is_candidate(step.name) ? nullptr : embedder, texts, {}, o);
     } catch (const Error& e) {
         if (e.code() == ErrorCode::Cancelled) throw;
-        refuse_step(r, step, e.what());
+        refuse_step(r, step, e.what(), e.code());
     }
     const Tokenizer& tok = model.tokenizer();
     std::vector<Leg> out;
