@@ -165,6 +165,30 @@ void warn_unapplied(const GenerationConfig& defaults) {
     for (const std::string& w : defaults.warnings) std::cerr << "t5studio generate: warning: " << w << "\n";
 }
 
+// --text --json: one document, {"results": [...]} with each candidate's route under a recipe, and
+// the model's generation_config.json warnings.
+nlohmann::json text_results_json(const std::vector<GenerationResult>& results, bool keep_dropped, const GenerationOptions& options,
+                                 const GenerationConfig& model_defaults, const RecipeRun* recipe) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : results) {
+        all.push_back(result_json(r, keep_dropped));
+        if (recipe) recipe->add_routes(all.size() - 1, &all.back());
+        if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
+    }
+    nlohmann::json doc = {{"results", all}};
+    if (!model_defaults.warnings.empty()) doc["warnings"] = model_defaults.warnings;
+    return doc;
+}
+
+// --text without --json: each input, then its candidates numbered with their scores.
+void print_text_results(const std::vector<GenerationResult>& results) {
+    for (const auto& r : results) {
+        std::cout << r.input << "\n";
+        for (size_t k = 0; k < r.candidates.size(); ++k)
+            std::cout << "  " << k + 1 << ". " << r.candidates[k].text << "  (" << r.candidates[k].score << ")\n";
+    }
+}
+
 const RuntimeFlags kGenerateRuntime{Device::Auto};
 
 const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
@@ -257,25 +281,9 @@ int run_generate(const Argv& argv) {
         }
         return rc;
     }
-    auto results = run_batch(texts, {}, options, {});
-    if (args.has("json")) {
-        nlohmann::json all = nlohmann::json::array();
-        for (const auto& r : results) {
-            all.push_back(result_json(r, keep_dropped));
-            if (recipe) recipe->add_routes(all.size() - 1, &all.back());
-            if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
-        }
-        nlohmann::json doc = {{"results", all}};
-        if (!model_defaults.warnings.empty()) doc["warnings"] = model_defaults.warnings;
-        print_json(doc);
-    } else {
-        for (const auto& r : results) {
-            std::cout << r.input << "\n";
-            for (size_t k = 0; k < r.candidates.size(); ++k) {
-                std::cout << "  " << k + 1 << ". " << r.candidates[k].text << "  (" << r.candidates[k].score << ")\n";
-            }
-        }
-    }
+    const auto results = run_batch(texts, {}, options, {});
+    if (args.has("json")) print_json(text_results_json(results, keep_dropped, options, model_defaults, recipe.get()));
+    else print_text_results(results);
     return 0;
 }
 
