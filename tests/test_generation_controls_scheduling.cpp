@@ -4,31 +4,19 @@
 // steps), through serve::BatchDecoder and through the Scheduler.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <map>
-#include <mutex>
-#include <thread>
-
 #include "decode/batch_decoder.h"
+#include "scheduling_invariance.h"
 #include "serve_test_support.h"
 #include "t5s/generation_fields.h"
-#include "t5s/scheduler.h"
 
 using namespace t5s;
 
 namespace {
 
-struct Case {
-    std::string text;
-    GenerationOptions options;
-};
-
 // Each control on each kind of search, in turn.
-std::vector<Case> control_cases() {
+std::vector<test::InvarianceCase> control_cases() {
     const std::vector<std::string> texts = {"Tom is a good boy.", "猫が好きです。", "gggg is is is vvv", "hello world", "x"};
-    std::vector<Case> cases;
+    std::vector<test::InvarianceCase> cases;
     for (size_t i = 0; i < 16; ++i) {
         GenerationOptions o;
         o.max_new_tokens = 6 + static_cast<int>(i % 5);
@@ -54,78 +42,23 @@ std::vector<Case> control_cases() {
     return cases;
 }
 
-void check_same(const std::vector<Candidate>& alone, const std::vector<Candidate>& got) {
-    REQUIRE(got.size() == alone.size());
-    for (size_t k = 0; k < alone.size(); ++k) {
-        CHECK(got[k].ids == alone[k].ids);
-        CHECK(got[k].score == Approx(alone[k].score).margin(1e-4));
-    }
+std::string describe(size_t i, const GenerationOptions& o) {
+    return "case " + std::to_string(i) + " " + generation_options_to_json(o);
 }
 
 }  // namespace
 
+// Fewer and shorter cases than the other methods' mixes: they share fewer rows, from two clients.
+constexpr test::Sharing kControlsSharing{6, 2, false};
+
 TEST_CASE("batch decoder: requests with the controls joining beside other rows equal each alone", "[scheduler][controls]") {
     auto model = test::tiny_serving_model();
-    const auto cases = control_cases();
-    serve::BatchDecoder decoder(*model);
-    std::map<serve::GroupId, std::vector<Candidate>> served;
-    int max_rows = 0;
-    size_t next = 0;
-    for (int step = 0; next < cases.size() || decoder.rows() > 0; ++step) {
-        if (next < cases.size() && step % 2 == 0) {  // one joins every other step: others are mid-way
-            decoder.add({static_cast<serve::GroupId>(next), model->tokenizer().encode(cases[next].text), cases[next].options});
-            ++next;
-        }
-        const serve::StepReport report = decoder.step();
-        max_rows = std::max(max_rows, report.rows);
-        for (auto id : report.groups_finished) served[id] = decoder.take_results(id);
-        REQUIRE(step < 400);
-    }
-    CHECK(max_rows > 6);
-    for (size_t i = 0; i < cases.size(); ++i) {
-        INFO("case " << i << " " << generation_options_to_json(cases[i].options));
-        check_same(model->generate({cases[i].text}, cases[i].options)[0].candidates, served[static_cast<serve::GroupId>(i)]);
-    }
+    test::check_joining_and_leaving(*model, control_cases(), std::nullopt, describe, kControlsSharing);
 }
 
 TEST_CASE("scheduler: concurrent requests with the controls equal each request alone", "[scheduler][controls]") {
     auto model = test::tiny_serving_model();
-    const auto cases = control_cases();
-    std::vector<GenerationResult> alone;
-    for (const auto& c : cases) alone.push_back(model->generate({c.text}, c.options)[0]);
-    std::vector<std::string> named;  // every field: the requests do not depend on the scheduler's defaults
-    for (const auto& f : generation_fields()) named.push_back(f.json);
-    Scheduler scheduler(*model, {32, 1000}, nullptr);
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::vector<std::optional<RequestOutcome>> outcomes(cases.size());
-    std::vector<std::thread> clients;
-    for (size_t t = 0; t < 2; ++t) {
-        clients.emplace_back([&, t] {
-            for (size_t i = t; i < cases.size(); i += 2) {
-                RequestEvents events;
-                events.on_done = [&, i](const RequestOutcome& o) {
-                    std::lock_guard<std::mutex> lock(mutex);
-                    outcomes[i] = o;
-                    cv.notify_all();
-                };
-                REQUIRE(scheduler.submit(ServeRequest{{cases[i].text}, cases[i].options, named, 0.0}, events) != nullptr);
-            }
-        });
-    }
-    for (auto& c : clients) c.join();
-    {
-        std::unique_lock<std::mutex> lock(mutex);
-        REQUIRE(cv.wait_for(lock, std::chrono::seconds(120),
-                            [&] { return std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.has_value(); }); }));
-    }
-    for (size_t i = 0; i < cases.size(); ++i) {
-        INFO("case " << i << " " << generation_options_to_json(cases[i].options));
-        const RequestOutcome& o = *outcomes[i];
-        REQUIRE_FALSE(o.error);
-        REQUIRE(o.results.size() == 1);
-        check_same(alone[i].candidates, o.results[0].candidates);
-    }
+    test::check_concurrent_requests(*model, control_cases(), describe, kControlsSharing);
 }
 
 TEST_CASE("batch decoder: stop strings without the model's tokenizer are refused, and nothing joins", "[scheduler][controls]") {
