@@ -22,13 +22,6 @@ using namespace t5s::test;
 
 namespace {
 
-// A golden's "config": generate()'s arguments, which are the options' JSON names.
-GenerationOptions options_of(const nlohmann::json& config) {
-    GenerationOptions o = generation_options_from_json(config.dump());
-    o.drop_invalid_text = false;
-    return o;
-}
-
 ForcedWords constraints_of(const nlohmann::json& force_words_ids) {
     return generation_options_from_json(nlohmann::json{{"force_words_ids", force_words_ids}}.dump()).force_words_ids;
 }
@@ -111,7 +104,7 @@ TEST_CASE("constrained beam search: token ids and scores equal transformers' on 
             auto model = Model::load(model_dir(name), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
             const IdBatch inputs = ids_of(m["input_ids"]);
             for (const auto& run : m["runs"]) {
-                const GenerationOptions o = options_of(run["config"]);
+                const GenerationOptions o = golden_options(run["config"]);
                 INFO("settings " << run["config"].dump());
                 for (size_t i = 0; i < inputs.size(); ++i) {
                     INFO("input " << i << " alone");
@@ -140,7 +133,7 @@ TEST_CASE("constrained beam search: the force_words text form stands for the gol
     }
     // Generating from the words gives what the ids give (the words resolve where a group joins).
     const auto& run = m["runs"][1];
-    GenerationOptions o = options_of(run["config"]);
+    GenerationOptions o = golden_options(run["config"]);
     o.force_words_ids.clear();
     o.force_words = " " + run["force_words"].get<std::string>() + " ,";  // blanks and an empty part read as nothing
     const auto batch = model->generate_ids(ids_of(m["input_ids"]), o);
@@ -151,7 +144,7 @@ TEST_CASE("constrained beam search: the force_words text form stands for the gol
     GenerationOptions prefix = o;
     prefix.force_words = "walk|walked";  // "walk"'s pieces start "walked"'s: transformers refuses that
     CHECK_THROWS_WITH(model->generate_ids({ids_of(m["input_ids"])[0]}, prefix), Catch::Contains("the start of another"));
-    GenerationOptions outside = options_of(run["config"]);
+    GenerationOptions outside = golden_options(run["config"]);
     outside.force_words_ids = {{{{100000}}, false}};
     CHECK_THROWS_WITH(model->generate_ids({ids_of(m["input_ids"])[0]}, outside), Catch::Contains("outside the vocabulary"));
 }
@@ -160,7 +153,7 @@ TEST_CASE("constrained beam search: max_time stops every row at once, as transfo
     // Up after the first step: the running beams of one token, followed by </s> as transformers pads them.
     const auto want = golden("constrained_beam")["max_time"];
     auto model = Model::load(model_dir(want["model"].get<std::string>()), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
-    const auto got = model->generate_ids(ids_of(want["input_ids"]), options_of(want["config"]));
+    const auto got = model->generate_ids(ids_of(want["input_ids"]), golden_options(want["config"]));
     REQUIRE(got.size() == want["batch"].size());
     for (size_t i = 0; i < got.size(); ++i) {
         INFO("input " << i);

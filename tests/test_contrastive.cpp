@@ -22,13 +22,6 @@ using namespace t5s::test;
 
 namespace {
 
-// A golden's "config": generate()'s arguments, which are the options' JSON names.
-GenerationOptions options_of(const nlohmann::json& config) {
-    GenerationOptions o = generation_options_from_json(config.dump());
-    o.drop_invalid_text = false;
-    return o;
-}
-
 void check_candidate(const std::vector<Candidate>& got, const nlohmann::json& want) {
     REQUIRE(got.size() == 1);
     CHECK(got[0].ids == want["ids"].get<std::vector<int>>());
@@ -48,7 +41,7 @@ TEST_CASE("contrastive search: token ids and scores equal transformers' on the t
             for (size_t i = 0; i < inputs.size(); ++i)
                 CHECK(model->tokenizer().encode(m["texts"][i].get<std::string>()) == inputs[i]);
             for (const auto& run : m["runs"]) {
-                const GenerationOptions o = options_of(run["config"]);
+                const GenerationOptions o = golden_options(run["config"]);
                 INFO("settings " << run["config"].dump());
                 for (size_t i = 0; i < inputs.size(); ++i) {
                     INFO("input " << i << " alone");

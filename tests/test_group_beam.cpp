@@ -20,13 +20,6 @@ using namespace t5s::test;
 
 namespace {
 
-// A golden's "config": generate()'s arguments, which are the options' JSON names.
-GenerationOptions options_of(const nlohmann::json& config) {
-    GenerationOptions o = generation_options_from_json(config.dump());
-    o.drop_invalid_text = false;
-    return o;
-}
-
 void check_candidates(const std::vector<Candidate>& got, const nlohmann::json& want) {
     REQUIRE(got.size() == want["sequences"].size());
     for (size_t k = 0; k < got.size(); ++k) {
@@ -49,7 +42,7 @@ TEST_CASE("group beam search: token ids and scores equal transformers' on the ti
             for (size_t i = 0; i < inputs.size(); ++i)
                 CHECK(model->tokenizer().encode(m["texts"][i].get<std::string>()) == inputs[i]);
             for (const auto& run : m["runs"]) {
-                const GenerationOptions o = options_of(run["config"]);
+                const GenerationOptions o = golden_options(run["config"]);
                 INFO("settings " << run["config"].dump());
                 for (size_t i = 0; i < inputs.size(); ++i) {
                     INFO("input " << i << " alone");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "t5s/generation_fields.h"
 #include "t5s/model.h"
 
 namespace t5s::test {
@@ -61,6 +62,14 @@ inline GenerationOptions beam_options_of(const nlohmann::json& config) {
 }
 
 // Rows of a padded batch, cut at their attention-mask length.
+// A golden run's "config" (generate()'s arguments, which are the options' JSON names) as options;
+// the raw decoder screens nothing, so neither may the engine's side of the comparison.
+inline GenerationOptions golden_options(const nlohmann::json& config) {
+    GenerationOptions o = generation_options_from_json(config.dump());
+    o.drop_invalid_text = false;
+    return o;
+}
+
 inline IdBatch unpad(const nlohmann::json& ids, const nlohmann::json& mask) {
     IdBatch out;
     for (size_t i = 0; i < ids.size(); ++i) {
