@@ -4,7 +4,12 @@ it must read once per token.
 
 Per generated token a T5 decoder reads every decoder weight except the cross-attention K/V
 projections (applied once per input) plus the LM head: L * (4 d h + 2 d h + ffn * d * d_ff) + V * d
-values, h = num_heads * d_kv, ffn = 3 for gated activations else 2. t5-small fp32: ~154 MB."""
+values, h = num_heads * d_kv, ffn = 3 for gated activations else 2, each at the dtype's width (int8: 1
+byte; scales, norms, biases and the relative-position table are left out). t5-small fp32: ~154 MB.
+Not counted either: the encoder and the cross-attention K/V (once per input), the KV cache and the
+activations. A batch of B rows (or B x K samples) reads the weights once per step for all of them, so
+streaming_limit() divides the step's bytes by the tokens the step returns; at large batches the real
+limit is arithmetic, not bandwidth, and the share falls accordingly."""
 import json
 import os
 import time
@@ -70,6 +75,23 @@ def bytes_per_token(model_dir, weight_bytes):
 
 
 WEIGHT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
+
+
+def tokens_per_step(workload):
+    """Tokens a decoding step of a bench workload adds to the returned sequences (bench_common.parse_workload):
+    greedy and beam return one sequence per input, sampling `candidates` per input."""
+    return workload["batch"] * (workload["candidates"] if workload["kind"] == "sample" else 1)
+
+
+def streaming_limit(model_dir, dtype, bandwidth_gbs, workload):
+    """The time a returned token would take if a step did nothing but stream its weights once:
+    bytes_per_token() / bandwidth / tokens_per_step(). None for training and dtypes without a width."""
+    if dtype not in WEIGHT_BYTES or workload["kind"] == "train":
+        return None
+    step_bytes = bytes_per_token(model_dir, WEIGHT_BYTES[dtype])
+    per_step = tokens_per_step(workload)
+    return {"bytes_per_step": step_bytes, "tokens_per_step": per_step,
+            "ms_per_token": step_bytes / (bandwidth_gbs * 1e9) / per_step * 1e3}
 
 
 def limit_tokens_per_s(model_dir, dtype, bandwidth_gbs):

@@ -3,12 +3,13 @@
 
   small   t5-small shape: d_model 512, 6+6 layers, 8 heads, d_ff 2048, relu, tied head, vocab 32128
   base    t5-base shape:  d_model 768, 12+12 layers, 12 heads, d_ff 3072, relu, tied head, vocab 32128
+  large   t5-large shape: d_model 1024, 24+24 layers, 16 heads, d_ff 4096, relu, tied head, vocab 32128
   mt5base mT5-base shape: d_model 768, 12+12 layers, 12 heads, d_ff 2048, gated-gelu, untied, vocab 250112
-          (no tokenizer: benchmarks feed ids)
+          (also accepted as mt5-base; the untied 250112 x 768 head is most of a decoding step's reads)
 
 Each model is written in Hugging Face format (config.json + model.safetensors via
 save_pretrained) with the genuine T5 spiece.model (tests/data/t5-spiece) so every tokenizer
-works, and, with --ct2, converted once for CTranslate2 (float32 on disk; int8 / bfloat16 are
+works (mT5 too: the benchmarks feed ids below 32000, so a 32k piece model serves its 250k vocabulary), and, with --ct2, converted once for CTranslate2 (float32 on disk; int8 / bfloat16 are
 chosen at load time with compute_type).
 
   python tests/bench/make_models.py [--models small,base] [--ct2] [--out DIR]
@@ -29,15 +30,35 @@ SHAPES = {
                   feed_forward_proj="relu", tie_word_embeddings=True, vocab_size=32128, model_type="t5"),
     "base": dict(d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_decoder_layers=12, num_heads=12,
                  feed_forward_proj="relu", tie_word_embeddings=True, vocab_size=32128, model_type="t5"),
+    "large": dict(d_model=1024, d_kv=64, d_ff=4096, num_layers=24, num_decoder_layers=24, num_heads=16,
+                  feed_forward_proj="relu", tie_word_embeddings=True, vocab_size=32128, model_type="t5"),
     "mt5base": dict(d_model=768, d_kv=64, d_ff=2048, num_layers=12, num_decoder_layers=12, num_heads=12,
                     feed_forward_proj="gated-gelu", tie_word_embeddings=False, vocab_size=250112, model_type="mt5"),
 }
+ALIASES = {"mt5-base": "mt5base", "t5-small": "small", "t5-base": "base", "t5-large": "large"}
+
+
+def canonical(name):
+    """The SHAPES key for a model name or one of its aliases (mt5-base -> mt5base)."""
+    return ALIASES.get(name, name)
+
+
+def write_tokenizer(model_dir):
+    """spiece.model + tokenizer_config.json etc., so AutoTokenizer (and the CTranslate2 converter) load it."""
+    import transformers
+    shutil.copy(SPIECE, os.path.join(model_dir, "spiece.model"))
+    try:
+        transformers.T5Tokenizer(vocab_file=SPIECE, legacy=True).save_pretrained(model_dir)
+    except Exception as e:  # the engines under test only need spiece.model
+        print(f"[make_models] tokenizer files not written: {e}", file=sys.stderr)
 
 
 def make_hf(name, out_dir):
     """Writes the HF checkpoint into out_dir (atomically: a temp dir renamed at the end)."""
     hf_dir = os.path.join(out_dir, name)
     if os.path.exists(os.path.join(hf_dir, "model.safetensors")):
+        if not os.path.exists(os.path.join(hf_dir, "spiece.model")):
+            write_tokenizer(hf_dir)  # an mT5 folder made before mT5 got one
         return hf_dir
     import torch
     import transformers
@@ -54,12 +75,7 @@ def make_hf(name, out_dir):
     tmp = hf_dir + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp, safe_serialization=True)
-    if model_type == "t5":
-        shutil.copy(SPIECE, os.path.join(tmp, "spiece.model"))
-        try:  # tokenizer_config.json etc., so AutoTokenizer (and the CTranslate2 converter) load it
-            transformers.T5Tokenizer(vocab_file=SPIECE, legacy=True).save_pretrained(tmp)
-        except Exception as e:  # the engines under test only need spiece.model
-            print(f"[make_models] tokenizer files not written: {e}", file=sys.stderr)
+    write_tokenizer(tmp)
     shutil.rmtree(hf_dir, ignore_errors=True)
     os.rename(tmp, hf_dir)
     print(f"[make_models] wrote {hf_dir}", file=sys.stderr)
@@ -89,16 +105,17 @@ def make_ct2(name, hf_dir, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="small", help="comma list of: " + ",".join(SHAPES))
-    ap.add_argument("--ct2", action="store_true", help="also convert for CTranslate2 (t5-shaped models)")
+    ap.add_argument("--ct2", action="store_true", help="also convert for CTranslate2")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "models"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in [m for m in args.models.split(",") if m]:
+    for given in [m for m in args.models.split(",") if m]:
+        name = canonical(given)
         if name not in SHAPES:
-            sys.exit(f"unknown model '{name}' (expected one of {', '.join(SHAPES)})")
+            sys.exit(f"unknown model '{given}' (expected one of {', '.join(SHAPES)}, or {', '.join(ALIASES)})")
         hf_dir = make_hf(name, args.out)
-        ct2_dir = make_ct2(name, hf_dir, args.out) if args.ct2 and SHAPES[name]["model_type"] == "t5" else None
-        print(json.dumps({"name": name, "hf": hf_dir, "ct2": ct2_dir}))
+        ct2_dir = make_ct2(name, hf_dir, args.out) if args.ct2 else None
+        print(json.dumps({"name": given, "hf": hf_dir, "ct2": ct2_dir}))
 
 
 if __name__ == "__main__":

@@ -102,7 +102,8 @@ def summarise(entry):
     tok = entry["tokens"]
     med = statistics.median(runs)
     return {"tokens_per_s": tok / med, "tokens_per_s_min": tok / max(runs), "tokens_per_s_max": tok / min(runs),
-            "median_s": med, "runs": len(runs), "tokens": tok, "peak_rss_mb": entry["peak_rss_bytes"] / MB,
+            "median_s": med, "ms_per_token": med / tok * 1e3, "runs": len(runs), "tokens": tok,
+            "peak_rss_mb": entry["peak_rss_bytes"] / MB,
             "peak_gpu_mb": entry.get("peak_gpu_bytes", 0) / MB if "peak_gpu_bytes" in entry else None,
             "exact_new_tokens": entry["new_tokens_min"] == entry["new_tokens_max"]}
 
@@ -143,27 +144,48 @@ def fmt_ratio(a, b):
     return f"{a['tokens_per_s'] / b['tokens_per_s']:.2f}x"
 
 
-def limit_table(meta, model, rows):
-    """greedy_b1 against the bandwidth limit (tests/bench/bandwidth_limit.py) per dtype and engine."""
-    limits = meta.get("batch1_limit_tok_s", {}).get(model, {})
-    out = []
-    for r in [r for r in rows if r["model"] == model and r["workload"] == "greedy_b1" and limits.get(r["dtype"])]:
-        limit = limits[r["dtype"]]
-        cells = [f"{r['engines'][e]['tokens_per_s'] / limit * 100:.0f} %" if r["engines"].get(e) else "—" for e in ENGINES]
-        out.append(f"| {r['dtype']} | {limit:.0f} | " + " | ".join(cells) + " |")
-    if not out:
+def add_streaming_limits(rows, model_dirs, bandwidth_gbs):
+    """Per generation row: the time a returned token would take if each step only streamed its weights
+    (bandwidth_limit.streaming_limit) and, per engine, share_of_limit = that time / the measured time."""
+    for r in rows:
+        limit = bandwidth_limit.streaming_limit(model_dirs[r["model"]]["hf"], r["dtype"], bandwidth_gbs,
+                                                bc.parse_workload(r["workload"]))
+        if not limit:
+            continue
+        r["streaming_limit"] = limit
+        for s in r["engines"].values():
+            s["share_of_limit"] = limit["ms_per_token"] / s["ms_per_token"]
+
+
+def fmt_limit(r):
+    lim = r.get("streaming_limit")
+    return f"{lim['ms_per_token']:.3g}" if lim else "—"
+
+
+def fmt_shares(r):
+    if not r.get("streaming_limit"):
+        return "—"
+    return " / ".join(f"{r['engines'][e]['share_of_limit'] * 100:.0f} %" if r["engines"].get(e) else "—" for e in ENGINES)
+
+
+def limit_explanation(meta):
+    if not meta.get("read_bandwidth_gbs"):
         return []
-    head = ["", f"greedy_b1 as a share of the limit (weights streamed once per token at "
-                f"{meta['read_bandwidth_gbs']:.1f} GB/s, CPU class {meta['cpu_class']}):", "",
-            "| dtype | limit tok/s | " + " | ".join(LABEL[e] for e in ENGINES) + " |", "|---|---|" + "---|" * len(ENGINES)]
-    return head + out
+    return ["", f"Streaming limit: the ms a returned token would take if every decoding step only read its weights once at "
+                f"{meta['read_bandwidth_gbs']:.1f} GB/s (the higher of the read bandwidth measured before the run, "
+                f"{meta['read_bandwidth_gbs_before']:.1f}, and after it, {meta['read_bandwidth_gbs_after']:.1f}; CPU class "
+                f"{meta['cpu_class']}). Counted per step: every decoder weight but the cross-attention K/V projections, plus "
+                f"the LM head, at the dtype's width (int8 1 byte); not counted: encoder, cross K/V, KV cache, activations. "
+                f"A step's bytes are shared by the tokens it returns (batch, x candidates when sampling). Share = limit / "
+                f"measured ms per token (100 % = bandwidth-bound; large batches are compute-bound, so their share is low)."]
 
 
 def build_markdown(meta, models, rows, loads, notes):
     md = [f"# T5 Studio benchmark ({meta['device']})", ""]
     md.append(f"- date: {meta['date']}; CPU: {meta['cpu']} ({meta['cpus']} logical CPUs); threads per engine: {meta['threads']}")
     if meta.get("read_bandwidth_gbs"):
-        md.append(f"- CPU class {meta['cpu_class']}; measured read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s "
+        md.append(f"- CPU class {meta['cpu_class']}; measured read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s, the higher of "
+                  f"before the run ({meta['read_bandwidth_gbs_before']:.1f}) and after it ({meta['read_bandwidth_gbs_after']:.1f}) "
                   f"({meta['threads']} threads, best of 5 sums over 1 GiB)")
     if meta.get("gpu"):
         md.append(f"- GPU: {meta['gpu']}")
@@ -184,19 +206,20 @@ def build_markdown(meta, models, rows, loads, notes):
     for model in models:
         md += ["", f"## {model}", ""]
         md.append("| workload | dtype | T5 Studio tok/s | transformers tok/s | CTranslate2 tok/s | T5S / HF | T5S / CT2 | "
-                  "peak RSS MB (T5S / HF / CT2) |" + (" peak GPU MB (T5S / HF) |" if meta["device"] == "cuda" else ""))
-        md.append("|---|---|---|---|---|---|---|---|" + ("---|" if meta["device"] == "cuda" else ""))
+                  "peak RSS MB (T5S / HF / CT2) | limit ms/token | share of limit (T5S / HF / CT2) |"
+                  + (" peak GPU MB (T5S / HF) |" if meta["device"] == "cuda" else ""))
+        md.append("|---|---|---|---|---|---|---|---|---|---|" + ("---|" if meta["device"] == "cuda" else ""))
         for r in [r for r in rows if r["model"] == model]:
             s = r["engines"]
             rss = " / ".join(f"{s[e]['peak_rss_mb']:.0f}" if s.get(e) else "—" for e in ENGINES)
             line = (f"| {r['workload']} | {r['dtype']} | {fmt_tps(s.get('t5studio'))} | {fmt_tps(s.get('transformers'))} | "
                     f"{fmt_tps(s.get('ctranslate2'))} | {fmt_ratio(s.get('t5studio'), s.get('transformers'))} | "
-                    f"{fmt_ratio(s.get('t5studio'), s.get('ctranslate2'))} | {rss} |")
+                    f"{fmt_ratio(s.get('t5studio'), s.get('ctranslate2'))} | {rss} | {fmt_limit(r)} | {fmt_shares(r)} |")
             if meta["device"] == "cuda":
                 line += " " + " / ".join(f"{s[e]['peak_gpu_mb']:.0f}" if s.get(e) and s[e]["peak_gpu_mb"] is not None
                                          else "—" for e in ["t5studio", "transformers"]) + " |"
             md.append(line)
-        md += limit_table(meta, model, rows)
+        md += limit_explanation(meta) if model == models[0] else []
         md += ["", "| engine | dtype | load s | load → first token s | process start → first token s | "
                "RSS before load MB | peak RSS MB (whole process) | weight MB |", "|---|---|---|---|---|---|---|---|"]
         for ld in [x for x in loads if x["model"] == model]:
@@ -265,7 +288,7 @@ def git_state():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="small", help="small,base (and mt5base: T5 Studio and transformers only)")
+    ap.add_argument("--models", default="small", help="small,base,large,mt5base (mt5-base is accepted too); make_models.py")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--dtypes", default="fp32,bf16,int8,fp16", help="tried where the engine and device support them")
     ap.add_argument("--workloads", default=None, help=f"default {DEFAULT_WORKLOADS}")
@@ -316,8 +339,8 @@ def main():
             pass
     log(f"load average at start: {meta['loadavg_start']}; threads {threads}; runs {runs}")
     if args.device == "cpu":
-        meta["cpu_class"], meta["read_bandwidth_gbs"] = bandwidth_limit.cpu_class(), bandwidth_limit.read_bandwidth_gbs(threads)
-        log(f"CPU class {meta['cpu_class']}; read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s")
+        meta["cpu_class"], meta["read_bandwidth_gbs_before"] = bandwidth_limit.cpu_class(), bandwidth_limit.read_bandwidth_gbs(threads)
+        log(f"CPU class {meta['cpu_class']}; read bandwidth before the run {meta['read_bandwidth_gbs_before']:.1f} GB/s")
 
     if "t5studio" in engines and not os.path.exists(t5s_bench):
         sys.exit(f"{t5s_bench} not found: build it first (tests/bench/run.sh does)")
@@ -328,9 +351,6 @@ def main():
     if made.returncode != 0:
         sys.exit("make_models.py failed:\n" + made.stderr)
     model_dirs = {json.loads(line)["name"]: json.loads(line) for line in made.stdout.splitlines() if line.startswith("{")}
-    if meta.get("read_bandwidth_gbs"):
-        meta["batch1_limit_tok_s"] = {m: {d: bandwidth_limit.limit_tokens_per_s(model_dirs[m]["hf"], d, meta["read_bandwidth_gbs"])
-                                          for d in bandwidth_limit.WEIGHT_BYTES} for m in models}
 
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false",
                PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3")
@@ -404,6 +424,14 @@ def main():
                           rss_after_load_anon_mb=after.get("anon", 0) / MB, rss_after_load_file_mb=after.get("file", 0) / MB)
             loads.append(ld)
 
+    if args.device == "cpu":
+        # Bandwidth drifts with the neighbours' load: the better of the two readings is the machine's.
+        meta["read_bandwidth_gbs_after"] = bandwidth_limit.read_bandwidth_gbs(threads)
+        meta["read_bandwidth_gbs"] = max(meta["read_bandwidth_gbs_before"], meta["read_bandwidth_gbs_after"])
+        log(f"read bandwidth after the run {meta['read_bandwidth_gbs_after']:.1f} GB/s; using {meta['read_bandwidth_gbs']:.1f}")
+        meta["batch1_limit_tok_s"] = {m: {d: bandwidth_limit.limit_tokens_per_s(model_dirs[m]["hf"], d, meta["read_bandwidth_gbs"])
+                                          for d in bandwidth_limit.WEIGHT_BYTES} for m in models}
+        add_streaming_limits(rows, model_dirs, meta["read_bandwidth_gbs"])
     meta["loadavg_end"] = loadavg()
     meta["wall_min"] = (time.time() - started) / 60
     meta["busy"] = max(float(meta["loadavg_start"].split()[0]), float(meta["loadavg_end"].split()[0])) > 0.5 + 0.25 * (os.cpu_count() or 1)
