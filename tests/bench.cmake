@@ -53,3 +53,17 @@ add_executable(t5s_processor_cost_bench EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE
 target_link_libraries(t5s_processor_cost_bench PRIVATE t5s_engine t5s_torch_cpu)
 target_include_directories(t5s_processor_cost_bench PRIVATE "${CMAKE_SOURCE_DIR}/engine/src")
 target_compile_options(t5s_processor_cost_bench PRIVATE ${TORCH_CXX_FLAGS})
+
+# Start-up split (tests/bench/startup_bench.sh): one main() that returns at once, linked with nothing,
+# with LibTorch's CPU half, and with every library t5studio links. --no-as-needed keeps the unused
+# shared libraries in the executable so the loader maps and initialises them as it does for t5studio.
+add_executable(t5s_startup_plain EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/startup_probe.cpp")
+add_executable(t5s_startup_torch EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/startup_probe.cpp")
+target_link_libraries(t5s_startup_torch PRIVATE t5s_torch_cpu)
+target_link_options(t5s_startup_torch PRIVATE "LINKER:--no-as-needed")
+add_executable(t5s_startup_linked EXCLUDE_FROM_ALL "${CMAKE_CURRENT_SOURCE_DIR}/bench/startup_probe.cpp")
+# cpp-httplib's imported target is local to app/: the probe goes without that one small library.
+get_target_property(t5s_startup_app_libs t5studio LINK_LIBRARIES)
+list(FILTER t5s_startup_app_libs EXCLUDE REGEX "^PkgConfig::")
+target_link_libraries(t5s_startup_linked PRIVATE ${t5s_startup_app_libs})
+target_link_options(t5s_startup_linked PRIVATE "LINKER:--no-as-needed")
