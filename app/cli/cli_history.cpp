@@ -129,15 +129,19 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
         nlohmann::ordered_json gens = nlohmann::ordered_json::array();
         for (const auto& g : page.generations) {
             nlohmann::ordered_json cands = nlohmann::ordered_json::array();
-            for (const auto& c : g.candidates)
+            for (const auto& c : g.candidates) {
                 cands.push_back({{"index", c.index}, {"text", c.text}, {"score", c.score},
                                  {"state", to_string(c.state)}, {"final_text", c.final_text}});
+                if (!c.route.empty()) cands.back()["route"] = nlohmann::ordered_json::parse(route_json_text(c.route));  // a recipe's
+            }
             gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", utc_iso8601(g.created_at_ms)},
                             {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
                             {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
                             {"adapter", g.adapter}, {"adapter_version", g.adapter_version},
                             {"candidates", cands}});
             if (!g.label_json.empty()) gens.back()["label"] = nlohmann::ordered_json::parse(g.label_json, nullptr, false);  // the row's label
+            const nlohmann::ordered_json settings = nlohmann::ordered_json::parse(g.settings_json, nullptr, false);
+            if (settings.is_object() && settings.contains("recipe")) gens.back()["recipe"] = settings["recipe"];  // {file, sha256}
         }
         nlohmann::ordered_json out = {{"generations", gens}};
         out["next_after_id"] = page.has_more ? nlohmann::ordered_json(page.next_after_id) : nlohmann::ordered_json(nullptr);
@@ -148,9 +152,12 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
         std::cout << "#" << g.id << "  " << utc_iso8601(g.created_at_ms) << "  " << g.model_path
                   << (g.adapter.empty() ? "" : "  + adapter " + g.adapter) << "\n"
                   << "  input: " << one_line(g.input) << "\n";
+        const std::string recipe = recipe_of_settings_json(g.settings_json);
+        if (!recipe.empty()) std::cout << "  recipe: " << recipe << "\n";
         for (const auto& c : g.candidates) {
             std::cout << "  [" << c.index << "] " << to_string(c.state) << "  " << c.score << "  " << one_line(c.text);
             if (c.state == CandidateState::Edited) std::cout << "  ->  " << one_line(c.final_text);
+            if (!c.route.empty()) std::cout << "  (via " << route_steps(c.route) << ")";
             std::cout << "\n";
         }
     }

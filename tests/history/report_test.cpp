@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #define STB_IMAGE_STATIC
@@ -186,4 +187,35 @@ TEST_CASE("export_hf_dataset: a long model name is shortened in the card at a ch
     const std::string card = read_file(dir.file("ds/README.md"));
     const std::string shortened = "| a" + model.substr(1, 117) + "... |";  // 39 whole characters
     CHECK(card.find(shortened) != std::string::npos);
+}
+
+TEST_CASE("export_hf_dataset: recipe routes as a feature, the recipe named, candidates per route counted and plotted") {
+    TempDir dir;
+    HistoryStore store(":memory:");
+    auto routed = sample_record("I like tea.", {"I love tea.", "I enjoy tea.", "Tea is good."});
+    routed.candidates[0].route = {{"pivot", "我喜欢茶。"}, {"back", "I love tea."}};
+    routed.candidates[1].route = {{"pivot", "我爱茶。"}, {"back", "I enjoy tea."}};
+    routed.candidates[2].route = {{"paraphrase", "Tea is good."}};
+    routed.recipe_json = R"({"file":"/r/bt.json","sha256":"feed"})";
+    store.record(routed);
+    store.record(sample_record("I like cats.", {"I love cats."}));
+    const std::string out = dir.file("ds");
+    export_hf_dataset(store, out, ExportOptions{});
+    const std::string card = read_file(out + "/README.md");
+    CHECK(card.find("  - name: route\n    list:\n    - name: step\n      dtype: string\n    - name: text\n      dtype: string\n") !=
+          std::string::npos);
+    CHECK(card.find("### Recipes") != std::string::npos);
+    CHECK(card.find("| /r/bt.json (sha256:feed) | 1 |") != std::string::npos);
+    CHECK(card.find("| pivot > back | 2 |") != std::string::npos);
+    CHECK(card.find("| (no recipe) | 1 |") != std::string::npos);
+    CHECK(card.find("| paraphrase | 1 |") != std::string::npos);
+    const RgbImage per_route = decode(read_file(out + "/plots/candidates_per_route.png"));
+    const std::vector<int> bars = bars_in(per_route);
+    REQUIRE(bars.size() == 3);  // 2, 1, 1: the first bar twice the others' height
+    CHECK(bars[0] == 2 * bars[1]);
+    CHECK(bars[1] == bars[2]);
+    std::istringstream data(read_file(out + "/data/train.jsonl"));
+    std::string line;
+    std::getline(data, line);
+    CHECK(nlohmann::json::parse(line)["route"][1]["text"] == "I love tea.");
 }

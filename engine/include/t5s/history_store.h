@@ -16,6 +16,7 @@
 // InvalidArgument for unknown ids / bad arguments, Cancelled when an export is cancelled.
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "t5s/enum_names.h"
 #include "t5s/generation_fields.h"
 #include "t5s/generation_options.h"
+#include "t5s/route.h"
 
 namespace t5s {
 
@@ -53,6 +55,21 @@ RecordSpans spans_of_settings_json(const std::string& settings_json);  // empty 
 // (0 = none: the key is left out); read back 0 when absent or unreadable.
 std::string settings_json_with_adapter_version(const std::string& settings_json, int64_t version);
 int64_t adapter_version_of_settings_json(const std::string& settings_json);
+// The recipe that made a generation (`generate --recipe FILE`) as "recipe": {"file": ..., "sha256": ...}
+// in the settings JSON (absent = none), so no schema change. recipe_record_json reads FILE (at most
+// 256 KiB, as a recipe) and hashes its bytes; recipe_of_settings_json gives "FILE (sha256:...)" or "".
+std::string recipe_record_json(const std::filesystem::path& file);
+std::string settings_json_with_recipe(const std::string& settings_json, const std::string& recipe_json);
+std::string recipe_of_settings_json(const std::string& settings_json);
+
+// ---- routes (t5s/route.h) <-> JSON text --------------------------------------------------------------
+// The one codec of a stored route, used by the store (column `route`, schema v6) and the exports:
+// [{"step": ..., "text": ...}, ...]; "" for an empty route (stored NULL). Reading is bounded (at most
+// kMaxStoredRouteLegs legs of at most 1 MiB of text each) and throws Error(CorruptFile) naming `where`
+// for anything else.
+inline constexpr size_t kMaxStoredRouteLegs = 64;
+std::string route_json_text(const Route& route);
+Route route_of_json_text(const std::string& text, const std::string& where);
 
 // ---- what the caller records ------------------------------------------------------------------------
 // The quality scores of a candidate (see t5s::Candidate); empty = not computed.
@@ -64,6 +81,7 @@ struct CandidateRecord {
     std::string text;    // the candidate as generated
     double score = 0.0;  // the generator's score (see t5s::Candidate::score)
     CandidateScores scores;
+    Route route;         // a recipe's steps that made it (empty: a plain generation; NULL in the file)
 };
 
 // A candidate a filter dropped (t5s::DroppedCandidate), kept with its reason (stored as its
@@ -89,6 +107,7 @@ struct GenerationRecord {
     std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
     std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
     std::string label_json;                  // the input row's label as JSON text, e.g. "\"PER\"" ("" = none)
+    std::string recipe_json;                 // recipe_record_json of the recipe that made it ("" = none); in settings_json
     int64_t created_at_ms = 0;               // unix time in ms (UTC); 0 = now
 };
 
@@ -112,6 +131,7 @@ struct StoredCandidate {
     CandidateState state = CandidateState::None;
     std::string final_text;                   // edited text if Edited, else `text`
     CandidateScores scores;
+    Route route;                              // a recipe's steps that made it (empty: none, or recorded before v6)
 };
 
 struct StoredGeneration {
@@ -197,6 +217,9 @@ struct EnumNames<ExportFormat> {
 // Columns (CSV/TSV header, JSONL keys in this order):
 //   source, target, kind ("candidate" | "original"), state, score, rank, generation_id, model, model_hash,
 //   created_at (ISO 8601 UTC)
+// A recipe candidate's route: JSONL "route": [{"step", "text"}, ...] on its row; CSV/TSV a last
+// column `route` (the JSON text, empty for rows without one) when any exported row has a route, so
+// exports of a history without recipes keep their columns.
 // JSONL: one UTF-8 JSON object per line (non-ASCII not escaped), score/rank null for originals.
 // CSV: RFC 4180 (CRLF line ends, fields with , " CR LF quoted, " doubled). TSV: LF line ends, the
 //   same quoting with tab as the separator (fields with TAB " CR LF quoted), so the dataset reader,
@@ -252,6 +275,7 @@ struct HistoryProvenance {
     std::vector<Count> settings;      // generations per distinct settings JSON, most used first
     std::vector<int64_t> seeds;       // distinct seeds (-1 = none recorded), ascending
     std::vector<Count> dropped;       // candidates the quality filters dropped, per reason
+    std::vector<Count> recipes;       // generations per recipe "FILE (sha256:...)" (none: plain generations only)
 };
 
 // ---- training runs ------------------------------------------------------------------------------------
@@ -313,7 +337,7 @@ struct HistoryStoreOptions {
 
 class HistoryStore {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     // Opens (creating if missing), checks (see HistoryStoreOptions::foreground_check_max_bytes) and
     // migrates to kSchemaVersion. ":memory:" gives a private in-memory store. Never deletes or

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "t5s/png_image.h"
@@ -31,6 +32,9 @@ struct ReportInput {
     std::vector<std::string> score_names;                            // e.g. score, similarity, back_score
     std::vector<std::vector<std::optional<double>>> score_values;    // per name: one value per candidate
     std::vector<int64_t> candidates_per_source;                      // per source: its candidates
+    // Per candidate (as score_values): its recipe route's steps, route_steps() e.g. "pivot > back";
+    // "" = none. Empty, or no route at all: no per-route section.
+    std::vector<std::string> candidate_routes;
 };
 
 struct ReportPlot {
@@ -41,9 +45,14 @@ struct ReportPlot {
 struct Report {
     std::vector<ScoreSummary> scores;
     std::vector<int64_t> sources_by_candidates;  // [k] = sources with k candidates, k = 0 .. the largest
+    // Candidates per route (kRouteNone for those without one), most first, then by name; empty
+    // without routes. Bar i of plots/candidates_per_route.png is entry i.
+    std::vector<std::pair<std::string, int64_t>> candidates_by_route;
     std::string markdown;                        // "## Score statistics" ... with tables and image links
     std::vector<ReportPlot> plots;
 };
+
+inline constexpr const char* kRouteNone = "(no recipe)";
 
 Report build_report(const ReportInput& input);
 

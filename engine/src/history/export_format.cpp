@@ -27,7 +27,7 @@ std::vector<std::pair<const char*, std::optional<double>>> row_scores(const Expo
 
 std::string format_number(double value) { return nlohmann::json(value).dump(); }
 
-std::string export_header(ExportFormat format, bool with_scores, bool with_labels) {
+std::string export_header(ExportFormat format, bool with_scores, bool with_labels, bool with_route) {
     if (format != ExportFormat::Csv && format != ExportFormat::Tsv) return {};
     const char sep = format == ExportFormat::Csv ? ',' : '\t';
     std::string out;
@@ -41,6 +41,7 @@ std::string export_header(ExportFormat format, bool with_scores, bool with_label
     }
     for (const char* column : {"label", "source_spans", "target_spans"})
         if (with_labels) out += std::string(1, sep) + column;
+    if (with_route) out += std::string(1, sep) + "route";
     out += format == ExportFormat::Csv ? "\r\n" : "\n";
     return out;
 }
@@ -82,6 +83,7 @@ void append_jsonl_row(const ExportRow& row, std::string& out, bool with_scores, 
     }
     if (!row.label_json.empty())
         j["label"] = hf_dataset ? ojson(label_text(std::string(row.label_json))) : ojson::parse(row.label_json, nullptr, false);
+    if (row.route && !row.route->empty()) j["route"] = ojson::parse(route_json_text(*row.route));  // the one stored form
     out += j.dump(-1, ' ', /*ensure_ascii=*/false, ojson::error_handler_t::replace);
     out.push_back('\n');
 }
@@ -92,7 +94,8 @@ std::string spans_cell(const std::vector<Span>* spans) {
 
 }  // namespace
 
-void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores, bool with_labels) {
+void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores, bool with_labels,
+                       bool with_route) {
     if (format == ExportFormat::Jsonl) return append_jsonl_row(row, out, with_scores);
     if (format == ExportFormat::HfDataset) return append_jsonl_row(row, out, /*with_scores=*/true, /*hf_dataset=*/true);
     const std::string kind = row.original ? "original" : "candidate";
@@ -109,6 +112,8 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
     const std::string label = row.label_json.empty() ? "" : label_text(std::string(row.label_json));
     const std::string source_spans = spans_cell(row.source_spans), target_spans = spans_cell(row.target_spans);
     if (with_labels) fields.insert(fields.end(), {label, source_spans, target_spans});
+    const std::string route = with_route && row.route ? route_json_text(*row.route) : std::string();
+    if (with_route) fields.push_back(route);
     const char sep = format == ExportFormat::Csv ? ',' : '\t';
     for (size_t i = 0; i < fields.size(); ++i) {
         if (i) out.push_back(sep);

@@ -28,14 +28,18 @@ struct ExportRow {
     const std::vector<Span>* source_spans = nullptr;
     const std::vector<Span>* target_spans = nullptr;
     std::string_view label_json;  // the generation's input row label ("" = none)
+    const Route* route = nullptr;  // a recipe candidate's route (null or empty: none)
 };
 
 std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
 
 // with_scores adds the columns similarity, back_score, change, fluency after created_at; with_labels
-// then label, source_spans, target_spans (CSV/TSV; JSONL has "label" whenever the row has one).
-std::string export_header(ExportFormat format, bool with_scores = false, bool with_labels = false);  // "" for JSONL
+// then label, source_spans, target_spans (CSV/TSV; JSONL has "label" whenever the row has one);
+// with_route then route (CSV/TSV: the route's JSON text, empty without one; JSONL and hf-dataset
+// have "route" whenever the row has one).
+std::string export_header(ExportFormat format, bool with_scores = false, bool with_labels = false,
+                          bool with_route = false);  // "" for JSONL
 void append_export_row(ExportFormat format, const ExportRow& row, std::string& out, bool with_scores = false,
-                       bool with_labels = false);
+                       bool with_labels = false, bool with_route = false);
 
 }  // namespace t5s::history

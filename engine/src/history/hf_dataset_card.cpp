@@ -28,6 +28,7 @@ std::string features_yaml(const DataFileSummary& d) {
              "    - name: end\n      dtype: int64\n    - name: label\n      dtype: string\n";
     }
     if (d.has_label) y += "  - name: label\n    dtype: string\n";
+    if (d.has_route) y += "  - name: route\n    list:\n    - name: step\n      dtype: string\n    - name: text\n      dtype: string\n";
     return y;
 }
 
@@ -149,8 +150,14 @@ std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& p
           "`accepted`, `rejected`, `edited`), score (the model's log-probability), rank, generation_id, model, "
           "model_hash, created_at (UTC), the quality scores (null where not computed)" +
           (data.has_source_spans ? ", protected spans as {start, end, label} in code points" : "") +
-          (data.has_label ? ", the input's label" : "") + ".\n";
+          (data.has_label ? ", the input's label" : "") +
+          (data.has_route ? ", a recipe candidate's route as [{step, text}, ...] (the steps that made it and each one's output)" : "") +
+          ".\n";
     md += "\n## How it was made\n\n### Models\n\n" + counts_table("model (content hash)", provenance.models, "generations");
+    if (!provenance.recipes.empty())
+        md += "\n### Recipes\n\nGenerations made by `t5studio generate --recipe FILE` (docs/recipes.md); the section "
+              "\"Candidates per route\" below counts the routes.\n\n" +
+              counts_table("recipe file (content hash)", provenance.recipes, "generations");
     md += "\n### Settings\n\n" + std::to_string(provenance.settings.size()) +
           " distinct setting sets (seed and protected spans aside).\n\n" +
           settings_table(provenance.settings);

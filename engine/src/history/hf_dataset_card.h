@@ -15,7 +15,7 @@ inline constexpr const char* kHfDataFile = "data/train.jsonl";
 // What the data file holds, read back from it.
 struct DataFileSummary {
     int64_t rows = 0, candidates = 0, originals = 0, generations = 0;
-    bool has_source_spans = false, has_target_spans = false, has_label = false;
+    bool has_source_spans = false, has_target_spans = false, has_label = false, has_route = false;
     std::map<std::string, int64_t> states;  // candidate rows per state
     ReportInput report;                     // their scores, candidates per generation
 };

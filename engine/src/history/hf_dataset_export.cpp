@@ -50,6 +50,11 @@ history::DataFileSummary summarize_data_file(const fs::path& path) {
         ++d.candidates;
         ++d.report.candidates_per_source.back();
         ++d.states[row["state"].is_string() ? row["state"].get<std::string>() : "none"];
+        const auto route = row.find("route");
+        d.has_route |= route != row.end();
+        d.report.candidate_routes.push_back(
+            route == row.end() ? std::string()
+                               : route_steps(route_of_json_text(route->dump(), "data file " + path.string() + ": line " + std::to_string(d.rows))));
         for (size_t i = 0; i < d.report.score_names.size(); ++i)
             d.report.score_values[i].push_back(number_or_null(row, d.report.score_names[i].c_str()));
     }

@@ -64,8 +64,8 @@ OutputRow labelstudio_row(const history::ExportRow& row) {
 // Writes rows to the file: dedupe, counts, one generation counted once.
 class RowWriter {
 public:
-    RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path)
-        : file_(file), options_(options), labelstudio_(InputFormat::LabelStudio, /*with_source=*/true) {
+    RowWriter(AtomicFile& file, const ExportOptions& options, const std::string& path, bool with_route)
+        : file_(file), options_(options), with_route_(with_route), labelstudio_(InputFormat::LabelStudio, /*with_source=*/true) {
         result_.path = path;
         if (options.near_dedupe) {
             NearDuplicateOptions near;
@@ -73,7 +73,8 @@ public:
             near_index_ = std::make_unique<NearDuplicateIndex>(near);
         }
         out_ = options.format == ExportFormat::LabelStudio ? labelstudio_.begin()
-                                                            : history::export_header(options.format, options.with_scores, options.with_labels);
+                                                            : history::export_header(options.format, options.with_scores, options.with_labels,
+                                                                                     with_route);
         file_.write(out_);
     }
 
@@ -90,7 +91,7 @@ public:
         }
         out_.clear();
         if (options_.format == ExportFormat::LabelStudio) out_ = labelstudio_.row(labelstudio_row(row));
-        else history::append_export_row(options_.format, row, out_, options_.with_scores, options_.with_labels);
+        else history::append_export_row(options_.format, row, out_, options_.with_scores, options_.with_labels, with_route_);
         file_.write(out_);
         ++result_.rows_written;
         if (!generation_counted_) {
@@ -105,6 +106,7 @@ public:
 private:
     AtomicFile& file_;
     const ExportOptions& options_;
+    const bool with_route_;  // CSV/TSV: the route column (some exported row has a route)
     ExportResult result_;
     std::unordered_set<PairKey, PairKeyHash> seen_;
     std::unique_ptr<NearDuplicateIndex> near_index_;
@@ -115,7 +117,7 @@ private:
 
 constexpr const char* kExportColumns =
     "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
-    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json, g.label_json";
+    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json, g.label_json, c.route";
 
 // SQL conditions on the candidate scores (numbers formatted here, never user text).
 std::string score_conditions(const ExportOptions& o) {
@@ -132,7 +134,7 @@ std::string score_conditions(const ExportOptions& o) {
 }
 
 // One candidate row of kExportColumns (and its "original" row first when it starts a generation).
-void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions& options, RowWriter& writer) {
+void write_candidate(const history::Db& db, const Stmt& rows, bool new_generation, const ExportOptions& options, RowWriter& writer) {
     const std::string source = rows.text(2);
     const std::string model = rows.text(3);
     const std::string model_hash = rows.text(4);
@@ -167,6 +169,8 @@ void write_candidate(const Stmt& rows, bool new_generation, const ExportOptions&
     row.rank = static_cast<int>(rows.int64(5));
     const RecordSpans spans = spans_of_settings_json(rows.text(14));  // protected spans, if any
     row.source_spans = &spans.input;
+    const Route route = history::read_route(rows, 16, db, row.generation_id, row.rank);
+    row.route = &route;
     const size_t rank = static_cast<size_t>(row.rank);
     row.target_spans = state != CandidateState::Edited && rank < spans.candidates.size() ? &spans.candidates[rank] : nullptr;
     writer.emit(row);
@@ -194,6 +198,12 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
         w.apply(count);
         prog.candidates_total = count.step() ? count.int64(0) : 0;
     }
+    bool with_route = false;  // CSV/TSV get the route column only when a row has a route
+    {
+        Stmt any(db(), ("SELECT EXISTS (SELECT 1" + from + " AND c.route IS NOT NULL)").c_str());
+        w.apply(any);
+        with_route = any.step() && any.int64(0) != 0;
+    }
     Stmt rows(db(), (kExportColumns + from + " ORDER BY g.id, c.rank").c_str());
     w.apply(rows);
 
@@ -201,12 +211,12 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
         if (cancel && cancel->load(std::memory_order_relaxed))
             throw Error(ErrorCode::Cancelled, "export to " + path + " cancelled; no file written");
     };
-    RowWriter writer(file, options, path);
+    RowWriter writer(file, options, path, with_route);
     GenerationId current = 0;
     while (rows.step()) {
         check_cancel();
         const GenerationId gid = rows.int64(0);
-        write_candidate(rows, gid != current, options, writer);
+        write_candidate(db(), rows, gid != current, options, writer);
         current = gid;
         ++prog.candidates_done;
         if (progress && prog.candidates_done % 1000 == 0) {

@@ -135,9 +135,11 @@ struct HistoryStore::Impl {
         gen.reset();
         gen.bind(1, r.created_at_ms != 0 ? r.created_at_ms : now())
             .bind(2, r.input)
-            .bind(3, settings_json_with_adapter_version(
-                      settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter),
-                      r.adapter_version))
+            .bind(3, settings_json_with_recipe(
+                      settings_json_with_adapter_version(
+                          settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter),
+                          r.adapter_version),
+                      r.recipe_json))
             .bind(4, r.seed)
             .bind(5, r.model_path)
             .bind(6, r.model_hash)
@@ -153,6 +155,7 @@ struct HistoryStore::Impl {
             cand.reset();
             cand.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.candidates[i].text).bind(4, r.candidates[i].score);
             history::bind_scores(cand, 5, r.candidates[i].scores);
+            history::bind_route(cand, 9, r.candidates[i].route);
             cand.run();
         }
         history::insert_dropped(db, id, r.dropped);
@@ -163,8 +166,8 @@ struct HistoryStore::Impl {
         "INSERT INTO generations (created_at, input, settings_json, seed, model_path, model_hash, precision, device, "
         "total_ms, timings_json, origin, label_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
     static constexpr const char* kInsertCandidate =
-        "INSERT INTO candidates (generation_id, rank, text, score, similarity, back_score, change, fluency) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+        "INSERT INTO candidates (generation_id, rank, text, score, similarity, back_score, change, fluency, route) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
     int candidate_count(GenerationId id) {
         Stmt s(db, "SELECT (SELECT count(*) FROM candidates WHERE generation_id = ?1), "
@@ -246,13 +249,14 @@ struct HistoryStore::Impl {
             c.state = state_from_int(s.int64(3));
             c.final_text = c.state == CandidateState::Edited ? s.text(4) : c.text;
             c.scores = history::read_scores(s, 5);
+            c.route = history::read_route(s, 9, db, g.id, c.index);
             g.candidates.push_back(std::move(c));
         }
         g.dropped = history::load_dropped(db, g.id);
     }
 
     static constexpr const char* kSelectCandidates =
-        "SELECT rank, text, score, state, edited_text, similarity, back_score, change, fluency FROM candidates "
+        "SELECT rank, text, score, state, edited_text, similarity, back_score, change, fluency, route FROM candidates "
         "WHERE generation_id = ?1 ORDER BY rank";
 };
 

@@ -1,10 +1,14 @@
 // What the history's settings_json carries beside the options (t5s/generation_fields.h writes those):
-// the adapter, its version and the protected spans.
+// the adapter, its version, the protected spans and the recipe.
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <nlohmann/json.hpp>
 
+#include "hub/sha256.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/recipe.h"
 
 namespace t5s {
 
@@ -79,6 +83,41 @@ int64_t adapter_version_of_settings_json(const std::string& settings_json) {
     if (j.is_discarded() || !j.is_object()) return 0;
     const auto it = j.find("adapter_version");
     return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+std::string recipe_record_json(const std::filesystem::path& file) {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(file, ec);
+    if (ec) throw Error(ErrorCode::FileNotFound, "recipe " + file.string() + ": cannot be read (" + ec.message() + ")");
+    if (size > static_cast<std::uintmax_t>(kMaxRecipeBytes)) throw Error(ErrorCode::InvalidArgument, "recipe " + file.string() + ": larger than 256 KiB");
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    const nlohmann::ordered_json j = {{"file", (ec ? file : absolute).lexically_normal().string()},
+                                      {"sha256", hub::sha256_file(file)}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string settings_json_with_recipe(const std::string& settings_json, const std::string& recipe_json) {
+    if (recipe_json.empty()) return settings_json;
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(settings_json.empty() ? "{}" : settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
+    const nlohmann::ordered_json recipe = nlohmann::ordered_json::parse(recipe_json, nullptr, false);
+    if (recipe.is_discarded() || !recipe.is_object())
+        throw Error(ErrorCode::InvalidArgument, "history: the recipe record is not a JSON object: " + recipe_json.substr(0, 200));
+    j["recipe"] = recipe;
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string recipe_of_settings_json(const std::string& settings_json) {
+    const nlohmann::json j = nlohmann::json::parse(settings_json, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return {};
+    const auto it = j.find("recipe");
+    if (it == j.end() || !it->is_object()) return {};
+    auto text = [&](const char* key) {
+        const auto f = it->find(key);
+        return f != it->end() && f->is_string() ? f->get<std::string>() : std::string();
+    };
+    const std::string file = text("file"), sha = text("sha256");
+    return sha.empty() ? file : file + " (sha256:" + sha + ")";
 }
 
 }  // namespace t5s

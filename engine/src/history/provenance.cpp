@@ -42,9 +42,10 @@ HistoryProvenance HistoryStore::provenance(const HistoryFilter& filter) {
                       "SELECT g.model_path || CASE WHEN g.model_hash = '' THEN '' ELSE ' (' || g.model_hash || ')' END, "
                       "count(*) FROM generations g" + where + " GROUP BY 1 ORDER BY 2 DESC, 1",
                       w);
-    // The seed has its own list and the spans are per input: neither is a setting shared by generations.
+    // The seed and the recipe have their own lists and the spans are per input: none is a setting
+    // shared by generations.
     p.settings = counts(db(),
-                        "SELECT CASE WHEN json_valid(g.settings_json) THEN json_remove(g.settings_json, '$.spans', '$.seed') "
+                        "SELECT CASE WHEN json_valid(g.settings_json) THEN json_remove(g.settings_json, '$.spans', '$.seed', '$.recipe') "
                         "ELSE g.settings_json END, count(*) FROM generations g" + where + " GROUP BY 1 ORDER BY 2 DESC, 1",
                         w);
     {
@@ -52,6 +53,12 @@ HistoryProvenance HistoryStore::provenance(const HistoryFilter& filter) {
         w.apply(s);
         while (s.step()) p.seeds.push_back(s.int64(0));
     }
+    p.recipes = counts(db(),
+                       "SELECT json_extract(g.settings_json, '$.recipe.file') || ' (sha256:' || "
+                       "coalesce(json_extract(g.settings_json, '$.recipe.sha256'), '?') || ')', count(*) FROM generations g" +
+                           where + " AND CASE WHEN json_valid(g.settings_json) THEN json_type(g.settings_json, '$.recipe.file') END = 'text'"
+                           " GROUP BY 1 ORDER BY 2 DESC, 1",
+                       w);
     p.dropped = counts(db(),
                        "SELECT dc.reason, count(*) FROM generations g JOIN dropped_candidates dc ON dc.generation_id = g.id" +
                            where + " GROUP BY 1 ORDER BY 2 DESC, 1",

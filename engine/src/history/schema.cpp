@@ -115,7 +115,14 @@ const char* kV5 = R"sql(
 ALTER TABLE generations ADD COLUMN label_json TEXT NOT NULL DEFAULT '';
 )sql";
 
-const char* const kMigrations[] = {kV1, kV2, kV3, kV4, kV5};  // kMigrations[v] takes version v to v + 1
+// v6: a recipe candidate's route (t5s/route.h) as JSON text, kept and dropped alike; NULL for
+// plain generations and for rows written before v6.
+const char* kV6 = R"sql(
+ALTER TABLE candidates ADD COLUMN route TEXT;
+ALTER TABLE dropped_candidates ADD COLUMN route TEXT;
+)sql";
+
+const char* const kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6};  // kMigrations[v] takes version v to v + 1
 constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
 }  // namespace

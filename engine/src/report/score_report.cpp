@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/bar_chart.h"
+#include "report/route_section.h"
 #include "t5s/error.h"
 #include "t5s/score_report.h"
 
@@ -67,6 +68,7 @@ Report build_report(const ReportInput& input) {
     const std::string file = "plots/candidates_per_source.png";
     report.markdown += candidates_section(report.sources_by_candidates, input.candidates_per_source.size(), file);
     report.plots.push_back({file, report::draw_bar_chart(report.sources_by_candidates)});
+    report::add_route_section(input, &report);
     return report;
 }
 
