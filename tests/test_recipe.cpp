@@ -4,10 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "t5s/error.h"
+#include "t5s/hub.h"
 #include "t5s/recipe.h"
+#include "t5s/recipe_memory.h"
 #include "test_support.h"
 
 using namespace t5s;
@@ -181,4 +184,69 @@ TEST_CASE("every shipped recipe reads", "[recipe]") {
         ++read;
     }
     CHECK(read >= 4);
+}
+
+namespace {
+
+// A T5 config.json of the given width, enough for the parameter count the estimate reads.
+void write_config(const std::filesystem::path& dir, int d_model) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model_type": "t5", "vocab_size": 32128, "d_model": )" << d_model
+                                       << R"(, "d_kv": 64, "d_ff": 2048, "num_layers": 6, "num_decoder_layers": 6, "num_heads": 8,
+                                           "relative_attention_num_buckets": 32, "tie_word_embeddings": true})";
+}
+
+}  // namespace
+
+TEST_CASE("the memory estimate counts each distinct step model once, before any loads", "[recipe]") {
+    t5s::test::TempDir dir("recipe");
+    write_config(dir / "zh", 512);
+    write_config(dir / "big", 1024);
+    write_config(dir / "loaded", 512);
+    std::filesystem::create_directories(dir / "lora");
+    const Recipe r = parse(R"({"steps": [
+        {"name": "pivot", "model": "zh"}, {"name": "back", "from": "pivot", "model": "big"},
+        {"name": "again", "from": "back", "model": "zh"}, {"name": "tuned", "adapter": "lora"}, {"name": "plain"}],
+        "candidates": ["again", "tuned", "plain"]})",
+                           dir.path());
+    const auto loads = recipe_model_loads(r, dir / "loaded", 4);
+    REQUIRE(loads.size() == 3);  // zh once, big, the loaded model again with the adapter; "plain" costs nothing
+    CHECK(loads[0].model == dir / "zh");
+    CHECK(loads[1].model == dir / "big");
+    CHECK(loads[2].model == dir / "loaded");
+    CHECK(loads[2].adapter == dir / "lora");
+    auto expected = [&](const char* name, int bytes_per_weight) {
+        std::ifstream in(dir / name / "config.json");
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return hub::estimated_run_bytes(hub::parameters_from_config(text), bytes_per_weight);
+    };
+    CHECK(loads[0].bytes == expected("zh", 4));
+    CHECK(loads[1].bytes == expected("big", 4));
+    CHECK(loads[1].bytes > loads[0].bytes);
+    CHECK(recipe_model_loads(r, dir / "loaded", 1)[1].bytes == expected("big", 1));
+
+    const int64_t total = loads[0].bytes + loads[1].bytes + loads[2].bytes;
+    CHECK_NOTHROW(check_recipe_memory(r, loads, total, "cpu"));
+    CHECK_NOTHROW(check_recipe_memory(r, loads, 0, "cpu"));  // unknown: not refused
+    try {
+        check_recipe_memory(r, loads, total - 1, "cpu");
+        FAIL("a recipe over the free memory was not refused");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::OutOfMemory);
+        const std::string m = e.what();
+        CHECK(m.find('\n') == std::string::npos);
+        CHECK_THAT(m, Catch::Contains("r.json") && Catch::Contains((dir / "zh").string()) && Catch::Contains((dir / "big").string()) &&
+                          Catch::Contains((dir / "lora").string()) && Catch::Contains("free on cpu"));
+    }
+}
+
+TEST_CASE("a step model without a readable config counts as unknown, not as a failure", "[recipe]") {
+    t5s::test::TempDir dir("recipe");
+    std::filesystem::create_directories(dir / "odd");
+    std::ofstream(dir / "odd" / "config.json") << "{not json";
+    const Recipe r = parse(R"({"steps": [{"name": "a", "model": "odd"}], "candidates": ["a"]})", dir.path());
+    const auto loads = recipe_model_loads(r, dir / "loaded", 4);
+    REQUIRE(loads.size() == 1);
+    CHECK(loads[0].bytes == 0);
+    CHECK_NOTHROW(check_recipe_memory(r, loads, 1, "cpu"));
 }

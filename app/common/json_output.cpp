@@ -64,6 +64,7 @@ nlohmann::json result_json(const GenerationResult& r, bool keep_dropped) {
         nlohmann::json j = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
         add_candidate_scores(c, &j);
         if (!r.spans.empty()) add_candidate_spans(c, &j);
+        add_candidate_route(c, &j);
         cands.push_back(std::move(j));
     }
     nlohmann::json j = {{"input", r.input}, {"candidates", cands}};
@@ -82,6 +83,16 @@ void add_candidate_scores(const Candidate& c, nlohmann::json* j) {
     for_each_score(c, [&](const char* name, const std::optional<double>& value) { (*j)[name] = optional_number(value); });
 }
 
+void add_candidate_route(const Candidate& c, nlohmann::json* j) {
+    if (!c.route.empty()) (*j)["route"] = route_to_json(c.route);
+}
+
+nlohmann::json route_to_json(const Route& route) {
+    nlohmann::json legs = nlohmann::json::array();
+    for (const auto& leg : route) legs.push_back({{"step", leg.step}, {"text", leg.text}});
+    return legs;
+}
+
 void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::json* j) {
     (*j)["diversity"] = optional_number(r.diversity);
     if (!keep_dropped) return;
@@ -89,6 +100,7 @@ void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::j
     for (const auto& d : r.dropped) {
         nlohmann::json c = {{"text", d.candidate.text}, {"score", d.candidate.score}, {"reason", to_string(d.reason)}};
         add_candidate_scores(d.candidate, &c);
+        add_candidate_route(d.candidate, &c);
         dropped.push_back(std::move(c));
     }
     (*j)["dropped"] = std::move(dropped);

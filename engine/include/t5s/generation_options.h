@@ -12,6 +12,7 @@
 
 #include "t5s/drop_reason.h"
 #include "t5s/enum_names.h"
+#include "t5s/route.h"
 #include "t5s/spans.h"
 
 namespace t5s {
@@ -211,6 +212,7 @@ struct Candidate {
     // Protected spans at their offsets in `text` (code points), in the order they appear there.
     std::vector<Span> spans;
     int forced_spans = 0;  // spans whose sentinel the decoder had to force before the length ran out
+    Route route;           // a recipe's steps that produced it (t5s/route.h); empty outside recipes
 };
 
 // A candidate a filter removed, with why (t5s/drop_reason.h); printed "similarity<0.8", "change>0.9",

@@ -17,8 +17,7 @@ namespace {
 struct Leg {
     size_t source = 0;    // which text of the request
     std::string text;     // what the next step encodes (with the sentinels where spans are protected)
-    Route route;          // the steps so far
-    Candidate candidate;  // as the last step decoded it (ids with the sentinels)
+    Candidate candidate;  // as the last step decoded it (ids with the sentinels), its route the steps so far
 };
 
 // The legs of the request as a whole: the sources' span plans and whether any protects a span.
@@ -86,13 +85,15 @@ std::string text_with_sentinels(const Tokenizer& tok, const std::vector<int>& id
 
 // One step over all its inputs as one batched generation; every candidate of every input is a leg.
 std::vector<Leg> run_step(const Recipe& r, size_t index, const std::vector<Leg>& inputs, const Model& model, const Embedder* embedder,
-                          const GenerationOptions& o, const Sources& sources) {
+                          const GenerationOptions& o, const Sources& sources, const RecipeRunners& runners) {
     const RecipeStep& step = r.steps[index];
     std::vector<std::string> texts;
     for (const Leg& leg : inputs) texts.push_back(leg.text);
+    const Embedder* step_embedder = r.is_candidate(step.name) ? nullptr : embedder;
     std::vector<GenerationResult> results;
     try {
-        results = generate_scored(model, r.is_candidate(step.name) ? nullptr : embedder, texts, {}, o);
+        results = runners.generate ? runners.generate(model, step_embedder, texts, o)
+                                   : generate_scored(model, step_embedder, texts, {}, o, runners.control);
     } catch (const Error& e) {
         if (e.code() == ErrorCode::Cancelled) throw;
         refuse_step(r, step, e.what(), e.code());
@@ -101,58 +102,49 @@ std::vector<Leg> run_step(const Recipe& r, size_t index, const std::vector<Leg>&
     std::vector<Leg> out;
     for (size_t j = 0; j < inputs.size(); ++j) {
         const spans::SpanPlan& plan = sources.inputs[inputs[j].source].plan;
-        for (Candidate& c : results[j].candidates) {
-            Leg leg{inputs[j].source, sources.protects ? text_with_sentinels(tok, c.ids) : c.text, inputs[j].route, std::move(c)};
-            const std::string shown = plan.active() ? spans::restore_spans(plan, leg.candidate.ids, tok).text : leg.candidate.text;
-            leg.route.push_back({step.name, shown});
-            out.push_back(std::move(leg));
+        for (Candidate& c : results.at(j).candidates) {
+            const std::string shown = plan.active() ? spans::restore_spans(plan, c.ids, tok).text : c.text;
+            std::string next = sources.protects ? text_with_sentinels(tok, c.ids) : c.text;
+            c.route = inputs[j].candidate.route;
+            c.route.push_back({step.name, shown});
+            out.push_back({inputs[j].source, std::move(next), std::move(c)});
         }
     }
     return out;
 }
 
-// The candidates' legs decoded as candidates of their sources (spans restored), pooled per source,
-// with the route of each text (the first leg that produced it).
-struct Pool {
-    std::vector<std::vector<Candidate>> candidates;     // per source, in recipe order
-    std::vector<std::map<std::string, Route>> routes;  // per source: by candidate text
-};
+// The candidate steps' legs decoded as candidates of their sources (spans restored), pooled per
+// source in recipe order; each keeps its route.
+using Pool = std::vector<std::vector<Candidate>>;
 
 void add_to_pool(std::vector<Leg> legs, const Model& model, const GenerationOptions& o, const Sources& sources, Pool* pool) {
     for (Leg& leg : legs) {
         std::vector<Candidate> one{std::move(leg.candidate)};
-        decode_round(model.tokenizer(), sources.inputs[leg.source], o, &one);
-        pool->routes[leg.source].emplace(one.front().text, std::move(leg.route));
-        pool->candidates[leg.source].push_back(std::move(one.front()));
+        decode_round(model.tokenizer(), sources.inputs[leg.source], o, &one);  // text and spans; the route stays
+        (*pool)[leg.source].push_back(std::move(one.front()));
     }
 }
 
-Route route_of(const Pool& pool, size_t source, const std::string& text) {
-    const auto it = pool.routes[source].find(text);
-    return it == pool.routes[source].end() ? Route{} : it->second;
-}
-
 // The pooled candidates judged against each original source, scored in one round for all sources.
-std::vector<RecipeResult> judge(Pool pool, Sources sources, const Model& judge_model, const Embedder* embedder, const GenerationOptions& options) {
+std::vector<GenerationResult> judge(Pool pool, Sources sources, const Model& judge_model, const Embedder* embedder,
+                                    const GenerationOptions& options) {
     const size_t n = sources.inputs.size();
     std::vector<GenerationOptions> per_source(n, options);  // every candidate that passes is kept
     std::vector<RoundCandidates> round;
     round.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-        per_source[i].num_return_sequences = std::max<int>(1, static_cast<int>(pool.candidates[i].size()));
-        round.push_back({&sources.inputs[i], screen_round(&sources.inputs[i], pool.candidates[i], per_source[i]), &per_source[i]});
+        per_source[i].num_return_sequences = std::max<int>(1, static_cast<int>(pool[i].size()));
+        round.push_back({&sources.inputs[i], screen_round(&sources.inputs[i], pool[i], per_source[i]), &per_source[i]});
     }
     score_round(judge_model, embedder, &round, std::max(1, options.batch_size));
     const RankBy rank_key = effective_rank(options.rank, embedder != nullptr);
-    std::vector<RecipeResult> out(n);
+    std::vector<GenerationResult> out(n);
     for (size_t i = 0; i < n; ++i) {
-        GenerationResult& r = out[i].result;
+        GenerationResult& r = out[i];
         r.input = sources.inputs[i].source;
         r.seed = options.seed;
         r.spans = source_spans(sources.inputs[i]);
         finish_result(std::move(sources.inputs[i]), per_source[i], rank_key, &r);
-        for (const auto& c : r.candidates) out[i].routes.push_back(route_of(pool, i, c.text));
-        for (const auto& d : r.dropped) out[i].dropped_routes.push_back(route_of(pool, i, d.candidate.text));
     }
     return out;
 }
@@ -165,9 +157,9 @@ bool any_step_samples(const Recipe& r, const GenerationOptions& request) {
 
 }  // namespace
 
-std::vector<RecipeResult> run_recipe(const Recipe& recipe, const RecipeModelFor& model_for, const Model& judge_model, const Embedder* embedder,
-                                     const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
-                                     const GenerationOptions& options) {
+std::vector<GenerationResult> run_recipe(const Recipe& recipe, const RecipeRunners& runners, const Model& judge_model,
+                                         const Embedder* embedder, const std::vector<std::string>& texts,
+                                         const std::vector<std::vector<Span>>& spans, const GenerationOptions& options) {
     if (!spans.empty() && spans.size() != texts.size())
         throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
     GenerationOptions request = options;
@@ -178,15 +170,13 @@ std::vector<RecipeResult> run_recipe(const Recipe& recipe, const RecipeModelFor&
     if (texts.empty()) return {};
     const Sources sources = plan_sources(texts, spans, request);
     std::map<std::string, std::vector<Leg>> outputs;  // per step name; the source's under "source"
-    for (size_t i = 0; i < texts.size(); ++i) outputs[kRecipeSource].push_back({i, sources.inputs[i].plan.masked, {}, {}});
-    Pool pool;
-    pool.candidates.resize(texts.size());
-    pool.routes.resize(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) outputs[kRecipeSource].push_back({i, sources.inputs[i].plan.masked, {}});
+    Pool pool(texts.size());
     for (size_t s = 0; s < recipe.steps.size(); ++s) {
         const RecipeStep& step = recipe.steps[s];
         const GenerationOptions o = leg_options(recipe, s, request, sources.protects);
-        const Model& model = model_for(step);
-        std::vector<Leg> legs = run_step(recipe, s, outputs.at(step.from), model, embedder, o, sources);
+        const Model& model = runners.model_for(step);
+        std::vector<Leg> legs = run_step(recipe, s, outputs.at(step.from), model, embedder, o, sources, runners);
         if (recipe.is_candidate(step.name)) add_to_pool(legs, model, o, sources, &pool);
         outputs[step.name] = std::move(legs);
     }
