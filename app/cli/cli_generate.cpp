@@ -30,6 +30,7 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
+#include "t5s/history_store.h"
 #include "t5s/seed.h"
 #include "t5s/source_text.h"
 
@@ -76,11 +77,9 @@ std::string label_json_text(const nlohmann::json& label) {
 }
 
 // One row's JSONL line: its result, the row's label (carried to each of its candidates), its index.
-// With a recipe, its candidates' routes (the batch's result k).
 std::string result_line(const GenerationResult& r, const nlohmann::json& label, int64_t row, int64_t total, bool keep_dropped,
-                        const std::string& prefix, const RecipeRun* recipe, size_t k) {
+                        const std::string& prefix) {
     nlohmann::json j = result_json(r, keep_dropped);
-    if (recipe) recipe->add_routes(k, &j);
     if (!prefix.empty()) j["task_prefix"] = prefix;  // the prefix applied, also when it is the model's default
     if (!label.is_null()) j["label"] = label;
     j["index"] = row;
@@ -88,22 +87,35 @@ std::string result_line(const GenerationResult& r, const nlohmann::json& label, 
     return j.dump() + "\n";
 }
 
+// Whether a run samples: the request, or (under a recipe) any of its steps. A run that samples
+// gives each batch a seed of its own, derived from the run's and the batch's first row, so that
+// shards and resumed runs give what one whole run gives.
+bool run_samples(const GenerationOptions& options, const RecipeRun* recipe) {
+    if (options.do_sample) return true;
+    if (!recipe) return false;
+    const auto& steps = recipe->recipe().steps;
+    for (size_t i = 0; i < steps.size(); ++i)
+        if (step_options(steps[i], i, options).do_sample) return true;
+    return false;
+}
+
 // --input FILE, read as a stream: global batches of options.batch_size rows; this shard's batches
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
+// `samples`: run_samples.
 template <class RunBatch>
-int generate_file(const InputRows& input, const GenerationOptions& options, const FileRun& f, LabelledOutput* labelled, bool keep_dropped,
-                  const RecipeRun* recipe, RunBatch&& run_batch) {
+int generate_file(const InputRows& input, const GenerationOptions& options, bool samples, const FileRun& f, LabelledOutput* labelled,
+                  bool keep_dropped, RunBatch&& run_batch) {
     const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
     std::unique_ptr<AppendFile> out = f.out.empty() ? nullptr : std::make_unique<AppendFile>(f.out);
     // One seed per run: every batch derives its own from it and its first row's global index.
-    const int64_t base_seed = options.do_sample ? resolve_seed(options.seed) : options.seed;
+    const int64_t base_seed = samples ? resolve_seed(options.seed) : options.seed;
     int64_t written = 0;
     auto wanted = [&](int64_t b) { return f.shard.owns_batch(b) && !done.has(b); };
     input.for_each_batch_rows(batch_size, wanted, [&](int64_t first, const std::vector<InputRow>& batch) {
         GenerationOptions batch_options = options;
-        if (options.do_sample) batch_options.seed = derive_seed(base_seed, first);
+        if (samples) batch_options.seed = derive_seed(base_seed, first);
         std::vector<std::string> texts;
         std::vector<std::vector<Span>> spans;
         std::vector<std::string> labels;
@@ -113,7 +125,7 @@ int generate_file(const InputRows& input, const GenerationOptions& options, cons
         for (const auto& r : run_batch(texts, spans, batch_options, labels)) {
             const InputRow& in = batch[static_cast<size_t>(row - first)];
             if (labelled) labelled->add(r, in);
-            else lines += result_line(r, in.label, row, total, keep_dropped, batch_options.task_prefix, recipe, static_cast<size_t>(row - first));
+            else lines += result_line(r, in.label, row, total, keep_dropped, batch_options.task_prefix);
             ++row;
         }
         if (out) out->append(lines);
@@ -168,11 +180,10 @@ void warn_unapplied(const GenerationConfig& defaults) {
 // --text --json: one document, {"results": [...]} with each candidate's route under a recipe, and
 // the model's generation_config.json warnings.
 nlohmann::json text_results_json(const std::vector<GenerationResult>& results, bool keep_dropped, const GenerationOptions& options,
-                                 const GenerationConfig& model_defaults, const RecipeRun* recipe) {
+                                 const GenerationConfig& model_defaults) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) {
         all.push_back(result_json(r, keep_dropped));
-        if (recipe) recipe->add_routes(all.size() - 1, &all.back());
         if (!options.task_prefix.empty()) all.back()["task_prefix"] = options.task_prefix;
     }
     nlohmann::json doc = {{"results", all}};
@@ -227,10 +238,10 @@ int run_generate(const Argv& argv) {
     if (args.all("text").empty() == !args.has("input")) throw UsageError("give --text (repeatable) or --input FILE");
     const FileRun file_run = file_run_from_flags(args);
     std::unique_ptr<RecipeRun> recipe;  // read and checked before the (slow) model load
-    if (args.has("recipe")) {
-        if (file_run.sharded || !file_run.out.empty()) throw UsageError("--recipe goes without --shard/--out");
-        recipe = std::make_unique<RecipeRun>(args.get("recipe"));
-    }
+    if (args.has("recipe")) recipe = std::make_unique<RecipeRun>(args.get("recipe"));
+    const bool samples = run_samples(options_in, recipe.get());
+    if (recipe && file_run.sharded && samples && !args.has("seed"))
+        throw UsageError("--recipe " + args.get("recipe") + " samples: with --shard it needs --seed S (every shard derives its seeds from the same one)");
     std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
     if (args.has("input"))
         input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail,
@@ -255,6 +266,7 @@ int run_generate(const Argv& argv) {
     auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
     if (recipe) recipe->load_models(*model, args.require("model"), runtime);
     GenerateRecorder recorder(args.get("history"), *model);
+    if (recipe) recorder.set_recipe(recipe_record_json(args.get("recipe")));  // the history says how its rows were made
     GenerationOptions options = options_in;
     if (args.get("batch-size") == "auto") {
         options.batch_size = measure_max_batch(*model, 64, options.max_new_tokens);
@@ -274,7 +286,7 @@ int run_generate(const Argv& argv) {
 
     const bool keep_dropped = args.has("keep-dropped");
     if (input) {
-        const int rc = generate_file(*input, options, file_run, labelled.get(), keep_dropped, recipe.get(), run_batch);
+        const int rc = generate_file(*input, options, samples, file_run, labelled.get(), keep_dropped, run_batch);
         if (run_report) {
             run_report->write(args.get("model"));
             std::cerr << "t5studio generate: report in " << run_report->dir() << "/README.md\n";
@@ -282,7 +294,7 @@ int run_generate(const Argv& argv) {
         return rc;
     }
     const auto results = run_batch(texts, {}, options, {});
-    if (args.has("json")) print_json(text_results_json(results, keep_dropped, options, model_defaults, recipe.get()));
+    if (args.has("json")) print_json(text_results_json(results, keep_dropped, options, model_defaults));
     else print_text_results(results);
     return 0;
 }

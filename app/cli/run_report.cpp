@@ -20,6 +20,7 @@ void RunReport::add(const std::vector<GenerationResult>& results) {
         input_.candidates_per_source.push_back(static_cast<int64_t>(r.candidates.size()));
         for (const auto& c : r.candidates) {
             input_.score_values[0].push_back(c.score);
+            input_.candidate_routes.push_back(route_steps(c.route));  // "" outside recipes: no per-route section
             size_t i = 1;
             for_each_score(c, [&](const char*, const std::optional<double>& value) { input_.score_values[i++].push_back(value); });
         }

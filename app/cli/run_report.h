@@ -1,6 +1,7 @@
 #pragma once
 // `generate --input FILE --report DIR`: the run's score statistics and plots, the same sections as
-// an hf-dataset card (t5s/score_report.h), in DIR/README.md with the PNGs in DIR/plots/.
+// an hf-dataset card (t5s/score_report.h), in DIR/README.md with the PNGs in DIR/plots/; under a
+// recipe also the candidates per route.
 #include <cstdint>
 #include <map>
 #include <string>

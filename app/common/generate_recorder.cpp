@@ -12,6 +12,7 @@ struct GenerateRecorder::Impl {
     const ModelInfo& info;
     std::string version_of;  // the adapter folder adapter_version was read for
     int64_t adapter_version = 0;
+    std::string recipe_json;  // the recipe that makes the generations ("" = none)
 };
 
 GenerateRecorder::GenerateRecorder(const std::string& history_path, const Model& model) {
@@ -37,10 +38,15 @@ void GenerateRecorder::record(const std::vector<GenerationResult>& results, cons
         rec.adapter_version = impl_->adapter_version;
         rec.total_ms = elapsed_ms / static_cast<double>(results.size());
         rec.origin = "cli";
+        rec.recipe_json = impl_->recipe_json;
         if (records.size() < labels.size()) rec.label_json = labels[records.size()];
         records.push_back(std::move(rec));
     }
     impl_->store.record_many(records);  // one transaction per batch
+}
+
+void GenerateRecorder::set_recipe(std::string recipe_json) {
+    if (impl_) impl_->recipe_json = std::move(recipe_json);
 }
 
 GenerateRecorder::~GenerateRecorder() = default;

@@ -16,6 +16,8 @@ public:
     // labels: each result's input row label as JSON text ("" = none; may be empty = none for all).
     void record(const std::vector<GenerationResult>& results, const GenerationOptions& options, double elapsed_ms,
                 const std::vector<std::string>& labels = {});
+    // `generate --recipe`: every generation recorded after this names the recipe (recipe_record_json).
+    void set_recipe(std::string recipe_json);
 
 private:
     struct Impl;

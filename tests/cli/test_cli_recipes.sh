@@ -3,7 +3,9 @@
 # running its two legs by hand gives (`generate --prefix ... --json`, the first run's outputs fed to
 # the second), for --text and for an --input file in several batches; every candidate carries its
 # route; a seeded sampling recipe gives the same output twice; protected spans survive both legs;
-# candidates pooled from two steps; bad recipes refused in one line. Uses the demo model
+# candidates pooled from two steps; sharded and resumed runs (greedy and seeded sampling) give the
+# whole run's rows; routes and the recipe kept in the history and its JSONL/CSV/TSV exports; bad
+# recipes refused in one line. Uses the demo model
 # (assets/demo-model: an English <-> Chinese translator and paraphraser).
 # Usage: test_cli_recipes.sh T5STUDIO TEST_DATA_DIR WORK_DIR
 set -u
@@ -131,6 +133,81 @@ assert [[c["text"] for c in r["candidates"]] for r in a] == [[c["text"] for c in
 assert [[c["route"] for c in r["candidates"]] for r in a] == [[c["route"] for c in r["candidates"]] for r in b]
 PY
 
+# --- shards and resume: the same rows as one whole run ------------------------------------------
+# Rows of JSONL files merged and ordered by "index" must equal the whole run's, line for line.
+same_rows() {
+  python3 - "$@" <<'PY'
+import json, sys
+whole = [json.loads(l) for l in open(sys.argv[1])]
+parts = sorted((json.loads(l) for p in sys.argv[2:] for l in open(p)), key=lambda r: r["index"])
+assert len(whole) == 5 and parts == whole, (len(parts), [r["index"] for r in parts])
+PY
+}
+for run in greedy sampled; do
+  if [ $run = greedy ]; then rargs=(--recipe "$bt"); whole="$work/recipe.jsonl"
+  else rargs=(--recipe "$work/sampled.json" --seed 11); whole="$work/sampled1.jsonl"; fi
+  rm -f "$work/$run-s0.jsonl" "$work/$run-s1.jsonl"
+  for i in 0 1; do
+    "$bin" generate "${common[@]}" "${rargs[@]}" --input "$work/in.txt" --batch-size 2 --shard $i/2 --out "$work/$run-s$i.jsonl" \
+      >/dev/null && ok || bad "$run recipe shard $i/2 failed"
+  done
+  same_rows "$whole" "$work/$run-s0.jsonl" "$work/$run-s1.jsonl" && ok || bad "$run recipe: shards 0/2 + 1/2 differ from the whole run"
+  # A run killed after its first batch (and halfway through writing the second): the --out file as
+  # it left it; the rerun resumes there.
+  { head -n 2 "$whole"; head -n 3 "$whole" | tail -n 1 | head -c 40; } >"$work/$run-resumed.jsonl"
+  "$bin" generate "${common[@]}" "${rargs[@]}" --input "$work/in.txt" --batch-size 2 --out "$work/$run-resumed.jsonl" \
+    >"$work/$run-resume-summary.json" && ok || bad "$run recipe resume failed"
+  grep -q '"rows_resumed":2' "$work/$run-resume-summary.json" && ok || bad "$run recipe resume: $(cat "$work/$run-resume-summary.json")"
+  same_rows "$whole" "$work/$run-resumed.jsonl" && ok || bad "$run recipe: the resumed run differs from the whole run"
+done
+# A recipe whose steps sample while the request does not: each batch gets its seed as a sampling
+# `generate` would (derived from --seed and its first row), not the request's for every batch.
+"$bin" generate "${common[@]}" --sample --seed 11 --input "$work/in.txt" --batch-size 2 >"$work/plain-sampled.jsonl" \
+  && ok || bad "plain sampled run failed"
+py "$work/plain-sampled.jsonl" "$work/sampled1.jsonl" <<'PY' && ok || bad "sampling recipe: per-batch seeds differ from generate's"
+import json, sys
+plain, rec = ([json.loads(l)["seed"] for l in open(p)] for p in sys.argv[1:3])
+assert rec == plain and len(set(rec)) == 3 and 11 not in rec, (rec, plain)
+PY
+expect_code "sampling recipe shard without --seed" 2 "samples: with --shard it needs --seed" \
+  "$bin" generate --model "$demo" --recipe "$work/sampled.json" --input "$work/in.txt" --batch-size 2 --shard 0/2
+
+# --- routes in the history and its exports ------------------------------------------------------
+rm -f "$work/h.sqlite"
+"$bin" generate "${common[@]}" --recipe "$bt" --input "$work/in.txt" --batch-size 2 --keep-dropped --history "$work/h.sqlite" \
+  >"$work/recorded.jsonl" && ok || bad "recipe run with --history failed"
+"$bin" generate "${common[@]}" --prefix "$to_zh" --text "A plain one." --history "$work/h.sqlite" >/dev/null && ok || bad "plain run with --history failed"
+"$bin" history --history "$work/h.sqlite" --json --limit 10 >"$work/history.json" && ok || bad "history --json failed"
+for f in jsonl csv tsv; do
+  "$bin" export --history "$work/h.sqlite" --format $f --out "$work/export.$f" >/dev/null 2>&1 && ok || bad "export --format $f failed"
+done
+py "$work/recorded.jsonl" "$work/history.json" "$work/export.jsonl" "$work/export.csv" "$work/export.tsv" "$bt" <<'PY' \
+  && ok || bad "routes in the history or the exports: $(head -c 1500 "$work/history.json")"
+import csv, hashlib, json, os, sys
+run = [json.loads(l) for l in open(sys.argv[1])]
+routes = {(r["input"], c["text"]): c["route"] for r in run for c in r["candidates"]}
+gens = json.load(open(sys.argv[2]))["generations"]
+assert len(gens) == 6, len(gens)
+sha = hashlib.sha256(open(sys.argv[6], "rb").read()).hexdigest()
+for g in gens:
+    if g["input"] == "A plain one.":
+        assert "recipe" not in g and all("route" not in c for c in g["candidates"]), g
+        continue
+    assert g["recipe"] == {"file": os.path.abspath(sys.argv[6]), "sha256": sha}, g["recipe"]
+    for c in g["candidates"]:
+        assert c["route"] == routes[(g["input"], c["text"])], (c, routes)
+rows = [json.loads(l) for l in open(sys.argv[3])]
+assert len(rows) == len(routes) + 1
+for r in rows:
+    assert r.get("route") == routes.get((r["source"], r["target"])), r
+for path, sep in ((sys.argv[4], ","), (sys.argv[5], "\t")):
+    table = list(csv.DictReader(open(path, newline=""), delimiter=sep))
+    assert list(table[0].keys())[-1] == "route"
+    for r in table:
+        want = routes.get((r["source"], r["target"]))
+        assert (json.loads(r["route"]) if r["route"] else None) == want, (path, r)
+PY
+
 # --- refusals: one line naming the file and the step --------------------------------------------
 echo '{"steps": [{"name": "a", "from": "b"}, {"name": "b"}], "candidates": ["a"]}' >"$work/later.json"
 expect_code "recipe forward from" 1 "recipe .*later.json: step 'a': 'from' 'b' is a later step" \
@@ -145,7 +222,5 @@ echo '{"steps": [{"name": "a"}], "candidates": ["z"]}' >"$work/cand.json"
 expect_code "recipe unknown candidate" 1 "recipe .*cand.json: candidates: 'z' is no step" \
   "$bin" generate --model "$demo" --recipe "$work/cand.json" --text hi
 expect_code "recipe missing file" 1 "recipe .*none.json: no such file" "$bin" generate --model "$demo" --recipe "$work/none.json" --text hi
-expect_code "recipe with shard" 2 "--recipe goes without --shard/--out" \
-  "$bin" generate --model "$demo" --recipe "$bt" --input "$work/in.txt" --shard 0/2
 
 finish cli_recipes
