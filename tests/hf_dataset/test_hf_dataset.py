@@ -12,7 +12,11 @@ spans on one input, duplicates dropped), exported as a dataset folder, then:
   heights of the card's counts;
 - a non-empty folder is refused without --force with one clear line, and replaced with it;
 - `generate --input FILE --report DIR` (the history's first run) writes the same sections, checked
-  against that run's printed results, and refuses a non-empty DIR.
+  against that run's printed results, and refuses a non-empty DIR;
+- a `generate --recipe` run (two steps pooled, on the tiny model): each candidate's route is a
+  feature `datasets` loads as [{step, text}, ...]; the card names the recipe and its "Candidates per
+  route" table (counts and mean scores) and plot are the data's; the run's --report has the same
+  section, checked against its printed results.
 
 usage: test_hf_dataset.py T5STUDIO MODEL WORKDIR
 """
@@ -46,8 +50,14 @@ def t5(*args, expect=0):
     return out
 
 
+RECIPE = {"steps": [{"name": "para", "prefix": "paraphrase: ", "num_beams": 3, "num_return_sequences": 3},
+                    {"name": "again", "from": "para", "prefix": "summarize: "}],
+          "candidates": ["para", "again"]}
+
+
 def make_history():
-    """The history, and the first run's results (from --input, with --report WORK/report)."""
+    """The history, the first run's results (from --input, with --report WORK/report) and the
+    recipe run's (with --report WORK/recipe_report)."""
     history = os.path.join(WORK, "h.db")
     inputs = os.path.join(WORK, "in.txt")
     with open(inputs, "w", encoding="utf-8") as f:
@@ -58,7 +68,12 @@ def make_history():
              "--report", os.path.join(WORK, "report"))
     results = [json.loads(line) for line in run.stdout.splitlines()]
     t5(*gen, "--text", "Tom has 3 cats and 12 dogs.", "--protect", "numbers", "--beams", "3", "--num-return", "2")
-    return history, results
+    recipe = os.path.join(WORK, "recipe.json")
+    with open(recipe, "w", encoding="utf-8") as f:
+        json.dump(RECIPE, f)
+    recipe_run = t5(*gen, "--recipe", recipe, "--input", inputs, "--keep-dropped", "--report", os.path.join(WORK, "recipe_report"))
+    recipe_results = [json.loads(line) for line in recipe_run.stdout.splitlines()]
+    return history, results, recipe_results
 
 
 def read_jsonl(path):
@@ -200,13 +215,40 @@ def check_statistics(md, folder, candidates, per_source):
     check_bars(os.path.join(folder, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
 
 
+def route_name(candidate):
+    route = candidate.get("route")
+    return " > ".join(leg["step"] for leg in route) if route else "(no recipe)"
+
+
+def check_routes(md, folder, candidates):
+    """The "Candidates per route" section of `md` against the candidates (dicts with their scores
+    and "route" when a recipe made them): counts, mean scores, and the plot's bars."""
+    table = table_after(md, "## Candidates per route")
+    counts = {}
+    for c in candidates:
+        counts[route_name(c)] = counts.get(route_name(c), 0) + 1
+    check({r[0]: int(r[1]) for r in table} == counts, f"candidates per route {table} != {counts}")
+    check([int(r[1]) for r in table] == sorted((int(r[1]) for r in table), reverse=True), "routes most first")
+    for row in table:
+        mine = [c for c in candidates if route_name(c) == row[0]]
+        for name, cell in zip(SCORES, row[2:]):
+            values = [c[name] for c in mine if c.get(name) is not None]
+            if not values:
+                check(cell == "-", f"{row[0]} mean {name}: {cell} without values")
+            else:
+                mean = sum(values) / len(values)
+                check(abs(float(cell) - mean) <= 1e-9 * max(1, abs(mean)), f"{row[0]} mean {name} {cell} != {mean}")
+    check("![candidates per route](plots/candidates_per_route.png)" in md, "per-route plot linked")
+    check_bars(os.path.join(folder, "plots", "candidates_per_route.png"), [int(r[1]) for r in table])
+
+
 def main():
     import datasets
     from huggingface_hub import DatasetCard
 
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
-    history, run = make_history()
+    history, run, recipe_run = make_history()
     out = os.path.join(WORK, "ds")
     summary = json.loads(t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--json").stdout)
     files = summary["files"]
@@ -216,6 +258,8 @@ def main():
     rows = read_jsonl(os.path.join(out, "data", "train.jsonl"))
     check(len(rows) == summary["rows_written"] > 0, f"{len(rows)} rows, summary {summary['rows_written']}")
     check(any("source_spans" in r for r in rows), "the protected spans reached the data")
+    routed = [r for r in rows if "route" in r]
+    check(len({route_name(r) for r in routed}) >= 2, f"two routes reached the data: {[route_name(r) for r in routed]}")
 
     # The same rows as the JSONL export with scores (spans as objects).
     plain = os.path.join(WORK, "plain.jsonl")
@@ -248,6 +292,12 @@ def main():
         per_generation[r["generation_id"]] += r["kind"] == "candidate"
     candidates = [r for r in rows if r["kind"] == "candidate"]
     check_statistics(card, out, candidates, list(per_generation.values()))
+    check_routes(card, out, candidates)
+    recipes = table_after(card, "### Recipes")
+    check(recipes == [[os.path.join(WORK, "recipe.json") + " (sha256:" + __import__("hashlib").sha256(
+        open(os.path.join(WORK, "recipe.json"), "rb").read()).hexdigest() + ")", str(len(recipe_run))]], f"recipes {recipes}")
+    check(train.features["route"] == datasets.List(datasets.Features({"step": datasets.Value("string"), "text": datasets.Value("string")}))
+          if hasattr(datasets, "List") else "route" in train.features, f"route feature {train.features['route']}")
     kept = {r[0]: int(r[1]) for r in table_after(card, "### Kept and dropped")}
     check(kept["rows written"] == len(rows) and kept["candidate rows written"] == len(candidates), f"kept {kept}")
 
@@ -263,6 +313,12 @@ def main():
     run_candidates = [c for r in run for c in r["candidates"]]
     check(len(run) == 3 and run_candidates, f"the run's results: {len(run)} inputs")
     check_statistics(md, report, run_candidates, [len(r["candidates"]) for r in run])
+    recipe_report = os.path.join(WORK, "recipe_report")
+    recipe_md = open(os.path.join(recipe_report, "README.md"), encoding="utf-8").read()
+    recipe_candidates = [c for r in recipe_run for c in r["candidates"]]
+    check_statistics(recipe_md, recipe_report, recipe_candidates, [len(r["candidates"]) for r in recipe_run])
+    check_routes(recipe_md, recipe_report, recipe_candidates)
+    check("## Candidates per route" not in md, "no per-route section without a recipe")
     again = t5("generate", "--model", MODEL, "--input", os.path.join(WORK, "in.txt"), "--report", report, expect=1)
     check("report folder" in again.stderr and "is not empty" in again.stderr, f"--report refusal {again.stderr!r}")
     print(f"ok: {checks} checks, {len(rows)} rows")

@@ -58,9 +58,9 @@ std::string cell(std::string text, size_t max_bytes = 120) {
     return out;
 }
 
-std::string counts_table(const char* what, const std::vector<HistoryProvenance::Count>& rows, const char* of) {
+std::string counts_table(const char* what, const std::vector<HistoryProvenance::Count>& rows, const char* of, size_t max_bytes = 120) {
     std::string md = std::string("| ") + what + " | " + of + " |\n|---|---|\n";
-    for (const auto& r : rows) md += "| " + cell(r.value) + " | " + std::to_string(r.n) + " |\n";
+    for (const auto& r : rows) md += "| " + cell(r.value, max_bytes) + " | " + std::to_string(r.n) + " |\n";
     return md;
 }
 
@@ -157,7 +157,7 @@ std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& p
     if (!provenance.recipes.empty())
         md += "\n### Recipes\n\nGenerations made by `t5studio generate --recipe FILE` (docs/recipes.md); the section "
               "\"Candidates per route\" below counts the routes.\n\n" +
-              counts_table("recipe file (content hash)", provenance.recipes, "generations");
+              counts_table("recipe file (content hash)", provenance.recipes, "generations", /*max_bytes=*/400);  // the whole hash
     md += "\n### Settings\n\n" + std::to_string(provenance.settings.size()) +
           " distinct setting sets (seed and protected spans aside).\n\n" +
           settings_table(provenance.settings);
