@@ -2,12 +2,15 @@
 #   test_ui_logic      view-models without GL: candidate states, undo/redo, CJK/Latin diff, keymap,
 #                      controller flow with a fake engine, script parsing, quality-score view (test_ui_scores.cpp),
 #                      the Models window's catalogue / memory fits / download flow (test_ui_models.cpp),
-#                      protected spans: settings, protect selection, marks, batch counts (test_ui_spans.cpp)
+#                      protected spans: settings, protect selection, marks, batch counts (test_ui_spans.cpp),
+#                      recipes: picker, editor checked as typed, Save as, routes (test_ui_recipes.cpp)
 #   test_engine_thread commands/events on the fake model (and a tiny real model when present),
-#                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart
+#                      failures -> JobFailed, submit never blocks, hot swap, pause/resume, restart,
+#                      recipes (test_engine_thread_recipes.cpp: same as run_recipe, bad recipe, cancel)
 #   ui_e2e_scores      the app with an embedding model: score bars, sort, thresholds moved mid-session,
 #                      batch kept / dropped, History's dropped candidates (run_e2e_scores.sh)
 #   ui_e2e_decoding    Paste settings (a model card's generate() recipe, a JSON object) and Advanced decoding's boxes
+#   ui_e2e_recipes     a shipped recipe picked, candidates with their routes, the recipe editor (run_e2e_recipes.sh)
 #   ui_e2e             the real app under Xvfb in test mode: a 20-row file through the keyboard loop,
 #                      export checked, a PNG of each panel in ${CMAKE_CURRENT_BINARY_DIR}/ui_screenshots
 if(TARGET t5s_ui_logic)
@@ -15,13 +18,15 @@ if(TARGET t5s_ui_logic)
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_scores.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_models.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_spans.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_decoding.cpp)
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_decoding.cpp
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_recipes.cpp)
   target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
   target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
   add_test(NAME ui_settings COMMAND test_ui_logic "[settings]")  # settings.json alone (ctest -R settings)
   add_test(NAME ui_decoding COMMAND test_ui_logic "[decoding]")  # Advanced decoding and Paste settings alone
+  add_test(NAME ui_recipes COMMAND test_ui_logic "[recipe]")  # the workspace's recipe picker, editor and routes alone
   # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
   t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")
 endif()
@@ -30,7 +35,8 @@ endif()
 add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/fake_model.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_learning.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_spans.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_spans.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_recipes.cpp)
 target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
 target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
 add_test(NAME engine_thread COMMAND test_engine_thread)
@@ -89,4 +95,10 @@ if(T5S_XVFB_RUN AND T5S_E2E_APP AND TARGET t5s_ui)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_decoding.sh $<TARGET_FILE:${T5S_E2E_APP}>
                    ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_decoding)
   set_tests_properties(ui_e2e_decoding PROPERTIES TIMEOUT 600 LABELS "gui")
+  # Recipes: the shipped en-zh-en recipe picked, candidates with their routes, the editor's one-line refusal, Save as, run from the file.
+  add_test(NAME ui_e2e_recipes
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_recipes.sh $<TARGET_FILE:${T5S_E2E_APP}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/ui ${CMAKE_SOURCE_DIR}/assets/demo-model
+                   ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_recipes)
+  set_tests_properties(ui_e2e_recipes PROPERTIES TIMEOUT 600 LABELS "gui;recipes")
 endif()

@@ -180,6 +180,7 @@ void App::start_engine(const std::filesystem::path& history, bool have_settings,
     auto& st = ctl_->state();
     if (have_settings) restore_settings(settings_, st);
     init_models_window(st);
+    ctl_->workspace().list_recipes(asset_file("recipes"));  // the shipped recipes, for the workspace's picker
     st.learn.root = (data_dir() / "learning").string();  // one versions folder per base model below it
     if (!warning.empty()) ctl_->log(true, warning);
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");

@@ -19,6 +19,7 @@ CandidateVm candidate_vm(const Candidate& c) {
     copy_scores(c, vm);
     vm.spans = c.spans;
     vm.forced_spans = c.forced_spans;
+    vm.route = c.route;
     return vm;
 }
 

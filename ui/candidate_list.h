@@ -32,6 +32,7 @@ struct CandidateVm {
     // carry_spans: a span the edit removed is not shown); spans the decoder had to force.
     std::vector<Span> spans, edited_spans;
     int forced_spans = 0;
+    Route route;               // a recipe's candidate: the steps it came through and their texts; else empty
     const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
     const std::vector<Span>& final_spans() const { return state == CandidateState::Edited ? edited_spans : spans; }
 };

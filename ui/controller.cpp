@@ -89,6 +89,7 @@ PanelController* Controller::handler_of(const Event& event, JobId job) {
     // and an adopted round switches the adapter through a SetAdapter of the engine's own (no owner).
     if (holds_any<AdapterVersionsListed>(event)) return &learning_;
     if (holds_any<AdapterSet>(event) && !ctx_.owner_of(job)) return &learning_;
+    if (holds_any<FileWritten>(event) && job == s_.ws.recipe.save_job) return &ws_;  // the recipe editor's Save as
     if (holds_any<JobStarted, SettingsUpdated, FileWritten>(event)) return nullptr;  // nothing to show
     return ctx_.owner_of(job);
 }

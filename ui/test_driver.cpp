@@ -138,6 +138,8 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         // done in test_driver_spans.cpp
     } else if (decoding_step(st, ctl)) {
         // done in test_driver_decoding.cpp
+    } else if (recipe_step(st, ctl)) {
+        // done (or still waiting) in test_driver_recipes.cpp
     } else if (st.op == "export_all") {
         s.exp.path = st.arg;
         s.exp.accepted_only = false;

@@ -64,6 +64,9 @@ private:
     void step_history_spans(Controller& ctl);
     // Advanced decoding and Paste settings ops (test_driver_decoding.cpp); true when the op was one of them.
     bool decoding_step(const ScriptStep& st, Controller& ctl);
+    // Recipe ops (test_driver_recipes.cpp); true when the op was one of them.
+    bool recipe_step(const ScriptStep& st, Controller& ctl);
+    void step_expect_routes(const ScriptStep& st, Controller& ctl);
 
     std::vector<ScriptStep> steps_;
     std::string screenshot_dir_;

@@ -35,7 +35,8 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "protect", "protect_regex", "mark_label", "expect_marks", "expect_source_spans",
                                               "expect_span_candidates", "expect_forced", "expect_batch_labels", "expect_batch_spans", "history_spans",
                                               "paste_settings", "expect_settings", "expect_not_applied", "open_advanced", "field_text",
-                                              "expect_field_error"};
+                                              "expect_field_error", "recipe", "recipe_text", "expect_recipe_error",
+                                              "save_recipe", "expect_routes"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

@@ -63,6 +63,14 @@
 //   open_advanced                 expand the Advanced decoding section
 //   field_text NAME TEXT          TEXT typed into the field's box in Advanced decoding
 //   expect_field_error NAME       the field's box shows a message (the text was not applied)
+// Recipes (ui/test_driver_recipes.cpp):
+//   recipe NAME|PATH|none         the workspace's recipe picker: a shipped recipe by its file name, a file
+//                                 by its path (Open file), or None
+//   recipe_text TEXT              the recipe editor holds TEXT ("\n" = a new line; checked as typed)
+//   expect_recipe_error TEXT      the recipe line shows the parser's message, one line containing TEXT
+//   save_recipe PATH              Save as... PATH; waits until the file is written and is the chosen recipe
+//   expect_routes STEPS           every shown candidate came by the route STEPS ("pivot > back"), each leg
+//                                 with its text, and the candidates' texts are their last legs' texts
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

@@ -61,6 +61,25 @@ struct ModelVm {
     std::string adapter_error;
 };
 
+// The workspace's recipe (t5s/recipe.h): None (plain generation), a shipped one
+// (assets/recipes/*.json) or a file; its text is edited in place and checked as it is typed, and a
+// generation sends the text as it is now (RecipeSource), so an edit need not be saved to be tried.
+struct RecipeVm {
+    std::vector<std::string> shipped;        // the app's recipes folder, *.json, sorted
+    std::string path;                        // the chosen file ("" with empty text: None)
+    std::string path_input;                  // the "Open file" path box
+    std::string text;                        // the editor's text: what a generation runs
+    std::string saved_text;                  // as read from or written to `path` (text differs: unsaved)
+    std::optional<std::string> checked;      // the text `error` / `steps` were computed for (none: check again)
+    std::string error;                       // the parser's one line ("" = valid)
+    std::string steps;                       // the valid recipe's steps, "pivot > back" (candidates marked)
+    bool editor_open = false;                // the editor section shown
+    std::string save_as;                     // the Save as... path box
+    JobId save_job = 0;
+    int64_t step = 0, total = 0;             // the running recipe's step (Progress), 0 of 0 when none
+    bool active() const { return !path.empty() || !text.empty(); }
+};
+
 struct WorkspaceVm {
     std::string source;
     std::string task_prefix = "paraphrase: ";
@@ -78,6 +97,7 @@ struct WorkspaceVm {
     std::optional<Timings> timings;
     GenerationOptions used;                  // settings of the shown candidates
     DecodingVm decoding;                     // Advanced decoding's text boxes and the Paste settings box
+    RecipeVm recipe;                         // the recipe a generation runs (None: plain generation)
     // Protected spans. The detectors and the regex are options.protect / protect_regex.
     // marked_spans: explicit spans in `source` (code points), marked with Ctrl+P on a selection or
     // brought by a labelled review row; they refer to `marked_source` and follow edits of the source

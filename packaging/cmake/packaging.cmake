@@ -50,6 +50,7 @@ install(CODE "file(RPATH_SET FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/t
 # Data and desktop integration.
 install(DIRECTORY "${CMAKE_SOURCE_DIR}/assets/demo-model/" DESTINATION share/t5studio/demo-model COMPONENT t5studio)
 install(FILES "${CMAKE_SOURCE_DIR}/assets/model_catalogue.json" DESTINATION share/t5studio COMPONENT t5studio)
+install(DIRECTORY "${CMAKE_SOURCE_DIR}/assets/recipes/" DESTINATION share/t5studio/recipes COMPONENT t5studio FILES_MATCHING PATTERN "*.json")
 set(T5S_DESKTOP_DIR "${CMAKE_CURRENT_LIST_DIR}/../desktop")
 install(FILES "${T5S_DESKTOP_DIR}/${T5S_APP_ID}.desktop" DESTINATION share/applications COMPONENT t5studio)
 install(FILES "${T5S_GENERATED_DIR}/${T5S_APP_ID}.metainfo.xml" DESTINATION share/metainfo COMPONENT t5studio)

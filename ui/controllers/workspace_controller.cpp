@@ -49,8 +49,15 @@ void WorkspaceController::generate() {
         ws.error = ws.protect_error;
         return;
     }
+    check_recipe();
+    if (!ws.recipe.error.empty()) {
+        ws.error = ws.recipe.error;  // the one line the engine would give, before anything runs
+        return;
+    }
     ctx.note(ws.source);
     Generate g;
+    g.recipe = recipe_source();
+    ws.recipe.step = ws.recipe.total = 0;
     g.texts = {ws.source};
     if (!ws.marked_spans.empty()) g.spans = {ws.marked_spans};
     g.options = effective_options();
@@ -167,6 +174,18 @@ void WorkspaceController::apply(const Event& event) {
         if (e->job != ws.job) return;
         ws.step = e->step;
         ws.tokens = e->tokens;
+    } else if (auto* p = std::get_if<Progress>(&event)) {
+        if (p->job != ws.job) return;
+        ws.recipe.step = p->done;  // a recipe's step starting: "step k of n"
+        ws.recipe.total = p->total;
+    } else if (auto* w = std::get_if<FileWritten>(&event)) {
+        if (w->job != ws.recipe.save_job) return;
+        ws.recipe.save_job = 0;
+        ws.recipe.path = ws.recipe.path_input = w->path.string();
+        ws.recipe.saved_text = ws.recipe.text;  // what was sent (the editor is read-only while saving)
+        ws.recipe.checked.reset();  // relative folders now resolve against the new file's folder
+        check_recipe();
+        ctx.log(false, "recipe saved: " + ws.recipe.path);
     } else if (auto* d = std::get_if<GenerationDone>(&event)) {
         if (d->job != ws.job) return;
         ws.job = 0;
@@ -174,7 +193,10 @@ void WorkspaceController::apply(const Event& event) {
         ws.used = d->options;
         if (d->results.empty()) return;
         const auto& first = d->results[0];
-        for (const auto& c : first.candidates) ctx.note(c.text);
+        for (const auto& c : first.candidates) {
+            ctx.note(c.text);
+            for (const auto& leg : c.route) ctx.note(leg.text);  // a recipe's pivot texts show on hover
+        }
         for (const auto& c : first.dropped) ctx.note(c.candidate.text);
         ws.list.reset(first.input, d->history_ids.empty() ? 0 : d->history_ids[0], first.candidates, first.diversity,
                       first.dropped);
@@ -194,7 +216,10 @@ void WorkspaceController::apply(const Event& event) {
 void WorkspaceController::failed(const JobFailed& e) {
     const std::string msg = ctx.log_failure(e);
     auto& ws = s.ws;
-    if (e.job == ws.job) {
+    if (e.job == ws.recipe.save_job) {
+        ws.recipe.save_job = 0;
+        ws.recipe.error = msg;
+    } else if (e.job == ws.job) {
         ws.job = 0;
         ws.error = e.code == ErrorCode::Cancelled ? "cancelled" : msg;
     } else if (ws.pending_decisions > 0) {
@@ -204,6 +229,7 @@ void WorkspaceController::failed(const JobFailed& e) {
 
 void WorkspaceController::engine_died() {
     s.ws.job = 0;
+    s.ws.recipe.save_job = 0;
 }
 
 }  // namespace t5s::ui

@@ -1,6 +1,7 @@
 #pragma once
 // Workspace panel: generate candidates for the source text, decide on them (accept / reject /
 // edit / undo / redo, each recorded in the history), walk a review queue row by row.
+#include <filesystem>
 #include <optional>
 
 #include "controllers/panel_controller.h"
@@ -48,6 +49,17 @@ public:
     bool set_field_text(const GenerationField& field, const std::string& text);
     void sync_field_texts();
     void paste_settings();
+
+    // The recipe (workspace_recipe.cpp). list_recipes: the shipped ones in `folder` (*.json).
+    // choose_recipe: a file read into the editor ("" = None, plain generation); check_recipe: the
+    // editor's text parsed as the engine will parse it (cheap when unchanged; the panel calls it
+    // every frame); save_recipe_as: the text written to `path` (on the engine's io lane), which
+    // becomes the chosen file.
+    void list_recipes(const std::filesystem::path& folder);
+    void choose_recipe(const std::string& path);
+    void check_recipe();
+    void save_recipe_as(const std::string& path);
+    std::optional<RecipeSource> recipe_source() const;  // what a generation sends; none for None
 
     void apply(const Event& event) override;
     void failed(const JobFailed& failure) override;

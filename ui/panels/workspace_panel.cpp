@@ -1,5 +1,5 @@
 // Augment workspace: the annotator loop. Source text, generation settings and quality thresholds
-// (hot-swapped into a running request), candidates with score, similarity / change bars and a
+// (hot-swapped into a running request), a recipe (recipe_widgets.h), candidates with score, similarity / change bars and a
 // character diff, sorted by the chosen ranking, edit in place, accept / reject, undo / redo,
 // accept-and-next through a review queue.
 #include <cstdio>
@@ -9,6 +9,7 @@
 
 #include "panels.h"
 #include "panels/decoding_widgets.h"
+#include "panels/recipe_widgets.h"
 #include "panels/score_widgets.h"
 #include "panels/span_widgets.h"
 
@@ -20,6 +21,7 @@ void draw_settings(Controller& ctl) {
     auto& ws = ctl.state().ws;
     auto& o = ws.options;
     bool changed = false;
+    draw_recipe_settings(ctl);
     changed |= ImGui::Checkbox("sample", &o.do_sample);
     help_marker("On: sampling with temperature / top-k / top-p.  Off: greedy (1 beam) or beam search.");
     ImGui::SameLine();
@@ -83,6 +85,7 @@ void draw_candidates(Controller& ctl) {
         ImGui::SameLine();
         ImGui::TextColored(tag, "%-8s", state_label(c.state));
         draw_forced_tag(c);
+        draw_route_tag(c);
         ImGui::SameLine();
         draw_score_bars(c, thresholds);
         if (sel && ws.editing) {
@@ -155,6 +158,10 @@ void draw_generate_row(Controller& ctl) {
     }
     if (ws.generating()) {
         ImGui::SameLine();
+        if (ws.recipe.total > 0) {  // a recipe: which of its steps runs
+            ImGui::Text("recipe step %lld of %lld,", static_cast<long long>(ws.recipe.step + 1), static_cast<long long>(ws.recipe.total));
+            ImGui::SameLine();
+        }
         ImGui::Text("generating... step %d, %lld tokens", ws.step, static_cast<long long>(ws.tokens));
     } else if (ws.timings) {
         ImGui::SameLine();

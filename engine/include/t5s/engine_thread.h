@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -56,6 +57,15 @@ struct UnloadModel {};
 // beside the T5 model: one at a time, replaced by the next LoadEmbedder.
 struct LoadEmbedder { std::filesystem::path dir; RuntimeOptions runtime; };
 struct UnloadEmbedder {};
+// A recipe (t5s/recipe.h) a Generate runs instead of one plain generation: each text goes through
+// the recipe's steps and every candidate carries its route (Candidate::route). The engine parses it
+// (a problem is JobFailed with the parser's one line naming the file and the step or key) and keeps
+// the recipe's step models loaded while the recipe, its folder and the loaded model stay the same.
+struct RecipeSource {
+    std::string json;                    // the recipe's text; empty: read `file`
+    std::filesystem::path file;          // names the recipe in messages; read when `json` is empty
+    std::filesystem::path base_dir;      // its relative model / adapter folders ("": the file's folder)
+};
 struct Generate {
     std::vector<std::string> texts;  // sources as the user wrote them
     GenerationOptions options;
@@ -64,6 +74,11 @@ struct Generate {
     // Protected spans given per text (t5s/spans.h, code points; empty: none for all, else one list
     // per text); options.protect / protect_regex add the detected ones. History keeps them.
     std::vector<std::vector<Span>> spans;
+    // A recipe instead of one generation: options are the base of every step's settings and judge
+    // the candidates; the recipe runs with the settings it started with (UpdateSettings does not
+    // reach it: a filter moved mid-run would judge a leg against its own input, not the source).
+    // Progress{done = steps started before this one, total = steps} as each step starts.
+    std::optional<RecipeSource> recipe;
 };
 struct UpdateSettings { GenerationOptions options; };  // running Generate/BatchAugment jobs, next step
 struct Cancel { JobId job = 0; };                       // queued or running job (training: stop with a checkpoint)

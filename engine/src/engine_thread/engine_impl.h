@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "engine_thread/recipe_models.h"
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
 #include "t5s/jobs.h"
@@ -73,6 +74,8 @@ struct EngineImpl {
 
     // Model lane only.
     std::unique_ptr<Model> model;
+    RuntimeOptions model_runtime;      // what `model` was loaded with: a recipe's step models load so too
+    RecipeModels recipe_models;        // the last Generate's recipe and its step models (recipe_jobs.cpp)
     std::shared_ptr<const Embedder> embedder;  // shared: a scorer may hold it while a new one loads
     std::string model_hash;
     std::unique_ptr<HistoryStore> model_history;
@@ -116,6 +119,8 @@ struct EngineImpl {
     void set_adapter(Job& job, const SetAdapter& cmd);
     void use_adapter_version(Job& job, const UseAdapterVersion& cmd);  // learn_jobs.cpp
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
+    // The request's texts through its recipe (recipe_jobs.cpp); cmd.recipe must be set.
+    std::vector<GenerationResult> generate_recipe(Job& job, const Generate& cmd, const GenerationOptions& options);
     std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
                                                  const GenerationOptions& options, GenerationControl* control);
     JobEnd run_batch(LaneTask& task);

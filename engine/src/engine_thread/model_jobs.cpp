@@ -34,6 +34,7 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
     std::visit(Overload{
                    [&](const LoadModel& c) { load_model(job, c); },
                    [&](const UnloadModel&) {
+                       recipe_models.clear();  // its step models go with the model they ran beside
                        model.reset();
                        emit(ModelUnloaded{job.id()});
                    },
@@ -57,8 +58,10 @@ void EngineImpl::load_model(Job& job, const LoadModel& cmd) {
     const JobId id = job.id();
     emit(JobStarted{id, "load"});
     const auto t0 = Clock::now();
+    recipe_models.clear();
     model.reset();  // free the old one first: two models may not fit
     model = config.model_factory(cmd.dir, cmd.runtime);
+    model_runtime = cmd.runtime;
     if (!model) throw Error(ErrorCode::Internal, "model factory returned nothing for " + cmd.dir.string());
     model_hash = model->info().content_hash;  // same fingerprint the CLI records
     emit(ModelLoaded{id, model->info(), ms_since(t0), recommend_profile(cmd.runtime.device)});
@@ -127,8 +130,9 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     GenerationOptions options = cmd.options;
     if (options.do_sample) options.seed = resolve_seed(options.seed);
 
-    // From here on UpdateSettings reaches this request (a queued one keeps what it was given).
-    job.attach_settings(std::make_shared<SettingsHandle>(options));
+    // From here on UpdateSettings reaches this request (a queued one keeps what it was given); a
+    // recipe keeps the settings it started with (engine_thread.h: Generate::recipe).
+    if (!cmd.recipe) job.attach_settings(std::make_shared<SettingsHandle>(options));
     GenerationControl& control = job.generation();
     int64_t tokens = 0;
     auto last_emit = Clock::now() - std::chrono::seconds(1);
@@ -145,7 +149,7 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     options.task_prefix = cmd.task_prefix;  // the engine prepends it (and scores back_score with it)
     if (!cmd.spans.empty() && cmd.spans.size() != cmd.texts.size())
         throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
-    auto results = generate_texts(cmd.texts, cmd.spans, options, &control);
+    auto results = cmd.recipe ? generate_recipe(job, cmd, options) : generate_texts(cmd.texts, cmd.spans, options, &control);
     if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "generation cancelled");
     for (size_t i = 0; i < results.size() && i < cmd.texts.size(); ++i) results[i].input = cmd.texts[i];
 
@@ -251,6 +255,7 @@ void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTrainin
     const JobId id = job.id();
     emit(JobStarted{id, "train"});
     if (cmd.unload_model && model) {
+        recipe_models.clear();
         model.reset();
         emit(ModelUnloaded{id});
     }

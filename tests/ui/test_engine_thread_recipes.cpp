@@ -1,0 +1,214 @@
+// Recipes through the engine thread (Generate::recipe, the app's door): on a tiny real checkpoint a
+// recipe job gives the candidates and routes run_recipe gives when called directly on the same
+// models; the step models load once and stay while the recipe is unchanged; a bad recipe is one
+// JobFailed line naming the file and the key; Cancel stops a recipe mid-step.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include "fake_model.h"
+#include "t5s/engine_thread.h"
+#include "t5s/recipe_runner.h"
+
+using namespace t5s;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kModels = fs::path(T5S_TEST_DATA) / "models";
+const fs::path kTiny = kModels / "t5v10-tied-relu";
+
+// Greedy back-translation with fan-out: the pivot gives two outputs per source, the back step runs
+// on a model folder of its own (the same tiny checkpoint, relative to the recipe's folder).
+const std::string kRecipe = R"({"steps": [
+  {"name": "pivot", "prefix": "translate English to German: ", "num_beams": 2, "num_return_sequences": 2},
+  {"name": "back", "from": "pivot", "model": "t5v10-tied-relu", "prefix": "translate German to English: "}],
+ "candidates": ["back"]})";
+
+struct Events {
+    EngineThread& engine;
+    std::vector<Event> seen;
+    // The first event `match` accepts, read until `seconds` passed (then the test fails).
+    template <class Match>
+    const Event& until(double seconds, Match match) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        size_t at = 0;
+        for (;;) {
+            for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
+            for (; at < seen.size(); ++at)
+                if (match(seen[at])) return seen[at];
+            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+            if (left <= 0) break;
+            engine.wait_for_events(left);
+        }
+        FAIL("timed out waiting for an event");
+        return seen.front();
+    }
+    // The job's GenerationDone (its JobFailed fails the test).
+    GenerationDone done(JobId job, double seconds = 120) {
+        const Event& e = until(seconds, [&](const Event& ev) {
+            if (auto* f = std::get_if<JobFailed>(&ev); f && f->job == job) FAIL("job failed: " << f->message);
+            auto* d = std::get_if<GenerationDone>(&ev);
+            return d && d->job == job;
+        });
+        return std::get<GenerationDone>(e);
+    }
+    JobFailed failed(JobId job, double seconds = 60) {
+        const Event& e = until(seconds, [&](const Event& ev) {
+            if (auto* d = std::get_if<GenerationDone>(&ev); d && d->job == job) FAIL("the job was expected to fail");
+            auto* f = std::get_if<JobFailed>(&ev);
+            return f && f->job == job;
+        });
+        return std::get<JobFailed>(e);
+    }
+};
+
+RuntimeOptions cpu() {
+    RuntimeOptions ro;
+    ro.device = Device::Cpu;
+    ro.threads = 1;
+    return ro;
+}
+
+Generate recipe_request(const std::string& json) {
+    Generate g;
+    g.texts = {"I like green tea.", "The weather is nice today."};
+    g.options.max_new_tokens = 8;
+    g.task_prefix = "paraphrase: ";
+    g.record_history = false;
+    g.recipe = RecipeSource{json, "test-recipe.json", kModels};
+    return g;
+}
+
+// Text, ids and route of every candidate and dropped candidate, to compare two runs exactly.
+std::string outline(const std::vector<GenerationResult>& results) {
+    std::string out;
+    auto add = [&](const Candidate& c, const std::string& tag) {
+        out += tag + c.text + " [";
+        for (int id : c.ids) out += std::to_string(id) + ",";
+        out += "] " + route_steps(c.route);
+        for (const auto& leg : c.route) out += " | " + leg.text;
+        out += "\n";
+    };
+    for (const auto& r : results) {
+        out += "input " + r.input + "\n";
+        for (const auto& c : r.candidates) add(c, "kept ");
+        for (const auto& d : r.dropped) add(d.candidate, "dropped ");
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("engine thread: a recipe job gives what run_recipe gives, step models loaded once", "[engine_thread][recipe][model]") {
+    REQUIRE(fs::exists(kTiny / "config.json"));  // part of the repository
+    std::atomic<int> loads{0};
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    config.model_factory = [&](const fs::path& dir, const RuntimeOptions& o) {
+        ++loads;
+        return Model::load(dir, o);
+    };
+    EngineThread engine(config);
+    Events ev{engine};
+    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
+    ev.until(120, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
+        auto* m = std::get_if<ModelLoaded>(&e);
+        return m && m->job == load;
+    });
+    const Generate request = recipe_request(kRecipe);
+    const JobId job = engine.submit(request);
+    const GenerationDone done = ev.done(job);
+    CHECK(loads == 2);  // the loaded model and the back step's own
+
+    // Each step announced as it starts: "step 1 of 2", "step 2 of 2".
+    for (int64_t step : {0, 1})
+        ev.until(1, [&](const Event& e) {
+            auto* p = std::get_if<Progress>(&e);
+            return p && p->job == job && p->done == step && p->total == 2;
+        });
+
+    // The same recipe on the same models, called directly.
+    const Recipe recipe = parse_recipe(kRecipe, "test-recipe.json", kModels);
+    const auto loaded = Model::load(kTiny, cpu());
+    const auto back = Model::load(kTiny, cpu());
+    RecipeRunners runners;
+    runners.model_for = [&](const RecipeStep& s) -> const Model& { return s.model.empty() ? *loaded : *back; };
+    GenerationOptions options = request.options;
+    options.task_prefix = request.task_prefix;
+    const auto direct = run_recipe(recipe, runners, *loaded, nullptr, request.texts, {}, options);
+
+    REQUIRE(done.results.size() == 2);
+    CHECK(outline(done.results) == outline(direct));
+    for (const auto& r : done.results) {
+        CHECK_FALSE((r.candidates.empty() && r.dropped.empty()));
+        for (const auto& c : r.candidates) CHECK(route_steps(c.route) == "pivot > back");
+        for (const auto& d : r.dropped) CHECK(route_steps(d.candidate.route) == "pivot > back");
+    }
+
+    // The same recipe again: nothing loads; a changed recipe loads its step model again.
+    ev.done(engine.submit(request));
+    CHECK(loads == 2);
+    std::string changed = kRecipe;
+    changed.replace(changed.find("\"num_beams\": 2"), 14, "\"num_beams\": 3");
+    ev.done(engine.submit(recipe_request(changed)));
+    CHECK(loads == 3);
+}
+
+TEST_CASE("engine thread: a bad recipe is one JobFailed line naming the file and the key", "[engine_thread][recipe]") {
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
+    EngineThread engine(config);
+    Events ev{engine};
+    const JobId load = engine.submit(LoadModel{kTiny, {}});  // the fake model reads nothing there
+    ev.until(10, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the fake model did not load: " << f->message);
+        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
+    });
+
+    const JobId bad_key = engine.submit(recipe_request(R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})"));
+    const JobFailed f = ev.failed(bad_key);
+    CHECK(f.code == ErrorCode::InvalidArgument);
+    CHECK(f.message.find("test-recipe.json") != std::string::npos);
+    CHECK(f.message.find("num_bemas") != std::string::npos);
+    CHECK(f.message.find('\n') == std::string::npos);
+
+    Generate missing = recipe_request("");
+    missing.recipe->file = kModels / "no-such-recipe.json";
+    const JobFailed nf = ev.failed(engine.submit(missing));
+    CHECK(nf.message.find("no-such-recipe.json") != std::string::npos);
+
+    const JobFailed no_model =
+        ev.failed(engine.submit(recipe_request(R"({"steps": [{"name": "a", "model": "not-there"}], "candidates": ["a"]})")));
+    CHECK(no_model.message.find("not-there") != std::string::npos);
+}
+
+TEST_CASE("engine thread: Cancel stops a recipe job mid-step", "[engine_thread][recipe][model]") {
+    REQUIRE(fs::exists(kTiny / "config.json"));
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    EngineThread engine(config);
+    Events ev{engine};
+    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
+    ev.until(120, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
+        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
+    });
+    // Long legs (every step decodes its full length), so the cancel lands while one decodes.
+    Generate g = recipe_request(R"({"steps": [
+      {"name": "pivot", "min_new_tokens": 400, "max_new_tokens": 400, "num_beams": 4, "num_return_sequences": 4},
+      {"name": "back", "from": "pivot", "min_new_tokens": 400, "max_new_tokens": 400}], "candidates": ["back"]})");
+    const JobId job = engine.submit(g);
+    ev.until(120, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == job) FAIL("failed before the cancel: " << f->message);
+        auto* s = std::get_if<GenerationStep>(&e);
+        return s && s->job == job;
+    });
+    engine.submit(Cancel{job});
+    const JobFailed f = ev.failed(job);
+    CHECK(f.code == ErrorCode::Cancelled);
+}
