@@ -1,6 +1,8 @@
 // t5studio serve: the HTTP augmentation service (app/serve/) with continuous batching
 // (t5s/scheduler.h). Binds first and prints {"listening":"HOST:PORT"} (--port 0 picks a free port),
-// then loads the model(s) (/ready answers 503 until then). SIGTERM / SIGINT: stop accepting,
+// then loads the model(s) (/ready answers 503 until then). Configured recipes (--recipe NAME=FILE,
+// --recipes DIR: serve/serve_recipes.h) are read and checked before it binds, their step models
+// loaded with the replicas. SIGTERM / SIGINT: stop accepting,
 // finish running requests (up to --drain-timeout), flush the history, exit 0.
 #include <httplib.h>
 #include <signal.h>

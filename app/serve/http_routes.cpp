@@ -11,6 +11,7 @@
 #include "serve/guarded_server.h"
 #include "serve/labelstudio.h"
 #include "serve/peer_watch.h"
+#include "serve/recipe_request.h"
 #include "serve/request_guard.h"
 #include "serve/request_json.h"
 #include "serve/service.h"
@@ -151,6 +152,58 @@ void augment_stream(httplib::Response& res, Service& svc, Scheduler& scheduler, 
     (void)svc;
 }
 
+// The recipe's results as a plain request's outcome: usage counts the request's texts as the
+// served model reads them and the candidates' ids, as for /augment without a recipe.
+RequestOutcome recipe_outcome(const RecipeOutcome& r, const Model& model) {
+    RequestOutcome o;
+    o.results = r.results;
+    o.options = r.options;
+    o.total_s = r.total_s;
+    for (const auto& result : r.results) {
+        o.input_tokens += static_cast<int64_t>(model.tokenizer().encode(r.options.task_prefix + result.input).size());
+        for (const auto& c : result.candidates) o.output_tokens += static_cast<int64_t>(c.ids.size());
+        if (!result.candidates.empty()) o.first_candidate_s = r.total_s;
+    }
+    return o;
+}
+
+// /augment with "recipe": run on this thread (its steps go through the replica's scheduler), then
+// answered at once; a streamed one gets every candidate as an event once the recipe's candidates
+// are judged, then "done" (an error before that is a plain error answer, nothing being sent yet).
+void augment_recipe(const httplib::Request& req, httplib::Response& res, Service& svc, Replica& replica, AugmentRequest a) {
+    RequestRecipe recipe;
+    try {
+        recipe = svc.recipes().resolve(a.recipe);
+    } catch (const Error& e) {
+        return send_error(res, 400, e.what());
+    }
+    const std::shared_ptr<void> running = svc.begin_recipe();
+    if (!running) return send_busy(res, "the server is shutting down");
+    std::unique_ptr<PeerWatch> peer;  // found once the answer takes longer than one poll
+    const auto gone = [&] {
+        if (!peer) peer = std::make_unique<PeerWatch>(req.remote_addr, req.remote_port, req.local_port);
+        return peer->closed();
+    };
+    RecipeOutcome r;
+    try {
+        r = run_recipe_request(svc, replica, *recipe.recipe, a.request, gone);
+    } catch (const Error& e) {
+        svc.record_recipe(recipe.label, {}, {}, 0, false);
+        return send_error(res, status_of(JobError{e.code(), e.what()}), e.what());
+    }
+    svc.record_recipe(recipe.label, r.results, r.options, r.total_s, true);
+    const RequestOutcome o = recipe_outcome(r, *replica.model);
+    const nlohmann::json answer = outcome_json(o, svc.model_name(), replica.index, a.keep_dropped);
+    if (!a.stream) return send_json(res, 200, answer);
+    std::string events;
+    for (size_t i = 0; i < o.results.size(); ++i)
+        for (const Candidate& c : o.results[i].candidates) events += sse("candidate", candidate_json(i, o.results[i].input, c));
+    events += sse("done", answer);
+    res.set_header("Cache-Control", "no-cache");
+    res.status = 200;
+    res.set_content(events, "text/event-stream; charset=utf-8");
+}
+
 void augment(const httplib::Request& req, httplib::Response& res, Service& svc) {
     if (svc.draining()) return send_busy(res, "the server is shutting down");
     Replica* replica = svc.pick();
@@ -161,6 +214,7 @@ void augment(const httplib::Request& req, httplib::Response& res, Service& svc) 
     } catch (const Error& e) {
         return send_error(res, 400, e.what());
     }
+    if (!a.recipe.is_null()) return augment_recipe(req, res, svc, *replica, std::move(a));
     auto ch = std::make_shared<Channel>();
     const std::vector<std::string> texts = a.request.texts;
     const bool stream = a.stream, keep_dropped = a.keep_dropped;

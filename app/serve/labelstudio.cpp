@@ -1,7 +1,9 @@
 // Label Studio's ML-backend protocol on `t5studio serve` (the shapes of label-studio-ml-backend's
 // api.py and of label_studio/ml/api_connector.py): GET / and /health, POST /setup, /predict,
 // /webhook, /train. Predictions for a labeling config with a <Text> input and a <TextArea> output:
-// the candidates are the TextArea's texts. Same process, same scheduler as /augment.
+// the candidates are the TextArea's texts. Same process, same scheduler as /augment. With
+// --labelstudio-recipe NAME the texts run through that configured recipe (serve/recipe_request.h),
+// and each TextArea result also lists its texts' routes under value.routes (one per text, in order).
 #include "serve/labelstudio.h"
 
 #include <httplib.h>
@@ -10,8 +12,10 @@
 #include <cmath>
 #include <future>
 
+#include "common/json_output.h"
 #include "serve/bounded_json.h"
 #include "serve/learner.h"
+#include "serve/recipe_request.h"
 #include "serve/service.h"
 #include "t5s/error.h"
 #include "t5s/source_text.h"
@@ -26,7 +30,23 @@ void reply(httplib::Response& res, int status, const json& j) {
     res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
 }
 
-// The generation of one /predict: every task's text in one scheduler request.
+// /predict through the configured recipe: its steps on the replica's scheduler, judged with the
+// prefix serve resolved (the recipe's steps set their own).
+std::vector<GenerationResult> generate_with_recipe(Service& svc, Replica& replica, const ServeRequest& request) {
+    const std::shared_ptr<const Recipe> recipe = svc.recipes().find(svc.config().labelstudio_recipe);
+    const std::shared_ptr<void> running = svc.begin_recipe();
+    if (!running) throw Error(ErrorCode::Cancelled, "the server is shutting down");
+    try {
+        RecipeOutcome r = run_recipe_request(svc, replica, *recipe, request, nullptr);
+        svc.record_recipe(svc.config().labelstudio_recipe, r.results, r.options, r.total_s, true);
+        return std::move(r.results);
+    } catch (const Error&) {
+        svc.record_recipe(svc.config().labelstudio_recipe, {}, {}, 0, false);
+        throw;
+    }
+}
+
+// The generation of one /predict: every task's text in one scheduler request (or one recipe run).
 std::vector<GenerationResult> generate(Service& svc, const std::vector<std::string>& texts) {
     Replica* replica = svc.pick();
     if (!replica) throw Error(ErrorCode::Cancelled, "the model is still loading");
@@ -35,6 +55,7 @@ std::vector<GenerationResult> generate(Service& svc, const std::vector<std::stri
     request.options.task_prefix = svc.task_prefix();  // the one serve resolved, which the learner trains with
     request.named = {"task_prefix"};
     request.timeout_s = 300;
+    if (!svc.config().labelstudio_recipe.empty()) return generate_with_recipe(svc, *replica, request);
     auto done = std::make_shared<std::promise<RequestOutcome>>();
     RequestEvents events;
     events.on_done = [done, &svc, replica](const RequestOutcome& o) {
@@ -49,13 +70,19 @@ std::vector<GenerationResult> generate(Service& svc, const std::vector<std::stri
 }
 
 json prediction(const LabelConfig& c, const GenerationResult& r, const std::string& model_version) {
-    json texts = json::array();
-    for (const auto& cand : r.candidates) texts.push_back(cand.text);
+    json texts = json::array(), routes = json::array();
+    for (const auto& cand : r.candidates) {
+        texts.push_back(cand.text);
+        routes.push_back(cli::route_to_json(cand.route));
+    }
     json score = nullptr;  // the first candidate's mean token probability
     if (!r.candidates.empty() && r.candidates[0].fluency) score = std::exp(*r.candidates[0].fluency);
     json result = json::array();
     if (!texts.empty())
         result.push_back({{"from_name", c.output_name}, {"to_name", c.input_name}, {"type", "textarea"}, {"value", {{"text", texts}}}});
+    // A recipe's candidates keep their routes where Label Studio keeps them: in the stored result.
+    const bool routed = !r.candidates.empty() && !r.candidates[0].route.empty();
+    if (routed) result[0]["value"]["routes"] = routes;
     return {{"result", result}, {"score", score}, {"model_version", model_version}};
 }
 

@@ -88,7 +88,7 @@ AugmentRequest parse_augment(const std::string& body) {
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
         if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || key == "spans" ||
-            key == "entities" || is_option(key))
+            key == "entities" || key == "recipe" || is_option(key))
             continue;
         skip_foreign_field(key, value, "unknown field");
     }
@@ -116,6 +116,7 @@ AugmentRequest parse_augment(const std::string& body) {
         if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0) bad("'timeout_s' must be a positive number");
         a.request.timeout_s = t.get<double>();
     }
+    if (j.contains("recipe") && !j["recipe"].is_null()) a.recipe = j["recipe"];
     a.request.options = options_of(j, &a.request.named);
     imply_sampling(&a.request.options, &a.request.named);
     imply_contrastive_top_k(&a.request.options, &a.request.named);
@@ -149,6 +150,7 @@ nlohmann::json candidate_json(size_t text_index, const std::string& input, const
     nlohmann::json candidate = {{"text", c.text}, {"ids", c.ids}, {"score", c.score}};
     cli::add_candidate_scores(c, &candidate);
     if (!c.spans.empty()) cli::add_candidate_spans(c, &candidate);
+    cli::add_candidate_route(c, &candidate);
     return {{"index", text_index}, {"input", input}, {"candidate", std::move(candidate)}};
 }
 

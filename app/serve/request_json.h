@@ -25,6 +25,9 @@ struct AugmentRequest {
     ServeRequest request;
     bool stream = false;
     bool keep_dropped = false;  // results list their dropped candidates, as generate --keep-dropped
+    // "recipe": a configured recipe's name or an inline recipe object (serve/serve_recipes.h
+    // resolves it); null: none.
+    nlohmann::json recipe;
 };
 
 // Throws t5s::Error(InvalidArgument) naming the field ("texts[2]") when `text` is over kMaxTextBytes.

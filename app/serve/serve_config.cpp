@@ -54,6 +54,12 @@ std::vector<ServeField> serve_rows() {
             "another Host gets 403; bound to 0.0.0.0 or ::, any Host is served)"),
         row("read_timeout_s", &C::read_timeout_s, "read-timeout", "S",
             "seconds a client has to send one request's headers and body, else 408 (default 20)", from_to(0.1, 3600)),
+        row("recipes", &C::recipes, "recipe", "NAME=FILE",
+            "an augmentation recipe (docs/recipes.md) that requests run with \"recipe\": \"NAME\"; read, checked and its step "
+            "models loaded at start"),
+        row("recipes_dir", &C::recipes_dir, "recipes", "DIR", "every *.json of this folder as --recipe NAME=FILE, NAME the file's stem"),
+        row("labelstudio_recipe", &C::labelstudio_recipe, "labelstudio-recipe", "NAME",
+            "Label Studio's /predict runs this configured recipe; each prediction lists its candidates' routes"),
     };
 }
 

@@ -45,6 +45,12 @@ struct ServeConfig {
     std::vector<std::string> allow_origins;  // "scheme://host[:port]" or "*"; empty: no browser page
     std::vector<std::string> allow_hosts;    // Host names/addresses; "*": any
     double read_timeout_s = 20;
+    // Augmentation recipes requests may name (serve/serve_recipes.h): "NAME=FILE" each, and a
+    // folder whose every *.json is one (NAME: the file's stem); Label Studio's /predict runs
+    // labelstudio_recipe when set.
+    std::vector<std::string> recipes;
+    std::string recipes_dir;
+    std::string labelstudio_recipe;
 };
 
 using ServeMember = std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,

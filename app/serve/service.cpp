@@ -40,6 +40,8 @@ void declare_metrics(Metrics& m) {
                       "Candidates dropped (listed under \"dropped\" with keep_dropped), by the option that dropped them.");
     m.declare_gauge("t5studio_device_memory_used_bytes", "CUDA caching allocator: bytes held by live tensors (GPU only).");
     m.declare_gauge("process_resident_memory_bytes", "Resident memory of the process.");
+    m.declare_counter("t5studio_recipe_requests_total",
+                      "Requests run through an augmentation recipe, by recipe (its configured name, or \"inline\") and outcome.");
 }
 
 // The settings every request starts from, by `generate`'s rule (t5s/generation_config.h):
@@ -63,6 +65,7 @@ GenerationOptions start_defaults(const ServeConfig& c, std::string* task_prefix_
 }  // namespace
 
 Service::Service(ServeConfig config) : config_(std::move(config)) {
+    recipes_ = std::make_unique<ServeRecipes>(config_);  // a bad recipe stops serve before it binds
     declare_metrics(metrics_);
     const GenerationOptions defaults = start_defaults(config_, &task_prefix_source_);
     task_prefix_ = defaults.task_prefix;
@@ -111,6 +114,7 @@ void Service::load_replicas() {
             if (!shared) shared = Embedder::load(config_.embedder, r);
             embedder = shared.get();
         }
+        replica->embedder = embedder;
         replica->scheduler =
             std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue}, defaults_, embedder);
         Replica* raw = replica.get();
@@ -120,6 +124,9 @@ void Service::load_replicas() {
         });
         replicas_.push_back(std::move(replica));
     }
+    // The recipes' step models once, where the first replica runs (no memory budget to check: serve has none).
+    const std::string first_device = config_.devices.empty() ? config_.device : config_.devices[0];
+    recipes_->load_models(config_.model_dir, cli::runtime_from_flags(first_device, config_.dtype, std::max(1, threads / n)));
     history_ = std::make_unique<HistoryWriter>(config_.history, *replicas_[0]->model);
     for (const auto& r : replicas_) {
         for (const char* name : {"t5studio_input_tokens_total", "t5studio_generated_tokens_total", "t5studio_decoded_tokens_total"})
@@ -235,6 +242,30 @@ void Service::record(const Replica& replica, const RequestOutcome& o) {
     if (o.first_candidate_s >= 0) metrics_.observe("t5studio_time_to_first_candidate_seconds", labels, o.first_candidate_s);
 }
 
+void Service::record_step(const Replica& replica, const RequestOutcome& o) {
+    if (o.error) return;
+    const Labels labels = replica_label(replica.index);
+    metrics_.add("t5studio_input_tokens_total", labels, static_cast<double>(o.input_tokens));
+    metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
+}
+
+void Service::record_recipe(const std::string& label, const std::vector<GenerationResult>& results, const GenerationOptions& options,
+                            double seconds, bool ok) {
+    metrics_.add("t5studio_recipe_requests_total", {{"recipe", label}, {"outcome", ok ? "ok" : "error"}});
+    if (ok) history_->record(results, options, seconds * 1000.0);
+}
+
+std::shared_ptr<void> Service::begin_recipe() {
+    std::lock_guard<std::mutex> lock(recipes_mutex_);
+    if (draining_ || !ready_) return nullptr;
+    ++recipes_running_;
+    return std::shared_ptr<void>(static_cast<void*>(this), [this](void*) {  // not owned: the holder only counts
+        std::lock_guard<std::mutex> done(recipes_mutex_);
+        --recipes_running_;
+        recipes_cv_.notify_all();
+    });
+}
+
 std::string Service::render_metrics() {
     for (Replica* r : replicas()) {
         const SchedulerStats s = r->scheduler->stats();
@@ -267,12 +298,28 @@ nlohmann::json Service::health() const {
     return j;
 }
 
+// Running recipes first: their next steps still need the schedulers, which refuse new requests
+// once they drain. Past the deadline they are cancelled, as the schedulers' requests are.
 bool Service::drain() {
-    draining_ = true;
+    {
+        std::lock_guard<std::mutex> lock(recipes_mutex_);
+        draining_ = true;
+    }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                   std::chrono::duration<double>(config_.drain_timeout_s));
     bool all = true;
+    {
+        std::unique_lock<std::mutex> lock(recipes_mutex_);
+        if (!recipes_cv_.wait_until(lock, deadline, [&] { return recipes_running_ == 0; })) {
+            all = false;
+            recipes_cancelled_ = true;
+        }
+    }
     for (Replica* r : replicas()) all = r->scheduler->drain(deadline) && all;
+    {
+        std::unique_lock<std::mutex> lock(recipes_mutex_);  // cancelled ones end at their next step
+        recipes_cv_.wait_for(lock, std::chrono::seconds(30), [&] { return recipes_running_ == 0; });
+    }
     if (history_) history_->flush();
     return all;
 }

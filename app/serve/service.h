@@ -15,6 +15,7 @@
 #include "serve/history_writer.h"
 #include "serve/metrics.h"
 #include "serve/serve_config.h"
+#include "serve/serve_recipes.h"
 #include "t5s/embedder.h"
 #include "t5s/learning.h"
 #include "t5s/model.h"
@@ -28,6 +29,7 @@ struct Replica {
     int index = 0;
     std::unique_ptr<Model> model;
     std::unique_ptr<Scheduler> scheduler;
+    const Embedder* embedder = nullptr;  // the scheduler's (--embedder), shared per device; null: none
 };
 
 class Service {
@@ -54,6 +56,13 @@ public:
     // "BASE" or "BASE+adapter-vN": what Label Studio shows and compares (stale predictions).
     std::string model_version() const;
     Learner* learner() { return learner_.get(); }  // null without --learn-dir
+    // The configured recipes, read and checked by the constructor; their models loaded by load().
+    const ServeRecipes& recipes() const { return *recipes_; }
+    // A recipe request running (serve/recipe_request.h) while the returned holder lives; null when
+    // the server is draining. drain() waits for them before the schedulers stop taking their steps.
+    std::shared_ptr<void> begin_recipe();
+    // True once the drain timeout passed: running recipes stop at their next step.
+    bool recipes_cancelled() const { return recipes_cancelled_.load(); }
 
     // Submits to the replica's scheduler, counted in flight until its on_done. Waits while an
     // adapter swap is under way. Returns the scheduler's answer (null: queue full / draining).
@@ -64,6 +73,11 @@ public:
 
     // Bookkeeping of one finished /augment request (metrics, history).
     void record(const Replica& replica, const RequestOutcome& outcome);
+    // One scheduled step of a recipe: its tokens only (the recipe's request is recorded once).
+    void record_step(const Replica& replica, const RequestOutcome& outcome);
+    // One finished recipe request: counted by recipe (`label`), its results into the history.
+    void record_recipe(const std::string& label, const std::vector<GenerationResult>& results, const GenerationOptions& options,
+                       double seconds, bool ok);
     // Gauges read at scrape time, then the text.
     std::string render_metrics();
     nlohmann::json health() const;
@@ -80,6 +94,11 @@ private:
     Metrics metrics_;
     std::unique_ptr<HistoryWriter> history_;
     std::unique_ptr<Learner> learner_;
+    std::unique_ptr<ServeRecipes> recipes_;
+    std::mutex recipes_mutex_;  // guards recipes_running_
+    std::condition_variable recipes_cv_;
+    int64_t recipes_running_ = 0;
+    std::atomic<bool> recipes_cancelled_{false};
     // One sentence embedder per device, shared by the replicas there: embed() is const and keeps
     // no state between calls, so schedulers call it concurrently. Outlives the replicas.
     std::map<std::string, std::unique_ptr<Embedder>> embedders_;

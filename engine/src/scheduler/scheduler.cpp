@@ -124,6 +124,9 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     if (request.texts.empty()) throw Error(ErrorCode::InvalidArgument, "'texts' is empty");
     auto p = std::make_shared<Pending>();
     GenerationOptions o = with_named_fields(defaults_->get(), request.options, request.named);
+    // Not a setting: a caller that masked spans itself (a recipe's leg, its text carrying the
+    // sentinels) asks the decoder to keep them.
+    o.keep_sentinels = o.keep_sentinels || request.options.keep_sentinels;
     validate_generation_options(o);
     require_scores_available(o, embedder_);
     if (o.do_sample) o.seed = resolve_seed(o.seed);
