@@ -2,7 +2,7 @@
 # End-to-end test of recipes in the desktop app under Xvfb, on the bundled demo model (an English <->
 # Chinese translator): the shipped en-zh-en back-translation recipe picked in the workspace, a
 # generation through it with every candidate showing the route "pivot > back" (its last leg's text is
-# the candidate's); the editor refusing an unknown
+# the candidate's); one accepted with Shift+Enter and exported as any candidate; the editor refusing an unknown
 # setting in one line naming it, fixed as typed, saved as a file and run again from that file.
 # Screenshots: recipe_routes, recipe_editor (Workspace).
 # usage: run_e2e_recipes.sh APP UI_TEST_DIR DEMO_MODEL_DIR OUT_DIR
@@ -25,6 +25,14 @@ one_step='{"steps": [{"name": "pivot", "prefix": "translate English to Chinese: 
   echo "expect_routes pivot > back"
   echo "frames 3"
   echo "screenshot recipe_routes Workspace"
+  echo "key shift+enter"                  # accept the first candidate as ever: it is exported with its source
+  echo "wait_idle"
+  echo "key ctrl+shift+e"
+  echo "frames 1"
+  echo "type $out/export.jsonl"
+  echo "key enter"
+  echo "wait_idle"
+  echo "expect_export $out/export.jsonl"
   echo 'recipe_text {"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]}'
   echo "expect_recipe_error num_bemas"
   echo "recipe_text $one_step"
@@ -46,4 +54,5 @@ for shot in recipe_routes recipe_editor; do
   test -s "$out/screenshots/$shot.png"
 done
 test -s "$out/mine.json"
+test "$(wc -l < "$out/export.jsonl")" -eq 1  # the one accepted candidate
 echo "ui_e2e_recipes: ok"
