@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark command: T5 Studio vs transformers vs CTranslate2 on random-weight t5-small (and
-# optionally t5-base) checkpoints, same inputs and thread count, one run. Builds t5s_bench when
-# needed, makes the models once (tests/bench/out/models), writes tests/bench/out/results.{md,json}.
-#   tests/bench/run.sh [--models small,base] [--runs 5] [--quick] [--threads N] ...   (run_bench.py --help)
+# optionally t5-base, t5-large, mT5-base) checkpoints, same inputs and thread count, one run. Builds
+# t5s_bench when needed, makes the models once (tests/bench/out/models), writes
+# tests/bench/out/results.{md,json}.
+#   tests/bench/run.sh [--models small,base,large,mt5-base] [--runs 5] [--quick] [--threads N] ...   (run_bench.py --help)
 # Env: T5S_BUILD_DIR (default ./build), T5S_JOBS (compile jobs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

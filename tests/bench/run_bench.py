@@ -5,7 +5,7 @@ Makes the random-weight checkpoints once (make_models.py), then runs one process
 (model, engine, dtype) — each loads the model once and runs every workload --warmup + --runs
 times — and writes OUT/results.json (everything, raw run times included) and OUT/results.md.
 
-  tests/bench/run.sh [--models small,base] [--runs 5] [--quick] [--threads 2] [--device cpu|cuda]
+  tests/bench/run.sh [--models small,base,large,mt5-base] [--runs 5] [--quick] [--threads 2] [--device cpu|cuda]
                      [--engines t5studio,transformers,ctranslate2] [--dtypes fp32,bf16,int8]
                      [--workloads greedy_b1,...] [--input-len 32] [--new-tokens 32] [--tag NAME]
 """
