@@ -9,6 +9,7 @@
 
 #include "skip.h"
 #include "torch/int8_gemm.h"
+#include "torch/int8_rows_linear.h"
 
 using namespace t5s;
 
@@ -118,4 +119,49 @@ TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[i
     const Int8Rows strided = quantize_int8_rows(w.t().contiguous().t());
     CHECK(at::equal(strided.scale, want_scale));
     CHECK(at::equal(strided.q, want_q));
+}
+
+// The device path (CUDA's int8, T5S_INT8_KERNEL=rows on the CPU): activations rounded per row to
+// int8, int32 sums, one rescale. Its reference here is independent of ATen's int8 product: the
+// int8 values multiplied exactly in int64, then the same two scales applied in the same order.
+TEST_CASE("int8 rows linear (the CUDA path's twin) is the exact int32 product, rescaled", "[int8]") {
+    at::manual_seed(11);
+    const at::Tensor w = at::randn({264, 192}) * 0.05;
+    const Int8Rows weight = quantize_int8_rows(w);
+    for (int64_t m : {1, 5, 17, 24, 40}) {  // below, at and above the 24-row padding
+        at::Tensor x = at::randn({m, 192}) * 3;
+        if (m > 1) x[1].zero_();  // a zero row: scale floor, zero output
+        const at::Tensor got = int8_rows_linear(x, weight);
+        const Int8Rows a = quantize_activation_rows(x);
+        CHECK(at::equal(a.scale, (at::maximum(x.amax({1}, true), -x.amin({1}, true)) / 127.0).clamp_min(1e-8)));
+        CHECK(at::equal(a.q, at::round(x / a.scale).clamp(-127, 127).to(at::kChar)));
+        const at::Tensor sums = at::matmul(a.q.to(at::kLong), weight.q.to(at::kLong).t());
+        CHECK(sums.abs().max().item<int64_t>() < (int64_t(1) << 24));  // exact in fp32 too
+        const at::Tensor want = sums.to(at::kFloat).mul_(a.scale).mul_(weight.scale.view({1, -1}));
+        INFO(m << " rows");
+        REQUIRE(got.sizes() == want.sizes());
+        CHECK(at::equal(got, want));
+        if (m > 1) CHECK(at::equal(got[1], at::zeros({264})));
+    }
+}
+
+TEST_CASE("int8 rows linear: close to fp32, each row as alone, any leading shape and dtype", "[int8]") {
+    at::manual_seed(12);
+    const at::Tensor w = at::randn({512, 256}) * 0.05;
+    const Int8Rows weight = quantize_int8_rows(w);
+    const at::Tensor x = at::randn({2, 20, 256});
+    const at::Tensor got = int8_rows_linear(x, weight);
+    REQUIRE(got.sizes() == at::IntArrayRef({2, 20, 512}));
+    const at::Tensor want = at::linear(x, w);
+    const double rel = ((got - want).norm() / want.norm()).item<double>();
+    INFO("relative error " << rel);
+    CHECK(rel < 0.02);  // 8-bit weights and activations, as the VNNI kernel's bound
+    for (int64_t r : {0, 13, 19}) CHECK(at::equal(int8_rows_linear(x[1].narrow(0, r, 1), weight)[0], got[1][r]));
+    const Int8Rows bf16_weight{weight.q, weight.scale.to(at::kBFloat16)};
+    const at::Tensor bf = int8_rows_linear(x.to(at::kBFloat16), bf16_weight);
+    CHECK(bf.scalar_type() == at::kBFloat16);
+    CHECK(((bf.to(at::kFloat) - want).norm() / want.norm()).item<double>() < 0.03);
+    // A shape off the 8-alignment dequantises the one layer instead, same rows of results.
+    const Int8Rows odd = quantize_int8_rows(at::randn({13, 256}) * 0.05);
+    CHECK(int8_rows_linear(x, odd).sizes() == at::IntArrayRef({2, 20, 13}));
 }

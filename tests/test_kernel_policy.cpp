@@ -142,6 +142,14 @@ TEST_CASE("int8: AMX equals VNNI bit for bit; FBGEMM, the AVX2 class's path, agr
     // Both quantise weights alike; activations get 8 bits (ours) or 7 (FBGEMM without VNNI), the
     // error test_generation's precision check bounds against fp32 (5% and 10% of the range).
     CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 0.15 * std::max(1.0, max_abs(want.logits.data)));
+    // The CUDA path's twin: the same weights, activations rounded to 8 bits symmetric, int32 sums.
+    KernelPolicy rows = here;
+    rows.int8 = Int8Kernel::Rows;
+    const auto r = load(Precision::Int8, rows);
+    CHECK(r->info().matmul_kernel == "int8 rows (int32 products)");
+    CHECK(r->info().weight_bytes <= m->info().weight_bytes);  // no dequantised copy kept, the tied table held once
+    const Outputs twin = run(*r);
+    CHECK(max_abs_diff(twin.logits.data, want.logits.data) <= 0.15 * std::max(1.0, max_abs(want.logits.data)));
 }
 
 TEST_CASE("vocabulary kernels: every instruction set here picks ATen's token", "[policy]") {

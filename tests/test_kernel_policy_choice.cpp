@@ -124,6 +124,9 @@ TEST_CASE("every kernel switch keeps its meaning", "[policy]") {
     s.int8_kernel = "fbgemm";
     CHECK(choose_kernel_policy(sapphire_rapids(), s).int8 == Int8Kernel::Fbgemm);
     CHECK(!choose_kernel_policy(sapphire_rapids(), s).int8_reduced_range);
+    s.int8_kernel = "rows";  // the CUDA path's twin: on any CPU, VNNI or not
+    CHECK(choose_kernel_policy(sapphire_rapids(), s).int8 == Int8Kernel::Rows);
+    CHECK(choose_kernel_policy(epyc(), s).int8 == Int8Kernel::Rows);
     s = {};
     s.vocab_kernel = "avx2";
     CHECK(choose_kernel_policy(sapphire_rapids(), s).vocab == KernelIsa::Avx2);

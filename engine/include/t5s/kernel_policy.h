@@ -44,7 +44,7 @@ struct KernelSwitches {
     std::string cpu_class = "auto";     // T5S_CPU_CLASS: auto or a class name: choose as on that (lesser) class
     std::string fp32_gemm = "auto";     // T5S_FP32_GEMM: auto | panels | mkl
     std::string packed_gemm = "auto";   // T5S_PACKED_GEMM: auto | off | all
-    std::string int8_kernel = "auto";   // T5S_INT8_KERNEL: auto | vnni | fbgemm
+    std::string int8_kernel = "auto";   // T5S_INT8_KERNEL: auto | vnni | fbgemm | rows
     std::string vocab_kernel = "auto";  // T5S_VOCAB_KERNEL: auto | avx2 | avx512
     bool fused_kernels = true;          // T5S_FUSED_KERNELS
 };
@@ -54,7 +54,9 @@ KernelSwitches read_kernel_switches_from_env();
 enum class KernelIsa { Off, Portable, Avx2, Avx512 };
 enum class Fp32Gemm { MklPacked, Panels };   // Panels: batch-invariant (panel_gemm.h)
 enum class WeightPacking { Auto, Off, All };  // which fp32/bf16 weights are packed at load
-enum class Int8Kernel { Fbgemm, Vnni, Amx };  // Amx: AMX tiles from 2 rows, VNNI below
+// Amx: AMX tiles from 2 rows, VNNI below. Rows: the device path (int8 activations per row, int32
+// products by at::_int_mm, cuBLASLt's on CUDA), run on the CPU as its twin; never chosen by auto.
+enum class Int8Kernel { Fbgemm, Vnni, Amx, Rows };
 
 struct KernelPolicy {
     CpuClass detected = CpuClass::Baseline;     // what this CPU is

@@ -10,6 +10,7 @@
 #include "t5s/overload.h"
 #include "torch/lean_backward.h"
 #include "torch/packed_gemm.h"
+#include "torch/int8_rows_linear.h"
 #include "torch/panel_gemm.h"
 
 namespace t5s {
@@ -97,10 +98,7 @@ at::Tensor Linear::product(const at::Tensor& x) const {
                 op.callBoxed(&stack);
                 return stack[0].toTensor();
             },
-            [&](const Int8Rows& f) {
-                // Dequantise this layer only: peak extra memory is one layer's weight.
-                return at::linear(x, f.q.to(x.scalar_type()) * f.scale.to(x.scalar_type()));
-            },
+            [&](const Int8Rows& f) { return int8_rows_linear(x, f); },  // int32 products, no dequantised weight
             [&](const Frozen& f) { return frozen_linear(x, f.values, f.row_scale); },
             [&](const std::monostate&) -> at::Tensor { throw Error(ErrorCode::Internal, "linear layer has no weight"); },
         },
@@ -119,6 +117,8 @@ at::Tensor rows_of_blocks_of_16(const at::Tensor& packed, const at::Tensor& flat
 
 at::Tensor Linear::rows(const at::Tensor& ids) const {
     if (const Plain* f = std::get_if<Plain>(&form_)) return at::embedding(f->weight, ids);
+    if (const Int8Rows* f = std::get_if<Int8Rows>(&form_))  // as a separate int8 table would give them
+        return at::embedding(f->q, ids).to(f->scale.scalar_type()).mul_(at::embedding(f->scale, ids));
     const at::Tensor flat = ids.reshape({-1});
     std::vector<int64_t> shape(ids.sizes().begin(), ids.sizes().end());
     if (const Fp32Panels* f = std::get_if<Fp32Panels>(&form_)) {
@@ -173,7 +173,7 @@ std::string Linear::kernel_name() const {
             [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
             [](const CpuInt8& f) -> std::string { return f.kernel == Int8Kernel::Amx ? "int8 AMX" : "int8 AVX512-VNNI"; },
             [](const FbgemmInt8&) -> std::string { return "int8 FBGEMM"; },
-            [](const Int8Rows&) -> std::string { return "int8 dequantised"; },
+            [](const Int8Rows&) -> std::string { return "int8 rows (int32 products)"; },
             [](const Frozen& f) { return std::string("frozen ") + c10::toString(f.values.scalar_type()) + " dequantised"; },
         },
         form_);
@@ -186,9 +186,11 @@ void Linear::quantize_int8(bool also_wide, const KernelPolicy& kernels) {
     const bool cpu = plain->weight.is_cpu();
     at::Tensor w = plain->weight.to(at::kFloat);
     auto [q8, scale] = quantize_int8_rows(w);
-    if (cpu && kernels.int8 != Int8Kernel::Fbgemm) {
+    if (!cpu || kernels.int8 == Int8Kernel::Rows) {
+        form_ = Int8Rows{q8, scale.to(dtype)};  // the device path (and its CPU twin): int8 in memory, int32 products
+    } else if (kernels.int8 != Int8Kernel::Fbgemm) {
         form_ = CpuInt8{pack_int8_weight(q8, scale), kernels.int8};
-    } else if (cpu) {
+    } else {
         // Without VNNI, FBGEMM and oneDNN multiply u8 x s8 pairs with vpmaddubsw, whose int16
         // sums saturate: activations then get 7 bits (reduce_range, PyTorch's own default on x86;
         // the policy's int8_reduced_range). On an AVX2 CPU, one 256x64 layer on N(0, 1) inputs:
@@ -198,8 +200,6 @@ void Linear::quantize_int8(bool also_wide, const KernelPolicy& kernels) {
             at::quantize_per_channel(w, scale.squeeze(1).to(at::kDouble), at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
         form_ = FbgemmInt8{prepack_with_fbgemm(q), also_wide ? prepack_with_onednn(q) : c10::IValue(), w.size(0), w.size(1),
                            kernels.int8_reduced_range};
-    } else {
-        form_ = Int8Rows{q8, scale.to(dtype)};
     }
 }
 

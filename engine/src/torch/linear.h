@@ -61,10 +61,7 @@ public:
         int64_t out_features = 0, in_features = 0;
         bool reduce_range = false;  // 7-bit activations: CPUs without VNNI (see linear.cpp)
     };
-    struct Int8Rows {
-        at::Tensor q;      // int8 [out, in]
-        at::Tensor scale;  // [out, 1] in the compute dtype
-    };
+    using Int8Rows = t5s::Int8Rows;  // int8 [out, in] and scale [out, 1] in the compute dtype: the device path
     struct Frozen {
         at::Tensor values;     // [out, in] bf16 / fp16 / int8
         at::Tensor row_scale;  // int8: [out, 1] fp32; else undefined
@@ -86,7 +83,7 @@ public:
 
     bool ready() const { return !std::holds_alternative<std::monostate>(form_); }
     // Rows `ids` of W ([ids..., in], fp32 for the int8 form: q * row scale), read from the form
-    // that holds them exactly (Plain, Fp32Panels, CpuInt8); undefined for the opaque forms. A tied
+    // that holds them exactly (Plain, Fp32Panels, CpuInt8, Int8Rows); undefined for the opaque forms. A tied
     // head converted for inference serves as the embedding table too: one copy of the table, not two.
     at::Tensor rows(const at::Tensor& ids) const;
     // The plain [out, in] weight; undefined once converted to another form.

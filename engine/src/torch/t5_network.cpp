@@ -161,7 +161,8 @@ void T5Network::quantize_int8() {
 bool T5Network::embedding_in_head() const {
     if (!config_.tie_word_embeddings) return false;
     const auto& form = head_.form();
-    return std::holds_alternative<Linear::Fp32Panels>(form) || std::holds_alternative<Linear::CpuInt8>(form);
+    return std::holds_alternative<Linear::Fp32Panels>(form) || std::holds_alternative<Linear::CpuInt8>(form) ||
+           std::holds_alternative<Linear::Int8Rows>(form);
 }
 
 at::Tensor T5Network::embed(const at::Tensor& ids) const {
