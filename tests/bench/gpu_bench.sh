@@ -2,10 +2,12 @@
 # GPU benchmark, prepared for a lent GPU machine (about 4-5 minutes on an H200, build included).
 #
 #   1. builds t5s_bench with CUDA (cmake -DT5S_BUILD_GUI=OFF, Ninja) into build-gpu/;
-#   2. the per-dtype device check: T5 Studio greedy at batch 1 and 32, 128 input / 128 new tokens, on a
+#   2. int8 first (the CUDA int8 path: int8 activations, int32 products, no dequantised weight) beside
+#      fp16, greedy b1/b32 on the t5-base shape -> results-cuda-int8.{md,json};
+#   3. the per-dtype device check: T5 Studio greedy at batch 1 and 32, 128 input / 128 new tokens, on a
 #      t5-base-shaped and an mT5-base-shaped random model, every dtype (fp32 bf16 fp16 int8):
 #      tokens/s and peak GPU memory (torch caching allocator) -> results-issue3.{md,json};
-#   3. the CPU suite's workloads on CUDA (t5-base shape; greedy b1/b8/b32, beam 4 b8, sampling
+#   4. the CPU suite's workloads on CUDA (t5-base shape; greedy b1/b8/b32, beam 4 b8, sampling
 #      8x4, training step) for T5 Studio (fp32 bf16 fp16 int8) and transformers (fp32 bf16 fp16),
 #      plus CTranslate2 when its Python package works there -> results-gpu.{md,json}.
 #   Results go to tests/bench/out/ and, when $OUT is set (the device tool), to $OUT as well.
@@ -85,6 +87,13 @@ say "build done after $(( $(date +%s) - start )) s"
 
 common=(--device cuda --python "$py" --t5s-bench "$build/tests/t5s_bench" --runs "$runs" --warmup 1 --threads 4 --timeout 240)
 
+# ---- int8 first: the CUDA int8 path (int8 activations, int32 products by at::_int_mm; never
+# measured on a GPU yet), its tokens/s and peak memory beside fp16's, before anything else can fail ----
+say "int8 on CUDA"
+"$py" "$bench/run_bench.py" "${common[@]}" --models base --engines t5studio --dtypes int8,fp16 \
+  --workloads greedy_b1,greedy_b32 --input-len 128 --new-tokens 128 --tag cuda-int8 >/dev/null || say "int8 on CUDA failed (see above)"
+say "int8 check done after $(( $(date +%s) - start )) s"
+
 # ---- per-dtype check: tokens/s and peak GPU memory, t5-base and mT5-base shapes, 128 tokens ---------
 say "per-dtype check"
 "$py" "$bench/run_bench.py" "${common[@]}" --models base,mt5base --engines t5studio --dtypes fp32,bf16,fp16,int8 \
@@ -102,8 +111,9 @@ if [ "${GPU_SKIP_SUITE:-0}" != 1 ]; then
 fi
 say "all done after $(( $(date +%s) - start )) s"
 
-for f in results-issue3.md results-issue3.json results-gpu.md results-gpu.json; do
+for f in results-cuda-int8.md results-cuda-int8.json results-issue3.md results-issue3.json results-gpu.md results-gpu.json; do
   if [ -f "$bench/out/$f" ] && [ -n "${OUT:-}" ]; then cp "$bench/out/$f" "$OUT/"; fi
 done
+if [ -f "$bench/out/results-cuda-int8.md" ]; then cat "$bench/out/results-cuda-int8.md"; fi
 cat "$bench/out/results-issue3.md"
 if [ -f "$bench/out/results-gpu.md" ]; then cat "$bench/out/results-gpu.md"; fi
