@@ -24,11 +24,12 @@ HistoryWriter::~HistoryWriter() {
     thread_.join();
 }
 
-void HistoryWriter::record(std::vector<GenerationResult> results, const GenerationOptions& options, double elapsed_ms) {
+void HistoryWriter::record(std::vector<GenerationResult> results, const GenerationOptions& options, double elapsed_ms,
+                           std::string recipe_json) {
     if (!recorder_) return;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        queue_.push_back({std::move(results), options, elapsed_ms});
+        queue_.push_back({std::move(results), options, elapsed_ms, std::move(recipe_json)});
     }
     wake_.notify_all();
 }
@@ -49,6 +50,7 @@ void HistoryWriter::run() {
         busy_ = true;
         lock.unlock();
         try {
+            recorder_->set_recipe(e.recipe_json);  // this entry's only: the recorder names it in what it records next
             recorder_->record(e.results, e.options, e.elapsed_ms);
         } catch (const std::exception& ex) {
             std::cerr << "t5studio serve: history: " << ex.what() << "\n";

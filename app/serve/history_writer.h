@@ -21,7 +21,9 @@ class HistoryWriter {
 public:
     HistoryWriter(const std::string& path, const Model& model);  // path "" = records nothing
     ~HistoryWriter();                                             // flushes
-    void record(std::vector<GenerationResult> results, const GenerationOptions& options, double elapsed_ms);
+    // recipe_json: the recipe that made the results, for their settings JSON ("" = none).
+    void record(std::vector<GenerationResult> results, const GenerationOptions& options, double elapsed_ms,
+                std::string recipe_json = "");
     void flush();
     bool enabled() const { return recorder_ != nullptr; }
 
@@ -30,6 +32,7 @@ private:
         std::vector<GenerationResult> results;
         GenerationOptions options;
         double elapsed_ms = 0;
+        std::string recipe_json;
     };
     void run();
     std::unique_ptr<cli::GenerateRecorder> recorder_;

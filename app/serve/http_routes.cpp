@@ -188,10 +188,10 @@ void augment_recipe(const httplib::Request& req, httplib::Response& res, Service
     try {
         r = run_recipe_request(svc, replica, *recipe.recipe, a.request, gone);
     } catch (const Error& e) {
-        svc.record_recipe(recipe.label, {}, {}, 0, false);
+        svc.record_recipe(recipe, {}, {}, 0, false);
         return send_error(res, status_of(JobError{e.code(), e.what()}), e.what());
     }
-    svc.record_recipe(recipe.label, r.results, r.options, r.total_s, true);
+    svc.record_recipe(recipe, r.results, r.options, r.total_s, true);
     const RequestOutcome o = recipe_outcome(r, *replica.model);
     const nlohmann::json answer = outcome_json(o, svc.model_name(), replica.index, a.keep_dropped);
     if (!a.stream) return send_json(res, 200, answer);

@@ -33,15 +33,15 @@ void reply(httplib::Response& res, int status, const json& j) {
 // /predict through the configured recipe: its steps on the replica's scheduler, judged with the
 // prefix serve resolved (the recipe's steps set their own).
 std::vector<GenerationResult> generate_with_recipe(Service& svc, Replica& replica, const ServeRequest& request) {
-    const std::shared_ptr<const Recipe> recipe = svc.recipes().find(svc.config().labelstudio_recipe);
+    const RequestRecipe recipe = svc.recipes().find(svc.config().labelstudio_recipe);  // checked at start
     const std::shared_ptr<void> running = svc.begin_recipe();
     if (!running) throw Error(ErrorCode::Cancelled, "the server is shutting down");
     try {
-        RecipeOutcome r = run_recipe_request(svc, replica, *recipe, request, nullptr);
-        svc.record_recipe(svc.config().labelstudio_recipe, r.results, r.options, r.total_s, true);
+        RecipeOutcome r = run_recipe_request(svc, replica, *recipe.recipe, request, nullptr);
+        svc.record_recipe(recipe, r.results, r.options, r.total_s, true);
         return std::move(r.results);
     } catch (const Error&) {
-        svc.record_recipe(svc.config().labelstudio_recipe, {}, {}, 0, false);
+        svc.record_recipe(recipe, {}, {}, 0, false);
         throw;
     }
 }

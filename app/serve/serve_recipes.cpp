@@ -6,6 +6,7 @@
 
 #include "common/args.h"
 #include "t5s/error.h"
+#include "t5s/history_store.h"
 
 namespace t5s::serve {
 namespace {
@@ -30,6 +31,19 @@ void refuse_paths(const nlohmann::json& recipe) {
                 bad("'recipe.steps[" + std::to_string(i) + "]." + key + "': an inline recipe may not name a model or adapter folder (its steps run on the served model; "
                     "configure such a recipe with serve --recipe NAME=FILE)");
     }
+}
+
+// How the history names an inline recipe: the recipe itself when small, its steps' names otherwise.
+std::string inline_record(const nlohmann::json& recipe, size_t bytes, const Recipe& parsed) {
+    constexpr size_t kRecordedBytes = 4 << 10;  // recorded with every generation of the request
+    nlohmann::json record = {{"name", "inline"}};
+    if (bytes <= kRecordedBytes) {
+        record["recipe"] = recipe;
+    } else {
+        record["bytes"] = bytes;
+        for (const auto& step : parsed.steps) record["steps"].push_back(step.name);
+    }
+    return record.dump();
 }
 
 }  // namespace
@@ -59,18 +73,22 @@ ServeRecipes::ServeRecipes(const ServeConfig& config) {
 void ServeRecipes::add(const std::string& name, const std::string& file) {
     if (!is_recipe_name(name))
         throw cli::UsageError("recipe name '" + name + "' (" + file + "): use letters, digits, '-', '_' and '.' (at most 128)");
-    if (recipes_.count(name)) throw cli::UsageError("two recipes are named '" + name + "' (" + recipes_[name]->file + " and " + file + ")");
-    recipes_[name] = std::make_shared<const Recipe>(load_recipe(file));
+    if (recipes_.count(name)) throw cli::UsageError("two recipes are named '" + name + "' (" + recipes_[name].recipe->file + " and " + file + ")");
+    RequestRecipe r{std::make_shared<const Recipe>(load_recipe(file)), name, ""};
+    nlohmann::json record = nlohmann::json::parse(recipe_record_json(file));
+    record["name"] = name;
+    r.record_json = record.dump();
+    recipes_[name] = std::move(r);
 }
 
 void ServeRecipes::load_models(const std::string& model_dir, const RuntimeOptions& runtime) {
     models_ = std::make_unique<cli::RecipeModels>(model_dir, runtime);
-    for (const auto& [name, recipe] : recipes_) models_->load_for(*recipe);
+    for (const auto& [name, r] : recipes_) models_->load_for(*r.recipe);
 }
 
-std::shared_ptr<const Recipe> ServeRecipes::find(const std::string& name) const {
+RequestRecipe ServeRecipes::find(const std::string& name) const {
     const auto it = recipes_.find(name);
-    return it == recipes_.end() ? nullptr : it->second;
+    return it == recipes_.end() ? RequestRecipe{} : it->second;
 }
 
 std::vector<std::string> ServeRecipes::names() const {
@@ -82,7 +100,7 @@ std::vector<std::string> ServeRecipes::names() const {
 RequestRecipe ServeRecipes::resolve(const nlohmann::json& value) const {
     if (value.is_string()) {
         const std::string name = value.get<std::string>();
-        if (auto recipe = find(name)) return {recipe, name};
+        if (RequestRecipe r = find(name); r.recipe) return r;
         std::string known;
         for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
         bad("'recipe': unknown recipe '" + name.substr(0, 128) + "' (" + (known.empty() ? "none is configured: serve --recipe NAME=FILE" : "configured: " + known) + ")");
@@ -93,7 +111,8 @@ RequestRecipe ServeRecipes::resolve(const nlohmann::json& value) const {
     if (static_cast<int64_t>(text.size()) > kMaxRecipeBytes)
         bad("'recipe' is " + std::to_string(text.size()) + " bytes; at most " + std::to_string(kMaxRecipeBytes) + " bytes");
     // No base folder: with model and adapter refused, the parser resolves no path.
-    return {std::make_shared<const Recipe>(parse_recipe(text, "'recipe' (inline)", std::filesystem::path())), "inline"};
+    auto recipe = std::make_shared<const Recipe>(parse_recipe(text, "'recipe' (inline)", std::filesystem::path()));
+    return {recipe, "inline", inline_record(value, text.size(), *recipe)};
 }
 
 }  // namespace t5s::serve

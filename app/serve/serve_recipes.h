@@ -17,10 +17,13 @@
 
 namespace t5s::serve {
 
-// A request's recipe: `label` names it in metrics and history ("NAME", or "inline").
+// A request's recipe: `label` names it in metrics ("NAME", or "inline"); `record_json` in the
+// history's settings JSON: {"name", "file", "sha256"} for a configured one (t5s::recipe_record_json),
+// {"name": "inline", "recipe": {...}} for an inline one (its steps' names only past 4 KiB).
 struct RequestRecipe {
     std::shared_ptr<const Recipe> recipe;
     std::string label;
+    std::string record_json;
 };
 
 class ServeRecipes {
@@ -36,13 +39,13 @@ public:
     // The request's "recipe" value: a configured NAME (else InvalidArgument "unknown recipe") or an
     // inline object (at most kMaxRecipeBytes; no "model" or "adapter": InvalidArgument naming it).
     RequestRecipe resolve(const nlohmann::json& value) const;
-    // A configured recipe by name; null when none has it.
-    std::shared_ptr<const Recipe> find(const std::string& name) const;
+    // A configured recipe by name; its `recipe` null when none has it.
+    RequestRecipe find(const std::string& name) const;
     std::vector<std::string> names() const;
 
 private:
     void add(const std::string& name, const std::string& file);
-    std::map<std::string, std::shared_ptr<const Recipe>> recipes_;
+    std::map<std::string, RequestRecipe> recipes_;
     std::unique_ptr<cli::RecipeModels> models_;
 };
 

@@ -249,10 +249,10 @@ void Service::record_step(const Replica& replica, const RequestOutcome& o) {
     metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
 }
 
-void Service::record_recipe(const std::string& label, const std::vector<GenerationResult>& results, const GenerationOptions& options,
+void Service::record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results, const GenerationOptions& options,
                             double seconds, bool ok) {
-    metrics_.add("t5studio_recipe_requests_total", {{"recipe", label}, {"outcome", ok ? "ok" : "error"}});
-    if (ok) history_->record(results, options, seconds * 1000.0);
+    metrics_.add("t5studio_recipe_requests_total", {{"recipe", recipe.label}, {"outcome", ok ? "ok" : "error"}});
+    if (ok) history_->record(results, options, seconds * 1000.0, recipe.record_json);
 }
 
 std::shared_ptr<void> Service::begin_recipe() {

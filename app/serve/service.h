@@ -75,8 +75,8 @@ public:
     void record(const Replica& replica, const RequestOutcome& outcome);
     // One scheduled step of a recipe: its tokens only (the recipe's request is recorded once).
     void record_step(const Replica& replica, const RequestOutcome& outcome);
-    // One finished recipe request: counted by recipe (`label`), its results into the history.
-    void record_recipe(const std::string& label, const std::vector<GenerationResult>& results, const GenerationOptions& options,
+    // One finished recipe request: counted by recipe, its results into the history naming it.
+    void record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results, const GenerationOptions& options,
                        double seconds, bool ok);
     // Gauges read at scrape time, then the text.
     std::string render_metrics();

@@ -13,6 +13,7 @@ Usage: test_serve_recipes.py T5STUDIO DEMO_MODEL RECIPES_DIR WORK_DIR
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -183,9 +184,18 @@ try:
 finally:
     server.stop()
 
-# The history holds the recipe's candidates (one run per request, not one per step).
-r = subprocess.run([BIN, "history", "--history", os.path.join(WORK, "history.db"), "--json"], capture_output=True, text=True, timeout=120)
-check(r.returncode == 0 and "I like green tea." in r.stdout, "the served recipe requests are in the history (%s)" % r.stderr.strip()[-200:])
+# The history holds each recipe request once (its sources, not the pivot texts a step generated),
+# each generation naming its recipe in its settings and each candidate with its route.
+db = sqlite3.connect(os.path.join(WORK, "history.db"))
+rows = db.execute("SELECT g.input, g.settings_json, c.route FROM generations g JOIN candidates c ON c.generation_id = g.id").fetchall()
+inputs = {row[0] for row in rows}
+check(inputs and inputs <= set(TEXTS + SPAN_TEXTS + ["still serving"]), "the history holds the requests' sources only: %s" % sorted(inputs)[:6])
+named = [json.loads(row[1]).get("recipe", {}).get("name") for row in rows]
+check({"bt", "own", "pooled", "inline"} <= set(named), "each recorded generation names its recipe (%s)" % sorted(set(map(str, named))))
+bt_record = next((json.loads(row[1])["recipe"] for row in rows if json.loads(row[1]).get("recipe", {}).get("name") == "bt"), {})
+check(bt_record.get("file", "").endswith("demo-back-translation-zh.json") and len(bt_record.get("sha256", "")) == 64,
+      "a configured recipe is recorded with its file and SHA-256: %s" % bt_record)
+check(all(row[2] and json.loads(row[2]) for row in rows), "every recorded candidate keeps its route")
 
 print("serve_recipes: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
