@@ -117,6 +117,7 @@ TEST_CASE("a v1 file migrates to the current version keeping its data", "[histor
         CHECK(g1->label_json.empty());  // the v5 column, empty for old rows
         CHECK(g1->candidates[0].state == CandidateState::Accepted);
         CHECK_FALSE(g1->candidates[0].scores.back_score.has_value());  // the v4 columns, empty for old rows
+        CHECK(g1->candidates[0].route.empty());  // the v6 column, NULL for old rows
         CHECK(g1->dropped.empty());
         auto g2 = store.get(2);
         CHECK(g2->candidates[0].state == CandidateState::Edited);
