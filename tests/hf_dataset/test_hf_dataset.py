@@ -20,6 +20,7 @@ spans on one input, duplicates dropped), exported as a dataset folder, then:
 
 usage: test_hf_dataset.py T5STUDIO MODEL WORKDIR
 """
+import hashlib
 import json
 import math
 import os
@@ -294,8 +295,9 @@ def main():
     check_statistics(card, out, candidates, list(per_generation.values()))
     check_routes(card, out, candidates)
     recipes = table_after(card, "### Recipes")
-    check(recipes == [[os.path.join(WORK, "recipe.json") + " (sha256:" + __import__("hashlib").sha256(
-        open(os.path.join(WORK, "recipe.json"), "rb").read()).hexdigest() + ")", str(len(recipe_run))]], f"recipes {recipes}")
+    recipe_file = os.path.join(WORK, "recipe.json")
+    recipe_sha = hashlib.sha256(open(recipe_file, "rb").read()).hexdigest()
+    check(recipes == [[f"{recipe_file} (sha256:{recipe_sha})", str(len(recipe_run))]], f"recipes {recipes}")
     check(train.features["route"] == datasets.List(datasets.Features({"step": datasets.Value("string"), "text": datasets.Value("string")}))
           if hasattr(datasets, "List") else "route" in train.features, f"route feature {train.features['route']}")
     kept = {r[0]: int(r[1]) for r in table_after(card, "### Kept and dropped")}
