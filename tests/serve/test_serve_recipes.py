@@ -13,9 +13,11 @@ Usage: test_serve_recipes.py T5STUDIO DEMO_MODEL RECIPES_DIR WORK_DIR
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 
 import requests
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -181,6 +183,42 @@ try:
         check("t5studio_recipe_requests_total{%s}" % label in metrics, "/metrics counts recipe requests {%s}" % label)
     health = requests.get(server.base + "/health", headers=AUTH, timeout=30).json()
     check(health["config"].get("labelstudio_recipe") == "bt", "/health's config shows --labelstudio-recipe")
+
+    def metric(name_and_labels):
+        for line in requests.get(server.base + "/metrics", headers=AUTH, timeout=30).text.splitlines():
+            if line.startswith(name_and_labels + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    # A client that goes away cancels its recipe: the request ends as an error long before its
+    # 48 x 4 x 4 sampled texts would be done, and the server goes on serving.
+    sampled = {"steps": [{"name": "pivot", "prefix": TO_ZH, "do_sample": True, "num_return_sequences": 4},
+                         {"name": "back", "from": "pivot", "prefix": TO_EN, "do_sample": True, "num_return_sequences": 4}],
+               "candidates": ["back"]}
+    try:
+        requests.post(server.base + "/augment", headers=AUTH, timeout=1.0,
+                      json={"texts": ["I like green tea number %d." % i for i in range(48)], "max_new_tokens": 64, "recipe": sampled})
+        check(False, "the long recipe request answered within 1 s: the cancel check needs a longer one")
+    except requests.exceptions.Timeout:
+        pass
+    until(lambda: metric('t5studio_recipe_requests_total{recipe="inline",outcome="error"}') == 1, 120,
+          "the abandoned recipe request to end cancelled")
+    check(server.augment(["after the cancel"], recipe="bt") != [], "the server serves recipes after a cancelled one")
+
+    # SIGTERM while a recipe's first step runs: the recipe still finishes (its second step gets the
+    # scheduler), then serve exits 0.
+    answer = {}
+    body = {"texts": ["The weather is nice today number %d." % i for i in range(24)], "max_new_tokens": 48, "recipe": "bt"}
+    worker = threading.Thread(target=lambda: answer.update(r=requests.post(server.base + "/augment", json=body, headers=AUTH, timeout=300)))
+    worker.start()
+    until(lambda: metric('t5studio_running_sequences{replica="0"}') > 0, 60, "the recipe's first step to run")
+    server.proc.send_signal(signal.SIGTERM)
+    worker.join(300)
+    r = answer.get("r")
+    check(r is not None and r.status_code == 200 and len(r.json()["results"]) == 24 and
+          all(c["route"][0]["step"] == "pivot" for res in r.json()["results"] for c in res["candidates"]),
+          "a recipe running at SIGTERM finishes both steps (%s)" % (r.text[:200] if r is not None else "no answer"))
+    check(server.proc.wait(timeout=120) == 0, "serve exits 0 after draining the recipe")
 finally:
     server.stop()
 
@@ -189,7 +227,8 @@ finally:
 db = sqlite3.connect(os.path.join(WORK, "history.db"))
 rows = db.execute("SELECT g.input, g.settings_json, c.route FROM generations g JOIN candidates c ON c.generation_id = g.id").fetchall()
 inputs = {row[0] for row in rows}
-check(inputs and inputs <= set(TEXTS + SPAN_TEXTS + ["still serving"]), "the history holds the requests' sources only: %s" % sorted(inputs)[:6])
+sent = set(TEXTS + SPAN_TEXTS + ["still serving", "after the cancel"] + body["texts"])
+check(inputs and inputs <= sent and set(body["texts"]) <= inputs, "the history holds the requests' sources only: %s" % sorted(inputs - sent)[:6])
 named = [json.loads(row[1]).get("recipe", {}).get("name") for row in rows]
 check({"bt", "own", "pooled", "inline"} <= set(named), "each recorded generation names its recipe (%s)" % sorted(set(map(str, named))))
 bt_record = next((json.loads(row[1])["recipe"] for row in rows if json.loads(row[1]).get("recipe", {}).get("name") == "bt"), {})
