@@ -54,6 +54,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["batch_path"] = s.batch_path;
     j["per_row"] = s.per_row;
     j["pending_downloads"] = s.pending_downloads;
+    j["recent_recipes"] = s.recent_recipes;
     j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn_every}, {"max_steps", s.learn_max_steps}, {"lr", s.learn_lr}};
     j["imgui_ini"] = s.imgui_ini;
     return j.dump(2);
@@ -78,6 +79,7 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.batch_path = j.value("batch_path", std::string());
         s.per_row = std::clamp(j.value("per_row", 3), 1, 64);
         s.pending_downloads = j.value("pending_downloads", std::vector<std::string>{});
+        s.recent_recipes = j.value("recent_recipes", std::vector<std::string>{});
         if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
             s.learn_enabled = l->value("enabled", false);
             s.learn_every = static_cast<int>(clamp_learning_option("min_new_pairs", l->value("every", 50)));
@@ -112,6 +114,7 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.learn_every = st.learn.every;
     s.learn_max_steps = st.learn.max_steps;
     s.learn_lr = st.learn.lr;
+    s.recent_recipes = st.ws.recipe.recent;
     s.pending_downloads.clear();
     for (const auto& d : st.models.downloads)
         if (d.phase != DownloadPhase::Done) s.pending_downloads.push_back(d.repo + "@" + d.revision);
@@ -136,6 +139,7 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.learn.every = s.learn_every;
     st.learn.max_steps = s.learn_max_steps;
     st.learn.lr = s.learn_lr;
+    st.ws.recipe.recent = s.recent_recipes;  // listed in the picker; none is chosen at start (None)
     st.models.downloads.clear();
     for (const std::string& ref : s.pending_downloads) {  // shown as interrupted: Resume continues the .incomplete file
         const auto at = ref.rfind('@');

@@ -34,6 +34,7 @@ struct AppSettings {
     int learn_every = 50;        // a round every N new accepted/edited pairs
     int learn_max_steps = int(LearningOptions{}.max_steps);  // optimizer steps of a round, at most
     double learn_lr = LearningOptions{}.lr;                   // the round's learning rate
+    std::vector<std::string> recent_recipes;     // recipe files opened or saved, most recent first
     std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };

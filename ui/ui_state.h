@@ -66,6 +66,7 @@ struct ModelVm {
 // generation sends the text as it is now (RecipeSource), so an edit need not be saved to be tried.
 struct RecipeVm {
     std::vector<std::string> shipped;        // the app's recipes folder, *.json, sorted
+    std::vector<std::string> recent;         // files opened or saved, most recent first (persisted)
     std::string path;                        // the chosen file ("" with empty text: None)
     std::string path_input;                  // the "Open file" path box
     std::string text;                        // the editor's text: what a generation runs

@@ -9,6 +9,7 @@
 
 #include "controller.h"
 #include "recording_controller.h"
+#include "settings.h"
 
 using namespace t5s;
 using namespace t5s::ui;
@@ -114,4 +115,29 @@ TEST_CASE("recipes: Save as writes the text through the engine and the file beco
     CHECK(f.recipe().path == "/tmp/mine.json");
     CHECK(f.recipe().saved_text == f.recipe().text);
     CHECK(f.recipe().error.empty());
+}
+
+TEST_CASE("recipes: files opened or saved are the picker's recent ones, kept in the settings; none is chosen at start", "[ui][recipe]") {
+    Fake f;
+    const std::string shipped = (kRecipes / "demo-back-translation-zh.json").string();
+    f.c.workspace().choose_recipe(shipped);
+    CHECK(f.recipe().recent.empty());  // listed among the shipped ones already
+    f.recipe().text = R"({"steps": [{"name": "a"}], "candidates": ["a"]})";
+    f.c.workspace().save_recipe_as("/tmp/one.json");
+    f.c.apply(FileWritten{f.recipe().save_job, "/tmp/one.json"});
+    f.c.workspace().save_recipe_as("/tmp/two.json");
+    f.c.apply(FileWritten{f.recipe().save_job, "/tmp/two.json"});
+    f.c.workspace().save_recipe_as("/tmp/one.json");
+    f.c.apply(FileWritten{f.recipe().save_job, "/tmp/one.json"});
+    CHECK(f.recipe().recent == std::vector<std::string>{"/tmp/one.json", "/tmp/two.json"});
+
+    AppSettings saved;
+    capture_settings(f.c.state(), saved);
+    std::string warning;
+    const AppSettings read = settings_from_json(settings_to_json(saved), &warning);
+    CHECK(warning.empty());
+    UiState fresh;
+    restore_settings(read, fresh);
+    CHECK(fresh.ws.recipe.recent == f.recipe().recent);
+    CHECK_FALSE(fresh.ws.recipe.active());
 }

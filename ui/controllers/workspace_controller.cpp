@@ -183,6 +183,7 @@ void WorkspaceController::apply(const Event& event) {
         ws.recipe.save_job = 0;
         ws.recipe.path = ws.recipe.path_input = w->path.string();
         ws.recipe.saved_text = ws.recipe.text;  // what was sent (the editor is read-only while saving)
+        remember_recipe(ws.recipe.path);
         ws.recipe.checked.reset();  // relative folders now resolve against the new file's folder
         check_recipe();
         ctx.log(false, "recipe saved: " + ws.recipe.path);

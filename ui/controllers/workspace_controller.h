@@ -60,6 +60,7 @@ public:
     void check_recipe();
     void save_recipe_as(const std::string& path);
     std::optional<RecipeSource> recipe_source() const;  // what a generation sends; none for None
+    void remember_recipe(const std::string& path);      // first of the picker's recent files
 
     void apply(const Event& event) override;
     void failed(const JobFailed& failure) override;

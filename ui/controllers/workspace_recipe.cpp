@@ -20,6 +20,13 @@ std::filesystem::path base_dir_of(const std::string& path) {
 }
 
 // "steps: pivot > back; candidates: back"
+void remember(std::vector<std::string>* recent, const std::string& path) {
+    constexpr size_t kRecent = 8;
+    recent->erase(std::remove(recent->begin(), recent->end(), path), recent->end());
+    recent->insert(recent->begin(), path);
+    if (recent->size() > kRecent) recent->resize(kRecent);
+}
+
 std::string steps_line(const Recipe& r) {
     std::string steps, candidates;
     for (const RecipeStep& st : r.steps) steps += (steps.empty() ? "" : " > ") + st.name;
@@ -58,6 +65,7 @@ void WorkspaceController::choose_recipe(const std::string& path) {
     text.resize(size_t(in.gcount()));
     r.text = r.saved_text = text;
     ctx.note(r.text);  // its characters -> font atlas
+    if (std::find(r.shipped.begin(), r.shipped.end(), path) == r.shipped.end()) remember_recipe(path);
     check_recipe();
 }
 
@@ -89,6 +97,8 @@ void WorkspaceController::save_recipe_as(const std::string& path) {
     r.save_as = path;
     r.save_job = submit(WriteTextFile{path, r.text});
 }
+
+void WorkspaceController::remember_recipe(const std::string& path) { remember(&s.ws.recipe.recent, path); }
 
 std::optional<RecipeSource> WorkspaceController::recipe_source() const {
     const RecipeVm& r = s.ws.recipe;

@@ -31,6 +31,12 @@ void draw_picker(Controller& ctl) {
         if (ImGui::Selectable("None (plain generation)", !r.active())) ctl.workspace().choose_recipe("");
         for (const std::string& path : r.shipped)
             if (ImGui::Selectable(file_name(path).c_str(), path == r.path)) ctl.workspace().choose_recipe(path);
+        if (!r.recent.empty()) ImGui::Separator();
+        for (const std::string& path : r.recent)  // a copy: choosing one reorders the list
+            if (ImGui::Selectable(path.c_str(), path == r.path)) {
+                ctl.workspace().choose_recipe(std::string(path));
+                break;
+            }
         ImGui::EndCombo();
     }
     help_marker("A recipe chains generation steps, e.g. English > Chinese > English, and pools the outputs of the steps it "
