@@ -30,3 +30,14 @@ void check_recipe_memory(const Recipe& recipe, const std::vector<RecipeModelLoad
                          const std::string& device);
 
 }  // namespace t5s
+
+namespace t5s {
+
+class Model;
+
+// The check every front end makes before a recipe's step models load beside `loaded`: each at the
+// loaded model's bytes per weight, against the memory free now where `loaded` runs (its CUDA
+// device's, else MemAvailable). Engine-side (t5s_engine); throws as check_recipe_memory.
+void check_recipe_fits(const Recipe& recipe, const Model& loaded);
+
+}  // namespace t5s

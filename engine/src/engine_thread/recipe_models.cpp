@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "t5s/error.h"
+#include "t5s/recipe_memory.h"
 
 namespace t5s::detail {
 
@@ -61,6 +62,7 @@ const Recipe& RecipeModels::prepare(const RecipeSource& source, const Model& loa
     loaded_ = &loaded;
     loaded_dir_ = loaded.info().dir;
     try {
+        check_recipe_fits(*recipe_, loaded);  // every step model counted before any loads
         load_models(runtime, factory);
     } catch (...) {
         clear();
