@@ -1,15 +1,20 @@
 // Recipes through the engine thread (Generate::recipe, the app's door): on a tiny real checkpoint a
 // recipe job gives the candidates and routes run_recipe gives when called directly on the same
 // models; the step models load once and stay while the recipe is unchanged; a bad recipe is one
-// JobFailed line naming the file and the key; Cancel stops a recipe mid-step.
+// JobFailed line naming the file and the key; Cancel stops a recipe mid-step. A batch job with a
+// greedy two-step recipe gives exactly what its two legs run by hand as batch jobs give, with routes
+// in its rows and the history; a batch with a bad recipe fails in one line naming it.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "fake_model.h"
 #include "t5s/engine_thread.h"
+#include "t5s/history_store.h"
 #include "t5s/recipe_runner.h"
 
 using namespace t5s;
@@ -55,9 +60,21 @@ struct Events {
         });
         return std::get<GenerationDone>(e);
     }
+    // The rows of a BatchAugment job, by row, once it finished (its JobFailed fails the test).
+    std::vector<GenerationResult> batch_rows(JobId job, size_t rows, double seconds = 240) {
+        std::vector<GenerationResult> out(rows);
+        until(seconds, [&](const Event& ev) {
+            if (auto* f = std::get_if<JobFailed>(&ev); f && f->job == job) FAIL("batch failed: " << f->message);
+            if (auto* r = std::get_if<BatchRowDone>(&ev); r && r->job == job && size_t(r->row) < rows) out[size_t(r->row)] = r->result;
+            auto* d = std::get_if<JobFinished>(&ev);
+            return d && d->job == job;
+        });
+        return out;
+    }
     JobFailed failed(JobId job, double seconds = 60) {
         const Event& e = until(seconds, [&](const Event& ev) {
             if (auto* d = std::get_if<GenerationDone>(&ev); d && d->job == job) FAIL("the job was expected to fail");
+            if (auto* d = std::get_if<JobFinished>(&ev); d && d->job == job) FAIL("the job was expected to fail");
             auto* f = std::get_if<JobFailed>(&ev);
             return f && f->job == job;
         });
@@ -211,4 +228,125 @@ TEST_CASE("engine thread: Cancel stops a recipe job mid-step", "[engine_thread][
     engine.submit(Cancel{job});
     const JobFailed f = ev.failed(job);
     CHECK(f.code == ErrorCode::Cancelled);
+}
+
+namespace {
+
+const std::string kForward = "translate English to German: ";
+const std::string kBack = "translate German to English: ";
+
+BatchAugment greedy_batch(const std::string& name, std::vector<std::string> rows, const std::string& prefix) {
+    BatchAugment b;
+    b.name = name;
+    b.rows = std::move(rows);
+    b.options.max_new_tokens = 8;
+    b.options.batch_size = 2;  // 5 rows: three row batches, each one run_recipe call
+    b.task_prefix = prefix;
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its two legs run by hand", "[engine_thread][recipe][model]") {
+    REQUIRE(fs::exists(kTiny / "config.json"));
+    const fs::path dir = fs::temp_directory_path() / ("t5s_et_recipe_batch_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::atomic<int> loads{0};
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    config.history_db = dir / "history.db";
+    config.model_factory = [&](const fs::path& d, const RuntimeOptions& o) {
+        ++loads;
+        return Model::load(d, o);
+    };
+    EngineThread engine(config);
+    Events ev{engine};
+    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
+    ev.until(120, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
+        auto* m = std::get_if<ModelLoaded>(&e);
+        return m && m->job == load;
+    });
+    const std::vector<std::string> rows = {"I like green tea.", "The weather is nice today.", "She reads a book in the library.",
+                                           "We will meet tomorrow.", "My brother plays football."};
+
+    // By hand: the forward leg as a batch, then the back leg as a batch over its candidates.
+    const auto forward = ev.batch_rows(engine.submit(greedy_batch("forward", rows, kForward)), rows.size());
+    std::vector<std::string> pivots;
+    std::vector<size_t> pivot_row;
+    for (size_t i = 0; i < forward.size(); ++i)
+        for (const auto& c : forward[i].candidates) pivots.push_back(c.text), pivot_row.push_back(i);
+    REQUIRE_FALSE(pivots.empty());
+    const auto back = ev.batch_rows(engine.submit(greedy_batch("back", pivots, kBack)), pivots.size());
+
+    // The recipe, its back step on a model folder of its own (loaded once for all row batches).
+    BatchAugment b = greedy_batch("recipe", rows, "paraphrase: ");
+    b.recipe = RecipeSource{R"({"steps": [{"name": "pivot", "prefix": ")" + kForward + R"("},
+      {"name": "back", "from": "pivot", "model": "t5v10-tied-relu", "prefix": ")" + kBack + R"("}], "candidates": ["back"]})",
+                            "batch-recipe.json", kModels};
+    const JobId job = engine.submit(b);
+    const auto recipe = ev.batch_rows(job, rows.size());
+    CHECK(loads == 2);  // the loaded model and the back step's own, once for three row batches
+    ev.until(1, [&](const Event& e) {  // progress in rows, as for any batch
+        auto* p = std::get_if<Progress>(&e);
+        return p && p->job == job && p->done == 5 && p->total == 5;
+    });
+
+    HistoryStore history(config.history_db.string());
+    size_t with_routes = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        INFO("row " << i << ": " << rows[i]);
+        CHECK(recipe[i].input == rows[i]);
+        std::vector<std::string> want;  // the back leg's outputs for this row's pivots
+        std::vector<std::string> want_pivots;
+        for (size_t k = 0; k < pivots.size(); ++k)
+            if (pivot_row[k] == i) {
+                for (const auto& c : back[k].candidates) want.push_back(c.text), want_pivots.push_back(pivots[k]);
+            }
+        std::vector<std::string> got;
+        for (const auto& c : recipe[i].candidates) got.push_back(c.text);
+        CHECK(got == want);
+        for (size_t k = 0; k < recipe[i].candidates.size() && k < want_pivots.size(); ++k) {
+            const Route& route = recipe[i].candidates[k].route;
+            REQUIRE(route.size() == 2);
+            CHECK(route[0].step == "pivot");
+            CHECK(route[0].text == want_pivots[k]);
+            CHECK(route[1].step == "back");
+            CHECK(route[1].text == recipe[i].candidates[k].text);
+        }
+        // The history keeps every row's candidates with their routes.
+        const auto id = history.find_by_origin("batch:recipe#" + std::to_string(i));
+        REQUIRE(id);
+        const auto stored = history.get(*id);
+        REQUIRE(stored);
+        REQUIRE(stored->candidates.size() == recipe[i].candidates.size());
+        for (size_t k = 0; k < stored->candidates.size(); ++k) {
+            CHECK(stored->candidates[k].text == recipe[i].candidates[k].text);
+            CHECK(route_steps(stored->candidates[k].route) == "pivot > back");
+            ++with_routes;
+        }
+    }
+    CHECK(with_routes > 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("engine thread: a batch job with a bad recipe fails in one line naming it", "[engine_thread][recipe]") {
+    EngineConfig config;
+    config.telemetry_hz = 0;
+    config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
+    EngineThread engine(config);
+    Events ev{engine};
+    const JobId load = engine.submit(LoadModel{kTiny, {}});
+    ev.until(10, [&](const Event& e) {
+        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the fake model did not load: " << f->message);
+        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
+    });
+    BatchAugment b = greedy_batch("bad", {"a row", "another row"}, "paraphrase: ");
+    b.recipe = RecipeSource{R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})", "bad-recipe.json", kModels};
+    const JobFailed f = ev.failed(engine.submit(b));
+    CHECK(f.code == ErrorCode::InvalidArgument);
+    CHECK(f.message.find("bad-recipe.json") != std::string::npos);
+    CHECK(f.message.find("num_bemas") != std::string::npos);
+    CHECK(f.message.find('\n') == std::string::npos);
 }

@@ -98,6 +98,12 @@ struct BatchAugment {
     std::string task_prefix;
     std::vector<bool> done;          // rows to skip (resume across sessions); may be empty
     std::vector<std::vector<Span>> spans;  // protected spans per row, as Generate::spans (empty: none)
+    // A recipe instead of one generation per row, as Generate::recipe: each row batch is one
+    // run_recipe call (each step one batched generation over the batch's rows), the step models
+    // loaded once for the whole job, every candidate with its route (in BatchRowDone and the
+    // history). options.num_return_sequences is the default of steps that set none. The job keeps
+    // the settings it was submitted with (UpdateSettings does not reach it, as for Generate::recipe).
+    std::optional<RecipeSource> recipe;
 };
 struct QueryHistory { HistoryQuery query; bool with_total = true; };  // total = count(filter)
 struct RecordDecision {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -121,6 +122,11 @@ struct EngineImpl {
     void generate(Job& job, const Generate& cmd, Clock::time_point submitted);
     // The request's texts through its recipe (recipe_jobs.cpp); cmd.recipe must be set.
     std::vector<GenerationResult> generate_recipe(Job& job, const Generate& cmd, const GenerationOptions& options);
+    // `texts` through the recipe of `source` with the job's control (cancel, decoding steps);
+    // on_step_start(k, n) as step k of n starts (may be empty). Shared by Generate and BatchAugment.
+    std::vector<GenerationResult> run_recipe_texts(Job& job, const RecipeSource& source, const std::vector<std::string>& texts,
+                                                   const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+                                                   const std::function<void(int64_t, int64_t)>& on_step_start);
     std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
                                                  const GenerationOptions& options, GenerationControl* control);
     JobEnd run_batch(LaneTask& task);

@@ -175,6 +175,8 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
 
 // Rows go through the model in batches of options.batch_size; pause and cancel are seen between
 // row batches (cancel also at every decoding step). A paused batch parks its task off the lane.
+// With a recipe, each row batch is one run_recipe call (recipe_jobs.cpp); its candidates carry
+// their routes into BatchRowDone and the history.
 JobEnd EngineImpl::run_batch(LaneTask& task) {
     Job& job = *task.job;
     const JobId id = job.id();
@@ -208,7 +210,8 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
             emit(JobPaused{id, done, total});
             return JobEnd::Parked;
         }
-        GenerationOptions options = job.settings()->get();
+        // A recipe batch has no live settings: it keeps those it was submitted with.
+        GenerationOptions options = job.settings() ? job.settings()->get() : req.options;
         std::vector<size_t> rows;
         while (next < req.rows.size() && int(rows.size()) < std::max(1, options.batch_size)) {
             if (!run.done[next]) rows.push_back(next);
@@ -224,7 +227,8 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         }
         options.task_prefix = req.task_prefix;  // the engine prepends it (and scores back_score with it)
         const auto tb = Clock::now();
-        std::vector<GenerationResult> results = generate_texts(inputs, spans, options, &control);
+        std::vector<GenerationResult> results = req.recipe ? run_recipe_texts(job, *req.recipe, inputs, spans, options, {})
+                                                           : generate_texts(inputs, spans, options, &control);
         if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
         std::vector<GenerationId> ids(results.size(), 0);
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];

@@ -118,8 +118,9 @@ JobId EngineImpl::enqueue_job(Command command) {
     LaneTask task{jobs.create(r.kind), std::move(command), Clock::now(), nullptr, nullptr};
     Job& job = *task.job;
     if (const auto* b = std::get_if<BatchAugment>(&task.command)) {
-        // Settings live from submit on: UpdateSettings reaches a queued or paused batch too.
-        job.attach_settings(std::make_shared<SettingsHandle>(b->options));
+        // Settings live from submit on: UpdateSettings reaches a queued or paused batch too. Not a
+        // recipe's: a step's own settings would be overwritten mid-step by the base ones.
+        if (!b->recipe) job.attach_settings(std::make_shared<SettingsHandle>(b->options));
         task.batch = std::make_shared<BatchRun>();
         task.batch->done = b->done;
         task.batch->done.resize(b->rows.size(), false);
