@@ -8,7 +8,7 @@ RecipeRun::RecipeRun(const std::filesystem::path& file) : recipe_(load_recipe(fi
 void RecipeRun::load_models(const Model& loaded, const std::filesystem::path& model_dir, const RuntimeOptions& runtime) {
     loaded_ = &loaded;
     models_ = std::make_unique<RecipeModels>(model_dir, runtime);
-    models_->load_for(recipe_);
+    models_->load_for(recipe_, loaded);
 }
 
 std::vector<GenerationResult> RecipeRun::run(const Embedder* embedder, const std::vector<std::string>& texts,

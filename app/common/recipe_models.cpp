@@ -3,6 +3,7 @@
 
 #include "common/runtime_flags.h"
 #include "t5s/error.h"
+#include "t5s/recipe_memory.h"
 
 namespace t5s::cli {
 
@@ -16,7 +17,15 @@ std::pair<std::string, std::string> RecipeModels::key_of(const RecipeStep& step)
     return {dir.string(), step.adapter ? step.adapter->string() : ""};
 }
 
-void RecipeModels::load_for(const Recipe& recipe) {
+void RecipeModels::load_for(const Recipe& recipe, const Model& loaded) {
+    Recipe unloaded = recipe;  // only the steps whose models are not resident yet count against the memory
+    unloaded.steps.clear();
+    for (const auto& step : recipe.steps) {
+        const auto key = key_of(step);
+        if (!key.first.empty() && !models_.count(key)) unloaded.steps.push_back(step);
+    }
+    if (unloaded.steps.empty()) return;
+    check_recipe_fits(unloaded, loaded);
     for (const auto& step : recipe.steps) {
         const auto key = key_of(step);
         if (key.first.empty() || models_.count(key)) continue;

@@ -20,8 +20,10 @@ public:
     // that adapter); `runtime`: how every step model loads (its adapter: the step's, else none).
     RecipeModels(std::filesystem::path model_dir, RuntimeOptions runtime);
 
-    // Loads the models `recipe`'s steps name that are not loaded yet.
-    void load_for(const Recipe& recipe);
+    // Loads the models `recipe`'s steps name that are not loaded yet, after checking that they fit
+    // in the memory free where `loaded` (the command's model) runs (t5s/recipe_memory.h: an
+    // OutOfMemory error naming the recipe and each model, before any loads).
+    void load_for(const Recipe& recipe, const Model& loaded);
     // The model of a step with a model or adapter of its own (loaded by load_for); null for a step
     // on the loaded model.
     const Model* find(const RecipeStep& step) const;

@@ -81,9 +81,9 @@ void ServeRecipes::add(const std::string& name, const std::string& file) {
     recipes_[name] = std::move(r);
 }
 
-void ServeRecipes::load_models(const std::string& model_dir, const RuntimeOptions& runtime) {
+void ServeRecipes::load_models(const Model& loaded, const std::string& model_dir, const RuntimeOptions& runtime) {
     models_ = std::make_unique<cli::RecipeModels>(model_dir, runtime);
-    for (const auto& [name, r] : recipes_) models_->load_for(*r.recipe);
+    for (const auto& [name, r] : recipes_) models_->load_for(*r.recipe, loaded);
 }
 
 RequestRecipe ServeRecipes::find(const std::string& name) const {

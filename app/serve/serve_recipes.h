@@ -32,8 +32,9 @@ public:
     // UsageError; a bad file an Error of one line naming it. labelstudio_recipe must be one of them.
     explicit ServeRecipes(const ServeConfig& config);
 
-    // Loads the step models of every configured recipe (each distinct model + adapter once).
-    void load_models(const std::string& model_dir, const RuntimeOptions& runtime);
+    // Loads the step models of every configured recipe (each distinct model + adapter once), each
+    // recipe's checked first against the memory free where `loaded` (a replica's model) runs.
+    void load_models(const Model& loaded, const std::string& model_dir, const RuntimeOptions& runtime);
     const cli::RecipeModels* models() const { return models_.get(); }
 
     // The request's "recipe" value: a configured NAME (else InvalidArgument "unknown recipe") or an
