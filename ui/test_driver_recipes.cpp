@@ -59,6 +59,18 @@ bool TestDriver::recipe_step(const ScriptStep& st, Controller& ctl) {
     } else if (st.op == "expect_routes") {
         step_expect_routes(st, ctl);
         return true;
+    } else if (st.op == "expect_batch_routes") {
+        const BatchVm& b = ctl.state().batch;
+        if (b.phase != BatchPhase::Done) return fail("expect_batch_routes: the batch did not finish: " + b.error), true;
+        size_t rows = 0;
+        for (const auto& row : b.results) {
+            if (row.first.empty()) continue;
+            if (route_steps(row.route) != st.arg) return fail("expect_batch_routes: a row came by '" + route_steps(row.route) + "'"), true;
+            if (row.route.back().text != row.first) return fail("expect_batch_routes: a row's last leg is not its candidate"), true;
+            ++rows;
+        }
+        if (rows == 0) return fail("expect_batch_routes: no row has a candidate"), true;
+        std::cout << "script: " << rows << " batch rows came by " << st.arg << "\n";
     } else {
         return false;
     }

@@ -36,7 +36,7 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "expect_span_candidates", "expect_forced", "expect_batch_labels", "expect_batch_spans", "history_spans",
                                               "paste_settings", "expect_settings", "expect_not_applied", "open_advanced", "field_text",
                                               "expect_field_error", "recipe", "recipe_text", "expect_recipe_error",
-                                              "save_recipe", "expect_routes"};
+                                              "save_recipe", "expect_routes", "expect_batch_routes"};
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;

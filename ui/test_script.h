@@ -71,6 +71,8 @@
 //   save_recipe PATH              Save as... PATH; waits until the file is written and is the chosen recipe
 //   expect_routes STEPS           every shown candidate came by the route STEPS ("pivot > back"), each leg
 //                                 with its text, and the candidates' texts are their last legs' texts
+//   expect_batch_routes STEPS     the batch finished; every row done with a candidate shows the route STEPS,
+//                                 its first candidate's text being the last leg's
 // Lines starting with # and blank lines are skipped.
 #include <optional>
 #include <string>

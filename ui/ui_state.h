@@ -150,9 +150,11 @@ struct BatchVm {
     struct RowResult {
         SpanCounts counts{-1, 0, 0};
         std::string first;
+        Route route;                         // the first candidate's route (a recipe run; else empty)
     };
     std::vector<RowResult> results;
     SpanCounts span_total;                   // summed over the rows done in this run
+    std::string recipe;                      // the recipe this run sends (the workspace's; "" = none)
     std::string error;
 };
 

@@ -1,7 +1,8 @@
 // The workspace's recipe without GL: the shipped recipes listed and chosen, the editor's text
 // checked as typed (the parser's one line), a generation sending the text as it is now, a bad
 // recipe refused before anything is sent, Save as through the engine's io lane, the route of each
-// candidate kept in the list and the step of a running recipe from Progress.
+// candidate kept in the list and the step of a running recipe from Progress; the batch panel
+// sending the workspace's recipe with its rows (a bad one refused first) and each row's route.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -140,4 +141,52 @@ TEST_CASE("recipes: files opened or saved are the picker's recent ones, kept in 
     restore_settings(read, fresh);
     CHECK(fresh.ws.recipe.recent == f.recipe().recent);
     CHECK_FALSE(fresh.ws.recipe.active());
+}
+
+TEST_CASE("recipes: the batch panel sends the workspace's recipe with the rows; rows keep their routes", "[ui][recipe]") {
+    Fake f;
+    auto& b = f.c.state().batch;
+    b.path = "/data/rows.txt";
+    f.c.load_dataset();
+    const JobId dataset = f.c.state().batch.dataset_job;
+    f.c.apply(DatasetLoaded{dataset, b.path, {}, "", {"I like green tea.", "The weather is nice today."}});
+    REQUIRE(b.rows.size() == 2);
+
+    // None: a plain batch, under the file's name.
+    f.c.start_batch();
+    REQUIRE(f.last<BatchAugment>());
+    CHECK_FALSE(f.last<BatchAugment>()->recipe.has_value());
+    CHECK(f.last<BatchAugment>()->name == "rows.txt");
+    f.c.apply(JobFinished{b.job, "batch", "2 of 2 rows done"});
+
+    const std::string bt = (kRecipes / "demo-back-translation-zh.json").string();
+    f.c.workspace().choose_recipe(bt);
+    f.c.start_batch();
+    const BatchAugment* cmd = f.last<BatchAugment>();
+    REQUIRE(cmd->recipe.has_value());
+    CHECK(cmd->recipe->json == f.recipe().text);
+    CHECK(cmd->recipe->file == bt);
+    CHECK(cmd->name == "rows.txt via demo-back-translation-zh.json");  // plain rows done are not skipped
+    REQUIRE(b.phase == BatchPhase::Running);
+
+    GenerationResult r;
+    r.input = "I like green tea.";
+    Candidate c;
+    c.text = "I like tea.";
+    c.route = {{"pivot", "我喜欢茶。"}, {"back", "I like tea."}};
+    r.candidates = {c};
+    f.c.apply(BatchRowDone{b.job, 0, r, 0});
+    REQUIRE(b.results.size() == 2);
+    CHECK(b.results[0].first == "I like tea.");
+    CHECK(route_steps(b.results[0].route) == "pivot > back");
+    CHECK(b.results[1].route.empty());
+    f.c.apply(JobFinished{b.job, "batch", "2 of 2 rows done"});
+
+    // A bad recipe: the editor's one line, and no batch is sent.
+    const int sent = f.count<BatchAugment>();
+    f.recipe().text = R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})";
+    f.c.start_batch();
+    CHECK(f.count<BatchAugment>() == sent);
+    CHECK(b.error.find("num_bemas") != std::string::npos);
+    CHECK(b.error.find('\n') == std::string::npos);
 }

@@ -49,8 +49,18 @@ void BatchController::start_batch() {
         b.error = "no model loaded";
         return;
     }
+    ws_.check_recipe();
+    if (!s.ws.recipe.error.empty()) {
+        b.error = s.ws.recipe.error;  // the one line the engine would give, before anything runs
+        return;
+    }
     BatchAugment cmd;
+    cmd.recipe = ws_.recipe_source();  // the workspace's, as its settings; per_row: the steps' default outputs
+    b.recipe = cmd.recipe ? cmd.recipe->file.filename().string() : std::string();
     cmd.name = b.name.empty() ? std::filesystem::path(b.path).filename().string() : b.name;
+    // A recipe run has a name of its own: rows done by a plain run (or another recipe) are not
+    // skipped as done, and resuming the same recipe run skips its own.
+    if (cmd.recipe) cmd.name += " via " + b.recipe;
     cmd.rows = b.rows;
     cmd.spans = b.row_spans;
     cmd.options = ws_.effective_options();
@@ -113,6 +123,8 @@ void BatchController::apply(const Event& event) {
             auto& row = b.results[size_t(r->row)];
             row.counts = span_counts(r->result);
             row.first = r->result.candidates.empty() ? std::string() : r->result.candidates[0].text;
+            row.route = r->result.candidates.empty() ? Route() : r->result.candidates[0].route;
+            for (const auto& leg : row.route) ctx.note(leg.text);  // the legs' texts show on hover
             b.span_total.spans += row.counts.spans;
             b.span_total.lost += row.counts.lost;
             b.span_total.forced += row.counts.forced;

@@ -2,13 +2,15 @@
 // choose the column), N candidates per row, progress, rows/s, ETA, kept / dropped candidates by
 // reason, pause / resume / cancel, and review of the rows in the workspace. Labelled rows show
 // their span count and label; skipped rows the reader's "file:line: reason"; done rows their
-// first candidate and span counts (protected, lost, forced).
+// first candidate and span counts (protected, lost, forced). The workspace's recipe picker is here too:
+// with a recipe, every row batch runs through its steps and each row shows its first candidate's route.
 #include <cstdio>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "panels/recipe_widgets.h"
 
 namespace t5s::ui {
 
@@ -40,6 +42,7 @@ void draw_row(const BatchVm& b, size_t i, bool spans) {
     const auto& r = b.results[i];
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(r.first.empty() ? "(no candidate)" : r.first.c_str());
+    draw_route_tag(r.route);
     if (!spans) return;
     ImGui::TableNextColumn();
     const ImVec4 colour = r.counts.lost ? ImVec4(1, 0.45f, 0.45f, 1) : r.counts.forced ? ImVec4(1, 0.62f, 0.2f, 1) : ImVec4(0.55f, 0.75f, 1, 1);
@@ -168,6 +171,10 @@ void draw_batch_panel(PanelContext& ctx) {
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ctl.cancel_batch();
     }
+    // The workspace's recipe picker itself: a batch runs the workspace's recipe as its settings.
+    if (running || paused) ImGui::BeginDisabled();
+    if (ImGui::CollapsingHeader(s.ws.recipe.active() ? "Recipe (on)###batch recipe" : "Recipe###batch recipe")) draw_recipe_settings(ctl);
+    if (running || paused) ImGui::EndDisabled();
     if (b.total > 0 && (running || paused || b.phase == BatchPhase::Done)) draw_batch_progress(b, paused);
     ImGui::TextDisabled("results go to the history; resuming skips rows already done");
     if (!b.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", b.error.c_str());

@@ -82,14 +82,16 @@ void draw_recipe_settings(Controller& ctl) {
     if (r.active() || r.editor_open) draw_editor(ctl);
 }
 
-void draw_route_tag(const CandidateVm& c) {
-    if (c.route.empty()) return;
+void draw_route_tag(const CandidateVm& c) { draw_route_tag(c.route); }
+
+void draw_route_tag(const Route& route) {
+    if (route.empty()) return;
     ImGui::SameLine();
-    ImGui::TextColored(kRouteColour, "[%s]", route_steps(c.route).c_str());
+    ImGui::TextColored(kRouteColour, "[%s]", route_steps(route).c_str());
     if (!ImGui::IsItemHovered()) return;
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
-    for (const RouteLeg& leg : c.route) ImGui::Text("%s: %s", leg.step.c_str(), leg.text.c_str());
+    for (const RouteLeg& leg : route) ImGui::Text("%s: %s", leg.step.c_str(), leg.text.c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
 }
