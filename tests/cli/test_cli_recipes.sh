@@ -221,6 +221,15 @@ expect_code "recipe missing model" 1 "recipe .*nomodel.json: step 'a': 'model' f
 echo '{"steps": [{"name": "a"}], "candidates": ["z"]}' >"$work/cand.json"
 expect_code "recipe unknown candidate" 1 "recipe .*cand.json: candidates: 'z' is no step" \
   "$bin" generate --model "$demo" --recipe "$work/cand.json" --text hi
+# A step model too big for the memory free now is refused before any step model loads (exit 4, as
+# running out of memory), naming the recipe and the model with its estimate. Its folder has only a
+# config.json claiming a 65536-wide, 96-layer T5: loading it would fail differently.
+mkdir -p "$work/huge"
+echo '{"model_type": "t5", "vocab_size": 250112, "d_model": 65536, "d_kv": 1024, "d_ff": 262144, "num_layers": 96,
+  "num_decoder_layers": 96, "num_heads": 64, "tie_word_embeddings": false}' >"$work/huge/config.json"
+echo '{"steps": [{"name": "a", "model": "huge"}], "candidates": ["a"]}' >"$work/huge.json"
+expect_code "recipe models over free memory" 4 "recipe .*huge.json: its step models need about .* GB .*huge .* GB) but only .* GB are free on cpu" \
+  "$bin" generate --model "$demo" --recipe "$work/huge.json" --text hi
 expect_code "recipe missing file" 1 "recipe .*none.json: no such file" "$bin" generate --model "$demo" --recipe "$work/none.json" --text hi
 
 finish cli_recipes
