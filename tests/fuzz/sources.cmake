@@ -32,6 +32,8 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/text/text_normalize.cpp
   ${T5S_ROOT}/engine/src/base/atomic_file.cpp
   ${T5S_ROOT}/engine/src/base/file_io.cpp
+  # The history names a recipe by its file's SHA-256.
+  ${T5S_ROOT}/engine/src/hub/sha256.cpp
   ${T5S_ROOT}/engine/src/engine_thread/dataset_reader.cpp
   ${T5S_ROOT}/engine/src/quality/minhash.cpp
   ${T5S_ROOT}/engine/src/quality/chrf.cpp
