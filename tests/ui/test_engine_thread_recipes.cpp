@@ -320,6 +320,8 @@ TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its t
         REQUIRE(id);
         const auto stored = history.get(*id);
         REQUIRE(stored);
+        // ... and names the recipe that made them: its file and the hash of the text that ran.
+        CHECK_THAT(recipe_of_settings_json(stored->settings_json), Catch::StartsWith("batch-recipe.json (sha256:"));
         REQUIRE(stored->candidates.size() == recipe[i].candidates.size());
         for (size_t k = 0; k < stored->candidates.size(); ++k) {
             CHECK(stored->candidates[k].text == recipe[i].candidates[k].text);

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "engine_thread/engine_impl.h"
+#include "hub/sha256.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/seed.h"
 #include "t5s/training_record.h"
@@ -87,9 +89,26 @@ void EngineImpl::set_adapter(Job& job, const SetAdapter& cmd) {
 
 namespace {
 
+// How the history names a recipe the app ran, as `generate --recipe` names its file: the file and the
+// SHA-256 of the text that ran (the editor's, saved or not). "" without a recipe.
+std::string recipe_record(const std::optional<RecipeSource>& recipe) {
+    if (!recipe) return {};
+    std::string digest;
+    if (recipe->json.empty()) {
+        digest = hub::sha256_file(recipe->file);
+    } else {
+        hub::Sha256 sha;
+        sha.update(recipe->json.data(), recipe->json.size());
+        digest = sha.hex_digest();
+    }
+    const nlohmann::ordered_json j = {{"file", recipe->file.string()}, {"sha256", digest}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 GenerationRecord make_record(const GenerationResult& r, const GenerationOptions& o, const ModelInfo& info,
-                             const std::string& hash, double total_ms, std::string origin) {
+                             const std::string& hash, double total_ms, std::string origin, const std::string& recipe_json) {
     GenerationRecord rec = generation_record_of(r);
+    rec.recipe_json = recipe_json;
     rec.settings_json = settings_json_with_spans(generation_options_to_json(o), r);  // spans as the CLI records them
     rec.seed = o.do_sample ? o.seed : -1;
     rec.model_path = info.dir.string();
@@ -164,8 +183,9 @@ void EngineImpl::generate(Job& job, const Generate& cmd, Clock::time_point submi
     if (cmd.record_history) {
         if (HistoryStore* h = history_for_model_lane()) {
             std::vector<GenerationRecord> records;
+            const std::string recipe_json = recipe_record(cmd.recipe);
             for (const auto& r : results)
-                records.push_back(make_record(r, options, model->info(), model_hash, done.timings.run_ms, "ui"));
+                records.push_back(make_record(r, options, model->info(), model_hash, done.timings.run_ms, "ui", recipe_json));
             done.history_ids = h->record_many(records);
         }
     }
@@ -234,9 +254,10 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];
         if (history) {
             std::vector<GenerationRecord> records;
+            const std::string recipe_json = recipe_record(req.recipe);
             for (size_t k = 0; k < results.size(); ++k)
                 records.push_back(make_record(results[k], options, model->info(), model_hash, ms_since(tb),
-                                              origin_prefix + std::to_string(rows[k])));
+                                              origin_prefix + std::to_string(rows[k]), recipe_json));
             ids = history->record_many(records);
         }
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) {
