@@ -13,19 +13,9 @@
 # Not a test.
 set -euo pipefail
 rows=${1:-64} runs=${2:-3} threads=${3:-2} batch=${4:-16}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$root/build/app/t5studio
-out=$root/tests/bench/out/recipe
-py=$root/.venv/bin/python
-model=$root/assets/demo-model
+source "$(dirname "$0")/demo_bench_lib.sh"
+demo_bench_setup recipe "$rows"
 recipe=$root/assets/recipes/demo-back-translation-zh.json
-mkdir -p "$out"
-tsv=$root/../shared/data/tatoeba-cmn-eng/cmn-eng.tsv
-if [ -f "$tsv" ]; then
-  awk -F'\t' -v n="$rows" 'NR <= n { print $1 }' "$tsv" >"$out/rows.txt"
-else  # no shared data beside the clone: one sentence, repeated
-  yes "The weather is nice today, so we will walk to the park." | head -n "$rows" >"$out/rows.txt"
-fi
 common=(--model "$model" --threads "$threads" --batch-size "$batch" --max-new-tokens 48)
 now() { date +%s.%N; }
 recipe_run() {
