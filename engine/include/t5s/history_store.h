@@ -59,6 +59,9 @@ int64_t adapter_version_of_settings_json(const std::string& settings_json);
 // in the settings JSON (absent = none), so no schema change. recipe_record_json reads FILE (at most
 // 256 KiB, as a recipe) and hashes its bytes; recipe_of_settings_json gives "FILE (sha256:...)" or "".
 std::string recipe_record_json(const std::filesystem::path& file);
+// The same for a recipe's text as it ran (the app's editor, saved or not): its bytes hashed, `name`
+// kept as given (it may name no file on disk).
+std::string recipe_text_record_json(const std::string& name, const std::string& text);
 std::string settings_json_with_recipe(const std::string& settings_json, const std::string& recipe_json);
 std::string recipe_of_settings_json(const std::string& settings_json);
 

@@ -6,10 +6,8 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "engine_thread/engine_impl.h"
-#include "hub/sha256.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/seed.h"
 #include "t5s/training_record.h"
@@ -89,20 +87,11 @@ void EngineImpl::set_adapter(Job& job, const SetAdapter& cmd) {
 
 namespace {
 
-// How the history names a recipe the app ran, as `generate --recipe` names its file: the file and the
-// SHA-256 of the text that ran (the editor's, saved or not). "" without a recipe.
+// How the history names a recipe the app ran, as `generate --recipe` names its file: a file as
+// the CLI records it, the editor's text (saved or not) by the hash of that text. "" without a recipe.
 std::string recipe_record(const std::optional<RecipeSource>& recipe) {
     if (!recipe) return {};
-    std::string digest;
-    if (recipe->json.empty()) {
-        digest = hub::sha256_file(recipe->file);
-    } else {
-        hub::Sha256 sha;
-        sha.update(recipe->json.data(), recipe->json.size());
-        digest = sha.hex_digest();
-    }
-    const nlohmann::ordered_json j = {{"file", recipe->file.string()}, {"sha256", digest}};
-    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return recipe->json.empty() ? recipe_record_json(recipe->file) : recipe_text_record_json(recipe->file.string(), recipe->json);
 }
 
 GenerationRecord make_record(const GenerationResult& r, const GenerationOptions& o, const ModelInfo& info,
@@ -220,6 +209,7 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
     const auto t0 = Clock::now();
     GenerationControl& control = job.generation();  // live_settings: attached at submit
     control.on_step = [this](const StepInfo& s) { tokens_total += s.tokens_generated; };
+    std::optional<std::string> recipe_json;  // how the history names the job's recipe
     size_t next = 0;
     for (;;) {
         if (job.cancel_requested()) throw Error(ErrorCode::Cancelled, "batch cancelled");
@@ -254,10 +244,10 @@ JobEnd EngineImpl::run_batch(LaneTask& task) {
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) results[k].input = req.rows[rows[k]];
         if (history) {
             std::vector<GenerationRecord> records;
-            const std::string recipe_json = recipe_record(req.recipe);
+            if (!recipe_json) recipe_json = recipe_record(req.recipe);  // once per job, at its first record
             for (size_t k = 0; k < results.size(); ++k)
                 records.push_back(make_record(results[k], options, model->info(), model_hash, ms_since(tb),
-                                              origin_prefix + std::to_string(rows[k]), recipe_json));
+                                              origin_prefix + std::to_string(rows[k]), *recipe_json));
             ids = history->record_many(records);
         }
         for (size_t k = 0; k < results.size() && k < rows.size(); ++k) {

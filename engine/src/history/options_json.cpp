@@ -85,15 +85,28 @@ int64_t adapter_version_of_settings_json(const std::string& settings_json) {
     return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
+namespace {
+
+std::string recipe_record(const std::string& file, const std::string& sha256) {
+    const nlohmann::ordered_json j = {{"file", file}, {"sha256", sha256}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
 std::string recipe_record_json(const std::filesystem::path& file) {
     std::error_code ec;
     const std::uintmax_t size = std::filesystem::file_size(file, ec);
     if (ec) throw Error(ErrorCode::FileNotFound, "recipe " + file.string() + ": cannot be read (" + ec.message() + ")");
     if (size > static_cast<std::uintmax_t>(kMaxRecipeBytes)) throw Error(ErrorCode::InvalidArgument, "recipe " + file.string() + ": larger than 256 KiB");
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
-    const nlohmann::ordered_json j = {{"file", (ec ? file : absolute).lexically_normal().string()},
-                                      {"sha256", hub::sha256_file(file)}};
-    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return recipe_record((ec ? file : absolute).lexically_normal().string(), hub::sha256_file(file));
+}
+
+std::string recipe_text_record_json(const std::string& name, const std::string& text) {
+    hub::Sha256 sha;
+    sha.update(text.data(), text.size());
+    return recipe_record(name, sha.hex_digest());
 }
 
 std::string settings_json_with_recipe(const std::string& settings_json, const std::string& recipe_json) {
