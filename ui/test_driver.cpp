@@ -359,4 +359,17 @@ void TestDriver::report() const {
     std::fflush(stdout);
 }
 
+std::string unescaped_script_text(const std::string& arg) {
+    std::string out;
+    for (size_t i = 0; i < arg.size(); ++i) {
+        if (arg[i] == '\\' && i + 1 < arg.size() && arg[i + 1] == 'n') {
+            out += '\n';
+            ++i;
+        } else {
+            out += arg[i];
+        }
+    }
+    return out;
+}
+
 }  // namespace t5s::ui

@@ -87,4 +87,7 @@ private:
     std::string filler_error_;
 };
 
+// A script argument with each "\n" read as a new line (pasted settings, a recipe's text).
+std::string unescaped_script_text(const std::string& arg);
+
 }  // namespace t5s::ui

@@ -13,20 +13,6 @@ namespace t5s::ui {
 
 namespace {
 
-// "\n" in a script line is a new line of the pasted text.
-std::string unescaped(const std::string& arg) {
-    std::string out;
-    for (size_t i = 0; i < arg.size(); ++i) {
-        if (arg[i] == '\\' && i + 1 < arg.size() && arg[i + 1] == 'n') {
-            out += '\n';
-            ++i;
-        } else {
-            out += arg[i];
-        }
-    }
-    return out;
-}
-
 bool same_value(const nlohmann::json& want, const nlohmann::json& got) {
     if (want.is_number() && got.is_number()) return std::fabs(want.get<double>() - got.get<double>()) <= 1e-6 * std::max(1.0, std::fabs(want.get<double>()));
     return want == got;
@@ -39,7 +25,7 @@ bool TestDriver::decoding_step(const ScriptStep& st, Controller& ctl) {
     auto& paste = ws.decoding.paste;
     if (st.op == "paste_settings") {  // TEXT: the box's text, then Apply
         paste.open = true;
-        paste.text = unescaped(st.arg);
+        paste.text = unescaped_script_text(st.arg);
         ctl.workspace().paste_settings();
         for (const std::string& line : paste.result ? pasted_settings_lines(*paste.result) : std::vector<std::string>{paste.error})
             std::cout << "script: " << line << "\n";

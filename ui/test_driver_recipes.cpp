@@ -9,19 +9,6 @@ namespace t5s::ui {
 
 namespace {
 
-std::string unescaped(const std::string& arg) {
-    std::string out;
-    for (size_t i = 0; i < arg.size(); ++i) {
-        if (arg[i] == '\\' && i + 1 < arg.size() && arg[i + 1] == 'n') {
-            out += '\n';
-            ++i;
-        } else {
-            out += arg[i];
-        }
-    }
-    return out;
-}
-
 // A shipped recipe by its file name, else the argument as a path.
 std::string recipe_path(const RecipeVm& r, const std::string& arg) {
     for (const std::string& path : r.shipped)
@@ -40,7 +27,7 @@ bool TestDriver::recipe_step(const ScriptStep& st, Controller& ctl) {
         std::cout << "script: recipe " << (r.active() ? r.path : "None") << ": " << (r.error.empty() ? r.steps : r.error) << "\n";
     } else if (st.op == "recipe_text") {
         r.editor_open = true;
-        r.text = unescaped(st.arg);
+        r.text = unescaped_script_text(st.arg);
         ctl.workspace().check_recipe();
     } else if (st.op == "expect_recipe_error") {
         ctl.workspace().check_recipe();
