@@ -32,6 +32,14 @@ const std::string kRecipe = R"({"steps": [
   {"name": "back", "from": "pivot", "model": "t5v10-tied-relu", "prefix": "translate German to English: "}],
  "candidates": ["back"]})";
 
+// A model factory that loads as the engine would and counts the loads in `*loads`.
+ModelFactory counting_factory(std::atomic<int>* loads) {
+    return [loads](const fs::path& dir, const RuntimeOptions& o) {
+        ++*loads;
+        return Model::load(dir, o);
+    };
+}
+
 struct Events {
     EngineThread& engine;
     std::vector<Event> seen;
@@ -50,6 +58,14 @@ struct Events {
         }
         FAIL("timed out waiting for an event");
         return seen.front();
+    }
+    // Waits for the load job's ModelLoaded (its JobFailed fails the test).
+    void loaded(JobId load, double seconds) {
+        until(seconds, [&](const Event& e) {
+            if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the model did not load: " << f->message);
+            auto* m = std::get_if<ModelLoaded>(&e);
+            return m && m->job == load;
+        });
     }
     // The job's GenerationDone (its JobFailed fails the test).
     GenerationDone done(JobId job, double seconds = 120) {
@@ -124,18 +140,10 @@ TEST_CASE("engine thread: a recipe job gives what run_recipe gives, step models 
     std::atomic<int> loads{0};
     EngineConfig config;
     config.telemetry_hz = 0;
-    config.model_factory = [&](const fs::path& dir, const RuntimeOptions& o) {
-        ++loads;
-        return Model::load(dir, o);
-    };
+    config.model_factory = counting_factory(&loads);
     EngineThread engine(config);
     Events ev{engine};
-    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
-    ev.until(120, [&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
-        auto* m = std::get_if<ModelLoaded>(&e);
-        return m && m->job == load;
-    });
+    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
     const Generate request = recipe_request(kRecipe);
     const JobId job = engine.submit(request);
     const GenerationDone done = ev.done(job);
@@ -181,11 +189,7 @@ TEST_CASE("engine thread: a bad recipe is one JobFailed line naming the file and
     config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
     EngineThread engine(config);
     Events ev{engine};
-    const JobId load = engine.submit(LoadModel{kTiny, {}});  // the fake model reads nothing there
-    ev.until(10, [&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the fake model did not load: " << f->message);
-        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
-    });
+    ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);  // the fake model reads nothing there
 
     const JobId bad_key = engine.submit(recipe_request(R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})"));
     const JobFailed f = ev.failed(bad_key);
@@ -210,11 +214,7 @@ TEST_CASE("engine thread: Cancel stops a recipe job mid-step", "[engine_thread][
     config.telemetry_hz = 0;
     EngineThread engine(config);
     Events ev{engine};
-    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
-    ev.until(120, [&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
-        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
-    });
+    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
     // Long legs (every step decodes its full length), so the cancel lands while one decodes.
     Generate g = recipe_request(R"({"steps": [
       {"name": "pivot", "min_new_tokens": 400, "max_new_tokens": 400, "num_beams": 4, "num_return_sequences": 4},
@@ -256,18 +256,10 @@ TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its t
     EngineConfig config;
     config.telemetry_hz = 0;
     config.history_db = dir / "history.db";
-    config.model_factory = [&](const fs::path& d, const RuntimeOptions& o) {
-        ++loads;
-        return Model::load(d, o);
-    };
+    config.model_factory = counting_factory(&loads);
     EngineThread engine(config);
     Events ev{engine};
-    const JobId load = engine.submit(LoadModel{kTiny, cpu()});
-    ev.until(120, [&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
-        auto* m = std::get_if<ModelLoaded>(&e);
-        return m && m->job == load;
-    });
+    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
     const std::vector<std::string> rows = {"I like green tea.", "The weather is nice today.", "She reads a book in the library.",
                                            "We will meet tomorrow.", "My brother plays football."};
 
@@ -339,11 +331,7 @@ TEST_CASE("engine thread: a batch job with a bad recipe fails in one line naming
     config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
     EngineThread engine(config);
     Events ev{engine};
-    const JobId load = engine.submit(LoadModel{kTiny, {}});
-    ev.until(10, [&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the fake model did not load: " << f->message);
-        return std::holds_alternative<ModelLoaded>(e) && std::get<ModelLoaded>(e).job == load;
-    });
+    ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);
     BatchAugment b = greedy_batch("bad", {"a row", "another row"}, "paraphrase: ");
     b.recipe = RecipeSource{R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})", "bad-recipe.json", kModels};
     const JobFailed f = ev.failed(engine.submit(b));
