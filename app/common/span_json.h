@@ -5,7 +5,6 @@
 namespace t5s::cli {
 
 using t5s::check_spans;
-using t5s::row_spans;
 using t5s::spans_from_json;
 using t5s::spans_to_json;
 

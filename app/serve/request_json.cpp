@@ -63,12 +63,14 @@ GenerationOptions options_of(const nlohmann::json& j, std::vector<std::string>* 
     return generation_options_from_json(options.dump());
 }
 
-// "spans" (or "entities"): with "text" a list of [start, end, label]; with "texts" one such list
-// per text. None given: no explicit spans.
+// "spans", else "entities", under the file reader's rule (t5s/span_json.h spans_field): with
+// "text" a list of [start, end, label]; with "texts" one such list per text. None given: no
+// explicit spans.
 std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t texts, bool single) {
-    const char* key = j.contains("spans") ? "spans" : j.contains("entities") ? "entities" : nullptr;
-    if (!key || j[key].is_null()) return {};
-    const nlohmann::json& v = j[key];
+    const char* key = nullptr;
+    const nlohmann::json* given = spans_field(j, &key);
+    if (!given) return {};
+    const nlohmann::json& v = *given;
     if (single) return {cli::spans_from_json(v, std::string("'") + key + "'")};
     if (!v.is_array() || v.size() != texts) bad(std::string("'") + key + "' must have one list of spans per text");
     std::vector<std::vector<Span>> out;
@@ -87,8 +89,8 @@ AugmentRequest parse_augment(const std::string& body) {
     const nlohmann::json j = parse_object(body, "/augment body");
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
-        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || key == "spans" ||
-            key == "entities" || key == "recipe" || is_option(key))
+        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || is_span_field(key) ||
+            key == "recipe" || is_option(key))
             continue;
         skip_foreign_field(key, value, "unknown field");
     }

@@ -6,6 +6,7 @@
 #include "input/delimited_text.h"
 #include "input/input_source.h"
 #include "t5s/error.h"
+#include "t5s/span_json.h"
 
 namespace t5s::input {
 namespace {
@@ -71,15 +72,17 @@ private:
         pending_ = std::move(first);
     }
 
-    // The record as {column: cell}; "spans" parsed as JSON, an empty "label" left out.
+    // The record as {column: cell}; a spans column ("spans", "entities") parsed as JSON, an empty
+    // one or an empty "label" left out (so an empty "spans" cell reads "entities", as null does).
     nlohmann::json object_of(std::vector<std::string>& cells, const std::string& where) const {
         nlohmann::json row = nlohmann::json::object();
         for (size_t k = 0; k < header_.size(); ++k) {
             const std::string& column = header_[k];
-            if ((column == "spans" || column == "label") && cells[k].empty()) continue;
-            if (column == "spans") {
+            const bool spans = is_span_field(column);
+            if ((spans || column == "label") && cells[k].empty()) continue;
+            if (spans) {
                 row[column] = nlohmann::json::parse(cells[k], nullptr, false);
-                if (row[column].is_discarded()) throw RowProblem{where, "'spans' is not a JSON list of [start, end, label]"};
+                if (row[column].is_discarded()) throw RowProblem{where, "'" + column + "' is not a JSON list of [start, end, label]"};
             } else if (column == "label" && fields_.numeric_label) {
                 const nlohmann::json number = nlohmann::json::parse(cells[k], nullptr, false);
                 row[column] = number.is_number() ? number : nlohmann::json(cells[k]);

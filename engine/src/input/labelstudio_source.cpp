@@ -4,6 +4,7 @@
 // a result's "text", when present, must be what the task's text holds there.
 #include "input/input_source.h"
 #include "t5s/error.h"
+#include "t5s/span_json.h"
 
 namespace t5s::input {
 namespace {
@@ -68,7 +69,7 @@ public:
         const std::string where = path_ + ": task " + std::to_string(next_);
         if (!task.is_object() || !task.contains("data") || !task["data"].is_object()) throw RowProblem{where, "no \"data\" object"};
         nlohmann::json row = task["data"];
-        row.erase("spans"), row.erase("entities");
+        for (const char* name : kSpanFieldNames) row.erase(name);  // a task's spans are its results
         std::string first;
         for (const auto& names : fields_.texts) {
             const std::string name = pick_text(row, names);

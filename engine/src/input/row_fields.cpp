@@ -47,13 +47,12 @@ std::string text_field(const nlohmann::json& row, const InputFields& fields, siz
 }
 
 std::vector<Span> spans_of(const nlohmann::json& row, const std::string& text, const std::string& where) {
-    const char* key = row.contains("spans") && !row["spans"].is_null()         ? "spans"
-                      : row.contains("entities") && !row["entities"].is_null() ? "entities"
-                                                                               : nullptr;
-    if (!key) return {};
+    const char* key = nullptr;
+    const nlohmann::json* given = spans_field(row, &key);
+    if (!given) return {};
     const std::string at = std::string("\"") + key + "\"";
     try {
-        std::vector<Span> spans = spans_from_json(row[key], at);
+        std::vector<Span> spans = spans_from_json(*given, at);
         check_spans(text, spans, at);
         return spans;
     } catch (const Error& e) {

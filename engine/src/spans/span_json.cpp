@@ -56,15 +56,21 @@ std::vector<Span> spans_from_json(const nlohmann::json& j, const std::string& wh
     return out;
 }
 
-std::vector<Span> row_spans(const nlohmann::json& row, const std::string& where) {
-    const char* key = row.contains("spans") && !row["spans"].is_null()         ? "spans"
-                      : row.contains("entities") && !row["entities"].is_null() ? "entities"
-                                                                               : nullptr;
-    if (!key) return {};
-    const std::string at = where + ": \"" + key + "\"";
-    std::vector<Span> spans = spans_from_json(row[key], at);
-    if (row.contains("text") && row["text"].is_string()) check_spans(row["text"].get<std::string>(), spans, at);
-    return spans;
+bool is_span_field(const std::string& name) {
+    for (const char* known : kSpanFieldNames)
+        if (name == known) return true;
+    return false;
+}
+
+const nlohmann::json* spans_field(const nlohmann::json& row, const char** name_out) {
+    if (!row.is_object()) return nullptr;
+    for (const char* name : kSpanFieldNames) {
+        const auto it = row.find(name);
+        if (it == row.end() || it->is_null()) continue;
+        if (name_out) *name_out = name;
+        return &*it;
+    }
+    return nullptr;
 }
 
 void check_spans(const std::string& text, const std::vector<Span>& spans, const std::string& where) {
