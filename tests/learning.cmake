@@ -29,6 +29,6 @@ set_tests_properties(cli_learn PROPERTIES TIMEOUT 600 LABELS learning)
 
 # The ML-backend protocol without Label Studio (tiny model): shapes, config errors, auth, webhooks
 # as pairs, a round every --learn-every pairs, model_version, versions in the served history.
-add_test(NAME serve_labelstudio_protocol COMMAND ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/serve/test_ls_protocol.py
-         $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/serve_ls_protocol_work)
+t5s_add_pytest(serve_labelstudio_protocol serve/test_ls_protocol.py --t5studio $<TARGET_FILE:t5studio>
+               --model ${T5S_TEST_DATA}/models/t5v10-tied-relu --work ${CMAKE_CURRENT_BINARY_DIR}/serve_ls_protocol_work)
 set_tests_properties(serve_labelstudio_protocol PROPERTIES TIMEOUT 600 LABELS learning)
