@@ -28,5 +28,5 @@ target_link_libraries(history_bench PRIVATE t5s_history)
 # statistics and plots against that run's results. SKIPPED (77) only when `datasets`
 # cannot be installed. `ctest -L hf_dataset` runs it alone.
 add_test(NAME hf_dataset_export COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf_dataset/run_in_hf_venv.sh test_hf_dataset.py
-         $<TARGET_FILE:t5studio> ${T5S_TEST_DATA}/models/t5v10-tied-relu ${CMAKE_CURRENT_BINARY_DIR}/hf_dataset_work)
+         --t5studio $<TARGET_FILE:t5studio> --model ${T5S_TEST_DATA}/models/t5v10-tied-relu --work ${CMAKE_CURRENT_BINARY_DIR}/hf_dataset_work)
 set_tests_properties(hf_dataset_export PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS hf_dataset RESOURCE_LOCK hf_dataset_venv)

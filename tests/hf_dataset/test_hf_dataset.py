@@ -18,7 +18,9 @@ spans on one input, duplicates dropped), exported as a dataset folder, then:
   route" table (counts and mean scores) and plot are the data's; the run's --report has the same
   section, checked against its printed results.
 
-usage: test_hf_dataset.py T5STUDIO MODEL WORKDIR
+    run_in_hf_venv.sh test_hf_dataset.py --t5studio T5STUDIO --model MODEL --work WORKDIR
+(python -m pytest in .venv-hf). The tests share the history and the export and run in file order:
+the refusals last, as --force replaces the export.
 """
 import hashlib
 import json
@@ -28,27 +30,24 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 
-T5, MODEL, WORK = sys.argv[1:4]
+import pytest
+
 BAR_COLOR = (0x4C, 0x72, 0xB0)  # the bars' colour (engine/src/report/bar_chart.h kBarColor)
 SCORES = ["score", "similarity", "back_score", "change", "fluency"]
-checks = 0
 
 
-def check(cond, what):
-    global checks
-    if not cond:
-        raise SystemExit("FAIL: " + what)
-    checks += 1
+class Runs:
+    """Runs t5studio (the binary under test) and remembers the model and work folder."""
 
+    def __init__(self, t5studio, model, work):
+        self.bin, self.model, self.work = t5studio, model, work
 
-def t5(*args, expect=0):
-    out = subprocess.run([T5, *args], capture_output=True, text=True)
-    if out.returncode != expect:
-        raise SystemExit(f"FAIL: t5studio {' '.join(args)} exited {out.returncode}: {out.stderr.strip()}")
-    return out
+    def t5(self, *args, expect=0):
+        out = subprocess.run([self.bin, *args], capture_output=True, text=True, timeout=600)
+        assert out.returncode == expect, f"t5studio {' '.join(args)} exited {out.returncode}: {out.stderr.strip()}"
+        return out
 
 
 RECIPE = {"steps": [{"name": "para", "prefix": "paraphrase: ", "num_beams": 3, "num_return_sequences": 3},
@@ -56,23 +55,24 @@ RECIPE = {"steps": [{"name": "para", "prefix": "paraphrase: ", "num_beams": 3, "
           "candidates": ["para", "again"]}
 
 
-def make_history():
+def make_history(runs):
     """The history, the first run's results (from --input, with --report WORK/report) and the
     recipe run's (with --report WORK/recipe_report)."""
-    history = os.path.join(WORK, "h.db")
-    inputs = os.path.join(WORK, "in.txt")
+    work, t5 = runs.work, runs.t5
+    history = os.path.join(work, "h.db")
+    inputs = os.path.join(work, "in.txt")
     with open(inputs, "w", encoding="utf-8") as f:
         f.write("Tom is a good boy.\n猫が好きです。\nI like cats.\n")
-    gen = ["generate", "--model", MODEL, "--threads", "1", "--history", history, "--max-new-tokens", "6",
+    gen = ["generate", "--model", runs.model, "--threads", "1", "--history", history, "--max-new-tokens", "6",
            "--keep-invalid-text"]
     run = t5(*gen, "--input", inputs, "--sample", "--seed", "5", "--num-return", "4", "--distinct",
-             "--report", os.path.join(WORK, "report"))
+             "--report", os.path.join(work, "report"))
     results = [json.loads(line) for line in run.stdout.splitlines()]
     t5(*gen, "--text", "Tom has 3 cats and 12 dogs.", "--protect", "numbers", "--beams", "3", "--num-return", "2")
-    recipe = os.path.join(WORK, "recipe.json")
+    recipe = os.path.join(work, "recipe.json")
     with open(recipe, "w", encoding="utf-8") as f:
         json.dump(RECIPE, f)
-    recipe_run = t5(*gen, "--recipe", recipe, "--input", inputs, "--keep-dropped", "--report", os.path.join(WORK, "recipe_report"))
+    recipe_run = t5(*gen, "--recipe", recipe, "--input", inputs, "--keep-dropped", "--report", os.path.join(work, "recipe_report"))
     recipe_results = [json.loads(line) for line in recipe_run.stdout.splitlines()]
     return history, results, recipe_results
 
@@ -106,21 +106,22 @@ def table_after(card, heading):
 
 def yaml_header(card):
     import yaml
-    check(card.startswith("---\n"), "card starts with a YAML header")
+    assert card.startswith("---\n"), "card starts with a YAML header"
     return yaml.safe_load(card.split("---\n")[1])
 
 
 # ---- PNG ---------------------------------------------------------------------------------------
 def decode_png(path):
     """(width, height, rows of RGB tuples) of an 8-bit RGB/RGBA non-interlaced PNG; checks CRCs."""
-    data = open(path, "rb").read()
-    check(data[:8] == b"\x89PNG\r\n\x1a\n", path + ": PNG signature")
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": PNG signature"
     pos, idat, ihdr = 8, b"", None
     while pos < len(data):
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         body = data[pos + 8:pos + 8 + length]
         crc = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
-        check(zlib.crc32(kind + body) == crc, f"{path}: CRC of {kind}")
+        assert zlib.crc32(kind + body) == crc, f"{path}: CRC of {kind}"
         if kind == b"IHDR":
             ihdr = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -129,7 +130,7 @@ def decode_png(path):
         if kind == b"IEND":
             break
     width, height, depth, color, _, _, interlace = ihdr
-    check(depth == 8 and color in (2, 6) and interlace == 0, f"{path}: 8-bit RGB(A), not interlaced")
+    assert depth == 8 and color in (2, 6) and interlace == 0, f"{path}: 8-bit RGB(A), not interlaced"
     bpp = 3 if color == 2 else 4
     raw = zlib.decompress(idat)
     stride = width * bpp
@@ -148,7 +149,7 @@ def decode_png(path):
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-            else: check(f == 0, f"{path}: filter type {f}")
+            else: assert f == 0, f"{path}: filter type {f}"
         rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
         prev = line
     return width, height, rows
@@ -168,14 +169,14 @@ def bar_heights(path):
     return bars
 
 
-def check_bars(path, counts):
+def assert_bars(path, counts):
     """The plot's non-zero bars are proportional to the non-zero counts (within a pixel)."""
     heights = bar_heights(path)
     nonzero = [c for c in counts if c > 0]
-    check(len(heights) == len(nonzero), f"{path}: {len(heights)} bars for counts {counts}")
+    assert len(heights) == len(nonzero), f"{path}: {len(heights)} bars for counts {counts}"
     top = max(heights)
     for h, c in zip(heights, nonzero):
-        check(abs(h - c / max(nonzero) * top) <= 1.0, f"{path}: bar {h}px for count {c} (max {max(nonzero)} = {top}px)")
+        assert abs(h - c / max(nonzero) * top) <= 1.0, f"{path}: bar {h}px for count {c} (max {max(nonzero)} = {top}px)"
 
 
 def quantile(values, q):
@@ -186,34 +187,34 @@ def quantile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def check_statistics(md, folder, candidates, per_source):
+def assert_statistics(md, folder, candidates, per_source):
     """The statistics, histogram and candidates-per-source sections of `md` (a card or a run
     report) against the candidates (dicts with the scores) and each source's candidate count."""
     stats = {r[0]: r for r in table_after(md, "## Score statistics")}
     for name in SCORES:
         values = [r[name] for r in candidates if r[name] is not None]
         row = stats[name]
-        check(int(row[1]) == len(values) and int(row[2]) == len(candidates) - len(values), f"{name} count/missing {row}")
+        assert int(row[1]) == len(values) and int(row[2]) == len(candidates) - len(values), f"{name} count/missing {row}"
         if not values:
-            check(f"### Histogram: {name}" not in md, f"no histogram for {name} without values")
+            assert f"### Histogram: {name}" not in md, f"no histogram for {name} without values"
             continue
         mean, lo, q1, med, q3, hi = (float(v) for v in row[3:9])
-        check(abs(mean - sum(values) / len(values)) <= 1e-9 * max(1, abs(mean)), f"{name} mean")
-        check(lo == min(values) and hi == max(values), f"{name} min/max")
+        assert abs(mean - sum(values) / len(values)) <= 1e-9 * max(1, abs(mean)), f"{name} mean"
+        assert lo == min(values) and hi == max(values), f"{name} min/max"
         for got, q in ((q1, 0.25), (med, 0.5), (q3, 0.75)):
-            check(abs(got - quantile(values, q)) <= 1e-9 * max(1, abs(got)), f"{name} quantile {q}")
+            assert abs(got - quantile(values, q)) <= 1e-9 * max(1, abs(got)), f"{name} quantile {q}"
         bins = table_after(md, f"### Histogram: {name}")
         edges = [float(b[0]) for b in bins] + [float(bins[-1][1])]
         counts = [int(b[2]) for b in bins]
         expected = [sum(1 for v in values if edges[i] <= v < edges[i + 1] or (i == len(bins) - 1 and v == edges[-1]))
                     for i in range(len(bins))]
-        check(counts == expected, f"{name} bins {counts} != {expected}")
-        check(f"![{name} histogram](plots/{name}.png)" in md, f"{name} plot linked")
-        check_bars(os.path.join(folder, "plots", name + ".png"), counts)
+        assert counts == expected, f"{name} bins {counts} != {expected}"
+        assert f"![{name} histogram](plots/{name}.png)" in md, f"{name} plot linked"
+        assert_bars(os.path.join(folder, "plots", name + ".png"), counts)
     by_k = {int(k): int(n) for k, n in table_after(md, "## Candidates per source")}
     expected = {k: sum(1 for n in per_source if n == k) for k in range(max(per_source) + 1)}
-    check(by_k == expected, f"candidates per source {by_k} != {expected}")
-    check_bars(os.path.join(folder, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
+    assert by_k == expected, f"candidates per source {by_k} != {expected}"
+    assert_bars(os.path.join(folder, "plots", "candidates_per_source.png"), [by_k[k] for k in sorted(by_k)])
 
 
 def route_name(candidate):
@@ -221,109 +222,145 @@ def route_name(candidate):
     return " > ".join(leg["step"] for leg in route) if route else "(no recipe)"
 
 
-def check_routes(md, folder, candidates):
+def assert_routes(md, folder, candidates):
     """The "Candidates per route" section of `md` against the candidates (dicts with their scores
     and "route" when a recipe made them): counts, mean scores, and the plot's bars."""
     table = table_after(md, "## Candidates per route")
     counts = {}
     for c in candidates:
         counts[route_name(c)] = counts.get(route_name(c), 0) + 1
-    check({r[0]: int(r[1]) for r in table} == counts, f"candidates per route {table} != {counts}")
-    check([int(r[1]) for r in table] == sorted((int(r[1]) for r in table), reverse=True), "routes most first")
+    assert {r[0]: int(r[1]) for r in table} == counts, f"candidates per route {table} != {counts}"
+    assert [int(r[1]) for r in table] == sorted((int(r[1]) for r in table), reverse=True), "routes most first"
     for row in table:
         mine = [c for c in candidates if route_name(c) == row[0]]
         for name, cell in zip(SCORES, row[2:]):
             values = [c[name] for c in mine if c.get(name) is not None]
             if not values:
-                check(cell == "-", f"{row[0]} mean {name}: {cell} without values")
+                assert cell == "-", f"{row[0]} mean {name}: {cell} without values"
             else:
                 mean = sum(values) / len(values)
-                check(abs(float(cell) - mean) <= 1e-9 * max(1, abs(mean)), f"{row[0]} mean {name} {cell} != {mean}")
-    check("![candidates per route](plots/candidates_per_route.png)" in md, "per-route plot linked")
-    check_bars(os.path.join(folder, "plots", "candidates_per_route.png"), [int(r[1]) for r in table])
+                assert abs(float(cell) - mean) <= 1e-9 * max(1, abs(mean)), f"{row[0]} mean {name} {cell} != {mean}"
+    assert "![candidates per route](plots/candidates_per_route.png)" in md, "per-route plot linked"
+    assert_bars(os.path.join(folder, "plots", "candidates_per_route.png"), [int(r[1]) for r in table])
 
 
-def main():
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def runs(t5studio, model_dir, work_dir):
+    return Runs(t5studio, model_dir, work_dir)
+
+
+@pytest.fixture(scope="module")
+def made(runs):
+    """(history, the --input run's results, the recipe run's results)."""
+    return make_history(runs)
+
+
+@pytest.fixture(scope="module")
+def export(runs, made):
+    """The history exported as a dataset folder: (folder, the --json summary, its data rows)."""
+    out = os.path.join(runs.work, "ds")
+    summary = json.loads(runs.t5("export", "--history", made[0], "--format", "hf-dataset", "--out", out, "--json").stdout)
+    return out, summary, read_jsonl(os.path.join(out, "data", "train.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def loaded(runs, export):
+    """`datasets.load_dataset` of the export (its own cache: never an earlier run's) and the card's YAML header."""
+    import datasets
+    out = export[0]
+    meta = yaml_header(read_text(os.path.join(out, "README.md")))
+    return datasets.load_dataset(out, cache_dir=os.path.join(runs.work, "hf_cache")), meta
+
+
+def test_export_files_and_rows(export):
+    out, summary, rows = export
+    files = summary["files"]
+    assert files[0] == "data/train.jsonl" and files[-1] == "README.md", f"files {files}"
+    for f in files:
+        assert os.path.isfile(os.path.join(out, f)), f"{f} written"
+    assert len(rows) == summary["rows_written"] > 0, f"{len(rows)} rows, summary {summary['rows_written']}"
+    assert any("source_spans" in r for r in rows), "the protected spans reached the data"
+    routed = [r for r in rows if "route" in r]
+    assert len({route_name(r) for r in routed}) >= 2, f"two routes reached the data: {[route_name(r) for r in routed]}"
+
+
+def test_rows_are_the_jsonl_export(runs, made, export):
+    """The same rows as the JSONL export with scores (spans as objects)."""
+    plain = os.path.join(runs.work, "plain.jsonl")
+    runs.t5("export", "--history", made[0], "--format", "jsonl", "--with-scores", "--out", plain)
+    assert [spans_as_objects(r) for r in read_jsonl(plain)] == export[2], "hf-dataset rows == jsonl --with-scores rows"
+
+
+def test_datasets_loads_rows_and_features(export, loaded):
+    """datasets opens it with those rows and the card's features; the Hub's library reads the card's metadata."""
     import datasets
     from huggingface_hub import DatasetCard
-
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    history, run, recipe_run = make_history()
-    out = os.path.join(WORK, "ds")
-    summary = json.loads(t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--json").stdout)
-    files = summary["files"]
-    check(files[0] == "data/train.jsonl" and files[-1] == "README.md", f"files {files}")
-    for f in files:
-        check(os.path.isfile(os.path.join(out, f)), f"{f} written")
-    rows = read_jsonl(os.path.join(out, "data", "train.jsonl"))
-    check(len(rows) == summary["rows_written"] > 0, f"{len(rows)} rows, summary {summary['rows_written']}")
-    check(any("source_spans" in r for r in rows), "the protected spans reached the data")
-    routed = [r for r in rows if "route" in r]
-    check(len({route_name(r) for r in routed}) >= 2, f"two routes reached the data: {[route_name(r) for r in routed]}")
-
-    # The same rows as the JSONL export with scores (spans as objects).
-    plain = os.path.join(WORK, "plain.jsonl")
-    t5("export", "--history", history, "--format", "jsonl", "--with-scores", "--out", plain)
-    check([spans_as_objects(r) for r in read_jsonl(plain)] == rows, "hf-dataset rows == jsonl --with-scores rows")
-
-    # datasets opens it with those rows and the card's features.
-    card = open(os.path.join(out, "README.md"), encoding="utf-8").read()
-    meta = yaml_header(card)
-    ds = datasets.load_dataset(out, cache_dir=os.path.join(WORK, "hf_cache"))  # never an earlier run's cache
-    check(list(ds.keys()) == ["train"], f"splits {list(ds.keys())}")
+    out, _, rows = export
+    ds, meta = loaded
+    assert list(ds.keys()) == ["train"], f"splits {list(ds.keys())}"
     train = ds["train"]
     declared = datasets.Features._from_yaml_list(meta["dataset_info"]["features"])
-    check(train.features == declared, f"features {train.features} != card's {declared}")
-    check(list(train.features) == list(rows[0].keys()) + [k for k in declared if k not in rows[0]], "column order")
-    check(train.features["similarity"] == datasets.Value("float64"), "a score never computed is still float64")
-    check(len(train) == len(rows), f"{len(train)} rows loaded, {len(rows)} written")
-    for loaded, row in zip(train, rows):
-        check(loaded == {k: row.get(k) for k in declared}, f"row {loaded} != {row}")
-    check(meta["dataset_info"]["splits"][0]["num_examples"] == len(rows), "num_examples")
-
-    # The Hub's library reads the card's metadata.
+    assert train.features == declared, f"features {train.features} != card's {declared}"
+    assert list(train.features) == list(rows[0].keys()) + [k for k in declared if k not in rows[0]], "column order"
+    assert train.features["similarity"] == datasets.Value("float64"), "a score never computed is still float64"
+    assert len(train) == len(rows), f"{len(train)} rows loaded, {len(rows)} written"
+    for got, row in zip(train, rows):
+        assert got == {k: row.get(k) for k in declared}, f"row {got} != {row}"
+    assert meta["dataset_info"]["splits"][0]["num_examples"] == len(rows), "num_examples"
+    assert train.features["route"] == datasets.List(datasets.Features({"step": datasets.Value("string"), "text": datasets.Value("string")})) \
+        if hasattr(datasets, "List") else "route" in train.features, f"route feature {train.features['route']}"
     hub_card = DatasetCard.load(os.path.join(out, "README.md"))
-    check(hub_card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train.jsonl", "hub card configs")
+    assert hub_card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train.jsonl", "hub card configs"
 
-    # The card's numbers are the data's.
+
+def test_card_numbers_are_the_data(runs, made, export):
+    out, _, rows = export
+    card = read_text(os.path.join(out, "README.md"))
     per_generation = {}
     for r in rows:
         per_generation.setdefault(r["generation_id"], 0)
         per_generation[r["generation_id"]] += r["kind"] == "candidate"
     candidates = [r for r in rows if r["kind"] == "candidate"]
-    check_statistics(card, out, candidates, list(per_generation.values()))
-    check_routes(card, out, candidates)
+    assert_statistics(card, out, candidates, list(per_generation.values()))
+    assert_routes(card, out, candidates)
     recipes = table_after(card, "### Recipes")
-    recipe_file = os.path.join(WORK, "recipe.json")
-    recipe_sha = hashlib.sha256(open(recipe_file, "rb").read()).hexdigest()
-    check(recipes == [[f"{recipe_file} (sha256:{recipe_sha})", str(len(recipe_run))]], f"recipes {recipes}")
-    check(train.features["route"] == datasets.List(datasets.Features({"step": datasets.Value("string"), "text": datasets.Value("string")}))
-          if hasattr(datasets, "List") else "route" in train.features, f"route feature {train.features['route']}")
+    recipe_file = os.path.join(runs.work, "recipe.json")
+    with open(recipe_file, "rb") as f:
+        recipe_sha = hashlib.sha256(f.read()).hexdigest()
+    assert recipes == [[f"{recipe_file} (sha256:{recipe_sha})", str(len(made[2]))]], f"recipes {recipes}"
     kept = {r[0]: int(r[1]) for r in table_after(card, "### Kept and dropped")}
-    check(kept["rows written"] == len(rows) and kept["candidate rows written"] == len(candidates), f"kept {kept}")
+    assert kept["rows written"] == len(rows) and kept["candidate rows written"] == len(candidates), f"kept {kept}"
 
-    # A non-empty folder: refused with one line, replaced with --force.
-    refused = t5("export", "--history", history, "--format", "hf-dataset", "--out", out, expect=1)
-    message = refused.stderr.strip()
-    check("\n" not in message and "is not empty" in message and out in message, f"refusal message {message!r}")
-    t5("export", "--history", history, "--format", "hf-dataset", "--out", out, "--force", "--accepted-only")
-    check(read_jsonl(os.path.join(out, "data", "train.jsonl")) == [], "--force replaced the data (nothing accepted)")
-    # generate --report: the same sections for that run's results.
-    report = os.path.join(WORK, "report")
-    md = open(os.path.join(report, "README.md"), encoding="utf-8").read()
+
+def test_run_reports(runs, made):
+    """generate --report: the same sections for that run's results (and the recipe run's routes)."""
+    _, run, recipe_run = made
+    report = os.path.join(runs.work, "report")
+    md = read_text(os.path.join(report, "README.md"))
     run_candidates = [c for r in run for c in r["candidates"]]
-    check(len(run) == 3 and run_candidates, f"the run's results: {len(run)} inputs")
-    check_statistics(md, report, run_candidates, [len(r["candidates"]) for r in run])
-    recipe_report = os.path.join(WORK, "recipe_report")
-    recipe_md = open(os.path.join(recipe_report, "README.md"), encoding="utf-8").read()
+    assert len(run) == 3 and run_candidates, f"the run's results: {len(run)} inputs"
+    assert_statistics(md, report, run_candidates, [len(r["candidates"]) for r in run])
+    recipe_report = os.path.join(runs.work, "recipe_report")
+    recipe_md = read_text(os.path.join(recipe_report, "README.md"))
     recipe_candidates = [c for r in recipe_run for c in r["candidates"]]
-    check_statistics(recipe_md, recipe_report, recipe_candidates, [len(r["candidates"]) for r in recipe_run])
-    check_routes(recipe_md, recipe_report, recipe_candidates)
-    check("## Candidates per route" not in md, "no per-route section without a recipe")
-    again = t5("generate", "--model", MODEL, "--input", os.path.join(WORK, "in.txt"), "--report", report, expect=1)
-    check("report folder" in again.stderr and "is not empty" in again.stderr, f"--report refusal {again.stderr!r}")
-    print(f"ok: {checks} checks, {len(rows)} rows")
+    assert_statistics(recipe_md, recipe_report, recipe_candidates, [len(r["candidates"]) for r in recipe_run])
+    assert_routes(recipe_md, recipe_report, recipe_candidates)
+    assert "## Candidates per route" not in md, "no per-route section without a recipe"
 
 
-main()
+def test_non_empty_folders_refused(runs, made, export):
+    """A non-empty folder: refused with one line, replaced with --force; --report refuses one too."""
+    out = export[0]
+    refused = runs.t5("export", "--history", made[0], "--format", "hf-dataset", "--out", out, expect=1)
+    message = refused.stderr.strip()
+    assert "\n" not in message and "is not empty" in message and out in message, f"refusal message {message!r}"
+    runs.t5("export", "--history", made[0], "--format", "hf-dataset", "--out", out, "--force", "--accepted-only")
+    assert read_jsonl(os.path.join(out, "data", "train.jsonl")) == [], "--force replaced the data (nothing accepted)"
+    again = runs.t5("generate", "--model", runs.model, "--input", os.path.join(runs.work, "in.txt"), "--report",
+                    os.path.join(runs.work, "report"), expect=1)
+    assert "report folder" in again.stderr and "is not empty" in again.stderr, f"--report refusal {again.stderr!r}"
