@@ -1,4 +1,4 @@
-#include "base/env.h"
+#include "t5s/env.h"
 
 #include <cctype>
 #include <cstdlib>

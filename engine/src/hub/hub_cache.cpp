@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "base/env.h"
+#include "t5s/env.h"
 #include "t5s/error.h"
 #include "t5s/hub.h"
 

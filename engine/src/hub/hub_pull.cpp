@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "base/env.h"
+#include "t5s/env.h"
 #include "hub/hub_fetch.h"
 #include "hub/hub_http.h"
 #include "hub/hub_paths.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "base/env.h"
+#include "t5s/env.h"
 #include "t5s/error.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

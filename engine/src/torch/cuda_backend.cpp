@@ -13,7 +13,7 @@
 
 #include "t5s/install_paths.h"
 
-#include "base/env.h"
+#include "t5s/env.h"
 
 namespace t5s {
 

@@ -16,7 +16,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "base/env.h"
+#include "t5s/env.h"
 #include "t5s/error.h"
 #include "t5s/seed.h"
 #include "torch/runtime.h"

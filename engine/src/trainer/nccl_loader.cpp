@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "base/env.h"
+#include "t5s/env.h"
 #include "t5s/error.h"
 #include "t5s/install_paths.h"
 #include "torch/cuda_backend.h"
