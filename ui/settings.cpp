@@ -55,7 +55,7 @@ std::string settings_to_json(const AppSettings& s) {
     j["per_row"] = s.per_row;
     j["pending_downloads"] = s.pending_downloads;
     j["recent_recipes"] = s.recent_recipes;
-    j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn_every}, {"max_steps", s.learn_max_steps}, {"lr", s.learn_lr}};
+    j["learn"] = {{"enabled", s.learn_enabled}, {"every", s.learn.every}, {"max_steps", s.learn.max_steps}, {"lr", s.learn.lr}};
     j["imgui_ini"] = s.imgui_ini;
     return j.dump(2);
 }
@@ -82,9 +82,9 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         s.recent_recipes = j.value("recent_recipes", std::vector<std::string>{});
         if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
             s.learn_enabled = l->value("enabled", false);
-            s.learn_every = static_cast<int>(clamp_learning_option("min_new_pairs", l->value("every", 50)));
-            s.learn_max_steps = static_cast<int>(clamp_learning_option("max_steps", l->value("max_steps", s.learn_max_steps)));
-            s.learn_lr = clamp_learning_option("lr", l->value("lr", s.learn_lr));
+            s.learn.every = static_cast<int64_t>(clamp_learning_option("min_new_pairs", l->value("every", s.learn.every)));
+            s.learn.max_steps = static_cast<int64_t>(clamp_learning_option("max_steps", l->value("max_steps", s.learn.max_steps)));
+            s.learn.lr = clamp_learning_option("lr", l->value("lr", s.learn.lr));
         }
         s.imgui_ini = j.value("imgui_ini", std::string());
     } catch (const std::exception& e) {
@@ -111,9 +111,7 @@ void capture_settings(const UiState& st, AppSettings& s) {
     s.batch_path = st.batch.path;
     s.per_row = st.batch.per_row;
     s.learn_enabled = st.learn.enabled;
-    s.learn_every = st.learn.every;
-    s.learn_max_steps = st.learn.max_steps;
-    s.learn_lr = st.learn.lr;
+    s.learn = st.learn.round;
     s.recent_recipes = st.ws.recipe.recent;
     s.pending_downloads.clear();
     for (const auto& d : st.models.downloads)
@@ -136,9 +134,7 @@ void restore_settings(const AppSettings& s, UiState& st) {
     st.batch.path = s.batch_path;
     st.batch.per_row = s.per_row;
     st.learn.enabled = s.learn_enabled;
-    st.learn.every = s.learn_every;
-    st.learn.max_steps = s.learn_max_steps;
-    st.learn.lr = s.learn_lr;
+    st.learn.round = s.learn;
     st.ws.recipe.recent = s.recent_recipes;  // listed in the picker; none is chosen at start (None)
     st.models.downloads.clear();
     for (const std::string& ref : s.pending_downloads) {  // shown as interrupted: Resume continues the .incomplete file

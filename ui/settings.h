@@ -31,16 +31,14 @@ struct AppSettings {
     std::string batch_path;
     int per_row = 3;
     bool learn_enabled = false;  // "learn from my decisions"
-    int learn_every = 50;        // a round every N new accepted/edited pairs
-    int learn_max_steps = int(LearningOptions{}.max_steps);  // optimizer steps of a round, at most
-    double learn_lr = LearningOptions{}.lr;                   // the round's learning rate
+    LearningRoundSettings learn;  // the rounds' settings; settings.json keeps "every", "max_steps" and "lr"
     std::vector<std::string> recent_recipes;     // recipe files opened or saved, most recent first
     std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
     std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
 };
 
 // A learning option's value inside the app's range for it, from its row of the field table
-// (t5s/training_fields.h: "lr", "min_new_pairs", "max_steps").
+// (t5s/training_fields.h: "lr", "min_new_pairs", "max_steps"; `every` uses min_new_pairs' range).
 double clamp_learning_option(const char* json, double value);
 
 std::filesystem::path config_dir();  // $XDG_CONFIG_HOME/t5studio or ~/.config/t5studio

@@ -27,8 +27,8 @@ bool TestDriver::learning_step(const ScriptStep& st, Controller& ctl) {
         next();
     } else if (st.op == "learn_settings") {  // EVERY STEPS [LR]
         std::istringstream in(st.arg);
-        in >> l.every >> l.max_steps;
-        if (double lr = 0; in >> lr) l.lr = lr;
+        in >> l.round.every >> l.round.max_steps;
+        if (double lr = 0; in >> lr) l.round.lr = lr;
         next();
     } else if (st.op == "decide") {  // accept N | edit N TEXT | edit N +SUFFIX (N: 1-based candidate; + appends)
         std::istringstream in(st.arg);

@@ -298,9 +298,9 @@ struct ModelsVm {
 // versions of the loaded model's versions folder, "use this one" (UseAdapterVersion).
 struct LearningVm {
     bool enabled = false;                    // "learn from my decisions" (persisted)
-    int every = 50;                          // a round every N new accepted/edited pairs (persisted)
-    int max_steps = int(LearnNow{}.max_steps);  // optimizer steps of a round, at most (persisted)
-    double lr = LearnNow{}.lr;               // the round's learning rate (persisted)
+    // The next rounds' settings (persisted: every, max_steps, lr): a round every `every` new
+    // accepted/edited pairs, each a LearnNow with these bounds.
+    LearningRoundSettings round;
     int64_t shown_version = 0;               // the version whose training curve is charted (0: the one in use)
     std::string root;                        // the app's learning folder (data dir/learning)
     std::string adapter_dir;                 // the loaded model's versions folder under root

@@ -9,8 +9,7 @@
 
 namespace t5s::serve {
 
-Learner::Learner(Service& service, LearningOptions options, int64_t every)
-    : service_(service), options_(std::move(options)), every_(every) {
+Learner::Learner(Service& service, LearningOptions options) : service_(service), options_(std::move(options)) {
     history_ = std::make_unique<HistoryStore>(options_.history_path);
     version_ = current_adapter_version(options_.adapter_dir);
 }
@@ -49,7 +48,7 @@ int64_t Learner::add_pair(const std::string& source, const std::string& target, 
             history_->accept(history_->record(rec), 0);
         }
         n = ++new_pairs_;
-        trigger = every_ > 0 && new_pairs_ >= every_;
+        trigger = options_.every > 0 && new_pairs_ >= options_.every;
     }
     if (trigger) request_round();
     return n;
@@ -74,7 +73,7 @@ nlohmann::json Learner::status() const {
                         {"adapter", adapter_version_dir(options_.adapter_dir, version_.load())},
                         {"adapter_dir", options_.adapter_dir},
                         {"new_pairs", new_pairs_},
-                        {"every", every_},
+                        {"every", options_.every},
                         {"state", running_ ? "training" : pending_ ? "queued" : "idle"}};
     if (running_) j["job"] = running_->id();
     else if (pending_) j["job"] = pending_->id();

@@ -21,8 +21,8 @@ class Service;
 
 class Learner {
 public:
-    // options: model_dir, history_path, adapter_dir and the round's bounds. every: new pairs per round.
-    Learner(Service& service, LearningOptions options, int64_t every);
+    // options: model_dir, history_path, adapter_dir and the rounds' settings (options.every: new pairs per round).
+    Learner(Service& service, LearningOptions options);
     ~Learner();  // cancels a running round (the current version stays) and joins
 
     void start();  // the thread; call after the replicas are loaded
@@ -44,7 +44,6 @@ private:
     void round();
     Service& service_;
     LearningOptions options_;
-    int64_t every_;
     std::atomic<int64_t> version_{0};
     std::atomic<bool> cancel_{false};
     JobRegistry jobs_;

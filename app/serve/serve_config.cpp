@@ -8,6 +8,7 @@ namespace t5s::serve {
 namespace {
 
 using C = ServeConfig;
+using Round = LearningRoundSettings;  // ServeConfig::learn
 constexpr FlagUse kModelFlag = FlagUse::Model, kRuntime = FlagUse::Runtime, kCustom = FlagUse::Custom;
 
 ServeField row(const char* json, ServeMember m, const char* flag, const char* value_name, const char* help, FieldRange range = kAnyValue) {
@@ -34,10 +35,10 @@ std::vector<ServeField> serve_rows() {
         row("drain_timeout_s", &C::drain_timeout_s, "drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)",
             at_least(0, ">= 0 seconds")),
         row("learn_dir", &C::learn_dir, "learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"),
-        row("learn_every", &C::learn_every, "learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)",
+        row("learn_every", &Round::every, "learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)",
             at_least(0)),
-        row("learn_max_steps", &C::learn_max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)", at_least(1)),
-        row("learn_max_time_s", &C::learn_max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
+        row("learn_max_steps", &Round::max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)", at_least(1)),
+        row("learn_max_time_s", &Round::max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
             at_least(0, ">= 0 seconds")),
         row("task", &C::task, "task", "NAME",
             "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --task-prefix"),

@@ -30,9 +30,10 @@ struct ServeConfig {
     double drain_timeout_s = 30.0;
     // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
     std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
-    int64_t learn_every = 50;    // new pairs per automatic round (0 = only on request)
-    int64_t learn_max_steps = LearningOptions{}.max_steps;
-    double learn_max_time_s = 300;
+    // The rounds' settings: --learn-every, --learn-max-steps and --learn-max-time set `every`,
+    // `max_steps` and `max_time_s` (JSON learn_every, learn_max_steps, learn_max_time_s); the rest keep
+    // the loop's defaults. Its threads are serve's --threads (Service).
+    LearningRoundSettings learn;
     // The task prefix of every input, resolved as `generate` resolves --task/--prefix (Service):
     // --task NAME (a task of the model's config.json) or --task-prefix TEXT ("" included: no
     // prefix) over the model's default task. task_prefix_given tells "" given from "" unset.
@@ -54,8 +55,20 @@ struct ServeConfig {
 };
 
 using ServeMember = std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,
-                                 std::vector<std::string> ServeConfig::*>;
+                                 std::vector<std::string> ServeConfig::*, int64_t LearningRoundSettings::*,
+                                 double LearningRoundSettings::*>;
 using ServeField = SettingsField<ServeMember>;
+
+}  // namespace t5s::serve
+
+namespace t5s {
+template <>
+inline LearningRoundSettings& settings_part<LearningRoundSettings, serve::ServeConfig>(serve::ServeConfig& c) {
+    return c.learn;
+}
+}  // namespace t5s
+
+namespace t5s::serve {
 
 // Every setting, in the order of `serve --help`.
 const std::vector<ServeField>& serve_fields();

@@ -155,15 +155,13 @@ std::vector<Replica*> Service::replicas() {
 }
 
 void Service::start_learner() {
-    LearningOptions o;
+    LearningOptions o{config_.learn};
     o.model_dir = config_.model_dir;
     o.history_path = config_.history;
     o.adapter_dir = config_.learn_dir;
     o.source_prefix = task_prefix_;  // the pairs are trained (and held out) as the base reads its inputs
-    o.max_steps = config_.learn_max_steps;
-    o.max_time_s = config_.learn_max_time_s;
     o.threads = config_.threads;
-    learner_ = std::make_unique<Learner>(*this, o, config_.learn_every);
+    learner_ = std::make_unique<Learner>(*this, o);
     const std::string current = adapter_version_dir(config_.learn_dir, learner_->version());
     if (!current.empty())
         for (const auto& r : replicas_) r->model->set_adapter(current);

@@ -114,10 +114,10 @@ TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapte
     LearnNow learn;
     learn.model_dir = model;
     learn.adapter_dir = versions;
-    learn.max_steps = 12;
-    learn.lr = 2e-2;
-    learn.lora_r = 4;
-    learn.threads = 1;
+    learn.round.max_steps = 12;
+    learn.round.lr = 2e-2;
+    learn.round.lora_r = 4;
+    learn.round.threads = 1;
     const JobId round = engine.submit(learn);
     REQUIRE(ev.wait<JobStarted>([&](const JobStarted& s) { return s.job == round && s.kind == "learn"; }, 60));
     // Generation is not queued behind the round: it runs on the model lane while the round trains.

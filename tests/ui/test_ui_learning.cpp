@@ -56,7 +56,7 @@ TEST_CASE("learning: versions folder per base, time texts", "[ui][learning]") {
 
 TEST_CASE("learning: the status line", "[ui][learning]") {
     LearningVm l;
-    l.every = 50;
+    l.round.every = 50;
     l.new_pairs = 7;
     CHECK(learning_status_line(l, 0) == "base model · 7/50 new pairs");
     l.versions = {version(3, 150, 2.6, 2.31, "2026-12-02T06:00:00Z"), version(4, 212, 2.31, 2.05, "2026-12-02T06:36:00Z")};
@@ -73,9 +73,9 @@ TEST_CASE("learning: the status line", "[ui][learning]") {
 TEST_CASE("learning: the switch starts a round after N accepted/edited candidates", "[ui][learning]") {
     Fake f;
     f.s.learn.root = "/data/learning";
-    f.s.learn.every = 3;
-    f.s.learn.max_steps = 7;
-    f.s.learn.lr = 4e-3;
+    f.s.learn.round.every = 3;
+    f.s.learn.round.max_steps = 7;
+    f.s.learn.round.lr = 4e-3;
     f.s.ws.task_prefix = "paraphrase: ";
     f.load("/models/demo");
     // Loading lists the model's versions folder.
@@ -95,8 +95,8 @@ TEST_CASE("learning: the switch starts a round after N accepted/edited candidate
     CHECK(cmd.model_dir == "/models/demo");
     CHECK(cmd.adapter_dir == dir);
     CHECK(cmd.task_prefix == "paraphrase: ");
-    CHECK(cmd.max_steps == 7);
-    CHECK(cmd.lr == 4e-3);
+    CHECK(cmd.round.max_steps == 7);
+    CHECK(cmd.round.lr == 4e-3);
     const JobId round = f.s.learn.round_job;
     CHECK(round != 0);
     CHECK(f.s.learn.new_pairs == 0);
@@ -194,9 +194,9 @@ TEST_CASE("learning: learn now, use this one, failures", "[ui][learning]") {
 TEST_CASE("learning: the switch, N, the steps and the learning rate persist in settings.json", "[ui][learning]") {
     UiState st;
     st.learn.enabled = true;
-    st.learn.every = 25;
-    st.learn.max_steps = 12;
-    st.learn.lr = 3e-3;
+    st.learn.round.every = 25;
+    st.learn.round.max_steps = 12;
+    st.learn.round.lr = 3e-3;
     AppSettings saved;
     capture_settings(st, saved);
     std::string warning;
@@ -205,21 +205,21 @@ TEST_CASE("learning: the switch, N, the steps and the learning rate persist in s
     UiState back;
     restore_settings(read, back);
     CHECK(back.learn.enabled);
-    CHECK(back.learn.every == 25);
-    CHECK(back.learn.max_steps == 12);
-    CHECK(back.learn.lr == Approx(3e-3));
+    CHECK(back.learn.round.every == 25);
+    CHECK(back.learn.round.max_steps == 12);
+    CHECK(back.learn.round.lr == Approx(3e-3));
     const AppSettings old = settings_from_json(R"({"per_row": 3})", &warning);  // before the loop existed
     CHECK_FALSE(old.learn_enabled);
-    CHECK(old.learn_every == 50);
-    CHECK(old.learn_lr == LearningOptions{}.lr);
+    CHECK(old.learn.every == 50);
+    CHECK(old.learn.lr == LearningOptions{}.lr);
     // Before the learning rate was saved: the engine's default; out of range: clamped.
     const AppSettings no_lr = settings_from_json(R"({"learn": {"enabled": true, "every": 9, "max_steps": 5}})", &warning);
-    CHECK(no_lr.learn_max_steps == 5);
-    CHECK(no_lr.learn_lr == LearningOptions{}.lr);
+    CHECK(no_lr.learn.max_steps == 5);
+    CHECK(no_lr.learn.lr == LearningOptions{}.lr);
     // The app's ranges are the learning table's widget ranges.
-    CHECK(settings_from_json(R"({"learn": {"lr": 50}})", &warning).learn_lr == 1.0);
-    CHECK(settings_from_json(R"({"learn": {"every": 0, "max_steps": 1000000}})", &warning).learn_every == 1);
-    CHECK(settings_from_json(R"({"learn": {"max_steps": 1000000}})", &warning).learn_max_steps == 100000);
+    CHECK(settings_from_json(R"({"learn": {"lr": 50}})", &warning).learn.lr == 1.0);
+    CHECK(settings_from_json(R"({"learn": {"every": 0, "max_steps": 1000000}})", &warning).learn.every == 1);
+    CHECK(settings_from_json(R"({"learn": {"max_steps": 1000000}})", &warning).learn.max_steps == 100000);
     CHECK(clamp_learning_option("lr", 1e-9) == Approx(1e-6));
 }
 

@@ -66,7 +66,7 @@ std::string learning_status_line(const LearningVm& l, int64_t now_ms) {
         return s + (l.total_steps > 0 ? "step " + std::to_string(l.step) + "/" + std::to_string(l.total_steps)
                                       : "scoring the held-out pairs");
     }
-    const std::string waiting = std::to_string(l.new_pairs) + "/" + std::to_string(l.every) + " new pairs";
+    const std::string waiting = std::to_string(l.new_pairs) + "/" + std::to_string(l.round.every) + " new pairs";
     const AdapterVersionEntry* v = entry_of(l, l.current);
     if (!v) return (l.current > 0 ? "adapter v" + std::to_string(l.current) : std::string("base model")) + " · " + waiting;
     std::string s = "adapter v" + std::to_string(v->version) + " · " + std::to_string(v->pairs_total) + " pairs";
@@ -95,7 +95,7 @@ void LearningController::open_learning() {
 void LearningController::set_enabled(bool on) {
     s.learn.enabled = on;
     ctx.log(false,
-            on ? "learning from your decisions: a round every " + std::to_string(s.learn.every) + " accepted/edited candidates"
+            on ? "learning from your decisions: a round every " + std::to_string(s.learn.round.every) + " accepted/edited candidates"
                : "learning from your decisions: off");
     maybe_start_round();
 }
@@ -131,8 +131,7 @@ bool LearningController::learn_now() {
     c.model_dir = s.model.info->dir;
     c.adapter_dir = l.adapter_dir;
     c.task_prefix = s.ws.task_prefix;
-    c.max_steps = l.max_steps;
-    c.lr = l.lr;
+    c.round = l.round;
     l.round_job = submit(std::move(c));
     if (!l.round_job) return false;
     l.step = l.total_steps = 0;
@@ -164,7 +163,7 @@ void LearningController::decision_recorded(EventKind kind) {
 
 void LearningController::maybe_start_round() {
     const auto& l = s.learn;
-    if (l.enabled && !l.round_job && s.model.info && l.new_pairs >= std::max(1, l.every)) learn_now();
+    if (l.enabled && !l.round_job && s.model.info && l.new_pairs >= std::max<int64_t>(1, l.round.every)) learn_now();
 }
 
 void LearningController::apply(const Event& event) {

@@ -142,17 +142,23 @@ void draw_last_round(const LearningVm& l) {
     draw_line_chart("round curve", {{&curve, "train loss", kCurveColor}}, Unit::Plain, n, std::max(1.0, n), 90.0f, XAxis::Absolute);
 }
 
+// A count edited in ImGui's int box, kept inside the app's range of the learning table's row `json`.
+void input_count(const char* label, int64_t& value, const char* json) {
+    int shown = static_cast<int>(value);
+    if (ImGui::InputInt(label, &shown)) value = static_cast<int64_t>(clamp_learning_option(json, shown));
+}
+
 // The next round's settings (saved in settings.json): how often, how long, how fast.
 void draw_round_settings(LearningVm& l) {
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("pairs per round", &l.every)) l.every = static_cast<int>(clamp_learning_option("min_new_pairs", l.every));
+    input_count("pairs per round", l.round.every, "min_new_pairs");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt("steps per round", &l.max_steps)) l.max_steps = static_cast<int>(clamp_learning_option("max_steps", l.max_steps));
+    input_count("steps per round", l.round.max_steps, "max_steps");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("at most: a round makes about 3 passes over its new and replayed pairs");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
-    if (ImGui::InputDouble("learning rate", &l.lr, 0, 0, "%.1e")) l.lr = clamp_learning_option("lr", l.lr);
+    if (ImGui::InputDouble("learning rate", &l.round.lr, 0, 0, "%.1e")) l.round.lr = clamp_learning_option("lr", l.round.lr);
 }
 
 }  // namespace
@@ -165,7 +171,7 @@ void draw_learning_switch(Controller& ctl) {
         ImGui::SetTooltip(
             "Every %d accepted or edited candidates a short LoRA round continues the adapter in the background;\n"
             "the new version is used only if it lowers the loss on held-out decisions.",
-            l.every);
+            static_cast<int>(l.round.every));
     ImGui::SameLine();
     ImGui::TextDisabled("%s", learning_status_line(l, now_ms()).c_str());
     ImGui::SameLine();

@@ -176,12 +176,7 @@ struct LearnNow {
     std::filesystem::path model_dir;     // the base model (the loaded model's folder)
     std::filesystem::path adapter_dir;   // the versions folder (created when missing)
     std::string task_prefix;             // the base's task prefix, e.g. "paraphrase: "
-    int64_t min_new_pairs = 1;
-    int64_t max_steps = LearningOptions{}.max_steps;  // the round's bounds and schedule: LearningOptions' defaults
-    double max_time_s = LearningOptions{}.max_time_s;
-    double lr = LearningOptions{}.lr;
-    int lora_r = LearningOptions{}.lora_r;  // a new adapter's rank (a version continued keeps its own)
-    int threads = 0;                     // 0 = physical cores
+    LearningRoundSettings round;         // the round's bounds and schedule (`every` is the app's, not read here)
     bool use_adopted = true;             // adopted: SetAdapter on the loaded model (when one is loaded)
 };
 // The versions of adapter_dir with their manifests: AdapterVersionsListed (io lane).

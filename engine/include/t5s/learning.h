@@ -24,11 +24,13 @@
 
 namespace t5s {
 
-struct LearningOptions {
-    std::string model_dir;       // the base model (HF folder)
-    std::string history_path;    // the history whose decisions are the training pairs
-    std::string adapter_dir;     // the versions folder (created when missing)
-    std::string source_prefix;   // prepended to every source, e.g. "paraphrase: " (the base's task prefix)
+// A round's tunable bounds and schedule, declared (and defaulted) here once: `learn`'s flags, serve's
+// --learn-* settings, the app's settings.json "learn" and the engine thread's LearnNow all hold this
+// struct; the field table (t5s/training_fields.h) names its fields for flags, JSON and ranges.
+struct LearningRoundSettings {
+    // Automatic rounds (serve's learner, the app): one every N new accepted/edited pairs (0 = only
+    // on request). A single round (run_learning_round, `learn`) does not read it; no table row.
+    int64_t every = 50;
     int64_t min_new_pairs = 1;   // fewer new (never trained) pairs: no round (status "waiting")
     // The round's defaults were chosen on JSTS pairs outside the documented test set (tests/bench/
     // learning_defaults.py, docs/learning-loop.md "Learning curve"): after 400 fed pairs LoRA on every linear layer
@@ -50,6 +52,15 @@ struct LearningOptions {
     Device device = Device::Cpu;
     uint64_t seed = 42;
     double min_improvement = 0;  // adopted only if loss_after < loss_before - min_improvement
+};
+
+// One round: its settings and where its model, pairs and versions are.
+//   LearningOptions o{settings};  // then the paths
+struct LearningOptions : LearningRoundSettings {
+    std::string model_dir;       // the base model (HF folder)
+    std::string history_path;    // the history whose decisions are the training pairs
+    std::string adapter_dir;     // the versions folder (created when missing)
+    std::string source_prefix;   // prepended to every source, e.g. "paraphrase: " (the base's task prefix)
 };
 
 struct LearningRoundResult {

@@ -6,7 +6,9 @@
 // validate_training_options and the app's training widgets.
 //
 // Adding a training option: its field in TrainingOptions and its row in training_fields()
-// (training_fields.cpp); then its use. Torch-free.
+// (training_fields.cpp); then its use. Adding a learning option: its field in LearningRoundSettings
+// (t5s/learning.h) and its row in learning_fields(): `learn`'s flag, the manifest's settings, the
+// range check follow, and serve, the app and LearnNow carry it with its default. Torch-free.
 #include <string>
 #include <variant>
 #include <vector>

@@ -89,17 +89,11 @@ bool EngineImpl::run_learn_job(LaneTask& task) {
     emit(JobStarted{id, "learn"});
     lower_this_thread_priority();
     if (config.history_db.empty()) throw Error(ErrorCode::InvalidArgument, "learning: the app has no history to learn from");
-    LearningOptions o;
+    LearningOptions o{c->round};
     o.model_dir = c->model_dir.string();
     o.history_path = config.history_db.string();
     o.adapter_dir = c->adapter_dir.string();
     o.source_prefix = c->task_prefix;
-    o.min_new_pairs = c->min_new_pairs;
-    o.max_steps = c->max_steps;
-    o.max_time_s = c->max_time_s;
-    o.threads = c->threads;
-    o.lr = c->lr;
-    o.lora_r = c->lora_r;
     LearningRoundDone done;
     done.job = id;
     auto last = Clock::now() - std::chrono::seconds(1);
