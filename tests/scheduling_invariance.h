@@ -1,6 +1,6 @@
 #pragma once
 // The invariance every decoding method must keep inside the shared batch: a request gets what it
-// gets alone when it decodes beside other requests — through serve::BatchDecoder (inputs joining
+// gets alone when it decodes beside other requests — through decode::BatchDecoder (inputs joining
 // every other step, one group cancelled mid-way) and through the Scheduler (client threads
 // submitting interleaved). Each method's test file brings its own mix of cases.
 #include <catch2/catch.hpp>
@@ -50,24 +50,24 @@ struct Sharing {
 
 // The cases through one BatchDecoder, one joining every other step; `removed` (if any) is
 // cancelled two steps after it joined, and the others must not notice.
-inline void check_joining_and_leaving(const Model& model, const std::vector<InvarianceCase>& cases, std::optional<serve::GroupId> removed,
+inline void check_joining_and_leaving(const Model& model, const std::vector<InvarianceCase>& cases, std::optional<decode::GroupId> removed,
                                       const DescribeCase& describe, Sharing sharing = {}) {
     bool removed_running = false;
-    serve::BatchDecoder decoder(model);
-    std::map<serve::GroupId, std::vector<Candidate>> served;
+    decode::BatchDecoder decoder(model);
+    std::map<decode::GroupId, std::vector<Candidate>> served;
     int max_rows = 0;
     size_t next = 0;
     for (int step = 0; next < cases.size() || decoder.rows() > 0; ++step) {
         // One input joins every other step, so rows of every kind are mid-way when others arrive.
         if (next < cases.size() && step % 2 == 0) {
-            decoder.add({static_cast<serve::GroupId>(next), model.tokenizer().encode(cases[next].text), cases[next].options});
+            decoder.add({static_cast<decode::GroupId>(next), model.tokenizer().encode(cases[next].text), cases[next].options});
             ++next;
         }
         if (removed && step == 2 * static_cast<int>(*removed) + 2 && decoder.rows_of(*removed) > 0) {
             decoder.remove(*removed);
             removed_running = true;
         }
-        const serve::StepReport report = decoder.step();
+        const decode::StepReport report = decoder.step();
         max_rows = std::max(max_rows, report.rows);
         for (auto id : report.groups_finished) served[id] = decoder.take_results(id);
         REQUIRE(step < 400);
@@ -80,7 +80,7 @@ inline void check_joining_and_leaving(const Model& model, const std::vector<Inva
     for (size_t i = 0; i < cases.size(); ++i) {
         if (removed && i == *removed) continue;
         INFO(describe(i, cases[i].options));
-        check_same_candidates(model.generate({cases[i].text}, cases[i].options)[0].candidates, served[static_cast<serve::GroupId>(i)]);
+        check_same_candidates(model.generate({cases[i].text}, cases[i].options)[0].candidates, served[static_cast<decode::GroupId>(i)]);
     }
 }
 

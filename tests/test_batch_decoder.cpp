@@ -1,4 +1,4 @@
-// serve::BatchDecoder directly, with a deterministic schedule: inputs join one per step, leave at
+// decode::BatchDecoder directly, with a deterministic schedule: inputs join one per step, leave at
 // different steps (their places taken by later rows), one is removed mid-way, and the cache moves
 // left and grows (rows, positions, encoder length) while rows run. Every input's candidates must
 // equal Model::generate on that input alone (batch invariance: what serve's concurrency rests on).
@@ -41,19 +41,19 @@ std::vector<Input> staggered_inputs() {
 TEST_CASE("batch decoder: rows joining and leaving at every step equal each input alone", "[scheduler]") {
     auto model = test::tiny_serving_model();
     const auto inputs = staggered_inputs();
-    const serve::GroupId removed = 6;  // cancelled mid-way: the others must not notice
-    serve::BatchDecoder decoder(*model);
-    std::map<serve::GroupId, std::vector<Candidate>> served;
+    const decode::GroupId removed = 6;  // cancelled mid-way: the others must not notice
+    decode::BatchDecoder decoder(*model);
+    std::map<decode::GroupId, std::vector<Candidate>> served;
     int step = 0, max_rows = 0;
     size_t next = 0;
     while (next < inputs.size() || decoder.rows() > 0) {
         while (next < inputs.size() && inputs[next].joins_at <= step) {
             const Input& in = inputs[next];
-            decoder.add({static_cast<serve::GroupId>(next), model->tokenizer().encode(in.text), in.options});
+            decoder.add({static_cast<decode::GroupId>(next), model->tokenizer().encode(in.text), in.options});
             ++next;
         }
         if (step == 9) decoder.remove(removed);
-        const serve::StepReport report = decoder.step();
+        const decode::StepReport report = decoder.step();
         max_rows = std::max(max_rows, report.rows);
         for (auto id : report.groups_finished) served[id] = decoder.take_results(id);
         REQUIRE(++step < 200);
@@ -64,7 +64,7 @@ TEST_CASE("batch decoder: rows joining and leaving at every step equal each inpu
         if (i == removed) continue;
         INFO("input " << i << " beams " << inputs[i].options.num_beams << " sample " << inputs[i].options.do_sample);
         const auto alone = model->generate({inputs[i].text}, inputs[i].options)[0].candidates;
-        const auto& got = served[static_cast<serve::GroupId>(i)];
+        const auto& got = served[static_cast<decode::GroupId>(i)];
         const size_t n = std::min(got.size(), static_cast<size_t>(inputs[i].options.num_return_sequences));
         REQUIRE(n == alone.size());
         for (size_t k = 0; k < n; ++k) {
@@ -82,16 +82,16 @@ namespace {
 void check_joint_pass_equals_alone(const Model& m, bool bitwise) {
     INFO("kernel " << m.info().matmul_kernel << (bitwise ? ", bitwise" : ""));
     const auto inputs = staggered_inputs();
-    serve::BatchDecoder decoder(m);
-    std::map<serve::GroupId, std::vector<Candidate>> served;
-    std::vector<serve::GroupSpec> first, second;
+    decode::BatchDecoder decoder(m);
+    std::map<decode::GroupId, std::vector<Candidate>> served;
+    std::vector<decode::GroupSpec> first, second;
     for (size_t i = 0; i < inputs.size(); ++i) {
-        serve::GroupSpec spec{static_cast<serve::GroupId>(i), m.tokenizer().encode(inputs[i].text), inputs[i].options};
+        decode::GroupSpec spec{static_cast<decode::GroupId>(i), m.tokenizer().encode(inputs[i].text), inputs[i].options};
         (i < 9 ? first : second).push_back(spec);
     }
     // Inputs of one length side by side: they attend in the encoder as one batch.
     std::stable_sort(first.begin(), first.end(),
-                     [](const serve::GroupSpec& a, const serve::GroupSpec& b) { return a.input_ids.size() < b.input_ids.size(); });
+                     [](const decode::GroupSpec& a, const decode::GroupSpec& b) { return a.input_ids.size() < b.input_ids.size(); });
     REQUIRE(first[0].input_ids.size() == first[1].input_ids.size());
     decoder.add(first);
     CHECK(decoder.groups() == 9);
@@ -106,7 +106,7 @@ void check_joint_pass_equals_alone(const Model& m, bool bitwise) {
     for (size_t i = 0; i < inputs.size(); ++i) {
         INFO("input " << i << " beams " << inputs[i].options.num_beams << " sample " << inputs[i].options.do_sample);
         const auto alone = m.generate({inputs[i].text}, inputs[i].options)[0].candidates;
-        const auto& got = served[static_cast<serve::GroupId>(i)];
+        const auto& got = served[static_cast<decode::GroupId>(i)];
         const size_t n = std::min(got.size(), static_cast<size_t>(inputs[i].options.num_return_sequences));
         REQUIRE(n == alone.size());
         for (size_t k = 0; k < n; ++k) {
@@ -164,16 +164,16 @@ TEST_CASE("batch decoder: op by op and with every weight packed (panels, MKL), a
 
 TEST_CASE("batch decoder: a failed joint pass adds none of its inputs", "[scheduler]") {
     auto model = test::tiny_serving_model();
-    serve::BatchDecoder decoder(*model);
+    decode::BatchDecoder decoder(*model);
     GenerationOptions o;
     o.max_new_tokens = 4;
     const std::vector<int> good = model->tokenizer().encode("hello world");
     std::vector<int> bad = good;
     bad[0] = 1 << 30;  // outside the vocabulary: the embedding lookup throws
-    CHECK_THROWS(decoder.add(std::vector<serve::GroupSpec>{{1, good, o}, {2, bad, o}}));
+    CHECK_THROWS(decoder.add(std::vector<decode::GroupSpec>{{1, good, o}, {2, bad, o}}));
     CHECK(decoder.groups() == 0);
     CHECK(decoder.rows() == 0);
-    decoder.add(serve::GroupSpec{3, good, o});  // the decoder still works
+    decoder.add(decode::GroupSpec{3, good, o});  // the decoder still works
     CHECK(decoder.groups() == 1);
 }
 
@@ -190,18 +190,18 @@ TEST_CASE("batch decoder: a cohort decodes as one group, each member as if alone
     beams.num_beams = 3, beams.num_return_sequences = 2;
     for (const GenerationOptions& o : {greedy, sampled, beams}) {
         INFO("beams " << o.num_beams << " sample " << o.do_sample);
-        serve::BatchDecoder decoder(*model);
-        std::vector<serve::GroupSpec> specs;
+        decode::BatchDecoder decoder(*model);
+        std::vector<decode::GroupSpec> specs;
         for (size_t i = 0; i < texts.size(); ++i)
-            specs.push_back({static_cast<serve::GroupId>(i + 1), model->tokenizer().encode(texts[i]), o, /*cohort=*/5});
+            specs.push_back({static_cast<decode::GroupId>(i + 1), model->tokenizer().encode(texts[i]), o, /*cohort=*/5});
         GenerationOptions other = o;
         other.max_new_tokens = 4;  // other options: a group of its own in the same pass
         specs.push_back({9, model->tokenizer().encode("hello world"), other, /*cohort=*/5});
         decoder.add(specs);
         CHECK(decoder.groups() == 5);
-        CHECK(decoder.rows_of(2) == serve::BatchDecoder::rows_for(o));
-        const serve::GroupId removed = 3;
-        std::map<serve::GroupId, std::vector<Candidate>> served;
+        CHECK(decoder.rows_of(2) == decode::BatchDecoder::rows_for(o));
+        const decode::GroupId removed = 3;
+        std::map<decode::GroupId, std::vector<Candidate>> served;
         for (int step = 0; decoder.rows() > 0; ++step) {
             if (step == 2) {
                 decoder.remove(removed);
@@ -216,7 +216,7 @@ TEST_CASE("batch decoder: a cohort decodes as one group, each member as if alone
             if (i + 1 == removed) continue;
             INFO("input " << i);
             const auto alone = model->generate({texts[i]}, o)[0].candidates;
-            const auto& got = served[static_cast<serve::GroupId>(i + 1)];
+            const auto& got = served[static_cast<decode::GroupId>(i + 1)];
             REQUIRE(std::min(got.size(), static_cast<size_t>(o.num_return_sequences)) == alone.size());
             for (size_t k = 0; k < alone.size(); ++k) {
                 CHECK(got[k].ids == alone[k].ids);

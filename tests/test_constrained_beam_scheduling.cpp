@@ -1,6 +1,6 @@
 // Constrained beam search inside the shared batch: a request gets what it gets alone when it decodes
 // beside other requests (greedy, sampled, plain and group beams, joining and leaving at different
-// steps, one cancelled mid-way), through serve::BatchDecoder and through the Scheduler.
+// steps, one cancelled mid-way), through decode::BatchDecoder and through the Scheduler.
 #include <catch2/catch.hpp>
 
 #include "scheduling_invariance.h"
@@ -55,7 +55,7 @@ std::string describe(size_t i, const GenerationOptions& o) {
 
 TEST_CASE("batch decoder: constrained beam inputs joining and leaving beside other rows equal each alone", "[scheduler][constrained_beam]") {
     auto model = test::tiny_serving_model();
-    const serve::GroupId removed = 5;  // a constrained search cancelled mid-way: the others must not notice
+    const decode::GroupId removed = 5;  // a constrained search cancelled mid-way: the others must not notice
     test::check_joining_and_leaving(*model, mixed_cases(), removed, describe);
 }
 

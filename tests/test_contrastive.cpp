@@ -98,7 +98,7 @@ TEST_CASE("contrastive search: applies exactly where transformers' generation mo
     GenerationOptions o;
     o.penalty_alpha = 0.6f, o.top_k = 4;
     CHECK(is_contrastive_search(o));
-    CHECK(serve::BatchDecoder::rows_for(o) == 4);  // each input holds its top_k candidates
+    CHECK(decode::BatchDecoder::rows_for(o) == 4);  // each input holds its top_k candidates
     GenerationOptions one = o;
     one.top_k = 1;  // transformers: greedy
     CHECK_FALSE(is_contrastive_search(one));

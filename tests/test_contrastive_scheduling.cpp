@@ -1,6 +1,6 @@
 // Contrastive search inside the shared batch: a request gets what it gets alone when it decodes
 // beside other requests (greedy, sampled, beams, other contrastive widths, joining and leaving at
-// different steps, one cancelled mid-way), through serve::BatchDecoder and through the Scheduler.
+// different steps, one cancelled mid-way), through decode::BatchDecoder and through the Scheduler.
 #include <catch2/catch.hpp>
 
 #include "scheduling_invariance.h"
@@ -45,7 +45,7 @@ std::string describe(size_t i, const GenerationOptions& o) {
 
 TEST_CASE("batch decoder: contrastive inputs joining and leaving beside other rows equal each alone", "[scheduler][contrastive]") {
     auto model = test::tiny_serving_model();
-    const serve::GroupId removed = 10;  // a contrastive search cancelled mid-way: the others must not notice
+    const decode::GroupId removed = 10;  // a contrastive search cancelled mid-way: the others must not notice
     test::check_joining_and_leaving(*model, mixed_cases(), removed, describe);
 }
 

@@ -1,7 +1,7 @@
 // transformers' remaining controls inside the shared batch: a request with stop strings, suppressed,
 // biased or forced tokens, a length decay or renormalized scores gets what it gets alone when it
 // decodes beside other requests (greedy, sampled, plain and group beams, joining at different
-// steps), through serve::BatchDecoder and through the Scheduler.
+// steps), through decode::BatchDecoder and through the Scheduler.
 #include <catch2/catch.hpp>
 
 #include "decode/batch_decoder.h"
@@ -63,7 +63,7 @@ TEST_CASE("scheduler: concurrent requests with the controls equal each request a
 
 TEST_CASE("batch decoder: stop strings without the model's tokenizer are refused, and nothing joins", "[scheduler][controls]") {
     auto model = test::tiny_serving_model();
-    serve::BatchDecoder bare(*model->step_decoding(), /*tokenizer=*/nullptr);  // as the trainer's decoder
+    decode::BatchDecoder bare(*model->step_decoding(), /*tokenizer=*/nullptr);  // as the trainer's decoder
     GenerationOptions o;
     o.stop_strings = {"~"};
     CHECK_THROWS_WITH(bare.add({1, model->tokenizer().encode("hello"), o}), Catch::Contains("stop_strings") && Catch::Contains("tokenizer"));

@@ -2,7 +2,7 @@
 //
 //   t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32] [--top 20]
 //
-// Drives serve::BatchDecoder the way serve_bench.py drives `t5studio serve`, without HTTP: each
+// Drives decode::BatchDecoder the way serve_bench.py drives `t5studio serve`, without HTTP: each
 // of --clients closed-loop clients sends its next request (a 24-word text, exactly --new-tokens
 // tokens) as soon as the previous one finished, so requests join and leave the running batch
 // all the time. Prints the time per step spent joining (encoding + entering the cache) and
@@ -147,16 +147,16 @@ int main(int argc, char** argv) {
     r.device = t5s::Device::Cpu;
     r.threads = threads;
     auto model = t5s::Model::load(model_dir, r);
-    t5s::serve::BatchDecoder decoder(*model);
+    t5s::decode::BatchDecoder decoder(*model);
     decoder.use_threads_here(threads);
     t5s::GenerationOptions o;
     o.max_new_tokens = o.min_new_tokens = new_tokens;
 
     int sent = 0, done = 0;
-    std::vector<t5s::serve::GroupSpec> arriving;
+    std::vector<t5s::decode::GroupSpec> arriving;
     auto next = [&] {
         if (sent >= requests) return;
-        arriving.push_back({static_cast<t5s::serve::GroupId>(sent + 1), model->tokenizer().encode(bench_text(sent)), o});
+        arriving.push_back({static_cast<t5s::decode::GroupId>(sent + 1), model->tokenizer().encode(bench_text(sent)), o});
         ++sent;
     };
     for (int c = 0; c < std::min(clients, requests); ++c) next();
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
         g_current = &g_prof;
         t = Clock::now();
         c = cpu_seconds();
-        t5s::serve::StepReport report = decoder.step();
+        t5s::decode::StepReport report = decoder.step();
         t_step += since(t);
         cpu_step += cpu_seconds() - c;
         g_current = nullptr;

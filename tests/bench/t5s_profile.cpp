@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < batch; ++i) rows_in.push_back(source_ids(i, input_len));
     // What Model::generate_ids runs: the serving decoder's steps, the encoder pass included.
     auto decode = [&] {
-        t5s::serve::BatchDecoder decoder(net, nullptr);
-        return t5s::serve::decode_batch(decoder, rows_in, o);
+        t5s::decode::BatchDecoder decoder(net, nullptr);
+        return t5s::decode::decode_batch(decoder, rows_in, o);
     };
 
     // Warm-up (allocator, MKL/oneDNN kernel selection).

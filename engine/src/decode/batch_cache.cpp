@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-namespace t5s::serve {
+namespace t5s::decode {
 namespace {
 
 at::Tensor long_tensor(const std::vector<int64_t>& v, at::Device device) {
@@ -244,4 +244,4 @@ void BatchCache::publish() {
     st_.spare = at::Tensor();
 }
 
-}  // namespace t5s::serve
+}  // namespace t5s::decode

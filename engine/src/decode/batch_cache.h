@@ -19,7 +19,7 @@
 
 #include "torch/t5_network.h"
 
-namespace t5s::serve {
+namespace t5s::decode {
 
 class BatchCache {
 public:
@@ -73,4 +73,4 @@ private:
 // The additive mask value of `dtype` (as T5Network's masks).
 double mask_value(at::ScalarType dtype);
 
-}  // namespace t5s::serve
+}  // namespace t5s::decode

@@ -28,7 +28,7 @@
 #include "torch/torch_errors.h"
 #include "torch/vocab_kernels.h"
 
-namespace t5s::serve {
+namespace t5s::decode {
 namespace {
 
 // The rows of one input, or of a cohort's inputs decoding as one (GroupSpec::cohort): rows of
@@ -579,4 +579,4 @@ int BatchDecoder::groups() const {
     return inputs;
 }
 
-}  // namespace t5s::serve
+}  // namespace t5s::decode

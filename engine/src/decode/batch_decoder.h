@@ -16,7 +16,7 @@
 #include "t5s/generation_options.h"
 #include "t5s/model.h"
 
-namespace t5s::serve {
+namespace t5s::decode {
 
 using GroupId = uint64_t;
 
@@ -91,4 +91,4 @@ private:
 std::vector<std::vector<Candidate>> decode_batch(BatchDecoder& decoder, const IdBatch& inputs, const GenerationOptions& options,
                                                  GenerationControl* control = nullptr);
 
-}  // namespace t5s::serve
+}  // namespace t5s::decode

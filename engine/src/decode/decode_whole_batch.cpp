@@ -5,7 +5,7 @@
 #include "t5s/error.h"
 #include "t5s/seed.h"
 
-namespace t5s::serve {
+namespace t5s::decode {
 namespace {
 
 // Re-reads the caller's settings at a step boundary: the per-step ones reach every group.
@@ -42,4 +42,4 @@ std::vector<std::vector<Candidate>> decode_batch(BatchDecoder& decoder, const Id
     return out;
 }
 
-}  // namespace t5s::serve
+}  // namespace t5s::decode

@@ -227,13 +227,13 @@ public:
         }
         check_source_lengths(input_ids, net_->config(), options);
         // One batch_size chunk at a time through the serving decoder's steps (each input as if alone).
-        serve::BatchDecoder decoder(*net_, has_tokenizer() ? &tokenizer() : nullptr);
+        decode::BatchDecoder decoder(*net_, has_tokenizer() ? &tokenizer() : nullptr);
         std::vector<std::vector<Candidate>> out;
         for (size_t start = 0; start < input_ids.size(); start += static_cast<size_t>(options.batch_size)) {
             const size_t end = std::min(input_ids.size(), start + static_cast<size_t>(options.batch_size));
             IdBatch chunk(input_ids.begin() + static_cast<long>(start), input_ids.begin() + static_cast<long>(end));
             check_memory_for(chunk, options);
-            auto decoded = guarded([&] { return serve::decode_batch(decoder, chunk, options, control); });
+            auto decoded = guarded([&] { return decode::decode_batch(decoder, chunk, options, control); });
             for (auto& cands : decoded) out.push_back(std::move(cands));
         }
         return out;

@@ -6,7 +6,7 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 
-namespace t5s::serve {
+namespace t5s::scheduler {
 
 RequestRounds::RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
                              const GenerationOptions& options, const Embedder* embedder)
@@ -60,4 +60,4 @@ void RequestRounds::merge_live(const GenerationOptions& live) {
     rank_key_ = effective_rank(options_.rank, has_embedder_);
 }
 
-}  // namespace t5s::serve
+}  // namespace t5s::scheduler

@@ -12,7 +12,7 @@
 
 #include "quality/scored_rounds.h"
 
-namespace t5s::serve {
+namespace t5s::scheduler {
 
 struct FinishedRound {
     size_t input = 0;  // which text of the request
@@ -64,4 +64,4 @@ private:
     std::vector<std::pair<size_t, int>> screened_;  // (input, round) between screen() and decide()
 };
 
-}  // namespace t5s::serve
+}  // namespace t5s::scheduler

@@ -18,7 +18,7 @@ namespace {
 // of a lone `generate` always was (batch_size bounds its memory).
 SchedulerLimits limits_for(const GenerationOptions& options) {
     SchedulerLimits limits;
-    limits.max_batch = std::max(1, options.batch_size) * serve::BatchDecoder::rows_for(options);
+    limits.max_batch = std::max(1, options.batch_size) * decode::BatchDecoder::rows_for(options);
     limits.max_queue = 1;
     return limits;
 }

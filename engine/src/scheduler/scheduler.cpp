@@ -34,12 +34,12 @@ struct Pending {
     std::vector<std::vector<int>> ids;
     RequestEvents events;
     RequestOutcome outcome;
-    std::unique_ptr<serve::RequestRounds> rounds;  // scores, filters, rounds, selection
+    std::unique_ptr<scheduler::RequestRounds> rounds;  // scores, filters, rounds, selection
     Clock::time_point submitted;
     std::optional<Clock::time_point> deadline;
     size_t next_input = 0;  // next text whose first round joins the batch
     size_t inputs_done = 0;
-    std::set<serve::GroupId> groups;  // groups of this request in the batch
+    std::set<decode::GroupId> groups;  // groups of this request in the batch
     bool admitted = false, finished = false;
     std::shared_ptr<SettingsHandle> live;  // the caller's running settings (ServeRequest::live)
     uint64_t live_version = 0;             // the version last applied
@@ -67,9 +67,9 @@ struct Scheduler::State {
     bool until_idle = false;  // run_until_idle(): collect stops once everything finished
     SchedulerStats stats;
     // Scheduler thread only.
-    std::unique_ptr<serve::BatchDecoder> decoder;
-    std::map<serve::GroupId, GroupOwner> owners;
-    serve::GroupId next_group = 1;
+    std::unique_ptr<decode::BatchDecoder> decoder;
+    std::map<decode::GroupId, GroupOwner> owners;
+    decode::GroupId next_group = 1;
     std::thread thread;
 
     explicit State(Scheduler& s) : owner(s) {}
@@ -83,7 +83,7 @@ struct Scheduler::State {
     std::vector<std::pair<std::shared_ptr<Pending>, int>> rows_watched() const;
     void report_steps(const std::vector<std::pair<std::shared_ptr<Pending>, int>>& stepped);
     void step_once();
-    void complete_groups(const std::vector<serve::GroupId>& finished);
+    void complete_groups(const std::vector<decode::GroupId>& finished);
     void complete_rounds(const std::shared_ptr<Pending>& p);
     void finish(const std::shared_ptr<Pending>& p);
 };
@@ -94,7 +94,7 @@ Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr
     if (!defaults_) defaults_ = std::make_shared<SettingsHandle>();
     limits_.max_batch = std::max(1, limits_.max_batch);
     limits_.max_queue = std::max(1, limits_.max_queue);
-    state_->decoder = std::make_unique<serve::BatchDecoder>(model_);
+    state_->decoder = std::make_unique<decode::BatchDecoder>(model_);
     if (where == SchedulerThread::Own) state_->thread = std::thread([this] { run(); });
 }
 
@@ -134,7 +134,7 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     for (size_t i = 0; i < request.texts.size(); ++i)
         require_valid_utf8(request.texts[i], request.texts.size() == 1 ? "text" : "texts[" + std::to_string(i) + "]");
     // Plans each text's protected spans; the masked texts are what the model sees.
-    p->rounds = std::make_unique<serve::RequestRounds>(request.texts, request.spans, o, embedder_);
+    p->rounds = std::make_unique<scheduler::RequestRounds>(request.texts, request.spans, o, embedder_);
     o.keep_sentinels = o.keep_sentinels || p->rounds->protects();
     for (size_t i = 0; i < request.texts.size(); ++i) {
         p->ids.push_back(tok.encode(o.task_prefix + p->rounds->masked(i)));
@@ -148,7 +148,7 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     }
     for (const auto& row : p->ids) {
         if (model_.info().device == "cpu")
-            check_generation_memory(model_.info().config, serve::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o,
+            check_generation_memory(model_.info().config, decode::BatchDecoder::rows_for(o), static_cast<int64_t>(row.size()), o,
                                     model_.info().activation_bytes, host_available_bytes(), "cpu");
     }
     p->texts = std::move(request.texts);
@@ -220,7 +220,7 @@ bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::s
     }
     int rows = decoder->rows();
     auto fits = [&](const GenerationOptions& o) {
-        const int n = serve::BatchDecoder::rows_for(o);
+        const int n = decode::BatchDecoder::rows_for(o);
         if (rows > 0 && rows + n > owner.limits_.max_batch) return false;
         rows += n;
         return true;
@@ -278,7 +278,7 @@ void Scheduler::State::fail_running(const CaughtError& error) {
         try {
             decoder->remove(gid);
         } catch (...) {
-            decoder = std::make_unique<serve::BatchDecoder>(owner.model_);  // start from an empty batch
+            decoder = std::make_unique<decode::BatchDecoder>(owner.model_);  // start from an empty batch
             decoder->use_threads_here(owner.model_.info().threads);
             break;
         }
@@ -303,7 +303,7 @@ void Scheduler::State::fail(const std::shared_ptr<Pending>& p, ErrorCode code, c
 
 // The admitted groups join in one encoder pass (BatchDecoder::add).
 void Scheduler::State::add_groups(std::vector<Admission>& admit) {
-    std::vector<serve::GroupSpec> specs;
+    std::vector<decode::GroupSpec> specs;
     std::vector<std::shared_ptr<Pending>> joining;
     std::vector<std::pair<const Pending*, int>> cohorts;  // a request's inputs of one round decode as one group
     for (auto& [p, where] : admit) {
@@ -312,7 +312,7 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
         p->job->set_state(JobState::Running);
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
-        const serve::GroupId id = next_group++;
+        const decode::GroupId id = next_group++;
         const std::pair<const Pending*, int> round{p.get(), where.second};
         auto cohort = std::find(cohorts.begin(), cohorts.end(), round);
         if (cohort == cohorts.end()) cohort = cohorts.insert(cohorts.end(), round);
@@ -343,9 +343,9 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
 // The groups that finished in one step: decoded, screened per request, then scored all together
 // (back_score passes of up to max_batch rows, one embedding call), then each request decides on
 // its next rounds (scheduler/request_rounds.h).
-void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finished) {
+void Scheduler::State::complete_groups(const std::vector<decode::GroupId>& finished) {
     const Tokenizer& tok = owner.model_.tokenizer();
-    std::vector<std::pair<std::shared_ptr<Pending>, std::vector<serve::FinishedRound>>> by_request;
+    std::vector<std::pair<std::shared_ptr<Pending>, std::vector<scheduler::FinishedRound>>> by_request;
     for (auto gid : finished) {
         std::vector<Candidate> candidates = decoder->take_results(gid);
         auto it = owners.find(gid);
@@ -376,7 +376,7 @@ void Scheduler::State::complete_groups(const std::vector<serve::GroupId>& finish
 // remain; the request completes with its last input.
 void Scheduler::State::complete_rounds(const std::shared_ptr<Pending>& p) {
     if (p->finished) return;
-    const serve::RoundsOutcome next = p->rounds->decide(&p->outcome.results);
+    const scheduler::RoundsOutcome next = p->rounds->decide(&p->outcome.results);
     for (const auto& [input, c] : next.settled) {
         if (p->outcome.first_candidate_s < 0) p->outcome.first_candidate_s = seconds_since(p->submitted);
         if (!p->events.on_candidate) continue;
@@ -446,7 +446,7 @@ void Scheduler::State::step_once() {
         const auto start = Clock::now();
         apply_live_settings();
         const auto stepped = rows_watched();
-        serve::StepReport report;
+        decode::StepReport report;
         try {
             report = decoder->step();
         } catch (...) {

@@ -62,8 +62,8 @@ double Runner::evaluate(std::vector<SampleGeneration>* samples) {
             for (size_t k = 0; k < n; ++k) src.push_back(eval_[k].source);
             GenerationOptions g;
             g.max_new_tokens = o_.sample_max_new_tokens;
-            serve::BatchDecoder decoder(net, nullptr);  // greedy, no protected spans
-            auto out = serve::decode_batch(decoder, src, g);
+            decode::BatchDecoder decoder(net, nullptr);  // greedy, no protected spans
+            auto out = decode::decode_batch(decoder, src, g);
             for (size_t k = 0; k < n; ++k) {
                 samples->push_back(
                     {eval_text_[k].source, eval_text_[k].target, out[k].empty() ? "" : tok_->decode(out[k][0].ids)});
