@@ -47,7 +47,7 @@ def wait_for(what, check, deadline_s):
         except (OSError, urllib.error.URLError) as e:
             last = e
         time.sleep(0.5)
-    raise SystemExit(f"FAIL: timed out after {deadline_s} s waiting for {what} (last: {last})")
+    raise AssertionError(f"timed out after {deadline_s} s waiting for {what} (last: {last})")
 
 
 def start_label_studio(work, procs):
@@ -66,7 +66,7 @@ def start_label_studio(work, procs):
     url = f"http://127.0.0.1:{port}"
     wait_for("Label Studio /health", lambda: p.poll() is None and http("GET", url + "/health", timeout=5)[0] == 200, 600)
     if p.poll() is not None:
-        raise SystemExit("FAIL: label-studio exited; see " + log.name)
+        raise RuntimeError("label-studio exited; see " + log.name)
     return url, {"Authorization": "Token " + TOKEN}
 
 

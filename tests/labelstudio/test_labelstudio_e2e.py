@@ -7,56 +7,43 @@ backend's candidates, posts annotations (Label Studio's webhook brings them to /
 starts training through Label Studio, waits for the learning round, then checks that model_version
 changed and that new predictions are those of the adopted adapter (`t5studio generate --adapter`).
 
-usage: test_labelstudio_e2e.py T5STUDIO BASE_MODEL JSTS_VALID WORKDIR
-Every wait polls with a deadline; nothing sleeps blindly.
+    run_in_ls_venv.sh test_labelstudio_e2e.py --t5studio T5STUDIO --model BASE_MODEL --data JSTS_VALID --work WORKDIR
+Every wait polls with a deadline; nothing sleeps blindly. One test: each step builds on the one before.
 """
 import base64
 import json
 import os
-import shutil
 import subprocess
-import sys
 
-import ls_server
+import pytest
+
+import pyutil
 from ls_server import http, wait_for
 
-T5, BASE, JSTS, WORK = sys.argv[1:5]
 CONFIG = """<View>
   <Text name="text" value="$text"/>
   <TextArea name="paraphrase" toName="text" rows="2" editable="true" maxSubmissions="1"/>
 </View>"""
 PREFIX = "paraphrase: "
-procs = []
 
 
-def check(cond, what):
-    if not cond:
-        raise SystemExit("FAIL: " + what)
-    print("ok:", what, flush=True)
-
-
-def start_serve():
-    basic = os.path.join(WORK, "basic-auth")
+@pytest.fixture(scope="module")
+def serve(t5studio, model_dir, work_dir, procs):
+    """`t5studio serve` learning from Label Studio's annotations, behind HTTP Basic auth: its URL once ready."""
+    basic = os.path.join(work_dir, "basic-auth")
     with open(basic, "w") as f:
         f.write("labelstudio:s3cret\n")
-    log = open(os.path.join(WORK, "serve.log"), "w")
-    p = subprocess.Popen([T5, "serve", "--model", BASE, "--port", "0", "--threads", "1", "--history", os.path.join(WORK, "history.sqlite"),
-                          "--learn-dir", os.path.join(WORK, "learning"), "--learn-every", "0", "--learn-max-steps", "40",
-                          "--task-prefix", PREFIX, "--basic-auth-file", basic], stdout=subprocess.PIPE, stderr=log, text=True)
-    procs.append(p)
-    listening = json.loads(p.stdout.readline())["listening"]
-    url = "http://" + listening
-    wait_for("t5studio serve /ready", lambda: http("GET", url + "/ready")[0] == 200, 120)
+    server, url = pyutil.start_serve(
+        t5studio, ["--model", model_dir, "--threads", "1", "--history", os.path.join(work_dir, "history.sqlite"),
+                   "--learn-dir", os.path.join(work_dir, "learning"), "--learn-every", "0", "--learn-max-steps", "40",
+                   "--task-prefix", PREFIX, "--basic-auth-file", basic], os.path.join(work_dir, "serve.log"))
+    procs.append(server.proc)
     return url
 
 
-def start_label_studio():
-    return ls_server.start_label_studio(WORK, procs)
-
-
-def jsts_pairs(n):
+def jsts_pairs(path, n):
     out = []
-    with open(JSTS, encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             j = json.loads(line)
             if j["label"] >= 4.0:
@@ -69,7 +56,7 @@ def jsts_pairs(n):
 def ls_predictions(ls, auth, project, task_ids):
     status, _ = http("POST", f"{ls}/api/dm/actions?id=retrieve_tasks_predictions&project={project}",
                      {"selectedItems": {"all": False, "included": task_ids}}, auth, timeout=600)
-    check(status == 200, f"Label Studio ran retrieve_tasks_predictions (HTTP {status})")
+    assert status == 200, f"Label Studio ran retrieve_tasks_predictions (HTTP {status})"
     preds = {}
     for t in task_ids:
         status, body = http("GET", f"{ls}/api/predictions?task={t}", None, auth)
@@ -78,40 +65,37 @@ def ls_predictions(ls, auth, project, task_ids):
     return preds
 
 
-def main():
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    serve = start_serve()
+def test_label_studio_end_to_end(t5studio, model_dir, data_path, work_dir, serve, label_studio):
+    pairs = jsts_pairs(data_path, 40)
     basic = {"Authorization": "Basic " + base64.b64encode(b"labelstudio:s3cret").decode()}
-    check(http("POST", serve + "/setup", {"project": "1.0", "schema": CONFIG})[0] == 401, "the ML endpoints ask for Basic auth")
+    assert http("POST", serve + "/setup", {"project": "1.0", "schema": CONFIG})[0] == 401, "the ML endpoints ask for Basic auth"
     status, body = http("POST", serve + "/setup", {"project": "1.0", "schema": "<View><Image name='i' value='$img'/></View>"}, basic)
-    check(status == 400 and "TextArea" in body["error"], "an unsupported labeling config gets an error naming what is supported")
+    assert status == 400 and "TextArea" in body["error"], "an unsupported labeling config gets an error naming what is supported"
     http("PUT", serve + "/v1/settings", {"num_beams": 3, "num_return_sequences": 3}, basic)  # every route asks for the credentials
     status, root = http("GET", serve + "/", None, basic)
-    check(status == 200 and root["status"] == "UP" and root["model_class"], "GET / answers {status: UP, model_class}")
+    assert status == 200 and root["status"] == "UP" and root["model_class"], "GET / answers {status: UP, model_class}"
     mv0 = root["model_version"]
 
-    ls, auth = start_label_studio()
+    ls, auth = label_studio
     status, project = http("POST", ls + "/api/projects", {"title": "t5studio e2e", "label_config": CONFIG}, auth)
-    check(status == 201, f"project created (HTTP {status}: {project if status != 201 else ''})")
+    assert status == 201, f"project created (HTTP {status}: {project if status != 201 else ''})"
     pid = project["id"]
-    pairs = jsts_pairs(40)
     status, imported = http("POST", f"{ls}/api/projects/{pid}/import", [{"text": s} for s, _ in pairs], auth)
-    check(status == 201 and imported["task_count"] == len(pairs), "tasks imported")
+    assert status == 201 and imported["task_count"] == len(pairs), "tasks imported"
     status, tasks = http("GET", f"{ls}/api/tasks?project={pid}&page_size=100", None, auth)
     tasks = tasks["tasks"] if isinstance(tasks, dict) else tasks
     by_text = {t["data"]["text"]: t["id"] for t in tasks}
     status, ml = http("POST", ls + "/api/ml", {"project": pid, "url": serve, "title": "t5studio", "auth_method": "BASIC_AUTH",
                                                "basic_auth_user": "labelstudio", "basic_auth_pass": "s3cret"}, auth)
-    check(status == 201, f"t5studio serve connected as the ML backend (HTTP {status}: {ml if status != 201 else ''})")
+    assert status == 201, f"t5studio serve connected as the ML backend (HTTP {status}: {ml if status != 201 else ''})"
 
     # Label Studio made a webhook to SERVE/webhook for the backend; it sends no credentials of its
     # own, so the backend's Basic auth goes into the webhook's headers (as docs/serve.md says).
     status, hooks = http("GET", f"{ls}/api/webhooks?project={pid}", None, auth)
     hook = next((h for h in hooks if h["url"].rstrip("/") == serve + "/webhook"), None)
-    check(hook is not None, f"Label Studio made the ML backend's webhook (hooks: {hooks})")
+    assert hook is not None, f"Label Studio made the ML backend's webhook (hooks: {hooks})"
     status, _ = http("PATCH", f"{ls}/api/webhooks/{hook['id']}", {"headers": basic}, auth)
-    check(status == 200, f"the webhook carries the backend's Basic auth (HTTP {status})")
+    assert status == 200, f"the webhook carries the backend's Basic auth (HTTP {status})"
 
     probe = [by_text[s] for s, _ in pairs[:3]]
     preds = ls_predictions(ls, auth, pid, probe)
@@ -120,40 +104,34 @@ def main():
         status, direct = http("POST", serve + "/predict", {"tasks": [{"id": t, "data": {"text": text}}], "label_config": CONFIG}, basic)
         mine = direct["results"][0]["result"][0]["value"]["text"]
         got = preds[t][-1]["result"][0]["value"]["text"] if preds[t] else None
-        check(got == mine and len(mine) == 3, f"task {t}: Label Studio's prediction is our 3 candidates {mine}")
-        check(preds[t][-1]["model_version"] == mv0, f"task {t}: model_version {mv0}")
+        assert got == mine and len(mine) == 3, f"task {t}: Label Studio's prediction is our 3 candidates {mine}"
+        assert preds[t][-1]["model_version"] == mv0, f"task {t}: model_version {mv0}"
 
     # The annotator writes the JSTS paraphrase for each task; Label Studio's webhook brings each one.
     for s, target in pairs:
         result = [{"from_name": "paraphrase", "to_name": "text", "type": "textarea", "value": {"text": [target]}}]
         status, _ = http("POST", f"{ls}/api/tasks/{by_text[s]}/annotations", {"result": result}, auth)
-        check(status == 201, f"annotation of task {by_text[s]} posted")
+        assert status == 201, f"annotation of task {by_text[s]} posted"
     wait_for("the annotations as pairs in the learner", lambda: http("GET", serve + "/health", None, basic)[1]["learning"]["new_pairs"] >= len(pairs), 60)
     status, _ = http("POST", f"{ls}/api/ml/{ml['id']}/train", {}, auth)
-    check(status in (200, 201), f"Label Studio started training (HTTP {status})")
+    assert status in (200, 201), f"Label Studio started training (HTTP {status})"
     health = wait_for("the learning round", lambda: (lambda h: h if h["learning"]["state"] == "idle" and "last_round" in h["learning"] else None)(
         http("GET", serve + "/health", None, basic)[1]), 900)
     last = health["learning"]["last_round"]
     print("learning round:", json.dumps(last), flush=True)
-    check(last["status"] == "adopted" and last["version"] == 1, "the round was adopted as v1 (held-out loss lower)")
+    assert last["status"] == "adopted" and last["version"] == 1, "the round was adopted as v1 (held-out loss lower)"
     mv1 = health["model_version"]
-    check(mv1 != mv0 and mv1.endswith("adapter-v1"), f"model_version changed: {mv0} -> {mv1}")
+    assert mv1 != mv0 and mv1.endswith("adapter-v1"), f"model_version changed: {mv0} -> {mv1}"
 
     fresh = [by_text[s] for s, _ in pairs[3:6]]
     preds = ls_predictions(ls, auth, pid, probe + fresh)
-    adapter = os.path.join(WORK, "learning", "v0001")
+    adapter = os.path.join(work_dir, "learning", "v0001")
     for t in probe + fresh:
         text = next(x["data"]["text"] for x in tasks if x["id"] == t)
         latest = [p for p in preds[t] if p["model_version"] == mv1]
-        check(latest, f"task {t}: a prediction from {mv1}")
-        out = subprocess.run([T5, "generate", "--model", BASE, "--adapter", adapter, "--prefix", PREFIX, "--beams", "3", "--num-return", "3",
+        assert latest, f"task {t}: a prediction from {mv1}"
+        out = subprocess.run([t5studio, "generate", "--model", model_dir, "--adapter", adapter, "--prefix", PREFIX, "--beams", "3", "--num-return", "3",
                               "--threads", "1", "--json", "--text", text], capture_output=True, text=True, check=True)
         expect = [c["text"] for c in json.loads(out.stdout)["results"][0]["candidates"]]
-        check(latest[-1]["result"][0]["value"]["text"] == expect, f"task {t}: the new prediction is the adopted adapter's {expect}")
+        assert latest[-1]["result"][0]["value"]["text"] == expect, f"task {t}: the new prediction is the adopted adapter's {expect}"
 
-
-try:
-    main()
-    print("PASS", flush=True)
-finally:
-    ls_server.stop_all(procs)
