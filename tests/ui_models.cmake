@@ -3,8 +3,7 @@
 # (progress, cancel, resume), the model in the Local tab, opened; screenshots in ui_e2e_models/screenshots.
 # Skipped, with the reason, where xvfb-run is missing.
 if(T5S_E2E_APP AND TARGET t5s_ui)
-  t5s_add_skippable_test(ui_e2e_models ${T5S_SIZE_GATE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/ui/run_e2e_models.py
-                         $<TARGET_FILE:${T5S_E2E_APP}> ${CMAKE_CURRENT_SOURCE_DIR}/hub ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu
-                         ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_models)
+  t5s_add_pytest(ui_e2e_models ui/run_e2e_models.py --t5studio $<TARGET_FILE:${T5S_E2E_APP}>
+                 --model ${CMAKE_CURRENT_SOURCE_DIR}/data/models/t5v10-tied-relu --work ${CMAKE_CURRENT_BINARY_DIR}/ui_e2e_models)
   set_tests_properties(ui_e2e_models PROPERTIES TIMEOUT 600 LABELS "gui")
 endif()
