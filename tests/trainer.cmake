@@ -26,14 +26,16 @@ set_tests_properties(trainer PROPERTIES FIXTURES_SETUP trainer_exports TIMEOUT 9
 # missing/unexpected keys, and its logits match T5 Studio's within 1e-5. Skips (code 77) without the venv.
 add_test(NAME trainer_hf_load
   COMMAND bash -c "if [ ! -x '${CMAKE_SOURCE_DIR}/.venv/bin/python' ]; then echo 'SKIP: no .venv'; exit 77; fi; \
-    '${CMAKE_SOURCE_DIR}/.venv/bin/python' '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_hf_load.py' '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/exports'")
+    exec '${CMAKE_SOURCE_DIR}/.venv/bin/python' -m pytest -q '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_hf_load.py' \
+    --data '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/exports'")
 set_tests_properties(trainer_hf_load PROPERTIES FIXTURES_REQUIRED trainer_exports SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 # peft (from the project venv) loads the adapter test_trainer's LoRA run wrote, with logits within
 # 1e-5 of T5 Studio's; its merged checkpoint equals PEFT's merge_and_unload and loads in transformers.
 add_test(NAME trainer_lora_peft
   COMMAND bash -c "if [ ! -x '${CMAKE_SOURCE_DIR}/.venv/bin/python' ]; then echo 'SKIP: no .venv'; exit 77; fi; \
-    '${CMAKE_SOURCE_DIR}/.venv/bin/python' '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_lora_peft.py' '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/lora_exports/lora-run.json'")
+    exec '${CMAKE_SOURCE_DIR}/.venv/bin/python' -m pytest -q '${CMAKE_CURRENT_SOURCE_DIR}/trainer/check_lora_peft.py' \
+    --data '${CMAKE_CURRENT_BINARY_DIR}/trainer_work/lora_exports/lora-run.json'")
 set_tests_properties(trainer_lora_peft PROPERTIES FIXTURES_REQUIRED trainer_exports SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 # Scale-out: sharded generate + merge, and data-parallel training over c10d/Gloo on

@@ -1,29 +1,37 @@
-#!/usr/bin/env python3
 """transformers loads the checkpoints T5 Studio's trainer wrote (test_checkpoints.cpp exports) with
 no missing/unexpected keys, and its logits equal T5 Studio's within 1e-5; T5Tokenizer loads the
-tokenizer files (the fast one where only tokenizer.json is there) and gives the same ids. Usage: check_hf_load.py EXPORT_DIR"""
+tokenizer files (the fast one where only tokenizer.json is there) and gives the same ids.
+
+    python -m pytest -q tests/trainer/check_hf_load.py --data EXPORT_DIR
+One test per logits-*.json export; the exports themselves come from ctest `trainer` (its fixture).
+"""
 import glob
 import json
 import os
-import sys
 
+import pytest
 import torch
 from transformers import AutoTokenizer, T5ForConditionalGeneration, T5Tokenizer
 
-exports = sorted(glob.glob(os.path.join(sys.argv[1], "logits-*.json")))
-ok = True
-if not exports:
-    print("no exports found in", sys.argv[1])
-    sys.exit(1)
-for path in exports:
-    ref = json.load(open(path, encoding="utf-8"))
+
+def pytest_generate_tests(metafunc):
+    if "export" in metafunc.fixturenames:
+        folder = os.path.abspath(metafunc.config.getoption("--data") or "")
+        exports = sorted(glob.glob(os.path.join(folder, "logits-*.json")))
+        # No export is a failure (the trainer wrote none), never an empty pass.
+        metafunc.parametrize("export", exports or [os.path.join(folder, "logits-*.json (none found)")],
+                             ids=[os.path.basename(p) for p in exports] or ["no-exports"])
+
+
+def test_transformers_loads_the_checkpoint(export):
+    assert os.path.isfile(export), f"no exports found: {export}"
+    with open(export, encoding="utf-8") as f:
+        ref = json.load(f)
     model_dir = ref["model_dir"]
     model, info = T5ForConditionalGeneration.from_pretrained(model_dir, output_loading_info=True, dtype=torch.float32)
     model.eval()
     problems = {k: v for k, v in info.items() if v}
-    if problems:
-        print(f"FAIL {model_dir}: loading info {problems}")
-        ok = False
+    assert not problems, f"{model_dir}: loading info {problems}"
     ids = ref["input_ids"]
     width = max(len(r) for r in ids)
     input_ids = torch.tensor([r + [0] * (width - len(r)) for r in ids])
@@ -33,13 +41,10 @@ for path in exports:
         logits = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=dec).logits
     studio = torch.tensor(ref["logits"]).reshape(ref["shape"])
     diff = (logits - studio).abs().max().item()
+    assert diff < 1e-5, f"{os.path.basename(export)}: max |logits diff| {diff:.3g}"
     if os.path.exists(os.path.join(model_dir, "spiece.model")):
         tok = T5Tokenizer.from_pretrained(model_dir, legacy=True)
     else:  # saved from a base that had only tokenizer.json: the fast tokenizer
         tok = AutoTokenizer.from_pretrained(model_dir)
     tok_ids = [tok(t).input_ids for t in ref["texts"]]
-    same_ids = tok_ids == ref["token_ids"]
-    status = "ok" if diff < 1e-5 and same_ids else "FAIL"
-    print(f"{status} {os.path.basename(path)}: max |logits diff| {diff:.3g}; tokenizer ids equal: {same_ids}")
-    ok = ok and status == "ok"
-sys.exit(0 if ok else 1)
+    assert tok_ids == ref["token_ids"], f"{os.path.basename(export)}: tokenizer ids {tok_ids} != T5 Studio's {ref['token_ids']}"
