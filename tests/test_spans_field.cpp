@@ -99,7 +99,7 @@ TEST_CASE("spans, else entities: one rule for input files and serve requests", "
         {"both null", {{"spans", nullptr}, {"entities", nullptr}}, {}, ""},
         {"neither", json::object(), {}, ""},
         {"spans a string", {{"spans", "0-4"}}, {}, "spans"},
-        {"spans a number, entities set: the wrong spans is refused, not passed over", {{"spans", 5}, {"entities", kg}}, {}, "spans"},
+        {"spans a number, entities set: refused, not passed over", {{"spans", 5}, {"entities", kg}}, {}, "spans"},
         {"spans null, entities an object", {{"spans", nullptr}, {"entities", {{"start", 0}}}}, {}, "entities"},
         {"entities with a text offset", {{"entities", json::array({json::array({0, "4", "VERB"})})}}, {}, "entities"},
     };
