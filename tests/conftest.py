@@ -71,33 +71,29 @@ def shared_dir():
 
 
 # ---- measured numbers, printed after the run whatever the capture ----------------------------
-_measured = []
+_MEASURED = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    config.stash[_MEASURED] = []
 
 
 @pytest.fixture
-def measured():
+def measured(pytestconfig):
     """measured(line): a number the test measured, listed in the summary (pytest hides passing output)."""
-    return _measured.append
+    return pytestconfig.stash[_MEASURED].append
 
 
-def pytest_terminal_summary(terminalreporter):
-    if _measured:
+def pytest_terminal_summary(terminalreporter, config):
+    if config.stash[_MEASURED]:
         terminalreporter.section("measured")
-        for line in _measured:
+        for line in config.stash[_MEASURED]:
             terminalreporter.write_line(line)
 
 
 # ---- ctest's skip convention -------------------------------------------------------------------
-_outcomes = {"passed": 0, "skipped": 0}
-
-
-def pytest_runtest_logreport(report):
-    if report.when == "call" and report.passed:
-        _outcomes["passed"] += 1
-    elif report.skipped:
-        _outcomes["skipped"] += 1
-
-
 def pytest_sessionfinish(session, exitstatus):
-    if exitstatus == 0 and _outcomes["skipped"] and not _outcomes["passed"]:
+    """All selected tests skipped (none passed, none failed): exit 77, SKIP_RETURN_CODE for ctest."""
+    stats = session.config.pluginmanager.get_plugin("terminalreporter").stats
+    if exitstatus == 0 and stats.get("skipped") and not stats.get("passed"):
         session.exitstatus = SKIPPED_EXIT
