@@ -5,7 +5,7 @@ through others (the folders form layers: docs/architecture.md). In app/, what th
 share lives in app/common, which includes neither; serve never includes the CLI (only the `serve`
 command in app/cli starts the service).
 
-Only includes of engine/src's own headers ("text/utf8.h") count; the public t5s/ headers in
+Only includes of engine/src's own headers ("text/unicode_space.h") count; the public t5s/ headers in
 engine/include are the engine's interface, shared by every folder. Exit code 1 with every finding.
 
     check_layout.py REPO_ROOT      (ctest layout)

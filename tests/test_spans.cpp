@@ -12,6 +12,7 @@
 #include "spans/span_plan.h"
 #include "spans/span_restore.h"
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 #include "span_test_support.h"
 
@@ -85,8 +86,8 @@ TEST_CASE("span plan: explicit spans in code points over CJK, combining characte
     CHECK_FALSE(plan.spans[0].space_before);
     CHECK(plan.spans[2].space_before);
     CHECK(plan.spans[2].space_after);
-    CHECK(byte_offset(text, 22) == text.find(" pizza"));
-    CHECK(code_point_offset(text, text.size()) == 28);
+    CHECK(byte_of_code_point(text, 22) == text.find(" pizza"));
+    CHECK(code_point_length(text) == 28);
 }
 
 TEST_CASE("span plan: explicit spans win over detected ones; bad explicit spans are errors", "[spans]") {

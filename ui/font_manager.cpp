@@ -8,7 +8,7 @@
 
 #include <imgui.h>
 
-#include "text_diff.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::ui {
 
@@ -49,12 +49,11 @@ void FontManager::note(std::string_view text) {
     for (char c : text)
         if (static_cast<unsigned char>(c) >= 0x80) { ascii = false; break; }
     if (ascii) return;
-    std::vector<unsigned> cps;
-    collect_code_points(text, cps);
-    for (unsigned cp : cps) {
-        // Control characters and surrogates have no glyph, and a 0 (an overlong NUL in the bytes a
-        // random model emits) would end ImGui's glyph ranges: the whole font would come out empty.
-        if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF)) continue;
+    for (const char32_t cp : decode_code_points(text)) {
+        // Control characters have no glyph, and a 0 would end ImGui's glyph ranges: the whole font
+        // would come out empty. (Malformed bytes a random model emits, an overlong NUL or a
+        // surrogate, decode to U+FFFD, which ImGui draws for them too.)
+        if (cp < 0x20) continue;
         if ((sizeof(ImWchar) == 2 && cp > 0xFFFF) || is_baked(cp) || pending_.count(cp) || in_flight_.count(cp))
             continue;  // ImWchar is 16-bit in Debian's build
         pending_.insert(cp);

@@ -5,35 +5,6 @@
 
 namespace t5s::ui {
 
-std::vector<std::string_view> split_code_points(std::string_view s) {
-    std::vector<std::string_view> out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-        if (i + n > s.size()) n = 1;
-        for (size_t k = 1; k < n; ++k)
-            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) { n = 1; break; }
-        out.push_back(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
-void collect_code_points(std::string_view text, std::vector<unsigned>& out) {
-    for (auto cp : split_code_points(text)) {
-        const auto* b = reinterpret_cast<const unsigned char*>(cp.data());
-        unsigned v = 0;
-        switch (cp.size()) {
-            case 1: v = b[0]; break;
-            case 2: v = ((b[0] & 0x1Fu) << 6) | (b[1] & 0x3Fu); break;
-            case 3: v = ((b[0] & 0x0Fu) << 12) | ((b[1] & 0x3Fu) << 6) | (b[2] & 0x3Fu); break;
-            default: v = ((b[0] & 0x07u) << 18) | ((b[1] & 0x3Fu) << 12) | ((b[2] & 0x3Fu) << 6) | (b[3] & 0x3Fu); break;
-        }
-        out.push_back(v);
-    }
-}
-
 namespace {
 
 void push(std::vector<DiffSegment>& out, DiffOp op, std::string_view text) {

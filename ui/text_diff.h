@@ -1,9 +1,12 @@
 #pragma once
 // Character-level diff on UTF-8 code points (so CJK characters are never split), for highlighting
-// what a candidate changed relative to its source.
+// what a candidate changed relative to its source. Code points are split as t5s/text_offsets.h
+// splits them (split_code_points: an ill-formed subpart of malformed bytes is one piece).
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "t5s/text_offsets.h"
 
 namespace t5s::ui {
 
@@ -13,11 +16,6 @@ struct DiffSegment {
     DiffOp op = DiffOp::Equal;
     std::string text;  // whole code points
 };
-
-// Splits UTF-8 into code points (invalid bytes become single-byte pieces).
-std::vector<std::string_view> split_code_points(std::string_view text);
-// Appends every code point of `text` to `out` (for font glyph collection).
-void collect_code_points(std::string_view text, std::vector<unsigned>& out);
 
 // Minimal edit script (LCS) from `source` to `target`; adjacent segments of one op are merged.
 // Very long inputs (> max_cells DP cells after trimming common ends) fall back to delete+insert.

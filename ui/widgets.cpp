@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "line_chart.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::ui {
 

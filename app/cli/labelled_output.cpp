@@ -6,29 +6,19 @@
 #include <set>
 
 #include "common/args.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::cli {
 namespace {
-
-std::string code_points(const std::string& s, int64_t start, int64_t end) {
-    size_t i = 0, from = 0;
-    int64_t cp = 0;
-    for (; i < s.size() && cp < end; ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
-        if (cp++ == start) from = i;
-    }
-    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
-    return s.substr(from, i - from);
-}
 
 // The candidate's spans that are the row's own (same label and text), not those a detector added
 // (--protect): the output keeps the row's entities, not "number" or "url" spans.
 std::vector<Span> row_spans_in(const Candidate& c, const InputRow& row) {
     std::multiset<std::pair<std::string, std::string>> given;
-    for (const Span& s : row.spans) given.insert({s.label, code_points(row.text, s.start, s.end)});
+    for (const Span& s : row.spans) given.insert({s.label, std::string(code_point_slice(row.text, s.start, s.end))});
     std::vector<Span> out;
     for (const Span& s : c.spans) {
-        const auto it = given.find({s.label, code_points(c.text, s.start, s.end)});
+        const auto it = given.find({s.label, std::string(code_point_slice(c.text, s.start, s.end))});
         if (it == given.end()) continue;
         given.erase(it);
         out.push_back(s);

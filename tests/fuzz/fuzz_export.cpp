@@ -13,7 +13,7 @@
 #include "input/delimited_text.h"
 #include "history/export_format.h"
 #include "t5s/error.h"
-#include "text/utf8.h"
+#include "t5s/text_offsets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace t5s::history;

@@ -16,7 +16,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/text/json_unigram.cpp
   ${T5S_ROOT}/engine/src/text/precompiled_normalizer.cpp
   ${T5S_ROOT}/engine/src/text/spiece_validate.cpp
-  ${T5S_ROOT}/engine/src/text/utf8.cpp
+  ${T5S_ROOT}/engine/src/text/text_offsets.cpp
   ${T5S_ROOT}/engine/src/input/source_text.cpp
   ${T5S_ROOT}/engine/src/input/delimited_text.cpp
   ${T5S_ROOT}/engine/src/checkpoint/safetensors.cpp

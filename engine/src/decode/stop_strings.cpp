@@ -3,29 +3,11 @@
 #include <algorithm>
 
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 
 namespace t5s {
 namespace {
-
-// UTF-8 to code points; a byte that starts no valid sequence becomes U+FFFD.
-std::u32string code_points(const std::string& s) {
-    std::u32string out;
-    for (size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-        char32_t cp = extra == 0 ? c : extra == 1 ? (c & 0x1F) : extra == 2 ? (c & 0x0F) : (c & 0x07);
-        bool ok = extra >= 0 && i + static_cast<size_t>(extra) < s.size();
-        for (int k = 1; ok && k <= extra; ++k) {
-            const unsigned char n = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-            ok = (n & 0xC0) == 0x80;
-            cp = (cp << 6) | (n & 0x3F);
-        }
-        out.push_back(ok ? cp : U'\uFFFD');
-        i += ok ? static_cast<size_t>(extra) + 1 : 1;
-    }
-    return out;
-}
 
 // Python's str.isspace(), which str.strip() removes.
 bool python_space(char32_t c) {
@@ -51,13 +33,13 @@ TokenTexts stop_string_token_texts(const Tokenizer& tokenizer) {
     for (int id = 0; id < tokenizer.vocab_size(); ++id) {
         std::u32string text;
         if (tokenizer.is_special(id)) {
-            text = code_points(tokenizer.id_to_token(id));  // not decoded: written as it is
+            text = decode_code_points(tokenizer.id_to_token(id));  // not decoded: written as it is
         } else {
             std::vector<int> ids = base;
             ids.push_back(id);
             const std::string all = tokenizer.decode(ids, /*skip_special_tokens=*/false);
             const size_t at = all.find(prefix);
-            text = code_points(at == std::string::npos ? std::string() : all.substr(at + prefix.size()));
+            text = decode_code_points(at == std::string::npos ? std::string() : all.substr(at + prefix.size()));
             while (!text.empty() && python_space(text.back())) text.pop_back();  // the slow tokenizer's strip()
         }
         texts[static_cast<size_t>(id)] = std::move(text);
@@ -67,7 +49,7 @@ TokenTexts stop_string_token_texts(const Tokenizer& tokenizer) {
 
 StopStrings::StopStrings(std::shared_ptr<const TokenTexts> texts, const std::vector<std::string>& stop_strings) : texts_(std::move(texts)) {
     for (const std::string& s : stop_strings) {
-        stops_.push_back(code_points(s));
+        stops_.push_back(decode_code_points(s));
         window_ = std::max<int64_t>(window_, static_cast<int64_t>(stops_.back().size()));
     }
     // transformers' preprocessing refuses strings no token can end.

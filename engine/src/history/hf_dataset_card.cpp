@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "t5s/score_names.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::history {
 
@@ -44,11 +45,7 @@ std::string yaml_header(const DataFileSummary& d, int64_t bytes) {
 
 // Text for a table cell: at most max_bytes (cut at a character boundary), '|' escaped, one line.
 std::string cell(std::string text, size_t max_bytes = 120) {
-    if (text.size() > max_bytes) {
-        size_t cut = max_bytes;
-        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-        text = text.substr(0, cut) + "...";
-    }
+    if (text.size() > max_bytes) text = std::string(utf8_prefix(text, max_bytes)) + "...";
     std::string out;
     for (char c : text) {
         if (c == '|') out += "\\|";

@@ -48,9 +48,6 @@ std::unique_ptr<InputReader::Source> jsonl_source(const std::string& path, const
 std::unique_ptr<InputReader::Source> delimited_source(const std::string& path, char separator, const InputFields& fields);
 std::unique_ptr<InputReader::Source> labelstudio_source(const std::string& path, const InputFields& fields);
 
-// The code points [start, end) of UTF-8 `s` ("" when out of range).
-std::string code_point_slice(const std::string& s, int64_t start, int64_t end);
-
 // Opens `path` for reading as bytes; throws t5s::Error(FileNotFound) naming it.
 std::ifstream open_input(const std::string& path);
 

@@ -4,6 +4,7 @@
 // a result's "text", when present, must be what the task's text holds there.
 #include "input/input_source.h"
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 #include "t5s/span_json.h"
 
 namespace t5s::input {
@@ -45,9 +46,10 @@ void add_result(const nlohmann::json& r, const std::string& text, const std::str
             throw RowProblem{where, "a labels result needs integer value.start and value.end"};
         const int64_t start = v["start"].get<int64_t>(), end = v["end"].get<int64_t>();
         const std::string name = !v["labels"].empty() && v["labels"][0].is_string() ? v["labels"][0].get<std::string>() : "";
-        if (v.contains("text") && v["text"].is_string() && start >= 0 && end > start && v["text"].get<std::string>() != code_point_slice(text, start, end))
+        const std::string there(code_point_slice(text, start, end));
+        if (v.contains("text") && v["text"].is_string() && start >= 0 && end > start && v["text"].get<std::string>() != there)
             throw RowProblem{where, "labels result [" + std::to_string(start) + ", " + std::to_string(end) + ") says '" + v["text"].get<std::string>() +
-                                        "' but the text there (code points) is '" + code_point_slice(text, start, end) + "'"};
+                                        "' but the text there (code points) is '" + there + "'"};
         spans.push_back({start, end, name});
     } else if (v.contains("choices") && v["choices"].is_array() && !v["choices"].empty()) {
         label = v["choices"].size() == 1 ? v["choices"][0] : v["choices"];
@@ -93,18 +95,6 @@ private:
 };
 
 }  // namespace
-
-std::string code_point_slice(const std::string& s, int64_t start, int64_t end) {
-    size_t from = s.size(), to = s.size();
-    int64_t cp = 0;
-    for (size_t i = 0; i <= s.size(); ++i) {
-        if (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
-        if (cp == start) from = i;
-        if (cp == end) to = i;
-        ++cp;
-    }
-    return from <= to ? s.substr(from, to - from) : std::string();
-}
 
 std::unique_ptr<InputReader::Source> labelstudio_source(const std::string& path, const InputFields& fields) {
     return std::make_unique<LabelStudioSource>(path, fields);

@@ -2,6 +2,7 @@
 #include "input/delimited_text.h"
 #include "input/input_source.h"
 #include "t5s/span_json.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s {
 namespace {
@@ -17,9 +18,9 @@ ojson labelstudio_results(const OutputRow& row) {
         const Span& s = row.spans[k];
         ojson labels = ojson::array();
         if (!s.label.empty()) labels.push_back(s.label);
+        const std::string text(code_point_slice(row.text, s.start, s.end));
         results.push_back({{"id", "span" + std::to_string(k)}, {"from_name", "label"}, {"to_name", "text"}, {"type", "labels"},
-                           {"value", {{"start", s.start}, {"end", s.end}, {"text", input::code_point_slice(row.text, s.start, s.end)},
-                                      {"labels", labels}}}});
+                           {"value", {{"start", s.start}, {"end", s.end}, {"text", text}, {"labels", labels}}}});
     }
     if (!row.label_json.empty()) {
         const ojson label = ojson::parse(row.label_json, nullptr, false);

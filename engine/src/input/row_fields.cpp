@@ -3,6 +3,7 @@
 #include "t5s/error.h"
 #include "t5s/source_text.h"
 #include "t5s/span_json.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 
 namespace t5s::input {
@@ -11,9 +12,7 @@ namespace {
 // A column name as a message shows it: on one line, at most 40 bytes (a hostile file's names are
 // not ours to print whole).
 std::string shown_name(const std::string& name) {
-    std::string out = name.substr(0, 40);
-    while (out.size() < name.size() && !out.empty() && (static_cast<unsigned char>(name[out.size()]) & 0xC0) == 0x80)
-        out.pop_back();
+    std::string out(utf8_prefix(name, 40));
     for (char& c : out)
         if (static_cast<unsigned char>(c) < 0x20) c = ' ';
     return out.size() < name.size() ? out + "..." : out;

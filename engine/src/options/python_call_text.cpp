@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "t5s/error.h"
-#include "text/utf8.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::pasted {
 namespace {
@@ -22,30 +22,9 @@ struct NotLiteral {};
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; }
 bool is_name_char(char c) { return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
-std::string shortened(std::string text) {
+std::string shortened(const std::string& text) {
     constexpr size_t kShown = 60;
-    if (text.size() <= kShown) return text;
-    size_t cut = kShown;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-    return text.substr(0, cut) + "...";
-}
-
-void append_utf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-        out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
+    return text.size() <= kShown ? text : std::string(utf8_prefix(text, kShown)) + "...";
 }
 
 class Reader {
@@ -172,11 +151,11 @@ private:
             case '0': *value += '\0'; return;
             case '\\': case '\'': case '"': case '/': *value += c; return;
             case '\n': return;  // a continued line
-            case 'x': append_utf8(hex_digits(2), value); return;
+            case 'x': utf8_append(*value, hex_digits(2)); return;
             case 'U': {
                 const uint32_t cp = hex_digits(8);
                 if (cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) fail("\\U escape outside Unicode");
-                append_utf8(cp, value);
+                utf8_append(*value, cp);
                 return;
             }
             case 'u': {
@@ -189,7 +168,7 @@ private:
                 } else if (cp >= 0xD800 && cp < 0xE000) {
                     fail("a \\u escape holds a lone surrogate");
                 }
-                append_utf8(cp, value);
+                utf8_append(*value, cp);
                 return;
             }
             default:  // Python keeps an unknown escape as written

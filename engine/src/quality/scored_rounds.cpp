@@ -11,7 +11,7 @@
 #include "t5s/error.h"
 #include "t5s/quality.h"
 #include "text/text_normalize.h"
-#include "text/utf8.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "t5s/error.h"
 #include "t5s/spans.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s {
 
@@ -54,8 +55,6 @@ constexpr int64_t kRegexMaxMem = 8 << 20;
 bool ascii_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 bool ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 std::unique_ptr<RE2> compile(const std::string& pattern, bool case_sensitive) {
     RE2::Options o;
@@ -106,8 +105,8 @@ void find_all(std::string_view s, const RE2& re, const std::string& label, Kind 
         from = e;
         // The patterns match bytes: a match (a user's `.`, a class) may cut a character; widen it
         // to whole code points.
-        while (b > 0 && continuation(s[b])) --b;
-        while (e < s.size() && continuation(s[e])) ++e;
+        b = code_point_start(s, b);
+        e = code_point_end(s, e);
         if (kind == Kind::Url) {
             while (e > b && std::string_view(".,;:!?)]").find(s[e - 1]) != std::string_view::npos) --e;  // sentence punctuation
         }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s {
 namespace {
@@ -74,13 +75,12 @@ const nlohmann::json* spans_field(const nlohmann::json& row, const char** name_o
 }
 
 void check_spans(const std::string& text, const std::vector<Span>& spans, const std::string& where) {
-    int64_t length = 0;
-    for (unsigned char c : text) length += (c & 0xC0) != 0x80;
+    const int64_t length = code_point_length(text);
     std::vector<Span> sorted = spans;
     std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
     for (size_t i = 0; i < sorted.size(); ++i) {
         const Span& s = sorted[i];
-        if (s.end > length)
+        if (!span_inside(s.start, s.end, length))
             throw Error(ErrorCode::InvalidArgument, where + ": span [" + std::to_string(s.start) + ", " + std::to_string(s.end) +
                                                         "] is not inside the text (" + std::to_string(length) + " code points)");
         if (i > 0 && sorted[i - 1].end > s.start)

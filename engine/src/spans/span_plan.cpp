@@ -5,6 +5,7 @@
 #include "spans/span_detect.h"
 #include "t5s/span_preview.h"
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 #include "text/unicode_space.h"
 
@@ -19,19 +20,19 @@ std::string span_name(const Span& s) {
 
 // The explicit spans as byte spans, checked; sorted by start.
 std::vector<ByteSpan> explicit_byte_spans(const std::string& text, const std::vector<Span>& given) {
-    const int64_t length = code_point_offset(text, text.size());
+    const int64_t length = code_point_length(text);
     std::vector<ByteSpan> out;
     for (const Span& s : given) {
-        if (s.start < 0 || s.end > length || s.start >= s.end)
+        if (!span_inside(s.start, s.end, length) || s.start == s.end)
             throw Error(ErrorCode::InvalidArgument, "spans: " + span_name(s) + " is not inside the text (0.." + std::to_string(length) +
                                                         " code points) or is empty");
-        out.push_back({byte_offset(text, s.start), byte_offset(text, s.end), s.label});
+        out.push_back({byte_of_code_point(text, s.start), byte_of_code_point(text, s.end), s.label});
     }
     std::sort(out.begin(), out.end(), [](const ByteSpan& a, const ByteSpan& b) { return a.begin < b.begin; });
     for (size_t i = 1; i < out.size(); ++i) {
         if (overlaps(out[i - 1], out[i]))
             throw Error(ErrorCode::InvalidArgument, "spans: two spans overlap at code point " +
-                                                        std::to_string(code_point_offset(text, out[i].begin)));
+                                                        std::to_string(code_point_of_byte(text, out[i].begin)));
     }
     return out;
 }
@@ -47,35 +48,12 @@ bool space_at(const std::string& text, size_t byte, bool before) {
         }
         return false;
     }
-    size_t i = byte;
-    if (before) {
-        do --i;
-        while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80);
-    }
     char32_t cp;
-    utf8_decode(text, i, &cp);
+    utf8_decode(text, before ? code_point_start(text, byte - 1) : byte, &cp);
     return is_python_space(cp);
 }
 
 }  // namespace
-
-size_t byte_offset(const std::string& text, int64_t code_point) {
-    size_t i = 0;
-    for (int64_t n = 0; n < code_point && i < text.size(); ++n) {
-        char32_t cp;
-        i += utf8_decode(text, i, &cp);
-    }
-    return i;
-}
-
-int64_t code_point_offset(const std::string& text, size_t byte) {
-    int64_t n = 0;
-    for (size_t i = 0; i < byte && i < text.size(); ++n) {
-        char32_t cp;
-        i += utf8_decode(text, i, &cp);
-    }
-    return n;
-}
 
 SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_spans, const GenerationOptions& options, int max_spans) {
     SpanPlan plan;
@@ -107,7 +85,7 @@ SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_s
         p.sentinel = static_cast<int>(k);
         p.space_before = space_at(text, b.begin, true);
         p.space_after = space_at(text, b.end, false);
-        p.source = Span{code_point_offset(text, b.begin), code_point_offset(text, b.end), b.label};
+        p.source = Span{code_point_of_byte(text, b.begin), code_point_of_byte(text, b.end), b.label};
         plan.masked += text.substr(at, b.begin - at) + "<extra_id_" + std::to_string(k) + ">";
         at = b.end;
         plan.spans.push_back(std::move(p));
@@ -130,8 +108,5 @@ std::vector<Span> protected_spans(const std::string& text, const std::vector<Spa
     for (const auto& p : spans::plan_spans(text, explicit_spans, o).spans) out.push_back(p.source);
     return out;
 }
-
-int64_t code_point_of_byte(const std::string& text, size_t byte) { return spans::code_point_offset(text, byte); }
-size_t byte_of_code_point(const std::string& text, int64_t code_point) { return spans::byte_offset(text, code_point); }
 
 }  // namespace t5s

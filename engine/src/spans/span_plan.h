@@ -32,8 +32,4 @@ struct SpanPlan {
 SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_spans, const GenerationOptions& options,
                     int max_spans = 100);
 
-// Code point <-> byte offsets of valid UTF-8 (a code point offset past the end is the end).
-size_t byte_offset(const std::string& text, int64_t code_point);
-int64_t code_point_offset(const std::string& text, size_t byte);
-
 }  // namespace t5s::spans

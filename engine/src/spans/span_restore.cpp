@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "spans/sentinel_guard.h"
+#include "t5s/text_offsets.h"
 #include "text/unicode_space.h"
 
 namespace t5s::spans {
@@ -18,10 +19,8 @@ bool unspaced_script(char32_t c) {
 
 bool ends_with_space(const std::string& s) {
     if (s.empty()) return true;
-    size_t i = s.size() - 1;
-    while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
     char32_t cp;
-    utf8_decode(s, i, &cp);
+    utf8_decode(s, code_point_start(s, s.size() - 1), &cp);
     return is_python_space(cp) || unspaced_script(cp) || std::string_view("([{\"'/").find(s.back()) != std::string_view::npos;
 }
 
@@ -71,9 +70,9 @@ RestoredText restore_spans(const SpanPlan& plan, const std::vector<int>& ids, co
         }
         const PlannedSpan& s = *it->second;
         if ((s.space_before || (previous && previous->space_after)) && !out.text.empty() && !ends_with_space(out.text)) out.text += ' ';
-        const int64_t start = code_point_offset(out.text, out.text.size());
+        const int64_t start = code_point_length(out.text);
         out.text += s.text;
-        out.spans.push_back(Span{start, start + code_point_offset(s.text, s.text.size()), s.label});
+        out.spans.push_back(Span{start, start + code_point_length(s.text), s.label});
         previous = &s;
     }
     flush();
