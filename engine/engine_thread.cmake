@@ -5,7 +5,7 @@ add_library(t5s_engine_thread STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/engine_thread.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/model_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/recipe_jobs.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/recipe_models.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/kept_recipe.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/io_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/hub_jobs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/engine_thread/dataset_reader.cpp

@@ -36,11 +36,14 @@ add_executable(test_engine_thread ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thr
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_scores.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_learning.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_spans.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_recipes.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_engine_thread_recipes.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_recipe_step_models.cpp)
 target_link_libraries(test_engine_thread PRIVATE t5s_engine_thread t5s_catch_main)
 target_include_directories(test_engine_thread PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../engine/src)
 add_test(NAME engine_thread COMMAND test_engine_thread)
 set_tests_properties(engine_thread PROPERTIES TIMEOUT 300)
+# A recipe's step models alone (t5s/recipe_step_models.h, on the fake model; also part of engine_thread).
+add_test(NAME recipe_step_models COMMAND test_engine_thread "[step_models]")
 if(NOT T5S_TEST_HOOKS)
   message(STATUS "engine_thread: the dead-lane/restart case is left out (T5S_TEST_HOOKS=OFF)")
 endif()

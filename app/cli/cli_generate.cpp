@@ -264,7 +264,7 @@ int run_generate(const Argv& argv) {
     const RuntimeOptions runtime = kGenerateRuntime.read(args);
     const auto embedder = embedder_from_flags(args, runtime);
     auto model = Model::load(args.require("model"), with_adapter(runtime, args.get("adapter")));
-    if (recipe) recipe->load_models(*model, args.require("model"), runtime);
+    if (recipe) recipe->load_models(*model, runtime);
     GenerateRecorder recorder(args.get("history"), *model);
     if (recipe) recorder.set_recipe(recipe_record_json(args.get("recipe")));  // the history says how its rows were made
     GenerationOptions options = options_in;

@@ -5,9 +5,9 @@ namespace t5s::cli {
 
 RecipeRun::RecipeRun(const std::filesystem::path& file) : recipe_(load_recipe(file)) {}
 
-void RecipeRun::load_models(const Model& loaded, const std::filesystem::path& model_dir, const RuntimeOptions& runtime) {
+void RecipeRun::load_models(const Model& loaded, const RuntimeOptions& runtime) {
     loaded_ = &loaded;
-    models_ = std::make_unique<RecipeModels>(model_dir, runtime);
+    models_ = std::make_unique<RecipeStepModels>(runtime);
     models_->load_for(recipe_, loaded);
 }
 

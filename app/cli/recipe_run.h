@@ -1,14 +1,14 @@
 #pragma once
 // `generate --recipe FILE`: the recipe read before any model loads, each distinct step model (and
-// adapter) loaded once beside the command's (common/recipe_models.h), and each batch of texts run
+// adapter) loaded once beside the command's (t5s/recipe_step_models.h), and each batch of texts run
 // through the recipe (t5s/recipe_runner.h); each candidate carries its route.
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "common/recipe_models.h"
 #include "t5s/recipe_runner.h"
+#include "t5s/recipe_step_models.h"
 
 namespace t5s::cli {
 
@@ -17,9 +17,9 @@ public:
     explicit RecipeRun(const std::filesystem::path& file);  // reads and checks it (one-line errors)
 
     // Loads every step model the recipe names with `runtime` (its adapter: the step's, else none);
-    // a step with an adapter but no model gets `model_dir` with that adapter. Steps with neither
-    // run on `loaded`.
-    void load_models(const Model& loaded, const std::filesystem::path& model_dir, const RuntimeOptions& runtime);
+    // a step with an adapter but no model gets loaded's folder with that adapter. Steps with
+    // neither run on `loaded`.
+    void load_models(const Model& loaded, const RuntimeOptions& runtime);
 
     // One batch through the recipe.
     std::vector<GenerationResult> run(const Embedder* embedder, const std::vector<std::string>& texts,
@@ -30,7 +30,7 @@ public:
 private:
     Recipe recipe_;
     const Model* loaded_ = nullptr;
-    std::unique_ptr<RecipeModels> models_;
+    std::unique_ptr<RecipeStepModels> models_;
 };
 
 }  // namespace t5s::cli

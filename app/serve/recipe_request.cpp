@@ -76,7 +76,7 @@ std::vector<GenerationResult> scheduled_step(Service& svc, Replica& replica, con
 }
 
 // One step on a model of its own: generate_scored there, one generation at a time per model.
-std::vector<GenerationResult> own_model_step(const cli::RecipeModels& models, const Model& model, const Embedder* embedder,
+std::vector<GenerationResult> own_model_step(const RecipeStepModels& models, const Model& model, const Embedder* embedder,
                                              const std::vector<std::string>& texts, const GenerationOptions& o, const Stop& stop) {
     std::lock_guard<std::mutex> turn(models.turn(model));
     if (stop.now()) throw Error(ErrorCode::Cancelled, "request cancelled");
@@ -100,7 +100,7 @@ RecipeOutcome run_recipe_request(Service& svc, Replica& replica, const Recipe& r
     RecipeOutcome out;
     out.options = with_named_fields(svc.defaults()->get(), request.options, request.named);
     const Model& served = *replica.model;
-    const cli::RecipeModels* models = svc.recipes().models();
+    const RecipeStepModels* models = svc.recipes().models();
     RecipeRunners runners;
     runners.model_for = [&](const RecipeStep& step) -> const Model& {
         const Model* own = models ? models->find(step) : nullptr;

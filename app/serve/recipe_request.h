@@ -2,7 +2,7 @@
 // One request run through a recipe (serve/serve_recipes.h) on one replica, on the caller's thread.
 // A step on the served model is ONE request on the replica's scheduler carrying all the step's
 // texts, batched beside the other clients' requests (RecipeRunners::generate); a step on a model of
-// its own runs with generate_scored on that model, one at a time per model (RecipeModels::turn),
+// its own runs with generate_scored on that model, one at a time per model (RecipeStepModels::turn),
 // so that concurrent requests queue there instead of multiplying its activations. The judge is the
 // replica's model. The request's settings (the server's defaults with the request's fields) are
 // the base of every step's, as the command's flags are for `generate --recipe`.

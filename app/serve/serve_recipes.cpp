@@ -81,8 +81,8 @@ void ServeRecipes::add(const std::string& name, const std::string& file) {
     recipes_[name] = std::move(r);
 }
 
-void ServeRecipes::load_models(const Model& loaded, const std::string& model_dir, const RuntimeOptions& runtime) {
-    models_ = std::make_unique<cli::RecipeModels>(model_dir, runtime);
+void ServeRecipes::load_models(const Model& loaded, const RuntimeOptions& runtime) {
+    models_ = std::make_unique<RecipeStepModels>(runtime);
     for (const auto& [name, r] : recipes_) models_->load_for(*r.recipe, loaded);
 }
 

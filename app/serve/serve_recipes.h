@@ -1,7 +1,7 @@
 #pragma once
 // serve's augmentation recipes (t5s/recipe.h): the configured ones (--recipe NAME=FILE, --recipes
 // DIR) read and checked at start, before the server binds, and their step models loaded once
-// beside the replicas (common/recipe_models.h); and a request's "recipe" resolved: the NAME of a
+// beside the replicas (t5s/recipe_step_models.h); and a request's "recipe" resolved: the NAME of a
 // configured one, or an inline recipe object. An inline recipe comes from a client, so it may not
 // name a `model` or `adapter` (the server loads no path a client chooses): its steps run on the
 // served model, with serve's adapter.
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "common/recipe_models.h"
 #include "serve/serve_config.h"
 #include "t5s/recipe.h"
+#include "t5s/recipe_step_models.h"
 
 namespace t5s::serve {
 
@@ -34,8 +34,8 @@ public:
 
     // Loads the step models of every configured recipe (each distinct model + adapter once), each
     // recipe's checked first against the memory free where `loaded` (a replica's model) runs.
-    void load_models(const Model& loaded, const std::string& model_dir, const RuntimeOptions& runtime);
-    const cli::RecipeModels* models() const { return models_.get(); }
+    void load_models(const Model& loaded, const RuntimeOptions& runtime);
+    const RecipeStepModels* models() const { return models_.get(); }
 
     // The request's "recipe" value: a configured NAME (else InvalidArgument "unknown recipe") or an
     // inline object (at most kMaxRecipeBytes; no "model" or "adapter": InvalidArgument naming it).
@@ -47,7 +47,7 @@ public:
 private:
     void add(const std::string& name, const std::string& file);
     std::map<std::string, RequestRecipe> recipes_;
-    std::unique_ptr<cli::RecipeModels> models_;
+    std::unique_ptr<RecipeStepModels> models_;
 };
 
 }  // namespace t5s::serve

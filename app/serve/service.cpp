@@ -127,7 +127,7 @@ void Service::load_replicas() {
     // The recipes' step models once, where the first replica runs, each recipe's checked against
     // the memory free there first.
     const std::string first_device = config_.devices.empty() ? config_.device : config_.devices[0];
-    recipes_->load_models(*replicas_[0]->model, config_.model_dir, cli::runtime_from_flags(first_device, config_.dtype, std::max(1, threads / n)));
+    recipes_->load_models(*replicas_[0]->model, cli::runtime_from_flags(first_device, config_.dtype, std::max(1, threads / n)));
     history_ = std::make_unique<HistoryWriter>(config_.history, *replicas_[0]->model);
     for (const auto& r : replicas_) {
         for (const char* name : {"t5studio_input_tokens_total", "t5studio_generated_tokens_total", "t5studio_decoded_tokens_total"})

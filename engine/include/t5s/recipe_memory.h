@@ -3,6 +3,7 @@
 // step model resident beside the loaded one, so the estimate counts each (t5s/recipe.h). Torch-free.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct RecipeModelLoad {
     std::filesystem::path adapter;  // empty: none
     int64_t bytes = 0;              // estimated from config.json as `models` estimates (0: unknown)
 };
+
+// The model `step` loads beside the command's (bytes 0: not estimated): its own folder, else
+// `loaded_model_dir` again, with its adapter; none for a step with neither (it runs on the command's
+// model). Two steps with the same (model, adapter) share one load.
+std::optional<RecipeModelLoad> step_model_load(const RecipeStep& step, const std::filesystem::path& loaded_model_dir);
 
 // Each distinct (model, adapter) the recipe loads, in step order; steps with neither run on the
 // command's model and cost nothing here. `loaded_model_dir` is the command's model folder.

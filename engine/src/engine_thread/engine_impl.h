@@ -13,7 +13,7 @@
 #include <optional>
 #include <thread>
 
-#include "engine_thread/recipe_models.h"
+#include "engine_thread/kept_recipe.h"
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
 #include "t5s/jobs.h"
@@ -76,7 +76,7 @@ struct EngineImpl {
     // Model lane only.
     std::unique_ptr<Model> model;
     RuntimeOptions model_runtime;      // what `model` was loaded with: a recipe's step models load so too
-    RecipeModels recipe_models;        // the last Generate's recipe and its step models (recipe_jobs.cpp)
+    KeptRecipe kept_recipe;            // the last Generate's recipe and its step models (recipe_jobs.cpp)
     std::shared_ptr<const Embedder> embedder;  // shared: a scorer may hold it while a new one loads
     std::string model_hash;
     std::unique_ptr<HistoryStore> model_history;

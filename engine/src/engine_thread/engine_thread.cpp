@@ -254,7 +254,7 @@ void EngineThread::restart() {
         lane->running = 0;
     }
     for (auto& t : lost) impl_->fail(*t.job, ErrorCode::Cancelled, "engine restarted before this job ran");
-    impl_->recipe_models.clear();
+    impl_->kept_recipe.clear();
     impl_->model.reset();
     impl_->embedder.reset();
     impl_->model_history.reset();

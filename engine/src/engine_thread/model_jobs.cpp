@@ -34,7 +34,7 @@ JobEnd EngineImpl::run_model_job(LaneTask& task) {
     std::visit(Overload{
                    [&](const LoadModel& c) { load_model(job, c); },
                    [&](const UnloadModel&) {
-                       recipe_models.clear();  // its step models go with the model they ran beside
+                       kept_recipe.clear();  // its step models go with the model they ran beside
                        model.reset();
                        emit(ModelUnloaded{job.id()});
                    },
@@ -58,7 +58,7 @@ void EngineImpl::load_model(Job& job, const LoadModel& cmd) {
     const JobId id = job.id();
     emit(JobStarted{id, "load"});
     const auto t0 = Clock::now();
-    recipe_models.clear();
+    kept_recipe.clear();
     model.reset();  // free the old one first: two models may not fit
     model = config.model_factory(cmd.dir, cmd.runtime);
     model_runtime = cmd.runtime;
@@ -270,7 +270,7 @@ void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTrainin
     const JobId id = job.id();
     emit(JobStarted{id, "train"});
     if (cmd.unload_model && model) {
-        recipe_models.clear();
+        kept_recipe.clear();
         model.reset();
         emit(ModelUnloaded{id});
     }

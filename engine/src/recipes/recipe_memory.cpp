@@ -35,16 +35,20 @@ std::string gigabytes(int64_t bytes) {
 
 }  // namespace
 
+std::optional<RecipeModelLoad> step_model_load(const RecipeStep& step, const std::filesystem::path& loaded_model_dir) {
+    if (step.model.empty() && !step.adapter) return std::nullopt;
+    return RecipeModelLoad{step.model.empty() ? loaded_model_dir : step.model, step.adapter.value_or(""), 0};
+}
+
 std::vector<RecipeModelLoad> recipe_model_loads(const Recipe& recipe, const std::filesystem::path& loaded_model_dir,
                                                 int bytes_per_weight) {
     std::vector<RecipeModelLoad> loads;
     std::set<std::pair<std::string, std::string>> seen;
     for (const RecipeStep& step : recipe.steps) {
-        if (step.model.empty() && !step.adapter) continue;
-        RecipeModelLoad load{step.model.empty() ? loaded_model_dir : step.model, step.adapter.value_or(""), 0};
-        if (!seen.insert({load.model.string(), load.adapter.string()}).second) continue;
-        load.bytes = estimated_bytes(load.model, bytes_per_weight);
-        loads.push_back(std::move(load));
+        std::optional<RecipeModelLoad> load = step_model_load(step, loaded_model_dir);
+        if (!load || !seen.insert({load->model.string(), load->adapter.string()}).second) continue;
+        load->bytes = estimated_bytes(load->model, bytes_per_weight);
+        loads.push_back(std::move(*load));
     }
     return loads;
 }

@@ -1,11 +1,10 @@
-// The model lane's recipe and step models (engine_thread/recipe_models.h).
-#include "engine_thread/recipe_models.h"
+// The model lane's recipe and its step models (engine_thread/kept_recipe.h).
+#include "engine_thread/kept_recipe.h"
 
 #include <fstream>
 #include <system_error>
 
 #include "t5s/error.h"
-#include "t5s/recipe_memory.h"
 
 namespace t5s::detail {
 
@@ -53,17 +52,16 @@ Recipe read_recipe_source(const RecipeSource& source) {
     return parse_recipe(text, name_of(source), base_dir_of(source));
 }
 
-const Recipe& RecipeModels::prepare(const RecipeSource& source, const Model& loaded, const RuntimeOptions& runtime,
-                                    const ModelFactory& factory) {
+const Recipe& KeptRecipe::prepare(const RecipeSource& source, const Model& loaded, const RuntimeOptions& runtime,
+                                  const ModelFactory& factory) {
     const std::string key = source_key(source);
     if (recipe_ && key == source_key_ && loaded_ == &loaded) return *recipe_;
     clear();
     recipe_ = read_recipe_source(source);
     loaded_ = &loaded;
-    loaded_dir_ = loaded.info().dir;
     try {
-        check_recipe_fits(*recipe_, loaded);  // every step model counted before any loads
-        load_models(runtime, factory);
+        models_.emplace(runtime, factory);
+        models_->load_for(*recipe_, loaded);
     } catch (...) {
         clear();
         throw;
@@ -72,36 +70,13 @@ const Recipe& RecipeModels::prepare(const RecipeSource& source, const Model& loa
     return *recipe_;
 }
 
-RecipeModels::ModelKey RecipeModels::key_of(const RecipeStep& step) const {
-    if (step.model.empty() && !step.adapter) return {"", ""};
-    const std::filesystem::path dir = step.model.empty() ? loaded_dir_ : step.model;
-    return {dir.string(), step.adapter ? step.adapter->string() : ""};
+const Model& KeptRecipe::model_for(const RecipeStep& step) const {
+    const Model* own = models_ ? models_->find(step) : nullptr;
+    return own ? *own : *loaded_;
 }
 
-void RecipeModels::load_models(const RuntimeOptions& runtime, const ModelFactory& factory) {
-    for (const RecipeStep& step : recipe_->steps) {
-        const ModelKey key = key_of(step);
-        if (key.first.empty() || models_.count(key)) continue;
-        RuntimeOptions o = runtime;
-        o.adapter = key.second;  // the step's adapter, else none (a model of its own starts bare)
-        try {
-            models_[key] = factory(key.first, o);
-        } catch (const Error& e) {
-            throw Error(e.code(), "recipe " + recipe_->file + ": step '" + step.name + "': " + e.what());
-        } catch (const std::exception& e) {
-            throw Error(ErrorCode::Internal, "recipe " + recipe_->file + ": step '" + step.name + "': " + e.what());
-        }
-        if (!models_[key]) throw Error(ErrorCode::Internal, "recipe " + recipe_->file + ": step '" + step.name + "': no model for " + key.first);
-    }
-}
-
-const Model& RecipeModels::model_for(const RecipeStep& step) const {
-    const auto it = models_.find(key_of(step));
-    return it == models_.end() ? *loaded_ : *it->second;
-}
-
-void RecipeModels::clear() {
-    models_.clear();
+void KeptRecipe::clear() {
+    models_.reset();
     recipe_.reset();
     loaded_ = nullptr;
     source_key_.clear();
