@@ -87,12 +87,6 @@ void add_candidate_route(const Candidate& c, nlohmann::json* j) {
     if (!c.route.empty()) (*j)["route"] = route_to_json(c.route);
 }
 
-nlohmann::json route_to_json(const Route& route) {
-    nlohmann::json legs = nlohmann::json::array();
-    for (const auto& leg : route) legs.push_back({{"step", leg.step}, {"text", leg.text}});
-    return legs;
-}
-
 void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::json* j) {
     (*j)["diversity"] = optional_number(r.diversity);
     if (!keep_dropped) return;

@@ -5,6 +5,7 @@
 
 #include "t5s/device.h"
 #include "t5s/model.h"
+#include "t5s/route_json.h"
 
 namespace t5s::cli {
 
@@ -20,9 +21,9 @@ nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = f
 void add_candidate_spans(const Candidate& c, nlohmann::json* j);
 // "similarity", "back_score", "change", "fluency" of one candidate (null where not computed).
 void add_candidate_scores(const Candidate& candidate, nlohmann::json* j);
-// A recipe candidate's "route": [{"step", "text"}, ...] (nothing for a plain generation's).
+// A recipe candidate's "route": [{"step", "text"}, ...] (t5s/route_json.h; nothing for a plain
+// generation's).
 void add_candidate_route(const Candidate& c, nlohmann::json* j);
-nlohmann::json route_to_json(const Route& route);
 // "diversity" of a result and, with keep_dropped, "dropped": [{text, score, reason, scores...}].
 void add_result_scores(const GenerationResult& result, bool keep_dropped, nlohmann::json* j);
 

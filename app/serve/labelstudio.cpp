@@ -18,6 +18,7 @@
 #include "serve/recipe_request.h"
 #include "serve/service.h"
 #include "t5s/error.h"
+#include "t5s/route_json.h"
 #include "t5s/source_text.h"
 
 namespace t5s::serve {
@@ -73,7 +74,7 @@ json prediction(const LabelConfig& c, const GenerationResult& r, const std::stri
     json texts = json::array(), routes = json::array();
     for (const auto& cand : r.candidates) {
         texts.push_back(cand.text);
-        routes.push_back(cli::route_to_json(cand.route));
+        routes.push_back(route_to_json(cand.route));
     }
     json score = nullptr;  // the first candidate's mean token probability
     if (!r.candidates.empty() && r.candidates[0].fluency) score = std::exp(*r.candidates[0].fluency);

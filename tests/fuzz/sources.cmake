@@ -42,6 +42,8 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/spans/span_restore.cpp
   ${T5S_ROOT}/engine/src/spans/sentinel_guard.cpp
   ${T5S_ROOT}/engine/src/spans/span_json.cpp
+  # The history stores a route as route_to_json builds it (t5s/route_json.h).
+  ${T5S_ROOT}/engine/src/recipes/route_json.cpp
   ${T5S_ROOT}/engine/src/input/input_format.cpp
   ${T5S_ROOT}/engine/src/input/input_columns.cpp
   ${T5S_ROOT}/engine/src/input/input_reader.cpp

@@ -1,9 +1,11 @@
 // The stored form of a recipe candidate's route (t5s/route.h): the history's `route` column and the
-// exports read and write it only through these two functions.
+// exports read and write it only through these two functions; the text is route_to_json's
+// (t5s/route_json.h), the shape live output gives.
 #include <nlohmann/json.hpp>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/route_json.h"
 
 namespace t5s {
 
@@ -27,9 +29,7 @@ const std::string& leg_field(const nlohmann::json& leg, const char* key, size_t 
 
 std::string route_json_text(const Route& route) {
     if (route.empty()) return {};
-    nlohmann::ordered_json a = nlohmann::ordered_json::array();
-    for (const auto& leg : route) a.push_back({{"step", leg.step}, {"text", leg.text}});
-    return a.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
+    return route_to_json(route).dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
 Route route_of_json_text(const std::string& text, const std::string& where) {
