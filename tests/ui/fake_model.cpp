@@ -10,20 +10,15 @@
 #include "fake_model.h"
 
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s {
 namespace {
 
-std::vector<std::string> split_code_points(const std::string& s) {
-    std::vector<std::string> out;
-    for (size_t i = 0; i < s.size();) {
-        const unsigned char c = s[i];
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-        n = std::min(n, s.size() - i);
-        out.push_back(s.substr(i, n));
-        i += n;
-    }
-    return out;
+// The input's code points, one "token" each (t5s/text_offsets.h splits them).
+std::vector<std::string> code_point_tokens(const std::string& s) {
+    const std::vector<std::string_view> pieces = split_code_points(s);
+    return std::vector<std::string>(pieces.begin(), pieces.end());
 }
 
 class FakeModel final : public Model {
@@ -63,7 +58,7 @@ public:
             if (auto colon = body.find(": "); colon != std::string::npos && colon < 40 &&
                                               body.find_first_of(" \t") >= colon)
                 body = body.substr(colon + 2);
-            auto cps = split_code_points(body);
+            auto cps = code_point_tokens(body);
             const size_t steps = std::min<size_t>(cps.size(), size_t(std::max(options.max_new_tokens, 1)));
             std::vector<std::vector<std::string>> cands(size_t(n), cps);
             std::vector<std::vector<int>> ids(static_cast<size_t>(n), std::vector<int>{});
