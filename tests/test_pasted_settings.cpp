@@ -283,6 +283,11 @@ TEST_CASE("pasted settings: garbage and broken text are one line with where, nev
     CHECK(pasted_error(std::string("num_beams=5, x='\xff'")).find("UTF-8") != std::string::npos);
     const std::string where = pasted_error("{\n  \"num_beams\": 4\n  \"top_p\": 0.9\n}");
     CHECK(where.find("line 3") != std::string::npos);
+    // Columns count code points: the same mistake after three CJK characters as after three letters.
+    const auto column_of = [](const std::string& e) { return e.find("column ") == std::string::npos ? "" : e.substr(e.find("column ")); };
+    const std::string ascii_column = column_of(pasted_error("x='abc' y=1"));
+    CHECK_FALSE(ascii_column.empty());
+    CHECK(column_of(pasted_error("x='\u65e5\u672c\u8a9e' y=1")) == ascii_column);
     for (const std::string& e : {pasted_error("hello world"), where}) {
         CHECK(e.rfind("pasted settings: ", 0) == 0);
         CHECK(e.find('\n') == std::string::npos);

@@ -58,11 +58,11 @@ private:
     bool at_end() const { return i_ >= s_.size(); }
 
     [[noreturn]] void fail(const std::string& problem, size_t at) const {
-        size_t line = 1, column = 1;
-        for (size_t k = 0; k < at && k < s_.size(); ++k) {
-            if (s_[k] == '\n') ++line, column = 1;
-            else if ((static_cast<unsigned char>(s_[k]) & 0xC0) != 0x80) ++column;  // code points, not bytes
-        }
+        const size_t end = std::min(at, s_.size());
+        size_t line = 1, line_start = 0;
+        for (size_t k = 0; k < end; ++k)
+            if (s_[k] == '\n') ++line, line_start = k + 1;
+        const int64_t column = 1 + code_point_of_byte(s_.substr(line_start), end - line_start);  // code points, not bytes
         throw Error(ErrorCode::InvalidArgument,
                     "pasted settings: " + problem + " (line " + std::to_string(line) + ", column " + std::to_string(column) + ")");
     }
