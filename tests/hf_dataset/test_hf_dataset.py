@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import shutil
 import struct
 import subprocess
 import zlib

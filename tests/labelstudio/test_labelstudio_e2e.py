@@ -65,18 +65,19 @@ def ls_predictions(ls, auth, project, task_ids):
     return preds
 
 
-def test_label_studio_end_to_end(t5studio, model_dir, data_path, work_dir, serve, label_studio):
-    pairs = jsts_pairs(data_path, 40)
-    basic = {"Authorization": "Basic " + base64.b64encode(b"labelstudio:s3cret").decode()}
+def assert_backend_protocol(serve, basic):
+    """serve alone, before Label Studio: Basic auth, the config check, GET /; its model_version."""
     assert http("POST", serve + "/setup", {"project": "1.0", "schema": CONFIG})[0] == 401, "the ML endpoints ask for Basic auth"
     status, body = http("POST", serve + "/setup", {"project": "1.0", "schema": "<View><Image name='i' value='$img'/></View>"}, basic)
     assert status == 400 and "TextArea" in body["error"], "an unsupported labeling config gets an error naming what is supported"
     http("PUT", serve + "/v1/settings", {"num_beams": 3, "num_return_sequences": 3}, basic)  # every route asks for the credentials
     status, root = http("GET", serve + "/", None, basic)
     assert status == 200 and root["status"] == "UP" and root["model_class"], "GET / answers {status: UP, model_class}"
-    mv0 = root["model_version"]
+    return root["model_version"]
 
-    ls, auth = label_studio
+
+def connect_project(ls, auth, serve, basic, pairs):
+    """A project with the pairs' sources as tasks and serve as its ML backend: (project id, tasks, task id by text, ML backend)."""
     status, project = http("POST", ls + "/api/projects", {"title": "t5studio e2e", "label_config": CONFIG}, auth)
     assert status == 201, f"project created (HTTP {status}: {project if status != 201 else ''})"
     pid = project["id"]
@@ -84,11 +85,9 @@ def test_label_studio_end_to_end(t5studio, model_dir, data_path, work_dir, serve
     assert status == 201 and imported["task_count"] == len(pairs), "tasks imported"
     status, tasks = http("GET", f"{ls}/api/tasks?project={pid}&page_size=100", None, auth)
     tasks = tasks["tasks"] if isinstance(tasks, dict) else tasks
-    by_text = {t["data"]["text"]: t["id"] for t in tasks}
     status, ml = http("POST", ls + "/api/ml", {"project": pid, "url": serve, "title": "t5studio", "auth_method": "BASIC_AUTH",
                                                "basic_auth_user": "labelstudio", "basic_auth_pass": "s3cret"}, auth)
     assert status == 201, f"t5studio serve connected as the ML backend (HTTP {status}: {ml if status != 201 else ''})"
-
     # Label Studio made a webhook to SERVE/webhook for the backend; it sends no credentials of its
     # own, so the backend's Basic auth goes into the webhook's headers (as docs/serve.md says).
     status, hooks = http("GET", f"{ls}/api/webhooks?project={pid}", None, auth)
@@ -96,6 +95,15 @@ def test_label_studio_end_to_end(t5studio, model_dir, data_path, work_dir, serve
     assert hook is not None, f"Label Studio made the ML backend's webhook (hooks: {hooks})"
     status, _ = http("PATCH", f"{ls}/api/webhooks/{hook['id']}", {"headers": basic}, auth)
     assert status == 200, f"the webhook carries the backend's Basic auth (HTTP {status})"
+    return pid, tasks, {t["data"]["text"]: t["id"] for t in tasks}, ml
+
+
+def test_label_studio_end_to_end(t5studio, model_dir, data_path, work_dir, serve, label_studio):
+    pairs = jsts_pairs(data_path, 40)
+    basic = {"Authorization": "Basic " + base64.b64encode(b"labelstudio:s3cret").decode()}
+    mv0 = assert_backend_protocol(serve, basic)
+    ls, auth = label_studio
+    pid, tasks, by_text, ml = connect_project(ls, auth, serve, basic, pairs)
 
     probe = [by_text[s] for s, _ in pairs[:3]]
     preds = ls_predictions(ls, auth, pid, probe)

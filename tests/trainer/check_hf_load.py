@@ -9,7 +9,6 @@ import glob
 import json
 import os
 
-import pytest
 import torch
 from transformers import AutoTokenizer, T5ForConditionalGeneration, T5Tokenizer
 
