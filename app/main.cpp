@@ -136,9 +136,7 @@ int end_process(int rc) {
 #endif
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_cli(int argc, char** argv) {
     const std::string first = argc >= 2 ? argv[1] : "";
     if (first == "--version" || first == "version") {
         std::cout << "t5studio " << T5S_VERSION << "\nLibTorch " << T5S_LIBTORCH_VERSION << "\n";
@@ -146,15 +144,25 @@ int main(int argc, char** argv) {
     }
     if (first == "--help" || first == "-h") return help(2, argv);
     if (first == "help") return help(argc, argv);
-    if (argc < 2 || first[0] == '-') {
-#ifdef T5S_WITH_GUI
-        return t5s_run_gui(argc, argv);
-#else
-        std::cerr << "t5studio: built without the GUI (T5S_BUILD_GUI=OFF); give a subcommand\n" << usage();
-        return 2;
-#endif
-    }
     const Command* command = find_command(first);
     if (!command) return unknown_subcommand(first);
-    return end_process(run_command(*command, Argv(argv + 2, argv + argc)));
+    return run_command(*command, Argv(argv + 2, argv + argc));
+}
+
+// No subcommand, or only the app's own flags (they start with '-'): the desktop app.
+bool opens_the_app(int argc, const std::string& first) {
+    return (argc < 2 || first[0] == '-') && first != "--version" && first != "--help" && first != "-h";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string first = argc >= 2 ? argv[1] : "";
+    if (!opens_the_app(argc, first)) return end_process(run_cli(argc, argv));
+#ifdef T5S_WITH_GUI
+    return t5s_run_gui(argc, argv);
+#else
+    std::cerr << "t5studio: built without the GUI (T5S_BUILD_GUI=OFF); give a subcommand\n" << usage();
+    return 2;
+#endif
 }
