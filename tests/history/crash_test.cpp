@@ -19,10 +19,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::file_exists;
-using t5s::test::read_file;
-using t5s::test::sample_record;
-using t5s::test::TempDir;
+using namespace t5s::test;
 
 namespace {
 

@@ -14,11 +14,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::file_exists;
-using t5s::test::read_file;
-using t5s::test::sample_record;
-using t5s::test::TempDir;
-using t5s::test::write_file;
+using namespace t5s::test;
 
 namespace {
 
@@ -36,6 +32,31 @@ void fill(HistoryStore& store) {
     store.accept(g2, 1);
     store.accept(g3, 0);
     store.accept(g3, 1);
+}
+
+// A candidate with its protected spans.
+Candidate spanned(const std::string& text, std::vector<Span> spans) {
+    Candidate c;
+    c.text = text;
+    c.spans = std::move(spans);
+    return c;
+}
+
+GenerationResult spanned_result(const std::string& input, std::vector<Span> spans, std::vector<Candidate> candidates) {
+    GenerationResult result;
+    result.input = input;
+    result.spans = std::move(spans);
+    result.candidates = std::move(candidates);
+    return result;
+}
+
+// The record of `result` with its spans in the settings, as generate stores it.
+GenerationRecord spanned_record(const GenerationResult& result) {
+    std::vector<std::string> texts;
+    for (const Candidate& c : result.candidates) texts.push_back(c.text);
+    GenerationRecord rec = sample_record(result.input, texts, kT0, "m");
+    rec.settings_json = settings_json_with_spans("{}", result);
+    return rec;
 }
 
 std::string export_string(HistoryStore& store, const TempDir& dir, const std::string& name, ExportOptions opts,
@@ -126,18 +147,10 @@ TEST_CASE("TSV and CSV exports read back through the dataset reader field for fi
 TEST_CASE("JSONL export carries protected spans: the source's and each candidate's at its own offsets", "[history][export]") {
     TempDir dir;
     HistoryStore store(":memory:");
-    GenerationResult result;
-    result.input = "Pay $5 to {name}";
-    result.spans = {{4, 6, "number"}, {10, 16, "placeholder"}};
-    Candidate a, b;
-    a.text = "{name} gets $5";
-    a.spans = {{0, 6, "placeholder"}, {12, 14, "number"}};
-    b.text = "$5 for {name}";
-    b.spans = {{0, 2, "number"}, {7, 13, "placeholder"}};
-    result.candidates = {a, b};
-    GenerationRecord rec = sample_record(result.input, {a.text, b.text}, kT0, "m");
-    rec.settings_json = settings_json_with_spans("{}", result);
-    const GenerationId g = store.record(rec);
+    const Candidate a = spanned("{name} gets $5", {{0, 6, "placeholder"}, {12, 14, "number"}});
+    const Candidate b = spanned("$5 for {name}", {{0, 2, "number"}, {7, 13, "placeholder"}});
+    const GenerationResult result = spanned_result("Pay $5 to {name}", {{4, 6, "number"}, {10, 16, "placeholder"}}, {a, b});
+    const GenerationId g = store.record(spanned_record(result));
     store.accept(g, 0);
     store.accept(g, 1);
     store.record(sample_record("no spans", {"none"}, kT0 + 1000, "m"));
@@ -145,9 +158,7 @@ TEST_CASE("JSONL export carries protected spans: the source's and each candidate
     o.format = ExportFormat::Jsonl;
     o.include_originals = true;
     ExportResult r;
-    std::istringstream lines(export_string(store, dir, "spans.jsonl", o, &r));
-    std::vector<nlohmann::json> rows;
-    for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+    std::vector<nlohmann::json> rows = jsonl_rows_of(export_string(store, dir, "spans.jsonl", o, &r));
     REQUIRE(rows.size() == 5);
     const nlohmann::json source_spans = nlohmann::json::parse(R"([[4, 6, "number"], [10, 16, "placeholder"]])");
     CHECK(rows[0]["kind"] == "original");
@@ -164,17 +175,10 @@ TEST_CASE("JSONL export carries protected spans: the source's and each candidate
 TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-labels, Label Studio)", "[history][export][labels]") {
     TempDir dir;
     HistoryStore store(":memory:");
-    GenerationResult result;
-    result.input = "😀 Anna in Zürich";
-    result.spans = {{2, 6, "PER"}, {10, 16, "LOC"}};
-    Candidate a, b;
-    a.text = "Zürich: 😀 Anna";
-    a.spans = {{0, 6, "LOC"}, {10, 14, "PER"}};
-    b.text = "Anna, Zürich";
-    b.spans = {{0, 4, "PER"}, {6, 12, "LOC"}};
-    result.candidates = {a, b};
-    GenerationRecord rec = sample_record(result.input, {a.text, b.text}, kT0, "m");
-    rec.settings_json = settings_json_with_spans("{}", result);
+    const Candidate a = spanned("Zürich: 😀 Anna", {{0, 6, "LOC"}, {10, 14, "PER"}});
+    const Candidate b = spanned("Anna, Zürich", {{0, 4, "PER"}, {6, 12, "LOC"}});
+    const GenerationResult result = spanned_result("😀 Anna in Zürich", {{2, 6, "PER"}, {10, 16, "LOC"}}, {a, b});
+    GenerationRecord rec = spanned_record(result);
     rec.label_json = "\"travel\"";
     const GenerationId g = store.record(rec);
     CHECK(store.get(g)->label_json == "\"travel\"");
@@ -184,9 +188,7 @@ TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-
 
     ExportOptions o;
     o.format = ExportFormat::Jsonl;
-    std::istringstream lines(export_string(store, dir, "l.jsonl", o));
-    std::vector<nlohmann::json> rows;
-    for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+    std::vector<nlohmann::json> rows = jsonl_rows_of(export_string(store, dir, "l.jsonl", o));
     REQUIRE(rows.size() == 3);
     CHECK(rows[0]["label"] == "travel");
     CHECK_FALSE(rows[2].contains("label"));

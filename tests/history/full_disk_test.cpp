@@ -12,10 +12,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::file_exists;
-using t5s::test::sample_record;
-using t5s::test::TinyTmpfs;
-using t5s::test::write_file;
+using namespace t5s::test;
 
 namespace {
 

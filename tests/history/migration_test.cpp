@@ -8,10 +8,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::read_file;
-using t5s::test::sample_record;
-using t5s::test::TempDir;
-using t5s::test::write_file;
+using namespace t5s::test;
 
 namespace {
 
@@ -63,17 +60,6 @@ PRAGMA application_id = 1412780872;
 PRAGMA user_version = 1;
 )sql";
 
-void exec_raw(const std::string& path, const char* sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-    INFO((err ? err : ""));
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE(rc == SQLITE_OK);
-}
-
 std::string query_text(const std::string& path, const char* sql) {
     sqlite3* db = nullptr;
     sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
@@ -104,7 +90,7 @@ void expect_open_error(const std::string& path, ErrorCode code) {
 TEST_CASE("a v1 file migrates to the current version keeping its data", "[history][migration]") {
     TempDir dir;
     const std::string path = dir.file("v1.sqlite");
-    exec_raw(path, kV1Schema);
+    exec_sql(path, kV1Schema);
     REQUIRE(query_text(path, "PRAGMA user_version") == "1");
 
     {
@@ -163,15 +149,15 @@ TEST_CASE("a fresh file is created at the current version with WAL", "[history][
 TEST_CASE("a file from a newer T5 Studio is Unsupported and untouched", "[history][migration]") {
     TempDir dir;
     const std::string path = dir.file("future.sqlite");
-    exec_raw(path, kV1Schema);
-    exec_raw(path, "PRAGMA user_version = 99");
+    exec_sql(path, kV1Schema);
+    exec_sql(path, "PRAGMA user_version = 99");
     expect_open_error(path, ErrorCode::Unsupported);
 }
 
 TEST_CASE("an unrelated SQLite file is refused, not converted", "[history][migration]") {
     TempDir dir;
     const std::string path = dir.file("other.sqlite");
-    exec_raw(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine');");
+    exec_sql(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine');");
     expect_open_error(path, ErrorCode::CorruptFile);
     CHECK(query_text(path, "PRAGMA journal_mode") == "delete");  // not switched to WAL
     CHECK(query_text(path, "SELECT body FROM notes") == "mine");

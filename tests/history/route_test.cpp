@@ -17,10 +17,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::read_file;
-using t5s::test::sample_record;
-using t5s::test::TempDir;
-using t5s::test::write_file;
+using namespace t5s::test;
 
 namespace {
 
@@ -39,17 +36,6 @@ GenerationRecord routed_record() {
     r.dropped = {d};
     r.recipe_json = R"({"file":"/recipes/bt.json","sha256":"abc123"})";
     return r;
-}
-
-void exec_raw(const std::string& path, const char* sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-    INFO((err ? err : ""));
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE(rc == SQLITE_OK);
 }
 
 std::vector<std::vector<std::string>> read_table(const std::string& text, char sep) {
@@ -127,7 +113,7 @@ TEST_CASE("a v5 file upgrades to v6 in place: its rows kept, without routes; new
         store.accept(store.record(old), 0);
     }
     // The v5 schema is v6 without the two route columns.
-    exec_raw(path, "ALTER TABLE candidates DROP COLUMN route; ALTER TABLE dropped_candidates DROP COLUMN route; PRAGMA user_version = 5;");
+    exec_sql(path, "ALTER TABLE candidates DROP COLUMN route; ALTER TABLE dropped_candidates DROP COLUMN route; PRAGMA user_version = 5;");
     HistoryStore store(path);
     CHECK(store.schema_version() == 6);
     const auto old = store.get(1);
@@ -146,14 +132,14 @@ TEST_CASE("a damaged route is CorruptFile naming the file, the generation and th
     TempDir dir;
     const std::string path = dir.file("h.sqlite");
     { HistoryStore(path).record(routed_record()); }
-    exec_raw(path, "UPDATE candidates SET route = '[{\"step\": 3}]' WHERE rank = 1;"
+    exec_sql(path, "UPDATE candidates SET route = '[{\"step\": 3}]' WHERE rank = 1;"
                    "UPDATE dropped_candidates SET route = 'oops';");
     HistoryStore store(path);
     CHECK_THROWS_WITH(store.get(1), Catch::Contains(path + " is damaged: generation 1 candidate 1: the route has a leg without a text \"step\""));
     ExportOptions o;
     CHECK_THROWS_WITH(store.export_to(dir.file("out.jsonl"), o), Catch::Contains("generation 1 candidate 1: the route"));
     CHECK_FALSE(t5s::test::file_exists(dir.file("out.jsonl")));
-    exec_raw(path, "UPDATE candidates SET route = NULL WHERE rank = 1;");
+    exec_sql(path, "UPDATE candidates SET route = NULL WHERE rank = 1;");
     CHECK_THROWS_WITH(store.get(1), Catch::Contains("generation 1 dropped candidate 0: the route is not valid JSON"));
 }
 
@@ -164,9 +150,7 @@ TEST_CASE("exports: JSONL \"route\" on routed rows, CSV/TSV a last route column 
     store.record(routed_record());
     ExportOptions o;
     store.export_to(dir.file("all.jsonl"), o);
-    std::vector<nlohmann::ordered_json> rows;
-    std::istringstream jsonl(read_file(dir.file("all.jsonl")));
-    for (std::string line; std::getline(jsonl, line);) rows.push_back(nlohmann::ordered_json::parse(line));
+    std::vector<nlohmann::ordered_json> rows = jsonl_rows<nlohmann::ordered_json>(dir.file("all.jsonl"));
     REQUIRE(rows.size() == 4);
     CHECK_FALSE(rows[0].contains("route"));
     CHECK(rows[1]["route"].dump() == nlohmann::ordered_json::parse(route_json_text(kBack)).dump());

@@ -10,8 +10,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::read_file;
-using t5s::test::TempDir;
+using namespace t5s::test;
 
 namespace {
 
@@ -36,25 +35,6 @@ GenerationResult scored_result() {
     r.diversity = 0.5;
     r.seed = 9;
     return r;
-}
-
-// Runs `sql` on the file as another writer (an older T5 Studio) would.
-void exec_sql(const std::string& path, const std::string& sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-    INFO((err ? err : ""));
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE(rc == SQLITE_OK);
-}
-
-std::vector<nlohmann::json> jsonl_rows(const std::string& path) {
-    std::vector<nlohmann::json> rows;
-    std::istringstream in(read_file(path));
-    for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
-    return rows;
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #pragma once
-// Helpers for the history tests: a temp directory removed at scope exit, whole-file I/O, and
-// sample records.
+// The history tests' one fixture header: a temp directory removed at scope exit, whole-file I/O,
+// sample records, SQL run on a file as another writer would, and JSONL text read back as rows.
+// Test files take it all with `using namespace t5s::test;`.
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -12,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "t5s/history_store.h"
 
@@ -99,6 +105,32 @@ inline GenerationRecord sample_record(const std::string& input, std::vector<std:
     r.origin = "ui";
     r.created_at_ms = created_at_ms;
     return r;
+}
+
+// Runs `sql` on the file as another writer (an older T5 Studio, a damaged copy) would.
+inline void exec_sql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    INFO((err ? err : ""));
+    sqlite3_free(err);
+    sqlite3_close(db);
+    REQUIRE(rc == SQLITE_OK);
+}
+
+// One JSON value per line of `text` (an export's JSONL); Json = nlohmann::ordered_json keeps key order.
+template <class Json = nlohmann::json>
+std::vector<Json> jsonl_rows_of(const std::string& text) {
+    std::vector<Json> rows;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) rows.push_back(Json::parse(line));
+    return rows;
+}
+
+template <class Json = nlohmann::json>
+std::vector<Json> jsonl_rows(const std::string& path) {
+    return jsonl_rows_of<Json>(read_file(path));
 }
 
 }  // namespace t5s::test

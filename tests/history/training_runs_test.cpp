@@ -7,7 +7,7 @@
 #include "test_util.h"
 
 using namespace t5s;
-using t5s::test::TempDir;
+using namespace t5s::test;
 
 namespace {
 
