@@ -16,16 +16,7 @@ using namespace t5s::ui;
 
 namespace {
 
-struct Fake : test::RecordingController {
-    void load() {
-        auto& m = c.state().model;
-        m.path_input = "/m";
-        c.load_model();
-        ModelInfo info;
-        info.dir = "/m";
-        c.apply(ModelLoaded{m.load_job, info, 1.0});
-    }
-};
+using Fake = test::RecordingController;
 
 const DecodingRow* row_of(const std::vector<DecodingRow>& rows, const std::string& json) {
     for (const DecodingRow& r : rows)
@@ -113,11 +104,8 @@ TEST_CASE("advanced decoding: a list box applies only valid JSON, hot-swapped, a
     f.c.apply(GenerationDone{ws.job, {}, {}, {}, {}});
     f.c.generate();
     CHECK(f.last<Generate>()->options.suppress_tokens == TokenIds{3});
-    AppSettings saved;
-    capture_settings(f.c.state(), saved);
     std::string warning;
-    UiState restored;
-    restore_settings(settings_from_json(settings_to_json(saved), &warning), restored);
+    UiState restored = test::after_restart(f.c.state(), &warning);
     CHECK(restored.ws.options.suppress_tokens == TokenIds{3});
 }
 

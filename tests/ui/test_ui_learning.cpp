@@ -16,14 +16,6 @@ namespace {
 
 struct Fake : test::RecordingController {
     UiState& s = c.state();
-
-    void load(const std::string& dir) {
-        s.model.path_input = dir;
-        c.load_model();
-        ModelInfo info;
-        info.dir = dir;
-        c.apply(ModelLoaded{s.model.load_job, info, 1.0});
-    }
 };
 
 AdapterVersionEntry version(int64_t v, int64_t pairs, double before, double after, const std::string& at) {
@@ -197,13 +189,9 @@ TEST_CASE("learning: the switch, N, the steps and the learning rate persist in s
     st.learn.round.every = 25;
     st.learn.round.max_steps = 12;
     st.learn.round.lr = 3e-3;
-    AppSettings saved;
-    capture_settings(st, saved);
     std::string warning;
-    const AppSettings read = settings_from_json(settings_to_json(saved), &warning);
+    UiState back = test::after_restart(st, &warning);
     CHECK(warning.empty());
-    UiState back;
-    restore_settings(read, back);
     CHECK(back.learn.enabled);
     CHECK(back.learn.round.every == 25);
     CHECK(back.learn.round.max_steps == 12);

@@ -13,6 +13,7 @@
 #include "candidate_list.h"
 #include "controller.h"
 #include "keymap.h"
+#include "recording_controller.h"
 #include "test_script.h"
 #include "text_diff.h"
 
@@ -171,9 +172,7 @@ TEST_CASE("script: parse ops and chords", "[ui][script]") {
 
 // An empty source used to get its own wording here ("the source text is empty"): now the one rule
 // and words of generate --text, serve and file rows, and no command is sent.
-TEST_CASE("controller: an empty source is refused in the words every front end uses", "[ui][controller]") {
-    std::vector<Command> sent;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return JobId(1); }, [](std::string_view) {});
+TEST_CASE_METHOD(test::RecordingController, "controller: an empty source is refused in the words every front end uses", "[ui][controller]") {
     auto& s = c.state();
     for (const char* source : {"", " \t\r\n "}) {
         s.ws.source = source;
@@ -257,10 +256,7 @@ TEST_CASE("controller: the annotator loop produces the right commands", "[ui][co
     CHECK(sent.size() == before);
 }
 
-TEST_CASE("controller: review queue, accept-and-next, batch and export commands", "[ui][controller]") {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+TEST_CASE_METHOD(test::RecordingController, "controller: review queue, accept-and-next, batch and export commands", "[ui][controller]") {
     auto& s = c.state();
     s.model.info = ModelInfo{};
     s.batch.path = "/rows.txt";
@@ -346,14 +342,11 @@ TEST_CASE("controller: review queue, accept-and-next, batch and export commands"
     CHECK(s.monitor.cuda_allocated.size() == 0);
 }
 
-TEST_CASE("batch panel: the input reader's files are rows, skipped rows shown with their reasons", "[ui][controller]") {
+TEST_CASE_METHOD(test::RecordingController, "batch panel: the input reader's files are rows, skipped rows shown with their reasons", "[ui][controller]") {
     // Dropped on the window: every format the input reader reads goes to the batch panel (any case).
     for (const char* p : {"/d/rows.txt", "/d/rows.jsonl", "/d/rows.ndjson", "/d/rows.CSV", "/d/rows.tsv", "/d/rows.tab", "/d/export.json"})
         CHECK(is_rows_file(p));
     for (const char* p : {"/models/t5-small", "/d/model.safetensors", "/d/spiece.model", "/d/rows"}) CHECK_FALSE(is_rows_file(p));
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
     auto& s = c.state();
     s.batch.path = "/d/export.json";
     c.load_dataset();
@@ -368,10 +361,7 @@ TEST_CASE("batch panel: the input reader's files are rows, skipped rows shown wi
     CHECK(s.log.back().text == "/d/export.json: 2 rows, 2 skipped (first: " + skipped[0] + ")");
 }
 
-TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[ui][controller][training]") {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+TEST_CASE_METHOD(test::RecordingController, "controller: training presets, commands and TrainingUpdate events", "[ui][controller][training]") {
     auto& s = c.state();
     auto& t = s.train;
     ModelInfo info;
@@ -485,10 +475,7 @@ TEST_CASE("controller: training presets, commands and TrainingUpdate events", "[
     CHECK(format_value(0.1234, Unit::Plain) == "0.123");
 }
 
-TEST_CASE("controller: history as training data, past runs, continuing a cut-off run", "[ui][controller][training]") {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+TEST_CASE_METHOD(test::RecordingController, "controller: history as training data, past runs, continuing a cut-off run", "[ui][controller][training]") {
     auto& t = c.state().train;
     t.model_dir = "/models/m";
     t.out_dir = "/runs/new";
@@ -677,16 +664,9 @@ TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", 
     ImGui::DestroyContext();
 }
 
-TEST_CASE("controller: events go to the panel that submitted the job", "[ui][controller]") {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+TEST_CASE_METHOD(test::RecordingController, "controller: events go to the panel that submitted the job", "[ui][controller]") {
     auto& s = c.state();
-    ModelInfo info;
-    info.dir = "/m";
-    s.model.path_input = "/m";
-    c.load_model();
-    c.apply(ModelLoaded{s.model.load_job, info, 1.0});
+    load();
     // Three panels with a job each.
     s.batch.rows = {"a", "b"};
     c.start_batch();

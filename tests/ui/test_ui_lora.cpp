@@ -6,16 +6,14 @@
 #include <algorithm>
 
 #include "controller.h"
+#include "recording_controller.h"
 #include "settings.h"
 #include "ui_state.h"
 
 using namespace t5s;
 using namespace t5s::ui;
 
-TEST_CASE("controller: adapters switch on the loaded base; LoRA preset; a LoRA run's use", "[ui][controller][lora]") {
-    std::vector<Command> sent;
-    JobId next = 1;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; });
+TEST_CASE_METHOD(test::RecordingController, "controller: adapters switch on the loaded base; LoRA preset; a LoRA run's use", "[ui][controller][lora]") {
     auto& m = c.state().model;
     // No base yet: a message, no command.
     m.adapter_input = "/adapters/a";
@@ -23,11 +21,7 @@ TEST_CASE("controller: adapters switch on the loaded base; LoRA preset; a LoRA r
     CHECK(sent.empty());
     CHECK_FALSE(m.adapter_error.empty());
 
-    m.path_input = "/m";
-    c.load_model();
-    ModelInfo info;
-    info.dir = "/m";
-    c.apply(ModelLoaded{m.load_job, info, 1.0});
+    load();
     c.add_adapter();
     REQUIRE(std::holds_alternative<SetAdapter>(sent.back()));
     CHECK(std::get<SetAdapter>(sent.back()).dir == "/adapters/a");
@@ -90,13 +84,9 @@ TEST_CASE("the adapters listed per base survive a restart (settings.json)", "[ui
     UiState before;
     before.model.adapters["/models/base"] = {"/runs/a/final", "/runs/b/final"};
     before.model.adapters["/models/other"] = {"/runs/c/final"};
-    AppSettings saved;
-    capture_settings(before, saved);
     std::string warning;
-    const AppSettings read = settings_from_json(settings_to_json(saved), &warning);
+    UiState after = test::after_restart(before, &warning);
     CHECK(warning.empty());
-    UiState after;
-    restore_settings(read, after);
     CHECK(after.model.adapters == before.model.adapters);
     // Settings written before adapters were remembered: an empty list, nothing else lost.
     const AppSettings old = settings_from_json(R"({"recent_models": ["/models/base"]})", &warning);

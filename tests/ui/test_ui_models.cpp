@@ -217,13 +217,10 @@ TEST_CASE("models: a loaded model's recorded default task sets the prefix; one u
     Fake fake;
     UiState& s = fake.c.state();
     auto load = [&](const std::string& dir, std::optional<std::string> default_prefix) {
-        s.model.path_input = dir;
-        fake.c.load_model();
         ModelInfo info;
-        info.dir = dir;
         info.generation_config.task_prefix = default_prefix;
         info.generation_config.tasks.tasks = {{"translate_english_to_chinese", "translate English to Chinese: "}, {"paraphrase", "paraphrase: "}};
-        fake.c.apply(ModelLoaded{s.model.load_job, info, 1.0});
+        fake.load(dir, info);
     };
     s.ws.task_prefix = "paraphrase: ";
     load("/models/tuned", std::string("translate English to Chinese: "));

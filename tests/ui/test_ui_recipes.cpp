@@ -21,17 +21,23 @@ const std::filesystem::path kRecipes = std::filesystem::path(T5S_SOURCE_ROOT) / 
 
 struct Fake : test::RecordingController {
     Fake() {
-        auto& m = c.state().model;
-        m.path_input = "/m";
-        c.load_model();
-        ModelInfo info;
-        info.dir = "/m";
-        c.apply(ModelLoaded{m.load_job, info, 1.0});
+        load();
         c.state().ws.source = "I like green tea.";
         c.workspace().list_recipes(kRecipes);
     }
     RecipeVm& recipe() { return c.state().ws.recipe; }
 };
+
+// The source's one candidate, come by a two-step route.
+GenerationResult routed_result() {
+    GenerationResult r;
+    r.input = "I like green tea.";
+    Candidate c;
+    c.text = "I like tea.";
+    c.route = {{"pivot", "我喜欢茶。"}, {"back", "I like tea."}};
+    r.candidates = {c};
+    return r;
+}
 
 }  // namespace
 
@@ -64,12 +70,7 @@ TEST_CASE("recipes: the shipped ones are listed; one chosen is read, checked and
     f.c.apply(Progress{job, 1, 2});
     CHECK(f.recipe().step == 1);
     CHECK(f.recipe().total == 2);
-    GenerationResult r;
-    r.input = "I like green tea.";
-    Candidate c;
-    c.text = "I like tea.";
-    c.route = {{"pivot", "我喜欢茶。"}, {"back", "I like tea."}};
-    r.candidates = {c};
+    const GenerationResult r = routed_result();
     f.c.apply(GenerationDone{job, {r}, {0}, {}, {}});
     REQUIRE(f.c.state().ws.list.size() == 1);
     CHECK(route_steps(f.c.state().ws.list.items()[0].route) == "pivot > back");
@@ -132,13 +133,9 @@ TEST_CASE("recipes: files opened or saved are the picker's recent ones, kept in 
     f.c.apply(FileWritten{f.recipe().save_job, "/tmp/one.json"});
     CHECK(f.recipe().recent == std::vector<std::string>{"/tmp/one.json", "/tmp/two.json"});
 
-    AppSettings saved;
-    capture_settings(f.c.state(), saved);
     std::string warning;
-    const AppSettings read = settings_from_json(settings_to_json(saved), &warning);
+    UiState fresh = test::after_restart(f.c.state(), &warning);
     CHECK(warning.empty());
-    UiState fresh;
-    restore_settings(read, fresh);
     CHECK(fresh.ws.recipe.recent == f.recipe().recent);
     CHECK_FALSE(fresh.ws.recipe.active());
 }
@@ -169,12 +166,7 @@ TEST_CASE("recipes: the batch panel sends the workspace's recipe with the rows; 
     CHECK(cmd->name == "rows.txt via demo-back-translation-zh.json");  // plain rows done are not skipped
     REQUIRE(b.phase == BatchPhase::Running);
 
-    GenerationResult r;
-    r.input = "I like green tea.";
-    Candidate c;
-    c.text = "I like tea.";
-    c.route = {{"pivot", "我喜欢茶。"}, {"back", "I like tea."}};
-    r.candidates = {c};
+    const GenerationResult r = routed_result();
     f.c.apply(BatchRowDone{b.job, 0, r, 0});
     REQUIRE(b.results.size() == 2);
     CHECK(b.results[0].first == "I like tea.");

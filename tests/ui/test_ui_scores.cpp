@@ -37,13 +37,9 @@ std::string texts(const CandidateList& l) {
 
 struct Fake : test::RecordingController {
     void load(bool with_embedder) {
-        auto& m = c.state().model;
-        m.path_input = "/m";
-        c.load_model();
-        ModelInfo info;
-        info.dir = "/m";
-        c.apply(ModelLoaded{m.load_job, info, 1.0});
+        RecordingController::load();
         if (!with_embedder) return;
+        auto& m = c.state().model;
         m.embedder_input = "/e";
         c.load_embedder();
         EmbedderInfo e;

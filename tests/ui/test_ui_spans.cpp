@@ -19,16 +19,7 @@ using namespace t5s::ui;
 
 namespace {
 
-struct Fake : test::RecordingController {
-    void load() {
-        auto& m = c.state().model;
-        m.path_input = "/m";
-        c.load_model();
-        ModelInfo info;
-        info.dir = "/m";
-        c.apply(ModelLoaded{m.load_job, info, 1.0});
-    }
-};
+using Fake = test::RecordingController;
 
 std::string joined(const std::vector<MarkedRun>& runs) {
     std::string s;
@@ -151,11 +142,8 @@ TEST_CASE("controller: protect settings are hot-swapped, checked and saved", "[u
     CHECK(f.last<Generate>()->options.protect_regex == "it[a-z]+");
     CHECK(f.last<Generate>()->spans.empty());  // nothing marked: detected spans only
     // Saved with the other settings.
-    AppSettings saved;
-    capture_settings(f.c.state(), saved);
     std::string warning;
-    UiState restored;
-    restore_settings(settings_from_json(settings_to_json(saved), &warning), restored);
+    UiState restored = test::after_restart(f.c.state(), &warning);
     CHECK(restored.ws.options.protect == "placeholders,numbers");
     CHECK(restored.ws.options.protect_regex == "it[a-z]+");
 }
