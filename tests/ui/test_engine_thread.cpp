@@ -13,7 +13,7 @@
 
 #include "t5s/engine_thread.h"
 #include "t5s/jobs.h"
-#include "fake_model.h"
+#include "engine_fixtures.h"
 #ifdef T5S_TEST_HOOKS
 #include "engine_thread/test_hooks.h"
 #endif
@@ -30,22 +30,16 @@ const T* as(const Event& e) {
     else return std::get_if<T>(&e);
 }
 
-struct Collector {
-    EngineThread& engine;
-    std::vector<Event> all;
-    // Drains until pred(event) holds for a new event; returns it. Fails after `seconds`.
+struct Collector : test::EventLog {
+    using EventLog::EventLog;
+    // The first T (earlier events count too) for which pred holds. Fails after `seconds`.
     template <class T, class Pred>
     T wait_for(Pred pred, double seconds = 60.0) {
-        const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-        size_t seen = 0;  // job ids are unique: earlier events count too
-        for (;;) {
-            for (auto& e : engine.drain_events()) all.push_back(std::move(e));
-            for (; seen < all.size(); ++seen)
-                if (auto* t = as<T>(all[seen]); t && pred(*t)) return *t;
-            const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
-            if (left <= 0) break;
-            engine.wait_for_events(left);  // wakes on the next event
-        }
+        const auto match = [&](const Event& e) {
+            auto* t = as<T>(e);
+            return t && pred(*t);
+        };
+        if (const auto at = find(match, seconds)) return *as<T>(all[*at]);
         std::string seen_kinds;
         for (const auto& e : all) {
             seen_kinds += " #" + std::to_string(e.index());
@@ -58,25 +52,19 @@ struct Collector {
     // happen can only watch for a while; callers size the window from a measured duration).
     template <class T, class Pred>
     void expect_none(Pred pred, double seconds) {
-        const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-        size_t seen = all.size();
-        for (;;) {
-            for (auto& e : engine.drain_events()) all.push_back(std::move(e));
-            for (; seen < all.size(); ++seen)
-                if (auto* t = as<T>(all[seen]); t && pred(*t)) FAIL("an event arrived that should not have");
-            const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
-            if (left <= 0) return;
-            engine.wait_for_events(left);
-        }
+        const auto match = [&](const Event& e) {
+            auto* t = as<T>(e);
+            return t && pred(*t);
+        };
+        if (find(match, seconds, all.size())) FAIL("an event arrived that should not have");
     }
     template <class T>
     T wait_job(JobId job, double seconds = 60.0) {
         return wait_for<T>([&](const T& t) { return t.job == job; }, seconds);
     }
     std::optional<JobFailed> failure_of(JobId job) {
-        for (auto& e : engine.drain_events()) all.push_back(std::move(e));
-        for (auto& e : all)
-            if (auto* f = std::get_if<JobFailed>(&e); f && f->job == job) return *f;
+        const auto at = find([&](const Event& e) { return test::of_job<JobFailed>(e, job) != nullptr; }, 0);
+        if (at) return std::get<JobFailed>(all[*at]);
         return std::nullopt;
     }
 };
@@ -297,13 +285,17 @@ TEST_CASE("engine thread: batch augmentation pauses, resumes and skips rows done
     const auto db = dir / "h.db";
     std::vector<std::string> rows;
     for (int i = 0; i < 12; ++i) rows.push_back("row number " + std::to_string(i) + " 日本語");
+    const auto rows_batch = [&] {  // the same batch (by name) in both sessions
+        BatchAugment b;
+        b.name = "rows.txt";
+        b.rows = rows;
+        return b;
+    };
     {
         EngineThread engine(fake_config(db, 5));
         Collector col{engine};
         col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
-        BatchAugment b;
-        b.name = "rows.txt";
-        b.rows = rows;
+        BatchAugment b = rows_batch();
         b.options.num_return_sequences = 2;
         b.options.do_sample = true;
         b.options.batch_size = 2;
@@ -316,9 +308,7 @@ TEST_CASE("engine thread: batch augmentation pauses, resumes and skips rows done
         engine.submit(ResumeJob{job});
         auto fin = col.wait_job<JobFinished>(job);
         CHECK(fin.summary == "12 of 12 rows done");
-        size_t row_events = 0;
-        for (auto& e : col.all)
-            if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) ++row_events;
+        const size_t row_events = col.count<BatchRowDone>(job);
         CHECK(row_events == 12);  // no row generated twice
     }
     {
@@ -326,16 +316,12 @@ TEST_CASE("engine thread: batch augmentation pauses, resumes and skips rows done
         EngineThread engine(fake_config(db, 5));
         Collector col{engine};
         col.wait_job<ModelLoaded>(engine.submit(LoadModel{dir, {}}));
-        BatchAugment b;
-        b.name = "rows.txt";
-        b.rows = rows;
+        BatchAugment b = rows_batch();
         b.rows.push_back("one more row");
         const JobId job = engine.submit(b);
         auto fin = col.wait_job<JobFinished>(job);
         CHECK(fin.summary == "13 of 13 rows done");
-        size_t row_events = 0;
-        for (auto& e : col.all)
-            if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) ++row_events;
+        const size_t row_events = col.count<BatchRowDone>(job);
         CHECK(row_events == 1);
         // Cancel a running batch.
         b.name = "other";
@@ -369,15 +355,12 @@ TEST_CASE("engine thread: a dead lane is reported and restart brings it back", "
 #endif
 
 TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", "[engine_thread][model]") {
-    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const std::filesystem::path model = test::tiny_model_dir();
     REQUIRE(std::filesystem::exists(model / "config.json"));  // part of the repository
-    EngineConfig c;
-    c.telemetry_hz = 0;
+    EngineConfig c = test::quiet_config();
     EngineThread engine(c);
     Collector col{engine};
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
+    const RuntimeOptions ro = test::one_cpu_thread();
     const JobId load = engine.submit(LoadModel{model, ro});
     // The model must load: a failure here is a failure of the test, not a skip.
     ModelInfo info;
@@ -405,7 +388,7 @@ TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", 
 
 TEST_CASE("engine thread: training runs on the model lane, reports, pauses and saves a loadable model",
           "[engine_thread][training]") {
-    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const std::filesystem::path model = test::tiny_model_dir();
     REQUIRE(std::filesystem::exists(model / "config.json"));
     auto dir = temp_dir("train");
     {
@@ -433,8 +416,7 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
         o.device = TrainDevice::Cpu;
         return o;
     };
-    EngineConfig c;
-    c.telemetry_hz = 0;
+    EngineConfig c = test::quiet_config();
     // A fake model in a folder named "blocker" keeps the model lane busy until cancelled (to queue a
     // training run behind it); every other folder loads for real.
     c.model_factory = [](const std::filesystem::path& d, const RuntimeOptions& o) -> std::unique_ptr<Model> {
@@ -486,9 +468,7 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     CHECK(last_step_seen);  // the last step always goes out
     const std::filesystem::path final_dir = updates.back().message;
     CHECK(final_dir == dir / "run" / "final");
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
+    const RuntimeOptions ro = test::one_cpu_thread();
     auto trained = Model::load(final_dir, ro);
     REQUIRE(trained);
     GenerationOptions go;
@@ -552,7 +532,7 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
 
 TEST_CASE("engine thread: training on history pairs is recorded with its curve and a stopped run continues",
           "[engine_thread][training][history]") {
-    const std::filesystem::path model = std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const std::filesystem::path model = test::tiny_model_dir();
     auto dir = temp_dir("train_hist");
     const auto db = dir / "history.sqlite";
     {
@@ -584,8 +564,7 @@ TEST_CASE("engine thread: training on history pairs is recorded with its curve a
     o.sample_count = 1;
     o.sample_max_new_tokens = 4;
     o.device = TrainDevice::Cpu;
-    EngineConfig c;
-    c.telemetry_hz = 0;
+    EngineConfig c = test::quiet_config();
     c.history_db = db;
     EngineThread engine(c);
     Collector col{engine};
@@ -748,7 +727,7 @@ TEST_CASE("job registry: ids, states, requests, settings and hooks without the e
 
 TEST_CASE("engine thread: model store jobs (list, delete, a pull cancelled on its own lane)", "[engine_thread][hub]") {
     namespace fs = std::filesystem;
-    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const fs::path model = test::tiny_model_dir();
     const fs::path cache = temp_dir("hub_cache");
     const fs::path snap = cache / "models--org--tiny" / "snapshots" / "abc123";
     fs::create_directories(snap);

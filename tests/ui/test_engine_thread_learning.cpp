@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
+#include "engine_fixtures.h"
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
 #include "t5s/learning.h"
@@ -24,24 +24,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every event drained so far; waits return the first matching one (job ids are unique).
-struct Events {
-    EngineThread& engine;
-    std::vector<Event> all;
+// The engine's events; waits return the first matching one (job ids are unique), nullopt after
+// `seconds`, and say which jobs failed on the way.
+struct Events : test::EventLog {
+    using EventLog::EventLog;
     template <class T, class Pred>
     std::optional<T> wait(Pred pred, double seconds) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        size_t seen = 0;
-        for (;;) {
-            for (auto& e : engine.drain_events()) all.push_back(std::move(e));
-            for (; seen < all.size(); ++seen) {
-                if (auto* f = std::get_if<JobFailed>(&all[seen])) UNSCOPED_INFO("job " << f->job << " failed: " << f->message);
-                if (auto* t = std::get_if<T>(&all[seen]); t && pred(*t)) return *t;
-            }
-            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-            if (left <= 0) return std::nullopt;
-            engine.wait_for_events(left);
-        }
+        const auto at = find(
+            [&](const Event& e) {
+                if (auto* f = std::get_if<JobFailed>(&e)) UNSCOPED_INFO("job " << f->job << " failed: " << f->message);
+                auto* t = std::get_if<T>(&e);
+                return t && pred(*t);
+            },
+            seconds);
+        if (!at) return std::nullopt;
+        return std::get<T>(all[*at]);
     }
     template <class T>
     std::optional<T> job(JobId id, double seconds) {
@@ -51,7 +48,7 @@ struct Events {
     template <class T>
     size_t position(JobId id) const {
         for (size_t i = 0; i < all.size(); ++i)
-            if (auto* t = std::get_if<T>(&all[i]); t && t->job == id) return i;
+            if (test::of_job<T>(all[i], id)) return i;
         return all.size();
     }
 };
@@ -93,7 +90,7 @@ void fill_history(const std::string& path, int n) {
 
 TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapterVersion switches it",
           "[engine_thread][learning]") {
-    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const fs::path model = test::tiny_model_dir();
     REQUIRE(fs::exists(model / "config.json"));
     const fs::path dir = fs::temp_directory_path() / ("t5s_et_learn_" + std::to_string(::getpid()));
     fs::remove_all(dir);
@@ -101,14 +98,11 @@ TEST_CASE("engine thread: LearnNow adopts a version beside generation, UseAdapte
     const fs::path db = dir / "history.sqlite", versions = dir / "learning";
     fill_history(db.string(), 30);
 
-    EngineConfig c;
-    c.telemetry_hz = 0;
+    EngineConfig c = test::quiet_config();
     c.history_db = db;
     EngineThread engine(c);
     Events ev{engine};
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
+    const RuntimeOptions ro = test::one_cpu_thread();
     REQUIRE(ev.job<ModelLoaded>(engine.submit(LoadModel{model, ro}), 120));
 
     LearnNow learn;
@@ -206,8 +200,7 @@ TEST_CASE("engine thread: ListAdapterVersions reads an older manifest without a 
     std::ofstream(dir / "v0002" / "manifest.json")
         << R"({"kind": "t5studio-learning", "version": 2, "round": "two", "train_losses": "none", "settings": [1]})";
     std::ofstream(dir / "current.json") << R"({"version": 1})";
-    EngineConfig c;
-    c.telemetry_hz = 0;
+    EngineConfig c = test::quiet_config();
     EngineThread engine(c);
     Events ev{engine};
     const auto listed = ev.job<AdapterVersionsListed>(engine.submit(ListAdapterVersions{dir}), 60);

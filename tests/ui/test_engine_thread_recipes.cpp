@@ -7,12 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 
 #include <unistd.h>
 
-#include "fake_model.h"
+#include "engine_fixtures.h"
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
 #include "t5s/recipe_runner.h"
@@ -23,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kModels = fs::path(T5S_TEST_DATA) / "models";
-const fs::path kTiny = kModels / "t5v10-tied-relu";
+const fs::path kTiny = test::tiny_model_dir();
 
 // Greedy back-translation with fan-out: the pivot gives two outputs per source, the back step runs
 // on a model folder of its own (the same tiny checkpoint, relative to the recipe's folder).
@@ -40,24 +39,14 @@ ModelFactory counting_factory(std::atomic<int>* loads) {
     };
 }
 
-struct Events {
-    EngineThread& engine;
-    std::vector<Event> seen;
+struct Events : test::EventLog {
+    using EventLog::EventLog;
     // The first event `match` accepts, read until `seconds` passed (then the test fails).
     template <class Match>
     const Event& until(double seconds, Match match) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        size_t at = 0;
-        for (;;) {
-            for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
-            for (; at < seen.size(); ++at)
-                if (match(seen[at])) return seen[at];
-            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-            if (left <= 0) break;
-            engine.wait_for_events(left);
-        }
-        FAIL("timed out waiting for an event");
-        return seen.front();
+        const auto at = find(match, seconds);
+        if (!at) FAIL("timed out waiting for an event");
+        return all[*at];
     }
     // Waits for the load job's ModelLoaded (its JobFailed fails the test).
     void loaded(JobId load, double seconds) {
@@ -98,13 +87,6 @@ struct Events {
     }
 };
 
-RuntimeOptions cpu() {
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
-    return ro;
-}
-
 Generate recipe_request(const std::string& json) {
     Generate g;
     g.texts = {"I like green tea.", "The weather is nice today."};
@@ -138,12 +120,11 @@ std::string outline(const std::vector<GenerationResult>& results) {
 TEST_CASE("engine thread: a recipe job gives what run_recipe gives, step models loaded once", "[engine_thread][recipe][model]") {
     REQUIRE(fs::exists(kTiny / "config.json"));  // part of the repository
     std::atomic<int> loads{0};
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     config.model_factory = counting_factory(&loads);
     EngineThread engine(config);
     Events ev{engine};
-    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
+    ev.loaded(engine.submit(LoadModel{kTiny, test::one_cpu_thread()}), 120);
     const Generate request = recipe_request(kRecipe);
     const JobId job = engine.submit(request);
     const GenerationDone done = ev.done(job);
@@ -158,8 +139,8 @@ TEST_CASE("engine thread: a recipe job gives what run_recipe gives, step models 
 
     // The same recipe on the same models, called directly.
     const Recipe recipe = parse_recipe(kRecipe, "test-recipe.json", kModels);
-    const auto loaded = Model::load(kTiny, cpu());
-    const auto back = Model::load(kTiny, cpu());
+    const auto loaded = Model::load(kTiny, test::one_cpu_thread());
+    const auto back = Model::load(kTiny, test::one_cpu_thread());
     RecipeRunners runners;
     runners.model_for = [&](const RecipeStep& s) -> const Model& { return s.model.empty() ? *loaded : *back; };
     GenerationOptions options = request.options;
@@ -184,9 +165,7 @@ TEST_CASE("engine thread: a recipe job gives what run_recipe gives, step models 
 }
 
 TEST_CASE("engine thread: a bad recipe is one JobFailed line naming the file and the key", "[engine_thread][recipe]") {
-    EngineConfig config;
-    config.telemetry_hz = 0;
-    config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
+    EngineConfig config = test::fake_model_config();
     EngineThread engine(config);
     Events ev{engine};
     ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);  // the fake model reads nothing there
@@ -210,11 +189,10 @@ TEST_CASE("engine thread: a bad recipe is one JobFailed line naming the file and
 
 TEST_CASE("engine thread: Cancel stops a recipe job mid-step", "[engine_thread][recipe][model]") {
     REQUIRE(fs::exists(kTiny / "config.json"));
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Events ev{engine};
-    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
+    ev.loaded(engine.submit(LoadModel{kTiny, test::one_cpu_thread()}), 120);
     // Long legs (every step decodes its full length), so the cancel lands while one decodes.
     Generate g = recipe_request(R"({"steps": [
       {"name": "pivot", "min_new_tokens": 400, "max_new_tokens": 400, "num_beams": 4, "num_return_sequences": 4},
@@ -253,13 +231,12 @@ TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its t
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::atomic<int> loads{0};
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     config.history_db = dir / "history.db";
     config.model_factory = counting_factory(&loads);
     EngineThread engine(config);
     Events ev{engine};
-    ev.loaded(engine.submit(LoadModel{kTiny, cpu()}), 120);
+    ev.loaded(engine.submit(LoadModel{kTiny, test::one_cpu_thread()}), 120);
     const std::vector<std::string> rows = {"I like green tea.", "The weather is nice today.", "She reads a book in the library.",
                                            "We will meet tomorrow.", "My brother plays football."};
 
@@ -326,9 +303,7 @@ TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its t
 }
 
 TEST_CASE("engine thread: a batch job with a bad recipe fails in one line naming it", "[engine_thread][recipe]") {
-    EngineConfig config;
-    config.telemetry_hz = 0;
-    config.model_factory = [](const fs::path& d, const RuntimeOptions& o) { return make_fake_model(d, o); };
+    EngineConfig config = test::fake_model_config();
     EngineThread engine(config);
     Events ev{engine};
     ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);

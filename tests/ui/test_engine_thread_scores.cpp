@@ -5,11 +5,10 @@
 // outputs as before. Tiny real checkpoints from tests/data.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
-#include <deque>
 #include <filesystem>
 #include <optional>
 
+#include "engine_fixtures.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/engine_thread.h"
 
@@ -19,46 +18,28 @@ namespace {
 
 const std::filesystem::path kData = T5S_TEST_DATA;
 
-// Events drained from the engine and not yet looked at (a drain may return several at once).
-struct Inbox {
-    EngineThread& engine;
-    std::deque<Event> pending;
+// The engine's events, read in order: each wait goes on from where the last one stopped.
+struct Inbox : test::EventLog {
+    using EventLog::EventLog;
+    size_t read = 0;  // the events before this one were looked at by an earlier wait
 
-    std::optional<Event> next_event(std::chrono::steady_clock::time_point deadline) {
-        while (pending.empty()) {
-            if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-            for (auto& e : engine.drain_events()) pending.push_back(std::move(e));
-            if (pending.empty()) engine.wait_for_events(1.0);
-        }
-        Event e = std::move(pending.front());
-        pending.pop_front();
-        return e;
-    }
     // The event of type T for `job`; the events passed on the way go to `seen`. A JobFailed for the
     // job fails the test, or is returned through `failure` when given.
     template <class T>
     std::optional<T> wait(JobId job, std::vector<Event>* seen = nullptr, std::optional<JobFailed>* failure = nullptr) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (auto e = next_event(deadline)) {
-            if (auto* f = std::get_if<JobFailed>(&*e); f && f->job == job) {
-                if (!failure) FAIL("job " << job << " failed: " << f->message);
-                *failure = *f;
-                return std::nullopt;
-            }
-            if (auto* t = std::get_if<T>(&*e); t && t->job == job) return *t;
-            if (seen) seen->push_back(std::move(*e));
+        const size_t from = read;
+        const auto at = find([&](const Event& e) { return test::of_job<JobFailed>(e, job) || test::of_job<T>(e, job); }, 120, from);
+        if (!at) FAIL("timed out waiting for job " << job);
+        if (seen) seen->insert(seen->end(), all.begin() + from, all.begin() + *at);
+        read = *at + 1;
+        if (auto* f = test::of_job<JobFailed>(all[*at], job)) {
+            if (!failure) FAIL("job " << job << " failed: " << f->message);
+            *failure = *f;
+            return std::nullopt;
         }
-        FAIL("timed out waiting for job " << job);
-        return std::nullopt;
+        return std::get<T>(all[*at]);
     }
 };
-
-RuntimeOptions cpu() {
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
-    return ro;
-}
 
 Generate beams(std::vector<std::string> texts) {
     Generate g;
@@ -73,11 +54,10 @@ Generate beams(std::vector<std::string> texts) {
 }  // namespace
 
 TEST_CASE("engine thread: generations are scored with the loaded embedding model", "[engine_thread][model][scores]") {
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
-    Inbox inbox{engine, {}};
-    inbox.wait<ModelLoaded>(engine.submit(LoadModel{kData / "models" / "t5v10-tied-relu", cpu()}));
+    Inbox inbox{engine};
+    inbox.wait<ModelLoaded>(engine.submit(LoadModel{test::tiny_model_dir(), test::one_cpu_thread()}));
 
     // No embedding model: every score but similarity; a similarity bound is refused with its name.
     const GenerationDone plain = *inbox.wait<GenerationDone>(engine.submit(beams({"hello world"})));
@@ -98,11 +78,11 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     CHECK_THAT(refused->message, Catch::Contains("min_similarity"));
 
     // With one: similarity = the cosine of the embedder's own vectors for source and candidate.
-    inbox.wait<EmbedderLoaded>(engine.submit(LoadEmbedder{kData / "embedder" / "xlmr_mean_norm", cpu()}));
+    inbox.wait<EmbedderLoaded>(engine.submit(LoadEmbedder{kData / "embedder" / "xlmr_mean_norm", test::one_cpu_thread()}));
     const GenerationDone scored = *inbox.wait<GenerationDone>(engine.submit(beams({"hello world"})));
     const auto& cands = scored.results[0].candidates;
     REQUIRE(cands.size() == 4);
-    const auto embedder = Embedder::load(kData / "embedder" / "xlmr_mean_norm", cpu());
+    const auto embedder = Embedder::load(kData / "embedder" / "xlmr_mean_norm", test::one_cpu_thread());
     const auto source = embedder->embed({"hello world"})[0];
     for (size_t k = 0; k < cands.size(); ++k) {
         REQUIRE(cands[k].similarity);

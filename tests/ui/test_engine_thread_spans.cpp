@@ -7,11 +7,11 @@
 // with UpdateSettings reaches a running batch's next row batch.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
+#include "engine_fixtures.h"
 #include "t5s/engine_thread.h"
 #include "t5s/history_store.h"
 #include "t5s/span_preview.h"
@@ -21,23 +21,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Waiter {
-    EngineThread& engine;
-    std::vector<Event> seen;
+struct Waiter : test::EventLog {
+    using EventLog::EventLog;
     // Reads events until `match` accepts one of them (a JobFailed for `job` fails the test).
     template <class Match>
     void scan(JobId job, double seconds, Match match) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        size_t at = 0;
-        while (std::chrono::steady_clock::now() < deadline) {
-            for (auto& e : engine.drain_events()) seen.push_back(std::move(e));
-            for (; at < seen.size(); ++at) {
-                if (auto* f = std::get_if<JobFailed>(&seen[at]); f && f->job == job) FAIL("job " << job << " failed: " << f->message);
-                if (match(seen[at])) return;
-            }
-            engine.wait_for_events(0.5);
-        }
-        FAIL("timed out waiting for job " << job);
+        const auto at = find([&](const Event& e) { return test::of_job<JobFailed>(e, job) || match(e); }, seconds);
+        if (!at) FAIL("timed out waiting for job " << job);
+        if (auto* f = test::of_job<JobFailed>(all[*at], job)) FAIL("job " << job << " failed: " << f->message);
     }
     // The event of type T for `job`.
     template <class T>
@@ -102,8 +93,7 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
                         << R"({"text": "abc", "spans": "nope"})" "\n"
                         << R"({"text": "abc", "spans": [[-1, 2, "A"]]})" "\n"
                         << R"({"text": "abc", "spans": [[0, 1, {"k": 1}]]})" "\n";
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
     const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
@@ -136,8 +126,7 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
 
 TEST_CASE("engine thread: labelled CSV and TSV files give each row's spans and label, bad rows by line", "[engine_thread][spans]") {
     const fs::path dir = fresh_dir("delimited");
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
     const fs::path csv = dir / "ner.csv";
@@ -190,8 +179,7 @@ TEST_CASE("engine thread: a Label Studio export gives each task's spans and choi
    {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": 17, "end": 20, "text": "Bob", "labels": ["PER"]}}]}]},
  {"id": 4, "data": {}}
 ])";
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
     const auto loaded = w.wait<DatasetLoaded>(engine.submit(LoadDataset{file, ""}), 30);
@@ -210,17 +198,14 @@ TEST_CASE("engine thread: a Label Studio export gives each task's spans and choi
 }
 
 TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, forced and recorded", "[engine_thread][spans][model]") {
-    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const fs::path model = test::tiny_model_dir();
     REQUIRE(fs::exists(model / "config.json"));  // part of the repository
     const fs::path dir = fresh_dir("generate");
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     config.history_db = dir / "history.db";
     EngineThread engine(config);
     Waiter w{engine};
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
+    const RuntimeOptions ro = test::one_cpu_thread();
     w.wait<ModelLoaded>(engine.submit(LoadModel{model, ro}));
 
     Generate g;
@@ -258,7 +243,7 @@ TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, f
     const JobId job = engine.submit(b);
     w.wait<JobFinished>(job);
     std::vector<BatchRowDone> rows;
-    for (const auto& e : w.seen)
+    for (const auto& e : w.all)
         if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job) rows.push_back(*r);
     REQUIRE(rows.size() == 3);
     for (const auto& r : rows) {
@@ -270,15 +255,12 @@ TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, f
 }
 
 TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running batch's next rows", "[engine_thread][spans][model]") {
-    const fs::path model = fs::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
+    const fs::path model = test::tiny_model_dir();
     REQUIRE(fs::exists(model / "config.json"));
-    EngineConfig config;
-    config.telemetry_hz = 0;
+    EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
-    RuntimeOptions ro;
-    ro.device = Device::Cpu;
-    ro.threads = 1;
+    const RuntimeOptions ro = test::one_cpu_thread();
     w.wait<ModelLoaded>(engine.submit(LoadModel{model, ro}));
     BatchAugment b;
     b.name = "hot";
@@ -296,7 +278,7 @@ TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running bat
     }
     REQUIRE(job != 0);
     JobPaused paused;
-    for (const auto& e : w.seen)
+    for (const auto& e : w.all)
         if (auto* p = std::get_if<JobPaused>(&e); p && p->job == job) paused = *p;
     REQUIRE(paused.done < 3);
     GenerationOptions live = b.options;
@@ -305,7 +287,7 @@ TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running bat
     engine.submit(ResumeJob{job});
     w.wait<JobFinished>(job);
     int rows = 0;
-    for (const auto& e : w.seen) {
+    for (const auto& e : w.all) {
         auto* r = std::get_if<BatchRowDone>(&e);
         if (!r || r->job != job) continue;
         ++rows;
