@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,26 @@ GenerationOptions all_changed() {
 
 nlohmann::json as_json(const GenerationOptions& o) { return nlohmann::json::parse(generation_options_to_json(o)); }
 
+// The "(default N" a help line states, NaN when it states none as a number.
+double stated_default(const std::string& help) {
+    static const std::regex number(R"(default (-?[0-9][0-9.e+-]*)(?=[ ;:),]|$))");
+    std::smatch m;
+    if (!std::regex_search(help, m, number)) return NAN;
+    return std::stod(m[1]);
+}
+
+// Whether `stated` reads back as the field's value in `o` (a float as a float); true for a non-number.
+bool reads_back_as(const GenerationField& f, const GenerationOptions& o, double stated) {
+    return std::visit(
+        [&](auto member) {
+            const auto& v = o.*member;
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(stated) == v;
+            else return true;
+        },
+        f.member);
+}
+
 }  // namespace
 
 TEST_CASE("field table: names are unique and every field round-trips through JSON", "[options][fields]") {
@@ -53,6 +74,12 @@ TEST_CASE("field table: names are unique and every field round-trips through JSO
         if (*f.flag) CHECK(flags.insert(f.flag).second);
         CHECK(find_generation_field(f.json) == &f);
         CHECK(std::string(f.help).size() > 10);
+        // A number default is filled in from GenerationOptions{}, never written by hand, and its text reads back.
+        INFO(f.json);
+        CHECK(std::isnan(stated_default(f.help)));
+        const std::string help = field_help(f);  // a misplaced {default} throws
+        CHECK(help.find("{default") == std::string::npos);
+        if (const double stated = stated_default(help); !std::isnan(stated)) CHECK(reads_back_as(f, GenerationOptions{}, stated));
     }
     CHECK(find_generation_field("future_knob") == nullptr);
     const GenerationOptions changed = all_changed();
@@ -105,7 +132,7 @@ TEST_CASE("field table: an enum field reads and writes its table's names", "[opt
                       "generation settings: unknown rank 'length' (expected auto, similarity, back_score, fluency or none)");
     CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":"Fluency"})"),
                       "generation settings: unknown rank 'Fluency' (expected auto, similarity, back_score, fluency or none)");
-    // --help lists the names from the table; the other fields' help is their own line.
+    // --help lists the names from the table; the other fields' help is their own line, its default filled in.
     const GenerationField* rank = find_generation_field("rank");
     REQUIRE(rank);
     CHECK(field_names(*rank) == enum_names<RankBy>());
@@ -113,7 +140,7 @@ TEST_CASE("field table: an enum field reads and writes its table's names", "[opt
     const GenerationField* top_k = find_generation_field("top_k");
     REQUIRE(top_k);
     CHECK(field_names(*top_k).empty());
-    CHECK(field_help(*top_k) == top_k->help);
+    CHECK(field_help(*top_k) == "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)");
     CHECK(field_of(&GenerationOptions::rank) == rank);
 }
 

@@ -1,7 +1,7 @@
 // The settings tables (t5s/settings_fields.h) of train, learn and serve: every row round-trips
 // through its JSON and its flag, refuses a value outside its range with a message naming the field,
-// and states in its help the default the struct holds; runs the history stored before the tables
-// still read.
+// and states in its help the default the struct holds (filled in, never written by hand: t5s/help_defaults.h);
+// runs the history stored before the tables still read.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "cli/settings_flags.h"
 #include "serve/serve_config.h"
 #include "t5s/error.h"
+#include "t5s/help_defaults.h"
 #include "t5s/settings_json.h"
 #include "t5s/training_fields.h"
 
@@ -111,8 +112,13 @@ void check_names_and_defaults(const Table& fields, const S& defaults) {
         CHECK(json_names.insert(f.json).second);
         if (*f.flag) CHECK(flags.insert(f.flag).second);
         if (f.use != FlagUse::Runtime) CHECK(std::string(f.help).size() > 10);
-        const double stated = stated_default(f.help), held = number_of(f, defaults);
-        if (!std::isnan(stated) && !std::isnan(held) && std::isnan(f.unset)) CHECK(stated == Approx(held));
+        // A number default is filled in from the struct, never written by hand, but where the row's
+        // default is "unset" and the help says what that stands for (--lr: the optimizer's own).
+        if (std::isnan(f.unset)) CHECK(std::isnan(stated_default(f.help)));
+        const std::string help = settings_field_help(f, defaults);  // a misplaced {default} throws
+        const double stated = stated_default(help), held = number_of(f, defaults);
+        if (!std::isnan(stated) && !std::isnan(held) && std::isnan(f.unset)) CHECK(stated == held);  // its text reads back
+        CHECK(help.find("{default") == std::string::npos);
     }
 }
 
@@ -181,7 +187,7 @@ void check_flags_round_trip(const Table& fields, ToJson to_json) {
     S changed = all_changed<S>(fields), expected;
     for (const auto& f : fields)
         if (*f.flag && f.use != FlagUse::Runtime && f.use != FlagUse::Custom) change(f, expected);
-    const cli::CommandSpec spec("t", "table", {cli::settings_flags(fields)});
+    const cli::CommandSpec spec("t", "table", {cli::settings_flags(fields, S{})});
     const cli::Args args(argv_of(fields, changed), spec);
     S parsed;
     cli::apply_settings_flags(args, fields, &parsed);
@@ -192,7 +198,7 @@ void check_flags_round_trip(const Table& fields, ToJson to_json) {
 // A flag that checks its range refuses a value outside it: a usage error naming the flag.
 template <class Table, class S>
 void check_flag_ranges(const Table& fields) {
-    const cli::CommandSpec spec("t", "table", {cli::settings_flags(fields)});
+    const cli::CommandSpec spec("t", "table", {cli::settings_flags(fields, S{})});
     for (const auto& f : fields) {
         const double bad = outside(f);
         if (!*f.flag || !f.flag_range || std::isnan(bad) || f.use != FlagUse::Table) continue;
@@ -299,7 +305,7 @@ TEST_CASE("training table: every range refused with the field's name; the cross-
 TEST_CASE("training table: train's flags parse back to every field they declare", "[settings][options][fields][training][cli]") {
     check_flags_round_trip<std::vector<TrainingField>, TrainingOptions>(training_fields(), training_json);
     check_flag_ranges<std::vector<TrainingField>, TrainingOptions>(training_fields());
-    const cli::CommandSpec spec("train", "t", {cli::settings_flags(training_fields(), {{"device", "D", "runtime"}, {"threads", "N", "runtime"}})});
+    const cli::CommandSpec spec("train", "t", {cli::settings_flags(training_fields(), TrainingOptions{}, {{"device", "D", "runtime"}, {"threads", "N", "runtime"}})});
     std::vector<std::string> names;
     for (const auto& f : spec.flags) names.push_back(f.name);
     const auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
@@ -338,6 +344,43 @@ TEST_CASE("serve table: flags, ranges, help defaults and the reported settings",
     CHECK(!reported.contains("api_key"));  // secrets are never reported
     CHECK(!reported.contains("basic_auth"));
     CHECK(reported.size() == serve::serve_fields().size() - 2);
-    for (const auto& f : cli::settings_flags(serve::serve_fields()))
+    for (const auto& f : cli::settings_flags(serve::serve_fields(), serve::ServeConfig{}))
         if (f.name == "devices") CHECK(f.kind == cli::FlagKind::Single);  // one comma list (cuda:0,cuda:1), read by serve itself
+}
+
+TEST_CASE("help defaults: one text per default, read back as the same value", "[settings][options][fields][help]") {
+    CHECK(default_number_text(0.05) == "0.05");
+    CHECK(default_number_text(0.05f, /*single=*/true) == "0.05");  // a float's shortest text, not the double's
+    CHECK(default_number_text(0.999) == "0.999");
+    CHECK(default_number_text(1e-3) == "1e-3");
+    CHECK(default_number_text(5e-4) == "5e-4");
+    CHECK(default_number_text(1.5e-8) == "1.5e-8");
+    CHECK(default_number_text(120) == "120");
+    CHECK(default_number_text(2.5) == "2.5");
+    CHECK(default_number_text(-0.25) == "-0.25");
+    CHECK(default_number_text(0) == "0");
+    CHECK(help_with_default("x (default {default}; 0 = off)", 64, "f") == "x (default 64; 0 = off)");
+    CHECK(help_with_default("x (default {default})", uint64_t{42}, "f") == "x (default 42)");
+    CHECK(help_with_default("x (default {default:point})", 1.0f, "f") == "x (default 1.0)");
+    CHECK(help_with_default("x (default {default:point})", 0.05, "f") == "x (default 0.05)");
+    CHECK(help_with_default("x (default {default})", 1.0, "f") == "x (default 1)");
+    CHECK(help_with_default("x (default {default})", std::string("q,v"), "f") == "x (default q,v)");
+    CHECK(help_with_default("x (default {default})", Device::Cpu, "f") == "x (default cpu)");
+    CHECK(help_with_default("no default stated", true, "f") == "no default stated");
+    // A placeholder the field's default cannot fill is the table's mistake, named.
+    CHECK_THROWS_WITH(help_with_default("x (default {default})", true, "flag_x"), Catch::Contains("field flag_x"));
+    CHECK_THROWS_AS(help_with_default("x (default {default:point})", 8, "f"), std::logic_error);
+    CHECK_THROWS_AS(help_with_default("x (default {default})", std::vector<std::string>{}, "f"), std::logic_error);
+}
+
+TEST_CASE("help defaults: a changed struct default changes the help line", "[settings][options][fields][help]") {
+    const TrainingField* seed = find_training_field("seed");
+    REQUIRE(seed);
+    TrainingOptions o;
+    o.seed = 7;
+    CHECK(settings_field_help(*seed, o) == "seed of data order, initialisation and dropout (default 7)");
+    const auto flags = cli::settings_flags(training_fields(), TrainingOptions{});
+    const auto it = std::find_if(flags.begin(), flags.end(), [](const cli::Flag& f) { return f.name == "seed"; });
+    REQUIRE(it != flags.end());
+    CHECK(it->help == settings_field_help(*seed, TrainingOptions{}));
 }

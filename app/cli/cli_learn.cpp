@@ -49,7 +49,7 @@ const RuntimeFlags kLearnRuntime{Device::Cpu, false, false, false, true};  // --
 // learn's flags: one per learning option (t5s/training_fields.h), then the version commands.
 const CommandSpec kLearnSpec = {"learn", "one learning round: the history's accepted/edited pairs train the next adapter version "
                                          "(exit 0 adopted, 5 rejected, 6 waiting for pairs)", {
-    settings_flags(learning_fields(), kLearnRuntime.flags()),
+    settings_flags(learning_fields(), LearningOptions{}, kLearnRuntime.flags()),
     {"list", "", "list the adopted versions (current marked *) and exit"},
     {"restore", "N", "make version N the current one (0 = the base model alone) and exit"},
     {"json", "", "print the result as one JSON line"},

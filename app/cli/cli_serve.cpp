@@ -84,7 +84,7 @@ serve::ServeConfig config_from_flags(const Args& a) {
 }  // namespace
 
 const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics",
-                                {settings_flags(serve::serve_fields(), kServeRuntime.flags()),
+                                {settings_flags(serve::serve_fields(), serve::ServeConfig{}, kServeRuntime.flags()),
                                  {"json", "",
                                   "stdout stays JSON lines: {\"listening\"}, then {\"ready\", \"health\"} once the model is loaded and "
                                   "{\"stopped\", \"drained\"} at exit"}}};

@@ -96,7 +96,7 @@ const RuntimeFlags kTrainRuntime{Device::Auto, /*dtype=*/false, /*device=*/true,
 // table's device and threads rows stand), and the flags that are not an option, each after the
 // flag it follows in --help.
 std::vector<Flag> train_flags() {
-    std::vector<Flag> flags = settings_flags(training_fields(), kTrainRuntime.flags());
+    std::vector<Flag> flags = settings_flags(training_fields(), TrainingOptions{}, kTrainRuntime.flags());
     flags = with_flags_after(flags, "extra-data",
                              {{"data-history", "PATH", "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"}});
     flags = with_flags_after(flags, "target-field",

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/args.h"
+#include "t5s/help_defaults.h"
 #include "t5s/settings_fields.h"
 
 namespace t5s::cli {
@@ -24,10 +25,11 @@ template <class C>
 constexpr bool kIsList<std::vector<std::string> C::*> = true;
 }  // namespace settings_flag_detail
 
-// One Flag per row with a flag, in table order; the runtime group (`runtime`: --device, --threads,
-// declared once for every command) stands where the table's first Runtime row is.
-template <class Table>
-std::vector<Flag> settings_flags(const Table& fields, const std::vector<Flag>& runtime = {}) {
+// One Flag per row with a flag, in table order, its help stating the default `defaults` holds (the
+// settings struct default-constructed); the runtime group (`runtime`: --device, --threads, declared
+// once for every command) stands where the table's first Runtime row is.
+template <class Table, class S>
+std::vector<Flag> settings_flags(const Table& fields, const S& defaults, const std::vector<Flag>& runtime = {}) {
     std::vector<Flag> out;
     bool runtime_placed = false;
     for (const auto& f : fields) {
@@ -41,7 +43,7 @@ std::vector<Flag> settings_flags(const Table& fields, const std::vector<Flag>& r
         const FlagKind kind = f.use == FlagUse::Model                   ? FlagKind::Model
                               : list && f.use == FlagUse::Table ? FlagKind::Repeatable  // a Custom list is one value (--devices a,b)
                                                                 : FlagKind::Single;
-        out.push_back({f.flag, f.value_name, f.help, kind});
+        out.push_back({f.flag, f.value_name, settings_field_help(f, defaults), kind});
     }
     return out;
 }

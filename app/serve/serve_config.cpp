@@ -1,5 +1,6 @@
 // serve's field table (serve/serve_config.h). Flag names, help lines and defaults are contracts
 // (`t5studio serve --help`); every flag with a range refuses values outside it (a usage error).
+// A help line states its default as {default}, filled from ServeConfig{} (t5s/help_defaults.h).
 #include "serve/serve_config.h"
 
 #include "t5s/settings_json.h"
@@ -21,24 +22,24 @@ std::vector<ServeField> serve_rows() {
         row("adapter", &C::adapter, "adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"),
         row("embedder", &C::embedder, "embedder", "DIR", "sentence-embedding model (sentence-transformers folder): similarity score, filters and rank")
             .via(kModelFlag),
-        row("host", &C::host, "host", "H", "address to listen on (default 127.0.0.1; others need --api-key-file)"),
-        row("port", &C::port, "port", "P", "TCP port (default 8000; 0 = a free one, printed)", from_to(0, 65535)),
+        row("host", &C::host, "host", "H", "address to listen on (default {default}; others need --api-key-file)"),
+        row("port", &C::port, "port", "P", "TCP port (default {default}; 0 = a free one, printed)", from_to(0, 65535)),
         row("api_key", &C::api_key, "api-key-file", "F", "file holding the Bearer key clients must send").via(kCustom).kept_secret(),
-        row("max_batch", &C::max_batch, "max-batch", "N", "rows (candidates, beams) per decoding step (default 64)", from_to(1, 1 << 16)),
-        row("max_queue", &C::max_queue, "max-queue", "N", "requests waiting before 503 (default 256)", from_to(1, 1 << 20)),
+        row("max_batch", &C::max_batch, "max-batch", "N", "rows (candidates, beams) per decoding step (default {default})", from_to(1, 1 << 16)),
+        row("max_queue", &C::max_queue, "max-queue", "N", "requests waiting before 503 (default {default})", from_to(1, 1 << 20)),
         row("dtype", &C::dtype, "dtype", "D", "").via(kRuntime),  // serve's runtime group: --dtype, --device, --threads
         row("device", &C::device, "device", "D", "").via(kRuntime),
         row("threads", &C::threads, "threads", "N", "", at_least(0)).via(kRuntime),
-        row("replicas", &C::replicas, "replicas", "N", "model replicas on the CPU, shortest queue first, sharing --threads (default 1)", from_to(1, 64)),
+        row("replicas", &C::replicas, "replicas", "N", "model replicas on the CPU, shortest queue first, sharing --threads (default {default})", from_to(1, 64)),
         row("devices", &C::devices, "devices", "LIST", "one replica per device, e.g. cuda:0,cuda:1 (or cpu)").via(kCustom),
         row("history", &C::history, "history", "PATH", "record every served request in this history"),
-        row("drain_timeout_s", &C::drain_timeout_s, "drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default 30)",
+        row("drain_timeout_s", &C::drain_timeout_s, "drain-timeout", "S", "on SIGTERM/SIGINT, seconds to finish requests (default {default})",
             at_least(0, ">= 0 seconds")),
         row("learn_dir", &C::learn_dir, "learn-dir", "DIR", "learning loop: adapter versions folder (needs --history); annotations train the next version"),
-        row("learn_every", &Round::every, "learn-every", "N", "new annotated pairs per automatic learning round (default 50; 0 = only on request)",
+        row("learn_every", &Round::every, "learn-every", "N", "new annotated pairs per automatic learning round (default {default}; 0 = only on request)",
             at_least(0)),
-        row("learn_max_steps", &Round::max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default 100)", at_least(1)),
-        row("learn_max_time_s", &Round::max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default 300)",
+        row("learn_max_steps", &Round::max_steps, "learn-max-steps", "N", "optimizer steps of a learning round, at most (default {default})", at_least(1)),
+        row("learn_max_time_s", &Round::max_time_s, "learn-max-time", "S", "seconds of training of a learning round, at most (default {default})",
             at_least(0, ">= 0 seconds")),
         row("task", &C::task, "task", "NAME",
             "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --task-prefix"),
@@ -54,7 +55,7 @@ std::vector<ServeField> serve_rows() {
             "a Host header name clients may use besides localhost, loopback addresses and --host (\"*\": any; default: none; "
             "another Host gets 403; bound to 0.0.0.0 or ::, any Host is served)"),
         row("read_timeout_s", &C::read_timeout_s, "read-timeout", "S",
-            "seconds a client has to send one request's headers and body, else 408 (default 20)", from_to(0.1, 3600)),
+            "seconds a client has to send one request's headers and body, else 408 (default {default})", from_to(0.1, 3600)),
         row("recipes", &C::recipes, "recipe", "NAME=FILE",
             "an augmentation recipe (docs/recipes.md) that requests run with \"recipe\": \"NAME\"; read, checked and its step "
             "models loaded at start"),

@@ -24,6 +24,7 @@ set(T5S_FUZZ_ENGINE_SOURCES
   ${T5S_ROOT}/engine/src/options/generation_fields.cpp
   ${T5S_ROOT}/engine/src/options/field_values.cpp
   ${T5S_ROOT}/engine/src/options/settings_fields.cpp
+  ${T5S_ROOT}/engine/src/options/help_defaults.cpp
   ${T5S_ROOT}/engine/src/quality/drop_reason.cpp
   ${T5S_ROOT}/engine/src/options/generation_limits.cpp
   ${T5S_ROOT}/engine/src/options/generation_config.cpp

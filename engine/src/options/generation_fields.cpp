@@ -11,6 +11,7 @@
 
 #include "options/field_values.h"
 #include "t5s/error.h"
+#include "t5s/help_defaults.h"
 #include "t5s/settings_fields.h"
 
 namespace t5s {
@@ -24,52 +25,53 @@ constexpr FieldRange above(double min) { return {min, FieldRange{}.max, true, fa
 constexpr FieldRange within(double min, double max, bool min_open = false) { return {min, max, min_open, false, nullptr}; }
 
 // json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word,
-// transformers' flag and what it counts beyond the field
+// transformers' flag and what it counts beyond the field. A help line states its default as
+// {default} (or {default:point}: 1.0), filled from GenerationOptions{} (t5s/help_defaults.h).
 constexpr GenerationField kFields[] = {
-    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default 64)", kNext, at_least(1), 1, 512, true, true, "",
+    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default {default})", kNext, at_least(1), 1, 512, true, true, "",
      "max-length", 1},
-    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default 0)", kStep, at_least(0), 0, 0, true, false, "",
+    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default {default})", kStep, at_least(0), 0, 0, true, false, "",
      "min-length", 1},
-    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default 1: greedy, or plain sampling)", kNever, at_least(1), 1, 16, true, false, "",
+    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default {default}: greedy, or plain sampling)", kNever, at_least(1), 1, 16, true, false, "",
      "num-beams"},
-    {"length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default 1.0)", kStep, kAny},
+    {"length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default {default:point})", kStep, kAny},
     {"early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
-    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default 1; at most --beams unless sampling)", kNever, at_least(1), 1, 16, true, false,
+    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default {default}; at most --beams unless sampling)", kNever, at_least(1), 1, 16, true, false,
      "", "num-return-sequences"},
     {"num_beam_groups", &O::num_beam_groups, "num-beam-groups", "G",
-     "diverse beam search: the K beams in G groups that avoid each other's tokens (default 1 = off; K divisible by G; needs --diversity-penalty)",
+     "diverse beam search: the K beams in G groups that avoid each other's tokens (default {default} = off; K divisible by G; needs --diversity-penalty)",
      kNever, at_least(1)},
     {"diversity_penalty", &O::diversity_penalty, "diversity-penalty", "X",
-     "with --num-beam-groups: a group's score of a token drops by X per earlier group that took it at this step (default 0.0)", kStep,
+     "with --num-beam-groups: a group's score of a token drops by X per earlier group that took it at this step (default {default:point})", kStep,
      at_least(0)},
     {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)",
      kNever, kAny, 0, 0, true, false, "", "do-sample"},
-    {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default 1.0; > 0)", kStep, kAny, 0.05f, 2.0f},
-    {"top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default 0 = off, unlike transformers' 50)", kStep, at_least(0, ">= 0 (0 = off)"), 0, 200},
-    {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default 1 = off)", kStep, within(0, 1, true), 0.05f, 1.0f},
-    {"repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default 1.0 = off)", kStep, above(0), 1.0f, 2.0f},
-    {"no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default 0 = off)", kStep, at_least(0)},
+    {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default {default:point}; > 0)", kStep, kAny, 0.05f, 2.0f},
+    {"top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default {default} = off, unlike transformers' 50)", kStep, at_least(0, ">= 0 (0 = off)"), 0, 200},
+    {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default {default} = off)", kStep, within(0, 1, true), 0.05f, 1.0f},
+    {"repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default {default:point} = off)", kStep, above(0), 1.0f, 2.0f},
+    {"no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default {default} = off)", kStep, at_least(0)},
     // More of transformers' logits processors and warpers: its names, flags in its spelling.
     {"encoder_no_repeat_ngram_size", &O::encoder_no_repeat_ngram_size, "encoder-no-repeat-ngram-size", "N",
-     "never copy an n-gram of N tokens from the input (default 0 = off)", kStep, at_least(0)},
+     "never copy an n-gram of N tokens from the input (default {default} = off)", kStep, at_least(0)},
     {"encoder_repetition_penalty", &O::encoder_repetition_penalty, "encoder-repetition-penalty", "R",
-     "transformers' penalty on the input's tokens: R > 1 favours them, R < 1 avoids them (default 1.0 = off)", kStep, above(0)},
+     "transformers' penalty on the input's tokens: R > 1 favours them, R < 1 avoids them (default {default:point} = off)", kStep, above(0)},
     {"bad_words_ids", &O::bad_words_ids, "bad-words-ids", "JSON", "token sequences never generated, as JSON: [[12, 7], [9]] (default none)"},
     {"bad_words", &O::bad_words, "bad-words", "LIST",
      "words never generated, comma-separated (\"w1,w2\"): each banned as its tokens read mid-sentence, as bad_words_ids"},
-    {"min_p", &O::min_p, "min-p", "P", "sampling (implies --sample): drop tokens less likely than P x the most likely, in [0, 1] (default 0 = off)", kStep,
+    {"min_p", &O::min_p, "min-p", "P", "sampling (implies --sample): drop tokens less likely than P x the most likely, in [0, 1] (default {default} = off)", kStep,
      within(0, 1)},
-    {"typical_p", &O::typical_p, "typical-p", "P", "sampling (implies --sample): keep the locally typical tokens of mass P, in (0, 1] (default 1 = off)",
+    {"typical_p", &O::typical_p, "typical-p", "P", "sampling (implies --sample): keep the locally typical tokens of mass P, in (0, 1] (default {default} = off)",
      kStep, within(0, 1, true)},
-    {"epsilon_cutoff", &O::epsilon_cutoff, "epsilon-cutoff", "E", "sampling (implies --sample): drop tokens of probability below E, in [0, 1) (default 0 = off)",
+    {"epsilon_cutoff", &O::epsilon_cutoff, "epsilon-cutoff", "E", "sampling (implies --sample): drop tokens of probability below E, in [0, 1) (default {default} = off)",
      kStep, {0, 1, false, true, nullptr}},
     {"eta_cutoff", &O::eta_cutoff, "eta-cutoff", "E",
-     "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default 0 = off)", kStep,
+     "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default {default} = off)", kStep,
      {0, 1, false, true, nullptr}},
     {"suppress_tokens", &O::suppress_tokens, "suppress-tokens", "IDS", "token ids never generated, as JSON: [12, 7] (default none)"},
     {"begin_suppress_tokens", &O::begin_suppress_tokens, "begin-suppress-tokens", "IDS",
      "token ids never generated as the first token, as JSON: [12, 7] (default none)"},
-    {"forced_bos_token_id", &O::forced_bos_token_id, "forced-bos-token-id", "ID", "the token id every candidate starts with (default -1 = none)", kNever,
+    {"forced_bos_token_id", &O::forced_bos_token_id, "forced-bos-token-id", "ID", "the token id every candidate starts with (default {default} = none)", kNever,
      at_least(-1, ">= 0, or -1 for none")},
     {"forced_eos_token_id", &O::forced_eos_token_id, "forced-eos-token-id", "IDS",
      "token id (or JSON list of ids) forced as the last token when a candidate reaches the length limit (default none)"},
@@ -86,13 +88,13 @@ constexpr GenerationField kFields[] = {
      "constrained beam search: token sequences every candidate holds, as JSON [[12, 7], [[9], [4, 5]]] (a list of lists: any one of them)"},
     {"force_words", &O::force_words, "force-words", "LIST",
      "constrained beam search: words every candidate holds, comma-separated; \"a|b\" is satisfied by either (each as it reads mid-sentence)"},
-    {"penalty_alpha", &O::penalty_alpha, "penalty-alpha", "A", "contrastive search with --top-k K > 1 and no sampling: the degeneration penalty's weight (default 0 = off)",
+    {"penalty_alpha", &O::penalty_alpha, "penalty-alpha", "A", "contrastive search with --top-k K > 1 and no sampling: the degeneration penalty's weight (default {default} = off)",
      kNever, at_least(0), 0, 1},
-    {"seed", &O::seed, "seed", "S", "sampling seed (default -1: a random one; the seed used is in the JSON results)"},
+    {"seed", &O::seed, "seed", "S", "sampling seed (default {default}: a random one; the seed used is in the JSON results)"},
     {"no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)", kNext},
     {"distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)", kNext},
-    {"max_rounds", &O::max_rounds, "max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default 4)", kNever, at_least(1)},
-    {"batch_size", &O::batch_size, "batch-size", "B", "inputs generated together (default 8), or auto: measured from free memory", kNever, at_least(1), 1, 64, true, false, "auto"},
+    {"max_rounds", &O::max_rounds, "max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default {default})", kNever, at_least(1)},
+    {"batch_size", &O::batch_size, "batch-size", "B", "inputs generated together (default {default}), or auto: measured from free memory", kNever, at_least(1), 1, 64, true, false, "auto"},
     {"max_source_tokens", &O::max_source_tokens, "max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error",
      kNever, at_least(0, ">= 0 (0 = the model's limit)"), 0, 0, true, true},
     {"task_prefix", &O::task_prefix, "prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
@@ -203,9 +205,12 @@ std::vector<std::string> field_names(const GenerationField& field) {
 }
 
 std::string field_help(const GenerationField& field) {
+    static const GenerationOptions defaults;
+    const std::string help =
+        std::visit([&](auto member) { return help_with_default(field.help, defaults.*member, field.json); }, field.member);
     const std::vector<std::string> names = field_names(field);
-    if (names.empty()) return field.help;
-    return "one of " + detail::list_names(names) + ": " + field.help;
+    if (names.empty()) return help;
+    return "one of " + detail::list_names(names) + ": " + help;
 }
 
 const GenerationField* find_generation_field(std::string_view json_name) {
