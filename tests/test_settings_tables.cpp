@@ -287,6 +287,42 @@ TEST_CASE("training table: a run recorded before the table still reads", "[setti
     }
 }
 
+TEST_CASE("range messages: one wording for tables, command line and hand-written checks", "[settings][range_message]") {
+    CHECK(range_message("num_permutations", from_to(1, 4096), 0) == "num_permutations must be in [1, 4096] (got 0)");
+    CHECK(range_message("--near-threshold", above_to(0, 1), "1.5") == "--near-threshold must be in (0, 1] (got 1.5)");
+    CHECK(range_message("lora_dropout", from_below(0, 1), 1) == "lora_dropout must be in [0, 1) (got 1)");
+    CHECK(range_message("batch_size", at_least(1), 0) == "batch_size must be >= 1 (got 0)");
+    CHECK(range_message("'d_model'", above(0), -3) == "'d_model' must be > 0 (got -3)");
+    CHECK(range_message("version", at_least(0, ">= 0, where 0 is the base"), -1) == "version must be >= 0, where 0 is the base (got -1)");
+    CHECK(range_message("x", kAnyValue, "1e999") == "x must be a finite number (got 1e999)");
+    // A table's message is the same function's.
+    TrainingOptions o = valid_training();
+    o.batch_size = 0;
+    CHECK(training_error(o) == range_message("--batch-size", at_least(1), 0));
+
+    // The command line's numbers: the flag as typed, the range, the text given.
+    const cli::CommandSpec spec("t", "range messages", {{"limit", "N", "a page"}, {"rows", "N", "rows"}, {"x", "X", "a number"}});
+    const auto usage = [&](const std::vector<std::string>& argv, auto read) -> std::string {
+        try {
+            read(cli::Args(argv, spec));
+        } catch (const cli::UsageError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const auto limit = [](const cli::Args& a) { (void)a.get_int("limit", 20, 1, 10000); };
+    CHECK(usage({"--limit", "0"}, limit) == "--limit must be in [1, 10000] (got 0)");
+    CHECK(usage({"--limit", "99999999999999999999"}, limit) == "--limit must be in [1, 10000] (got 99999999999999999999)");
+    CHECK(usage({"--limit", "20"}, limit).empty());
+    // An int64 end is no bound the words show rounded; past int64 the exact integers are named.
+    const auto restore = [](const cli::Args& a) { (void)a.get_int64("rows", 0, 0, INT64_MAX); };
+    CHECK(usage({"--rows", "-1"}, restore) == "--rows must be >= 0 (got -1)");
+    CHECK(usage({"--rows", "99999999999999999999"}, restore) ==
+          "--rows must be an integer from 0 to 9223372036854775807 (got 99999999999999999999)");
+    const auto number = [](const cli::Args& a) { (void)a.get_double("x", 1); };
+    CHECK(usage({"--x", "1e999"}, number) == "--x must be a finite number (got 1e999)");
+}
+
 TEST_CASE("training table: every range refused with the field's name; the cross-field rules stay", "[settings][options][fields][training]") {
     check_ranges(training_fields(), valid_training(), training_error);
     TrainingOptions o = valid_training();

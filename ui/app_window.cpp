@@ -25,6 +25,7 @@
 #include "t5s/engine_thread.h"
 #include "t5s/hub.h"
 #include "t5s/install_paths.h"
+#include "t5s/settings_fields.h"
 #include "test_driver.h"
 
 namespace t5s::ui {
@@ -65,8 +66,9 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
         else if (a == "--screenshot-dir") { if (!value(o.screenshot_dir)) return false; }
         else if (a == "--scale") {
             if (!value(v)) return false;
+            constexpr FieldRange kScales = from_to(0.5, 3);
             o.scale = std::strtof(v.c_str(), nullptr);
-            if (o.scale < 0.5f || o.scale > 3.0f) { *error = "--scale must be in [0.5, 3]"; return false; }
+            if (!settings_in_range(kScales, o.scale)) { *error = range_message("--scale", kScales, v); return false; }
         } else if (a == "--size") {
             if (!value(v) || std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240) {
                 *error = "--size wants WxH, e.g. 1600x1000";

@@ -14,6 +14,7 @@
 #include "t5s/error.h"
 #include "t5s/hf_dataset.h"
 #include "t5s/history_store.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s::cli {
 
@@ -71,8 +72,10 @@ void apply_score_flags(const Args& args, ExportOptions* options) {
     if (!dedupe.empty() && dedupe != "exact" && dedupe != "near") throw UsageError("--dedupe must be exact or near, got '" + dedupe + "'");
     if (args.has("near-threshold") && dedupe != "near") throw UsageError("--near-threshold goes with --dedupe near");
     if (dedupe == "near") {
+        constexpr FieldRange kThresholds = above_to(0, 1);
         const double threshold = args.get_double("near-threshold", 0.9);
-        if (!(threshold > 0.0 && threshold <= 1.0)) throw UsageError("--near-threshold must be in (0, 1], got " + args.get("near-threshold"));
+        if (!settings_in_range(kThresholds, threshold))
+            throw UsageError(range_message("--near-threshold", kThresholds, args.get("near-threshold")));
         options->near_dedupe = threshold;
     }
 }

@@ -121,8 +121,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
     q.filter.text = args.get("search");
     q.filter.model = args.get("model");
     q.filter.accepted_only = args.has("accepted-only");
-    q.limit = args.get_int("limit", 20);
-    if (q.limit < 1 || q.limit > 10000) throw UsageError("--limit must be in 1..10000");
+    q.limit = args.get_int("limit", 20, 1, 10000);  // the store's largest page
     if (args.has("after")) q.after_id = parse_id("after", args.get("after"));
     const HistoryPage page = store.list(q);
     if (json) {

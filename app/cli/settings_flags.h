@@ -74,7 +74,7 @@ void read_flag(const Args& a, const Row& f, T* out) {
     } else if constexpr (std::is_floating_point_v<T>) {
         const double v = a.get_double(flag, static_cast<double>(*out));
         if (f.flag_range && !settings_in_range(f.range, v))
-            throw UsageError("--" + flag + " must be " + settings_range_words(f.range) + " (got " + a.get(flag) + ")");
+            throw UsageError(range_message("--" + flag, f.range, a.get(flag)));
         *out = static_cast<T>(v);
     } else if constexpr (std::is_unsigned_v<T>) {
         *out = static_cast<T>(a.get_int64(flag, 0));  // --seed -1 is the largest seed, as it always was

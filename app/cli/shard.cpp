@@ -12,6 +12,7 @@
 #include "common/args.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s::cli {
 namespace {
@@ -23,7 +24,7 @@ int parse_count(const std::string& what, const std::string& text, int min) {
         if (used == text.size() && v >= min && v <= 1000000) return static_cast<int>(v);
     } catch (const std::exception&) {
     }
-    throw UsageError(what + "=" + text + ": expected an integer >= " + std::to_string(min));
+    throw UsageError(range_message(what, from_to(min, 1000000), text));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "t5s/error.h"
 #include "t5s/hub.h"
 #include "t5s/model.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s::cli {
 namespace {
@@ -202,12 +203,20 @@ const std::vector<std::string>& Args::all(const std::string& name) const {
 int64_t Args::get_int64(const std::string& name, int64_t fallback, int64_t min, int64_t max) const {
     if (!has(name)) return fallback;
     const std::string text = get(name);
-    const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    const std::string integers = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
     char* end = nullptr;
     errno = 0;
     const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw UsageError(typed(name) + " expects " + range + ", got '" + text + "'");
-    if (errno == ERANGE || v < min || v > max) throw UsageError(typed(name) + " " + text + " is out of range (" + range + ")");
+    if (text.empty() || *end != '\0') throw UsageError(typed(name) + " expects " + integers + ", got '" + text + "'");
+    if (errno == ERANGE || v < min || v > max) {
+        // An int64 end is no bound for the words (a double shows it rounded): --steps 0 "must be >= 1".
+        // A number past int64 itself is told the exact integers instead.
+        FieldRange range;
+        if (min != INT64_MIN) range.min = static_cast<double>(min);
+        if (max != INT64_MAX) range.max = static_cast<double>(max);
+        if (errno == ERANGE && (min == INT64_MIN || max == INT64_MAX)) range.words = integers.c_str();
+        throw UsageError(range_message(typed(name), range, text));
+    }
     return v;
 }
 
@@ -224,7 +233,7 @@ double Args::get_double(const std::string& name, double fallback) const {
     errno = 0;
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') throw UsageError(typed(name) + " expects a number, got '" + text + "'");
-    if (errno == ERANGE || !std::isfinite(v)) throw UsageError(typed(name) + " " + text + " is out of range (a finite number)");
+    if (errno == ERANGE || !std::isfinite(v)) throw UsageError(range_message(typed(name), kAnyValue, text));  // "a finite number"
     return v;
 }
 

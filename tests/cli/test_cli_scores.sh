@@ -151,8 +151,9 @@ import json, sys
 near, exact = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert "near_duplicates_skipped" in near and near["rows_written"] + near["near_duplicates_skipped"] == exact["rows_written"] + exact["duplicates_skipped"], (near, exact)
 PY
-expect_code "near threshold out of range" 2 "--near-threshold must be in \(0, 1\]" \
+expect_code "near threshold out of range" 2 "--near-threshold must be in \(0, 1\] \(got 1.5\)" \
   "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe near --near-threshold 1.5
+expect_code "history --limit out of range" 2 "--limit must be in \[1, 10000\] \(got 0\)" "$bin" history --history "$work/h.db" --limit 0
 expect_code "dedupe mode" 2 "--dedupe must be exact or near, got 'fuzzy'" "$bin" export --history "$work/h.db" --format jsonl --out "$work/x.jsonl" --dedupe fuzzy
 
 finish "cli_scores"

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -66,6 +67,7 @@ constexpr FieldRange at_least(double min, const char* words = nullptr) { return 
 constexpr FieldRange above(double min, const char* words = nullptr) { return {min, FieldRange{}.max, true, false, words}; }
 constexpr FieldRange from_to(double min, double max) { return {min, max, false, false, nullptr}; }
 constexpr FieldRange from_below(double min, double max) { return {min, max, false, true, nullptr}; }  // [min, max)
+constexpr FieldRange above_to(double min, double max) { return {min, max, true, false, nullptr}; }     // (min, max]
 
 // A struct nested in the settings S (TrainingOptions::data), specialised beside the table.
 template <class C, class S>
@@ -88,6 +90,11 @@ std::string settings_number_text(double v);
 std::string settings_range_words(const FieldRange& range);
 // Inside the range (and finite).
 bool settings_in_range(const FieldRange& range, double v);
+// The one wording of a number outside its range, for the tables and every check written by hand:
+// "NAME must be in [1, 4096] (got 0)", "--lr must be > 0 (got -2)". `got` is the value as it was
+// written (a flag's text, a JSON value), or a number shown by settings_number_text.
+std::string range_message(std::string_view name, const FieldRange& range, std::string_view got);
+std::string range_message(std::string_view name, const FieldRange& range, double got);
 
 // The name messages use: "--batch-size" for a field with a flag, else its JSON name.
 template <class Row>
@@ -105,8 +112,12 @@ std::string settings_range_error(const Row& f, const S& s) {
             if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
                 const double d = static_cast<double>(v);
                 if (settings_in_range(f.range, d) || (!std::isnan(f.unset) && d == f.unset)) return "";
-                return settings_field_name(f) + " must be " + settings_range_words(f.range) +
-                       (std::isnan(f.unset) ? "" : ", or " + settings_number_text(f.unset)) + " (got " + settings_number_text(d) + ")";
+                if (std::isnan(f.unset)) return range_message(settings_field_name(f), f.range, d);
+                // "> 0, or -1": the range, and the value that means "not given"
+                const std::string words = settings_range_words(f.range) + ", or " + settings_number_text(f.unset);
+                FieldRange or_unset = f.range;
+                or_unset.words = words.c_str();
+                return range_message(settings_field_name(f), or_unset, d);
             } else {
                 return "";
             }

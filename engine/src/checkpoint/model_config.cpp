@@ -8,6 +8,7 @@
 
 #include "base/json_text.h"
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -42,7 +43,7 @@ int64_t get_positive(const json& j, const char* key, int64_t fallback, const std
                          std::to_string(kMaxDim) + ")");
     }
     const int64_t n = v.get<int64_t>();
-    if (n <= 0) fail(source, std::string("'") + key + "' must be > 0, got " + std::to_string(n));
+    if (n <= 0) fail(source, range_message(std::string("'") + key + "'", above(0), static_cast<double>(n)));
     return n;
 }
 
@@ -141,8 +142,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     c.n_positions = get_positive(j, "n_positions", 0, source, /*null_is_default=*/true);
     c.dropout_rate = get_number(j, "dropout_rate", c.dropout_rate, source);
     c.layer_norm_epsilon = get_number(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
-    if (!(c.dropout_rate >= 0 && c.dropout_rate < 1)) fail(source, "'dropout_rate' must be in [0, 1)");
-    if (!(c.layer_norm_epsilon > 0 && c.layer_norm_epsilon < 1)) fail(source, "'layer_norm_epsilon' must be in (0, 1)");
+    constexpr FieldRange kDropouts = from_below(0, 1), kEpsilons{0, 1, true, true};  // [0, 1) and (0, 1)
+    if (!settings_in_range(kDropouts, c.dropout_rate)) fail(source, range_message("'dropout_rate'", kDropouts, c.dropout_rate));
+    if (!settings_in_range(kEpsilons, c.layer_norm_epsilon))
+        fail(source, range_message("'layer_norm_epsilon'", kEpsilons, c.layer_norm_epsilon));
     // mT5 configs default tie_word_embeddings to false; T5 to true.
     c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", c.model_type != "mt5", source);
     c.pad_token_id = get_id(j, "pad_token_id", 0, source);

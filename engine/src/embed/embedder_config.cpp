@@ -7,6 +7,7 @@
 #include "base/file_io.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s::embed_detail {
 namespace {
@@ -182,7 +183,7 @@ void read_transformer_settings(EmbedderSpec& spec) {
     const json j = read_json(file, spec.files);
     if (!j.is_object()) corrupt(file, "not a JSON object");
     spec.max_seq_length = int_field(j, "max_seq_length", file, 0);
-    if (spec.max_seq_length == 1) corrupt(file, "max_seq_length must be at least 2");
+    if (spec.max_seq_length == 1) corrupt(file, range_message("max_seq_length", at_least(2, ">= 2, or 0 (none given)"), 1));
     spec.do_lower_case = bool_field(j, "do_lower_case", file, false);
 }
 

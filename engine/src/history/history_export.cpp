@@ -14,6 +14,7 @@
 #include "t5s/history_store.h"
 #include "t5s/input_reader.h"
 #include "t5s/quality.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 
@@ -184,9 +185,10 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
     AtomicFile file(path, options.overwrite, "export file");  // refuses an existing file before any work
     require_undamaged(/*wait=*/true);
     history::Where w = history::build_where(options.filter);
-    if (options.near_dedupe && !(*options.near_dedupe > 0.0 && *options.near_dedupe <= 1.0))
-        throw Error(ErrorCode::InvalidArgument, "export: near-duplicate threshold must be in (0, 1], got " +
-                                                    std::to_string(*options.near_dedupe));
+    constexpr FieldRange kThresholds = above_to(0, 1);
+    if (options.near_dedupe && !settings_in_range(kThresholds, *options.near_dedupe))
+        throw Error(ErrorCode::InvalidArgument,
+                    range_message("export: near-duplicate threshold", kThresholds, *options.near_dedupe));
     const std::string cand_filter = (options.filter.accepted_only ? " AND c.state IN (1, 3)" : "") + score_conditions(options);
     const std::string from = " FROM generations g JOIN candidates c ON c.generation_id = g.id" +
                              (w.sql.empty() ? std::string(" WHERE 1") : w.sql) + cand_filter;

@@ -14,6 +14,7 @@
 #include "history/schema.h"
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 #include "t5s/utc_time.h"
 
 namespace t5s {
@@ -365,7 +366,7 @@ std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
 HistoryPage HistoryStore::list(const HistoryQuery& query) {
     require_undamaged();
     if (query.limit < 1 || query.limit > 10000)
-        throw Error(ErrorCode::InvalidArgument, "history: page size " + std::to_string(query.limit) + " is not in 1..10000");
+        throw Error(ErrorCode::InvalidArgument, range_message("history: page size", from_to(1, 10000), query.limit));
     Where w = build_where(query.filter);
     if (query.after_id > 0) {
         w.add("g.id < ?" + std::to_string(w.binders.size() + 1));

@@ -4,6 +4,7 @@
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 
@@ -142,7 +143,8 @@ void HistoryStore::end_training_run(int64_t id, const std::string& status, const
 
 std::vector<StoredTrainingRun> HistoryStore::training_runs(int limit, bool with_points) {
     require_undamaged();
-    if (limit < 1 || limit > 10000) throw Error(ErrorCode::InvalidArgument, "training_runs: limit must be 1..10000");
+    if (limit < 1 || limit > 10000)
+        throw Error(ErrorCode::InvalidArgument, range_message("training_runs: limit", from_to(1, 10000), limit));
     history::ReadTransaction rt(db());
     Stmt s(db(), (std::string(kSelectRun) + " ORDER BY id DESC LIMIT ?1").c_str());
     s.bind(1, limit);

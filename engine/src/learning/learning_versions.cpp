@@ -9,6 +9,7 @@
 #include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
+#include "t5s/settings_fields.h"
 
 namespace fs = std::filesystem;
 
@@ -83,7 +84,9 @@ std::vector<AdapterVersion> list_adapter_versions(const std::string& adapter_dir
 }
 
 void restore_adapter_version(const std::string& adapter_dir, int64_t version) {
-    if (version < 0) throw Error(ErrorCode::InvalidArgument, adapter_dir + ": version must be >= 0 (0 = the base model)");
+    constexpr FieldRange kVersions = at_least(0, ">= 0, where 0 is the base model");
+    if (version < 0)
+        throw Error(ErrorCode::InvalidArgument, range_message(adapter_dir + ": version", kVersions, static_cast<double>(version)));
     if (version > 0 && adapter_version_of_dir(adapter_version_dir(adapter_dir, version)) != version)
         throw Error(ErrorCode::InvalidArgument, adapter_dir + ": no adapter version " + std::to_string(version));
     fs::create_directories(adapter_dir);

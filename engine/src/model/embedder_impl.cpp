@@ -11,6 +11,7 @@
 #include "t5s/embed_tokenizer.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 #include "t5s/tokenizer.h"
 #include "torch/bert_encoder.h"
 #include "torch/runtime.h"
@@ -90,7 +91,8 @@ public:
     const EmbedderInfo& info() const override { return info_; }
 
     std::vector<std::vector<float>> embed(const std::vector<std::string>& texts, const EmbedOptions& options) const override {
-        if (options.batch_size < 1) throw Error(ErrorCode::InvalidArgument, "batch_size must be at least 1");
+        if (options.batch_size < 1)
+            throw Error(ErrorCode::InvalidArgument, range_message("batch_size", at_least(1), options.batch_size));
         c10::InferenceMode guard;
         const std::vector<std::vector<int>> ids = token_ids(texts, options);
         // Similar lengths together: less padding (the result does not depend on the grouping).

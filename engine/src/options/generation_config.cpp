@@ -10,6 +10,7 @@
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
 #include "t5s/model_config.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -29,7 +30,7 @@ public:
         if (!x.is_number_integer()) bad(key, "must be an integer", x);
         if ((x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(max)) || x.get<int64_t>() < min ||
             x.get<int64_t>() > max) {
-            bad(key, "must be from " + std::to_string(min) + " to " + std::to_string(max), x);
+            out_of_range(key, from_to(static_cast<double>(min), static_cast<double>(max)), x);
         }
         *out = static_cast<T>(x.get<int64_t>());
     }
@@ -50,9 +51,8 @@ public:
         if (!v) return;
         if (!v->is_number()) bad(key, "must be a number", *v);
         const double d = v->get<double>();
-        if (!std::isfinite(d) || d <= min_exclusive || d > max_inclusive) {
-            bad(key, "must be in (" + fmt(min_exclusive) + ", " + fmt(max_inclusive) + "]", *v);
-        }
+        const FieldRange range = above_to(min_exclusive, max_inclusive);
+        if (!settings_in_range(range, d)) out_of_range(key, range, *v);
         *out = static_cast<float>(d);
     }
     void boolean(const char* key, std::optional<bool>* out) {
@@ -68,15 +68,15 @@ private:
         auto it = j_.find(key);
         return it == j_.end() || it->is_null() ? nullptr : &*it;
     }
-    static std::string fmt(double d) {
-        std::ostringstream ss;
-        ss << d;
-        return ss.str();
+    static std::string shown(const json& v) {
+        std::string text = v.dump();
+        return text.size() > 40 ? text.substr(0, 40) + "..." : text;
     }
     [[noreturn]] void bad(const char* key, const std::string& rule, const json& v) const {
-        std::string shown = v.dump();
-        if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
-        throw Error(ErrorCode::CorruptFile, source_ + ": '" + key + "' " + rule + ", got " + shown);
+        throw Error(ErrorCode::CorruptFile, source_ + ": '" + key + "' " + rule + ", got " + shown(v));
+    }
+    [[noreturn]] void out_of_range(const char* key, const FieldRange& range, const json& v) const {
+        throw Error(ErrorCode::CorruptFile, range_message(source_ + ": '" + key + "'", range, shown(v)));
     }
     const json& j_;
     const std::string& source_;

@@ -136,7 +136,7 @@ std::string range_error(const GenerationField& f, const GenerationOptions& o) {
                 if constexpr (std::is_same_v<T, std::optional<double>>) d = v;
                 else d = static_cast<double>(v);
                 if (!d || settings_in_range(f.range, *d)) return "";
-                return std::string(f.json) + " must be " + settings_range_words(f.range) + " (got " + number_text(*d) + ")";
+                return range_message(f.json, f.range, number_text(*d));
             }
         },
         f.member);

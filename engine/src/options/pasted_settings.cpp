@@ -14,6 +14,7 @@
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
 #include "t5s/generation_fields.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -168,7 +169,10 @@ private:
         const int64_t lowest = min_new > 0 ? min_new + f.alias_offset : 0;
         const int64_t v = value.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), INT64_MAX)) : value.get<int64_t>();
         const std::string counting = key + " counts the decoder start token: " + f.json + " = " + key + " - " + std::to_string(f.alias_offset);
-        if (v < lowest) return not_applied(key, NotAppliedKind::Refused, key + " must be >= " + std::to_string(lowest) + " (" + counting + ")");
+        if (v < lowest) {
+            const std::string refused = range_message(key, at_least(static_cast<double>(lowest)), static_cast<double>(v));
+            return not_applied(key, NotAppliedKind::Refused, refused + "; " + counting);
+        }
         set(f, key, json(std::max(min_new, v - f.alias_offset)), key + " " + std::to_string(v) + " counts the decoder start token");
     }
 

@@ -28,4 +28,12 @@ bool settings_in_range(const FieldRange& r, double v) {
     return !(v > r.max || (r.max_open && v == r.max));
 }
 
+std::string range_message(std::string_view name, const FieldRange& range, std::string_view got) {
+    return std::string(name) + " must be " + settings_range_words(range) + " (got " + std::string(got) + ")";
+}
+
+std::string range_message(std::string_view name, const FieldRange& range, double got) {
+    return range_message(name, range, settings_number_text(got));
+}
+
 }  // namespace t5s

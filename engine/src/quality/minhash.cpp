@@ -9,6 +9,7 @@
 #include "code_points.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -32,11 +33,13 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw Error(ErrorCode::InvalidArgument, message);
 }
 
+void require_in(std::string_view name, const FieldRange& range, double v) {
+    if (!settings_in_range(range, v)) throw Error(ErrorCode::InvalidArgument, range_message(name, range, v));
+}
+
 void validate(const MinHashOptions& o) {
-    require(o.num_permutations >= 1 && o.num_permutations <= 4096,
-            "minhash num_permutations must be in [1, 4096], got " + std::to_string(o.num_permutations));
-    require(o.shingle_size >= 1 && o.shingle_size <= 64,
-            "minhash shingle_size must be in [1, 64], got " + std::to_string(o.shingle_size));
+    require_in("minhash num_permutations", from_to(1, 4096), o.num_permutations);
+    require_in("minhash shingle_size", from_to(1, 64), o.shingle_size);
 }
 
 double candidate_probability(double jaccard, int rows, int bands) {
@@ -52,7 +55,7 @@ uint64_t band_key(const std::vector<uint32_t>& sig, size_t begin, size_t rows) {
 }  // namespace
 
 std::vector<uint64_t> shingle_hashes(std::string_view text, int shingle_size) {
-    require(shingle_size >= 1, "shingle_size must be at least 1, got " + std::to_string(shingle_size));
+    require_in("shingle_size", at_least(1), shingle_size);
     const std::u32string cps = quality_detail::code_points(text, "minhash text", false);
     const std::u32string_view view(cps);
     const size_t k = static_cast<size_t>(shingle_size);
@@ -116,8 +119,7 @@ int choose_rows_per_band(int num_permutations, double threshold) {
 
 NearDuplicateIndex::NearDuplicateIndex(const NearDuplicateOptions& options)
     : threshold_(options.threshold), hasher_(options.minhash) {
-    require(options.threshold > 0.0 && options.threshold <= 1.0,
-            "near-duplicate threshold must be in (0, 1], got " + std::to_string(options.threshold));
+    require_in("near-duplicate threshold", above_to(0, 1), options.threshold);
     const int k = options.minhash.num_permutations;
     rows_ = options.rows_per_band == 0 ? choose_rows_per_band(k, options.threshold) : options.rows_per_band;
     require(rows_ >= 1 && k % rows_ == 0,

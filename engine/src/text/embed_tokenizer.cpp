@@ -4,6 +4,7 @@
 
 #include "text/embed_tokenizers.h"
 #include "t5s/error.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 
@@ -43,7 +44,8 @@ std::unique_ptr<EmbedTokenizer> EmbedTokenizer::load_xlmr(const std::filesystem:
 std::vector<int> EmbedTokenizer::encode(std::string_view text, int max_length) const {
     if (max_length == 0) max_length = model_max_length_;
     if (max_length == 1 || max_length < kNoTruncation) {
-        throw Error(ErrorCode::InvalidArgument, "max_length " + std::to_string(max_length) + ": must be at least 2");
+        constexpr FieldRange kLengths = at_least(2, ">= 2, or 0 (the model's), or -1 (no truncation)");
+        throw Error(ErrorCode::InvalidArgument, range_message("max_length", kLengths, max_length));
     }
     std::vector<int> body = encode_plain(text);
     if (max_length >= 2 && body.size() + 2 > static_cast<size_t>(max_length)) body.resize(max_length - 2);

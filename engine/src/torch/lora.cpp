@@ -10,6 +10,7 @@
 #include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
 namespace {
@@ -109,8 +110,9 @@ LoraSettings read_lora_config(const fs::path& dir) {
     } catch (const json::exception& e) {
         throw Error(ErrorCode::CorruptFile, file.string() + ": " + e.what());
     }
-    if (s.r <= 0) throw Error(ErrorCode::CorruptFile, file.string() + ": r must be positive");
-    if (s.dropout < 0 || s.dropout >= 1) throw Error(ErrorCode::CorruptFile, file.string() + ": lora_dropout must be in [0, 1)");
+    if (s.r <= 0) throw Error(ErrorCode::CorruptFile, range_message(file.string() + ": r", at_least(1), s.r));
+    if (!settings_in_range(from_below(0, 1), s.dropout))
+        throw Error(ErrorCode::CorruptFile, range_message(file.string() + ": lora_dropout", from_below(0, 1), s.dropout));
     return s;
 }
 
