@@ -17,9 +17,9 @@ apt_packages=(build-essential cmake ninja-build pkg-config git ccache
   libglfw3-dev libimgui-dev libgl-dev fonts-noto-cjk libcurl4-openssl-dev libssl-dev libre2-dev
   python3 python3-venv python3-pip)
 if [ "$profile" = test ]; then
-  # Tests (Catch2, Xvfb for the GUI, clang for fuzzing) and the Debian packages (packaging/deb.sh:
+  # Tests (Catch2, Xvfb for the GUI, clang for fuzzing, clang-format for the format gate) and the Debian packages (packaging/deb.sh:
   # dpkg-shlibdeps, help2man for the man page, rsvg-convert for the icons, validators, lintian).
-  apt_packages+=(catch2 xvfb xauth clang-14 libclang-rt-14-dev
+  apt_packages+=(catch2 xvfb xauth clang-14 libclang-rt-14-dev clang-format-14
     dpkg-dev fakeroot help2man librsvg2-bin desktop-file-utils appstream lintian)
 fi
 requirements="$root/packaging/requirements-runtime.txt"
