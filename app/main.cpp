@@ -6,8 +6,8 @@
 #include <new>
 #include <string>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "t5s/env.h"
 #include "t5s/error.h"
 #include "t5s/version.h"
@@ -22,20 +22,10 @@ using namespace t5s::cli;
 
 // In the order `t5studio --help` lists them.
 const Command kCommands[] = {
-    {kInfoSpec, run_info},
-    {kTokenizeSpec, run_tokenize},
-    {kScoreSpec, run_score},
-    {kGenerateSpec, run_generate},
-    {kMergeSpec, run_merge},
-    {kHistorySpec, run_history},
-    {kExportSpec, run_export},
-    {kTrainSpec, run_train},
-    {kServeSpec, run_serve},
-    {kEmbedSpec, run_embed},
-    {kStsSpec, run_sts},
-    {kPullSpec, run_pull},
-    {kModelsSpec, run_models},
-    {kLearnSpec, run_learn},
+    {kInfoSpec, run_info},     {kTokenizeSpec, run_tokenize}, {kScoreSpec, run_score},   {kGenerateSpec, run_generate},
+    {kMergeSpec, run_merge},   {kHistorySpec, run_history},   {kExportSpec, run_export}, {kTrainSpec, run_train},
+    {kServeSpec, run_serve},   {kEmbedSpec, run_embed},       {kStsSpec, run_sts},       {kPullSpec, run_pull},
+    {kModelsSpec, run_models}, {kLearnSpec, run_learn},
 };
 
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};

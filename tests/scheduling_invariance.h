@@ -50,8 +50,9 @@ struct Sharing {
 
 // The cases through one BatchDecoder, one joining every other step; `removed` (if any) is
 // cancelled two steps after it joined, and the others must not notice.
-inline void check_joining_and_leaving(const Model& model, const std::vector<InvarianceCase>& cases, std::optional<decode::GroupId> removed,
-                                      const DescribeCase& describe, Sharing sharing = {}) {
+inline void check_joining_and_leaving(const Model& model, const std::vector<InvarianceCase>& cases,
+                                      std::optional<decode::GroupId> removed, const DescribeCase& describe,
+                                      Sharing sharing = {}) {
     bool removed_running = false;
     decode::BatchDecoder decoder(model);
     std::map<decode::GroupId, std::vector<Candidate>> served;
@@ -80,7 +81,8 @@ inline void check_joining_and_leaving(const Model& model, const std::vector<Inva
     for (size_t i = 0; i < cases.size(); ++i) {
         if (removed && i == *removed) continue;
         INFO(describe(i, cases[i].options));
-        check_same_candidates(model.generate({cases[i].text}, cases[i].options)[0].candidates, served[static_cast<decode::GroupId>(i)]);
+        check_same_candidates(model.generate({cases[i].text}, cases[i].options)[0].candidates,
+                              served[static_cast<decode::GroupId>(i)]);
     }
 }
 
@@ -116,8 +118,9 @@ inline void check_concurrent_requests(const Model& model, const std::vector<Inva
     for (auto& c : clients) c.join();
     {
         std::unique_lock<std::mutex> lock(mutex);
-        REQUIRE(cv.wait_for(lock, std::chrono::seconds(120),
-                            [&] { return std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.has_value(); }); }));
+        REQUIRE(cv.wait_for(lock, std::chrono::seconds(120), [&] {
+            return std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.has_value(); });
+        }));
     }
     for (size_t i = 0; i < cases.size(); ++i) {
         INFO(describe(i, cases[i].options));

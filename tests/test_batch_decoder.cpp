@@ -2,8 +2,8 @@
 // different steps (their places taken by later rows), one is removed mid-way, and the cache moves
 // left and grows (rows, positions, encoder length) while rows run. Every input's candidates must
 // equal Model::generate on that input alone (batch invariance: what serve's concurrency rests on).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 
 #include "decode/batch_decoder.h"
@@ -26,7 +26,7 @@ std::vector<Input> staggered_inputs() {
     std::vector<Input> inputs;
     for (int i = 0; i < 14; ++i) {
         GenerationOptions o;
-        o.drop_invalid_text = false;  // the raw decoder screens nothing: so must Model::generate, to compare
+        o.drop_invalid_text = false;          // the raw decoder screens nothing: so must Model::generate, to compare
         o.max_new_tokens = 3 + (i * 5) % 11;  // short rows leave while long ones run
         o.min_new_tokens = i % 3 == 0 ? o.max_new_tokens : 0;
         if (i % 4 == 1) o.num_beams = 3, o.num_return_sequences = 2;
@@ -90,8 +90,9 @@ void check_joint_pass_equals_alone(const Model& m, bool bitwise) {
         (i < 9 ? first : second).push_back(spec);
     }
     // Inputs of one length side by side: they attend in the encoder as one batch.
-    std::stable_sort(first.begin(), first.end(),
-                     [](const decode::GroupSpec& a, const decode::GroupSpec& b) { return a.input_ids.size() < b.input_ids.size(); });
+    std::stable_sort(first.begin(), first.end(), [](const decode::GroupSpec& a, const decode::GroupSpec& b) {
+        return a.input_ids.size() < b.input_ids.size();
+    });
     REQUIRE(first[0].input_ids.size() == first[1].input_ids.size());
     decoder.add(first);
     CHECK(decoder.groups() == 9);
@@ -139,7 +140,8 @@ TEST_CASE("batch decoder: with the AVX2 class's panel kernel, a joint pass is bi
     check_joint_pass_equals_alone(*model, true);
 }
 
-TEST_CASE("batch decoder: op by op and with every weight packed (panels, MKL), a joint pass equals each input alone", "[scheduler]") {
+TEST_CASE("batch decoder: op by op and with every weight packed (panels, MKL), a joint pass equals each input alone",
+          "[scheduler]") {
     // The kernel paths other CPUs and devices take (CUDA and fp16 go op by op), chosen in process.
     struct Variant {
         const char* name;
@@ -148,7 +150,8 @@ TEST_CASE("batch decoder: op by op and with every weight packed (panels, MKL), a
     const Variant variants[] = {
         {"op by op", [](KernelPolicy& k) { k.step = KernelIsa::Off, k.vocab = KernelIsa::Off; }},
         {"every weight on the panels", [](KernelPolicy& k) { k.fp32_gemm = Fp32Gemm::Panels, k.packing = WeightPacking::All; }},
-        {"every weight packed for MKL", [](KernelPolicy& k) { k.fp32_gemm = Fp32Gemm::MklPacked, k.packing = WeightPacking::All; }},
+        {"every weight packed for MKL",
+         [](KernelPolicy& k) { k.fp32_gemm = Fp32Gemm::MklPacked, k.packing = WeightPacking::All; }},
     };
     for (const auto& v : variants) {
         INFO(v.name);

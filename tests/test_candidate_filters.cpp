@@ -52,7 +52,8 @@ TEST_CASE("quality filter settings are validated with the field named", "[scores
         {[](GenerationOptions& o) { o.min_back_score = 0.5; }, "min_back_score must be a finite log-probability <= 0"},
         {[](GenerationOptions& o) { o.near_duplicate = 0.0; }, "near_duplicate must be in (0, 1]"},
         {[](GenerationOptions& o) { o.min_change = 0.6, o.max_change = 0.5; }, "min_change must be <= max_change"},
-        {[](GenerationOptions& o) { o.min_similarity = 0.9, o.max_similarity = 0.8; }, "min_similarity must be <= max_similarity"},
+        {[](GenerationOptions& o) { o.min_similarity = 0.9, o.max_similarity = 0.8; },
+         "min_similarity must be <= max_similarity"},
     };
     for (const auto& c : cases) {
         GenerationOptions o;
@@ -109,9 +110,9 @@ TEST_CASE("selection ranks, drops near duplicates of better ones and stops at th
     GenerationOptions o;
     o.min_change = 0.1;
     o.near_duplicate = 0.7;
-    std::vector<Candidate> pool = {scored("The cat sleeps on the sofa.", -2.0, 0.5), scored("The cat sleeps on the sofa!", -1.0, 0.5),
-                                   scored("A dog runs in the park.", -1.5, 0.9), scored("unchanged", -0.5, 0.05),
-                                   scored("Birds sing at dawn.", -3.0, 0.8)};
+    std::vector<Candidate> pool = {scored("The cat sleeps on the sofa.", -2.0, 0.5),
+                                   scored("The cat sleeps on the sofa!", -1.0, 0.5), scored("A dog runs in the park.", -1.5, 0.9),
+                                   scored("unchanged", -0.5, 0.05), scored("Birds sing at dawn.", -3.0, 0.8)};
     const CandidateSelection s = select_candidates(pool, o, RankBy::BackScore, 3);
     REQUIRE(s.kept.size() == 3);
     CHECK(s.kept[0].text == "The cat sleeps on the sofa!");  // best back_score
@@ -143,8 +144,9 @@ TEST_CASE("fluency is the mean log-prob per generated token for greedy, sampling
 }
 
 TEST_CASE("the incremental near-duplicate index agrees with find_near_duplicates", "[scores][minhash]") {
-    const std::vector<std::string> texts = {"The quick brown fox jumps over the lazy dog.", "The quick brown fox jumps over the lazy dog!",
-                                            "完全に違う文章です。", "The quick brown fox jumped over the lazy dog.", "完全に違う文章です!"};
+    const std::vector<std::string> texts = {"The quick brown fox jumps over the lazy dog.",
+                                            "The quick brown fox jumps over the lazy dog!", "完全に違う文章です。",
+                                            "The quick brown fox jumped over the lazy dog.", "完全に違う文章です!"};
     NearDuplicateOptions options;
     options.threshold = 0.6;
     const auto batch = find_near_duplicates(texts, options);

@@ -33,7 +33,8 @@ public:
         std::vector<std::vector<float>> out;
         for (const auto& t : texts) {
             std::vector<float> v(64, 0.0f);
-            for (size_t i = 0; i + 1 < t.size(); ++i) v[(static_cast<unsigned char>(t[i]) * 31u + static_cast<unsigned char>(t[i + 1])) % 64] += 1.0f;
+            for (size_t i = 0; i + 1 < t.size(); ++i)
+                v[(static_cast<unsigned char>(t[i]) * 31u + static_cast<unsigned char>(t[i + 1])) % 64] += 1.0f;
             out.push_back(std::move(v));
         }
         return out;

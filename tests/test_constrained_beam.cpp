@@ -129,7 +129,8 @@ TEST_CASE("constrained beam search: the force_words text form stands for the gol
     const auto encode = [&](const std::string& w) { return model->tokenizer().encode(w, /*add_eos=*/false); };
     for (const auto& run : m["runs"]) {
         INFO("force_words " << run["force_words"].get<std::string>());
-        CHECK(shown(force_words_token_ids(run["force_words"].get<std::string>(), encode)) == shown(constraints_of(run["config"]["force_words_ids"])));
+        CHECK(shown(force_words_token_ids(run["force_words"].get<std::string>(), encode)) ==
+              shown(constraints_of(run["config"]["force_words_ids"])));
     }
     // Generating from the words gives what the ids give (the words resolve where a group joins).
     const auto& run = m["runs"][1];
@@ -149,7 +150,8 @@ TEST_CASE("constrained beam search: the force_words text form stands for the gol
     CHECK_THROWS_WITH(model->generate_ids({ids_of(m["input_ids"])[0]}, outside), Catch::Contains("outside the vocabulary"));
 }
 
-TEST_CASE("constrained beam search: max_time stops every row at once, as transformers' stopping criteria do", "[constrained_beam]") {
+TEST_CASE("constrained beam search: max_time stops every row at once, as transformers' stopping criteria do",
+          "[constrained_beam]") {
     // Up after the first step: the running beams of one token, followed by </s> as transformers pads them.
     const auto want = golden("constrained_beam")["max_time"];
     auto model = Model::load(model_dir(want["model"].get<std::string>()), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
@@ -161,7 +163,8 @@ TEST_CASE("constrained beam search: max_time stops every row at once, as transfo
     }
 }
 
-TEST_CASE("constrained beam search: a model folder's generation_config.json applies force_words_ids with no flags", "[constrained_beam]") {
+TEST_CASE("constrained beam search: a model folder's generation_config.json applies force_words_ids with no flags",
+          "[constrained_beam]") {
     const auto want = golden("constrained_beam")["model_folder"];
     const TempDir folder("constrained_beam_folder");
     for (const auto& entry : std::filesystem::directory_iterator(model_dir(want["model"].get<std::string>())))
@@ -208,7 +211,8 @@ TEST_CASE("constrained beam search: refused as transformers refuses it, naming t
     CHECK(refused >= 7);
     GenerationOptions words;
     words.force_words = "park", words.num_beams = 1;
-    CHECK_THROWS_WITH(validate_generation_options(words), Catch::Contains("force_words: constrained beam search needs num_beams > 1"));
+    CHECK_THROWS_WITH(validate_generation_options(words),
+                      Catch::Contains("force_words: constrained beam search needs num_beams > 1"));
     GenerationOptions two;  // a phrasal constraint with two phrases is not what transformers builds
     two.num_beams = 4, two.force_words_ids = {{{{1}, {2}}, false}};
     CHECK_THROWS_WITH(validate_generation_options(two), Catch::Contains("constraint 1 must be one list"));

@@ -18,8 +18,9 @@ GenerationOptions constrained(int beams, int returned, int max_new_tokens) {
 
 // Constrained searches of several shapes (words and ids, phrasal and disjunctive) between other kinds of rows.
 std::vector<test::InvarianceCase> mixed_cases() {
-    const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
-                                            "a much longer sentence with many more words in it than the others have, to pad", "x"};
+    const std::vector<std::string> texts = {
+        "paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
+        "a much longer sentence with many more words in it than the others have, to pad", "x"};
     std::vector<test::InvarianceCase> cases;
     for (size_t i = 0; i < 15; ++i) {
         GenerationOptions o;
@@ -53,7 +54,8 @@ std::string describe(size_t i, const GenerationOptions& o) {
 
 }  // namespace
 
-TEST_CASE("batch decoder: constrained beam inputs joining and leaving beside other rows equal each alone", "[scheduler][constrained_beam]") {
+TEST_CASE("batch decoder: constrained beam inputs joining and leaving beside other rows equal each alone",
+          "[scheduler][constrained_beam]") {
     auto model = test::tiny_serving_model();
     const decode::GroupId removed = 5;  // a constrained search cancelled mid-way: the others must not notice
     test::check_joining_and_leaving(*model, mixed_cases(), removed, describe);

@@ -60,7 +60,8 @@ TEST_CASE("contrastive search: token ids and scores equal transformers' on the t
     CHECK(runs > 0);
 }
 
-TEST_CASE("contrastive search: a generation_config.json with penalty_alpha and no top_k runs transformers' top_k 50", "[contrastive]") {
+TEST_CASE("contrastive search: a generation_config.json with penalty_alpha and no top_k runs transformers' top_k 50",
+          "[contrastive]") {
     const auto want = golden("contrastive")["model_folder"];
     const TempDir folder("contrastive_folder");
     for (const auto& entry : std::filesystem::directory_iterator(model_dir(want["model"].get<std::string>())))
@@ -134,7 +135,8 @@ TEST_CASE("contrastive search: applies exactly where transformers' generation mo
     // max_time ends every input once a token is taken after the time has passed (MaxTimeCriteria).
     GenerationOptions timed = o;
     timed.max_new_tokens = 16, timed.max_time = 1e-9, timed.drop_invalid_text = false;
-    for (const auto& c : model->generate_ids({model->tokenizer().encode("hello"), model->tokenizer().encode("a longer input")}, timed))
+    for (const auto& c :
+         model->generate_ids({model->tokenizer().encode("hello"), model->tokenizer().encode("a longer input")}, timed))
         CHECK(c.at(0).ids.size() == 1);
     GenerationOptions wide = o;
     wide.top_k = 100000;
@@ -160,7 +162,7 @@ TEST_CASE("contrastive search: the degeneration penalty outweighs a likelier tok
     // Step 1: token 3's state points as the start token's (cosine 1), token 2's across (cosine 0).
     const at::Tensor logits = at::tensor(std::vector<float>{-9, 5, 1, 0, -9, 0, 1, 5}).view({2, 4});
     r = search.step(logits, at::tensor(std::vector<float>{2, 0, 0, 3}).view({2, 2}), 0.6f, process);
-    CHECK(r.continued == std::vector<int64_t>{1, 1});  // 0.4 * p(2) - 0 beats 0.4 * p(3) - 0.6
+    CHECK(r.continued == std::vector<int64_t>{1, 1});                           // 0.4 * p(2) - 0 beats 0.4 * p(3) - 0.6
     CHECK(search.last_tokens().equal(at::tensor(std::vector<int64_t>{3, 2})));  // row 1's logits: 3 first
     REQUIRE(processed.size() == 2);
     CHECK(processed[1] == std::vector<int64_t>{0, 2});

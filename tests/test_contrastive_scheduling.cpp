@@ -18,8 +18,9 @@ GenerationOptions contrastive(float alpha, int top_k, int max_new_tokens) {
 
 // Contrastive searches of several widths and processors between other kinds of rows.
 std::vector<test::InvarianceCase> mixed_cases() {
-    const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
-                                            "a much longer sentence with many more words in it than the others have, to pad", "x"};
+    const std::vector<std::string> texts = {
+        "paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
+        "a much longer sentence with many more words in it than the others have, to pad", "x"};
     std::vector<test::InvarianceCase> cases;
     for (size_t i = 0; i < 15; ++i) {
         GenerationOptions o;
@@ -38,12 +39,14 @@ std::vector<test::InvarianceCase> mixed_cases() {
 }
 
 std::string describe(size_t i, const GenerationOptions& o) {
-    return "case " + std::to_string(i) + " top_k " + std::to_string(o.top_k) + " penalty_alpha " + std::to_string(o.penalty_alpha);
+    return "case " + std::to_string(i) + " top_k " + std::to_string(o.top_k) + " penalty_alpha " +
+           std::to_string(o.penalty_alpha);
 }
 
 }  // namespace
 
-TEST_CASE("batch decoder: contrastive inputs joining and leaving beside other rows equal each alone", "[scheduler][contrastive]") {
+TEST_CASE("batch decoder: contrastive inputs joining and leaving beside other rows equal each alone",
+          "[scheduler][contrastive]") {
     auto model = test::tiny_serving_model();
     const decode::GroupId removed = 10;  // a contrastive search cancelled mid-way: the others must not notice
     test::check_joining_and_leaving(*model, mixed_cases(), removed, describe);

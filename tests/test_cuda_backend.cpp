@@ -9,12 +9,12 @@
 #include <fstream>
 #include <string>
 
+#include "skip.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
 #include "t5s/model.h"
 #include "torch/cuda_backend.h"
 #include "torch/runtime.h"
-#include "skip.h"
 
 using namespace t5s;
 
@@ -40,7 +40,7 @@ TEST_CASE("CUDA backend: not loaded for CPU work, loadable on demand", "[device]
     GenerationOptions go;
     go.max_new_tokens = 3;
     CHECK(model->generate({"hello"}, go).size() == 1);
-    (void)query_device_memory();  // telemetry must not load it either
+    (void)query_device_memory();                // telemetry must not load it either
     const bool driver = cuda_backend_loaded();  // a GPU machine loads it for Auto: nothing to prove there
     if (!driver) {
         CHECK(model->info().device == "cpu");
@@ -62,7 +62,7 @@ TEST_CASE("CUDA backend: not loaded for CPU work, loadable on demand", "[device]
         }
         INFO(what);
         CHECK(what.find("ATen_cuda") == std::string::npos);  // the backend is there...
-        CHECK_FALSE(what.empty());                            // ...the GPU is not
+        CHECK_FALSE(what.empty());                           // ...the GPU is not
         // A CUDA request fails with one clear line.
         RuntimeOptions cuda;
         cuda.device = Device::Cuda;

@@ -32,7 +32,8 @@ std::vector<at::Tensor> filled(const std::vector<at::Tensor>& ts, int64_t length
 
 TEST_CASE("beam reorder gathers the filled cache rows, repeatedly", "[cache]") {
     DecoderState st = cache(4, 3, 2);
-    for (const auto& order : {std::vector<int64_t>{2, 2, 0, 3}, std::vector<int64_t>{1, 0, 3, 3}, std::vector<int64_t>{0, 1, 2, 3}}) {
+    for (const auto& order :
+         {std::vector<int64_t>{2, 2, 0, 3}, std::vector<int64_t>{1, 0, 3, 3}, std::vector<int64_t>{0, 1, 2, 3}}) {
         const at::Tensor rows = at::tensor(order, at::kLong);
         const auto k_before = filled(st.self_k, st.length), v_before = filled(st.self_v, st.length);
         T5Network::reorder_beams(st, rows);

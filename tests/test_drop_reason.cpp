@@ -32,32 +32,17 @@ std::string printed_before(DropReason kind, double bound) {
     const char* score = nullptr;
     const char* op = nullptr;
     switch (kind) {
-        case DropReason::Copy:
-            return "copy";
-        case DropReason::Duplicate:
-            return "duplicate";
-        case DropReason::LostSpan:
-            return "lost_span";
+        case DropReason::Copy: return "copy";
+        case DropReason::Duplicate: return "duplicate";
+        case DropReason::LostSpan: return "lost_span";
         case DropReason::InvalidText:  // added later, a decoding filter: its name alone
             return "invalid_text";
-        case DropReason::SimilarityBelow:
-            score = "similarity", op = "<";
-            break;
-        case DropReason::SimilarityAbove:
-            score = "similarity", op = ">";
-            break;
-        case DropReason::ChangeBelow:
-            score = "change", op = "<";
-            break;
-        case DropReason::ChangeAbove:
-            score = "change", op = ">";
-            break;
-        case DropReason::BackScoreBelow:
-            score = "back_score", op = "<";
-            break;
-        case DropReason::NearDuplicate:
-            score = "near_duplicate", op = ">";
-            break;
+        case DropReason::SimilarityBelow: score = "similarity", op = "<"; break;
+        case DropReason::SimilarityAbove: score = "similarity", op = ">"; break;
+        case DropReason::ChangeBelow: score = "change", op = "<"; break;
+        case DropReason::ChangeAbove: score = "change", op = ">"; break;
+        case DropReason::BackScoreBelow: score = "back_score", op = "<"; break;
+        case DropReason::NearDuplicate: score = "near_duplicate", op = ">"; break;
     }
     char text[64];
     std::snprintf(text, sizeof text, "%s%s%.4g", score, op, bound);
@@ -91,8 +76,8 @@ TEST_CASE("drop reasons: every rule prints as before and parses back", "[enum_na
 
 TEST_CASE("drop reasons: only printed reasons parse, in the enum tables' wording", "[enum_names][drop_reason]") {
     for (const char* bad : {"", "Copy", "copy ", "similarity", "similarity<", "similarity<x", "similarity<0.8x", "change=0.5",
-                            "near_duplicate<0.7", "back_score>-1", "change<inf", "change<nan", "copy<0.5",
-                            "similarity< 0.8", "similarity<0.80", "similarity<+0.8", "change<0x1p-3", "change<1e-5"}) {
+                            "near_duplicate<0.7", "back_score>-1", "change<inf", "change<nan", "copy<0.5", "similarity< 0.8",
+                            "similarity<0.80", "similarity<+0.8", "change<0x1p-3", "change<1e-5"}) {
         INFO(bad);
         CHECK_FALSE(try_parse_drop_cause(bad));
     }

@@ -13,9 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path embed_dir() {
-    return t5s::test::data_dir() / "embed";
-}
+fs::path embed_dir() { return t5s::test::data_dir() / "embed"; }
 const nlohmann::json& goldens() {
     static const nlohmann::json j = t5s::test::load_json(embed_dir() / "goldens.json");
     return j;

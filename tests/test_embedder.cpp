@@ -1,7 +1,7 @@
 // t5s::Embedder against sentence-transformers goldens (tests/make_embedder_goldens.py): token ids,
 // embeddings within 1e-4, padded batches equal to rows alone, other precisions, bad folders.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -30,9 +30,7 @@ const json& goldens() {
     return j;
 }
 
-std::vector<std::string> sentences() {
-    return goldens()["sentences"].get<std::vector<std::string>>();
-}
+std::vector<std::string> sentences() { return goldens()["sentences"].get<std::vector<std::string>>(); }
 
 t5s::RuntimeOptions cpu(t5s::Precision p = t5s::Precision::Fp32) {
     t5s::RuntimeOptions o;
@@ -161,9 +159,7 @@ TEST_CASE("cosine similarity", "[embedder]") {
 }
 
 TEST_CASE("bad embedder folders get one line naming the file", "[embedder][bad_input]") {
-    SECTION("missing folder") {
-        CHECK_THAT(load_error(kDir / "nope", t5s::ErrorCode::FileNotFound), Catch::Contains("nope"));
-    }
+    SECTION("missing folder") { CHECK_THAT(load_error(kDir / "nope", t5s::ErrorCode::FileNotFound), Catch::Contains("nope")); }
     SECTION("missing modules.json") {
         BrokenCopy c("bert_xlmr_mean");
         fs::remove(c.dir / "modules.json");

@@ -80,7 +80,8 @@ TEST_CASE("enum names: rank takes the names it took as a string, nothing else", 
     CHECK(std::string(to_string(GenerationOptions{}.rank)) == "none");  // the default: decoding order
     CHECK_FALSE(try_parse_enum<RankBy>("backscore"));                   // no aliases were ever accepted
     CHECK_FALSE(try_parse_enum<RankBy>("length"));
-    CHECK_THROWS_WITH(parse_enum<RankBy>("length"), "unknown rank 'length' (expected auto, similarity, back_score, fluency or none)");
+    CHECK_THROWS_WITH(parse_enum<RankBy>("length"),
+                      "unknown rank 'length' (expected auto, similarity, back_score, fluency or none)");
 }
 
 TEST_CASE("enum names: the stored and printed names stay as they were", "[enum_names]") {

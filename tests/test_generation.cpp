@@ -102,9 +102,9 @@ TEST_CASE("a setting changed mid-generation takes effect at the next step", "[ge
     INFO((through_scheduler ? "generate (scheduler)" : "generate_ids"));
     GenerationOptions o;
     o.max_new_tokens = 10;
-    o.min_new_tokens = 10;  // keep every row decoding past the switch
+    o.min_new_tokens = 10;        // keep every row decoding past the switch
     o.drop_invalid_text = false;  // forced tokens of a random-weight model need not form characters
-    const int switch_after = 3;  // steps done when the user moves the slider
+    const int switch_after = 3;   // steps done when the user moves the slider
     const float penalty = 50.0f;
     int changed_rows = 0;
     for (const auto& input : ids_of(golden("t5v10-tied-relu")["input_ids"])) {
@@ -216,7 +216,8 @@ TEST_CASE("bf16 and int8 on the CPU agree with fp32", "[generation][precision]")
             }
             const double agreement = static_cast<double>(same) / static_cast<double>(total);
             std::cout << "PRECISION " << name << " " << to_string(p) << ": greedy token agreement with fp32 " << agreement * 100
-                      << "% (" << same << "/" << total << "), max|logit diff| " << max_diff << " (max|logit| " << max_ref << ")\n";
+                      << "% (" << same << "/" << total << "), max|logit diff| " << max_diff << " (max|logit| " << max_ref
+                      << ")\n";
             // 5% of the largest logit. Exception: int8 on CPUs without VNNI, whose FBGEMM/oneDNN
             // kernels quantise activations to 7 bits (linear.cpp: 8 would saturate), about twice the
             // per-layer error; measured on such a CPU: 0.28 of 6.6 (t5v10) and 1.28 of 19.7 (flan).

@@ -48,12 +48,14 @@ void apply_case(const nlohmann::json& c, at::Tensor& scores, const at::Tensor& s
     const std::string name = c["processor"];
     const nlohmann::json& p = c["params"];
     const int64_t length = sequences.size(1), eos = 1;
-    if (name == "sequence_bias") return apply_sequence_bias(scores, sequences, generation_options_from_json(p.dump()).sequence_bias);
+    if (name == "sequence_bias")
+        return apply_sequence_bias(scores, sequences, generation_options_from_json(p.dump()).sequence_bias);
     if (name == "suppress_tokens") return apply_suppress_tokens(scores, p["tokens"].get<TokenIds>());
     if (name == "begin_suppress_tokens")
         return apply_begin_suppress_tokens(scores, length, p["begin_index"].get<int64_t>(), p["tokens"].get<TokenIds>());
     if (name == "forced_bos_token_id") return apply_forced_bos(scores, length, p["id"].get<int>());
-    if (name == "forced_eos_token_id") return apply_forced_eos(scores, length, p["max_length"].get<int64_t>(), p["ids"].get<TokenIds>());
+    if (name == "forced_eos_token_id")
+        return apply_forced_eos(scores, length, p["max_length"].get<int64_t>(), p["ids"].get<TokenIds>());
     if (name == "exponential_decay_length_penalty")
         return apply_length_decay(scores, length, LengthDecay{p["start_index"].get<int>(), p["decay_factor"].get<double>()}, eos);
     if (name == "renormalize_logits") return apply_renormalize(scores, true);
@@ -100,7 +102,8 @@ std::string utf8(const std::u32string& text) {
 }
 
 std::shared_ptr<const TokenTexts> token_texts(const Model& model) {
-    static std::shared_ptr<const TokenTexts> texts = std::make_shared<const TokenTexts>(stop_string_token_texts(model.tokenizer()));
+    static std::shared_ptr<const TokenTexts> texts =
+        std::make_shared<const TokenTexts>(stop_string_token_texts(model.tokenizer()));
     return texts;
 }
 }  // namespace
@@ -167,7 +170,8 @@ TEST_CASE("controls: generate() ids equal transformers' in greedy, beam and grou
     }
 }
 
-TEST_CASE("controls: a model folder's generation_config.json keys apply with no settings given", "[controls][goldens][generation]") {
+TEST_CASE("controls: a model folder's generation_config.json keys apply with no settings given",
+          "[controls][goldens][generation]") {
     const nlohmann::json& mc = goldens()["model_config"];
     TempDir dir("control_config");
     for (const auto& entry : std::filesystem::directory_iterator(model_dir(goldens()["model"])))
@@ -193,7 +197,8 @@ TEST_CASE("controls: sampling keeps each control's promise", "[controls][generat
     auto model = Model::load(model_dir(goldens()["model"]), RuntimeOptions{Device::Cpu, Precision::Fp32, 0});
     const IdBatch inputs = ids_of(goldens()["input_ids"]);
     GenerationOptions base;
-    base.do_sample = true, base.num_return_sequences = 4, base.max_new_tokens = 10, base.seed = 11, base.drop_invalid_text = false;
+    base.do_sample = true, base.num_return_sequences = 4, base.max_new_tokens = 10, base.seed = 11,
+    base.drop_invalid_text = false;
     base.top_k = 50;
     auto each = [&](const GenerationOptions& o, const std::function<void(const std::vector<int>&)>& check) {
         for (const auto& per_input : model->generate_ids(inputs, o))
@@ -256,5 +261,6 @@ TEST_CASE("controls: bad values are refused with one line naming the setting", "
     CHECK_THROWS_WITH(model->generate_ids(inputs, o), Catch::Contains("stop_strings"));
     CHECK_THROWS_WITH(parse_generation_config(R"({"sequence_bias": [[[1, -2], 1.0]]})", "gc.json"),
                       Catch::Contains("gc.json") && Catch::Contains("sequence_bias"));
-    CHECK(parse_generation_config(R"({"sequence_bias": {}, "suppress_tokens": [], "max_time": null})", "gc.json").warnings.empty());
+    CHECK(
+        parse_generation_config(R"({"sequence_bias": {}, "suppress_tokens": [], "max_time": null})", "gc.json").warnings.empty());
 }

@@ -66,6 +66,7 @@ TEST_CASE("batch decoder: stop strings without the model's tokenizer are refused
     decode::BatchDecoder bare(*model->step_decoding(), /*tokenizer=*/nullptr);  // as the trainer's decoder
     GenerationOptions o;
     o.stop_strings = {"~"};
-    CHECK_THROWS_WITH(bare.add({1, model->tokenizer().encode("hello"), o}), Catch::Contains("stop_strings") && Catch::Contains("tokenizer"));
+    CHECK_THROWS_WITH(bare.add({1, model->tokenizer().encode("hello"), o}),
+                      Catch::Contains("stop_strings") && Catch::Contains("tokenizer"));
     CHECK(bare.rows() == 0);
 }

@@ -35,7 +35,8 @@ GenerationOptions all_changed() {
                 else if constexpr (std::is_same_v<T, std::vector<std::string>>) v.push_back(".");
                 else if constexpr (std::is_same_v<T, ForcedWords>) v = {{{{12, 7}}, false}, {{{9}, {4, 5}}, true}};
                 else if constexpr (std::is_same_v<T, std::optional<double>>) v = 0.25;
-                else if constexpr (kHasEnumNames<T>) v = enum_at<T>((enum_index(v) + 1) % static_cast<int>(enum_names<T>().size()));
+                else if constexpr (kHasEnumNames<T>)
+                    v = enum_at<T>((enum_index(v) + 1) % static_cast<int>(enum_names<T>().size()));
                 else v = static_cast<T>(v + 1);
             },
             f.member);
@@ -113,7 +114,8 @@ TEST_CASE("field table: history records written before the table keep reading", 
     CHECK_FALSE(o.min_similarity);
     // Nulls are empty filters; a wrong type names the field.
     CHECK_FALSE(generation_options_from_json(R"({"min_change":null})").min_change);
-    CHECK_THROWS_WITH(generation_options_from_json(R"({"num_beams":2.5})"), "generation settings: 'num_beams' must be an integer");
+    CHECK_THROWS_WITH(generation_options_from_json(R"({"num_beams":2.5})"),
+                      "generation settings: 'num_beams' must be an integer");
     CHECK_THROWS_WITH(generation_options_from_json(R"({"rank":3})"),
                       "generation settings: 'rank' must be one of auto, similarity, back_score, fluency or none");
 }
@@ -185,7 +187,8 @@ TEST_CASE("field table: range messages name the field and its range", "[options]
             [&](auto member) {
                 using T = std::decay_t<decltype(bad.*member)>;
                 if constexpr (std::is_same_v<T, std::optional<double>>) bad.*member = f.range.min - 0.5;
-                else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) bad.*member = static_cast<T>(f.range.min - 1);
+                else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+                    bad.*member = static_cast<T>(f.range.min - 1);
             },
             f.member);
         INFO(f.json);
@@ -236,7 +239,8 @@ TEST_CASE("field table: list fields take transformers' JSON forms and their bare
     };
     CHECK(refusal("suppress_tokens", "[-1]").find("'--suppress_tokens' must be a list of token ids") != std::string::npos);
     CHECK(o.suppress_tokens == TokenIds{3});
-    CHECK(refusal("suppress_tokens", "[16397105843297379214]").find("must be a list of token ids") != std::string::npos);  // > 2^63
+    CHECK(refusal("suppress_tokens", "[16397105843297379214]").find("must be a list of token ids") !=
+          std::string::npos);  // > 2^63
     CHECK(refusal("bad_words_ids", "[[16397105843297379214, 2]]").find("non-empty lists of token ids") != std::string::npos);
     CHECK(refusal("sequence_bias", "[[[1], \"x\"]]").find("[token ids, bias] pairs") != std::string::npos);
     CHECK(refusal("exponential_decay_length_penalty", "[-1, 2]").find("[start_index, decay_factor]") != std::string::npos);

@@ -7,9 +7,9 @@
 #include <functional>
 #include <string>
 
-#include "t5s/generation_limits.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
+#include "t5s/generation_limits.h"
 #include "t5s/model_config.h"
 #include "test_support.h"
 
@@ -19,8 +19,8 @@ using namespace t5s::test;
 namespace {
 
 ModelConfig t5_small() {
-    return parse_model_config(R"({"d_model": 512, "d_kv": 64, "num_heads": 8, "d_ff": 2048, "num_layers": 6, "vocab_size": 32128})",
-                              "config.json");
+    return parse_model_config(
+        R"({"d_model": 512, "d_kv": 64, "num_heads": 8, "d_ff": 2048, "num_layers": 6, "vocab_size": 32128})", "config.json");
 }
 
 std::string message_of(const std::function<void()>& f, ErrorCode* code) {
@@ -60,7 +60,7 @@ TEST_CASE("generation memory is estimated up front and refused with OutOfMemory"
     GenerationOptions o;  // 64 new tokens, greedy
     const double normal = estimate_generation_bytes(c, 8, 64, o, 4);
     CHECK(normal > 1e6);
-    CHECK(normal < 1e9);  // t5-small, 8 x 64 tokens: well under a GB
+    CHECK(normal < 1e9);          // t5-small, 8 x 64 tokens: well under a GB
     o.max_new_tokens = 99999999;  // the issue's reproducer: the position-bias table alone is 3.2e17 bytes
     CHECK(estimate_generation_bytes(c, 1, 8, o, 4) > 1e17);
     ErrorCode code = ErrorCode::Internal;
@@ -85,11 +85,11 @@ TEST_CASE("generation_config.json: fields as transformers reads them", "[generat
             "early_stopping": "never", "do_sample": false, "top_p": 0.9, "bos_token_id": null, "transformers_version": "4.57"})",
         "generation_config.json");
     CHECK(g.present);
-    CHECK(g.eos_token_id == 1);               // a list: the first id
-    CHECK(g.max_new_tokens == 19);            // encoder-decoder: max_length counts the start token
+    CHECK(g.eos_token_id == 1);     // a list: the first id
+    CHECK(g.max_new_tokens == 19);  // encoder-decoder: max_length counts the start token
     CHECK(g.early_stopping == false);
     CHECK(g.top_p == Approx(0.9f));
-    CHECK_FALSE(g.temperature.has_value());   // absent: the caller's default stays
+    CHECK_FALSE(g.temperature.has_value());  // absent: the caller's default stays
     CHECK(parse_generation_config(R"({"max_new_tokens": 7, "max_length": 20})", "x").max_new_tokens == 7);
 
     GenerationOptions o;
@@ -111,10 +111,12 @@ TEST_CASE("generation_config.json: fields as transformers reads them", "[generat
 }
 
 TEST_CASE("generation_config.json: wrong types and values name the file and the key", "[generation_config][errors]") {
-    const char* bad[] = {R"({"num_beams": "4"})",        R"({"num_beams": 0})",          R"({"max_length": 1})",
-                         R"({"top_p": 1.5})",            R"({"temperature": -1})",        R"({"do_sample": "yes"})",
-                         R"({"eos_token_id": -1})",      R"({"eos_token_id": [true]})",   R"({"max_new_tokens": 1e400})",
-                         R"({"top_k": 99999999999999})", R"({"length_penalty": "x"})",   R"([1, 2])",
+    const char* bad[] = {R"({"num_beams": "4"})",        R"({"num_beams": 0})",
+                         R"({"max_length": 1})",         R"({"top_p": 1.5})",
+                         R"({"temperature": -1})",       R"({"do_sample": "yes"})",
+                         R"({"eos_token_id": -1})",      R"({"eos_token_id": [true]})",
+                         R"({"max_new_tokens": 1e400})", R"({"top_k": 99999999999999})",
+                         R"({"length_penalty": "x"})",   R"([1, 2])",
                          R"({"max_new_tokens": 1.5})",   R"({"no_repeat_ngram_size": -2})"};
     for (const char* text : bad) {
         ErrorCode code = ErrorCode::Internal;
@@ -168,7 +170,8 @@ TEST_CASE("generation_config.json: transformers' neutral values change nothing a
             "encoder_no_repeat_ngram_size": 0, "renormalize_logits": false, "bos_token_id": 0, "output_scores": false})",
         "generation_config.json");
     CHECK(g.warnings.empty());
-    CHECK(parse_generation_config(R"({"eos_token_id": [1, 2]})", "g.json").warnings.size() == 1);  // only the first ends a candidate
+    CHECK(parse_generation_config(R"({"eos_token_id": [1, 2]})", "g.json").warnings.size() ==
+          1);  // only the first ends a candidate
     CHECK(classify_foreign_setting("guidance_scale", "1.5") == ForeignSetting::Unsupported);
     CHECK(classify_foreign_setting("guidance_scale", "1") == ForeignSetting::Neutral);
     CHECK(classify_foreign_setting("remove_invalid_values", "false") == ForeignSetting::Neutral);

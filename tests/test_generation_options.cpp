@@ -107,11 +107,11 @@ TEST_CASE("sampling controls imply sampling unless beams or do_sample are named"
     CHECK(seed.do_sample);
     CHECK(message_for(seed).empty());
     CHECK(implied({"top_k"}).do_sample);
-    CHECK_FALSE(implied({"num_return_sequences"}).do_sample);                    // nothing says sample
-    CHECK_FALSE(implied({"temperature", "do_sample"}).do_sample);                // do_sample: false said so
-    CHECK_FALSE(implied({"temperature", "num_beams"}).do_sample);                // beams named: beam search
-    CHECK_FALSE(implied({"temperature"}, /*beams=*/4).do_sample);                // defaults ask for beams
-    CHECK(implied({"temperature"}, 1, /*do_sample=*/true).do_sample);            // already sampling: unchanged
+    CHECK_FALSE(implied({"num_return_sequences"}).do_sample);          // nothing says sample
+    CHECK_FALSE(implied({"temperature", "do_sample"}).do_sample);      // do_sample: false said so
+    CHECK_FALSE(implied({"temperature", "num_beams"}).do_sample);      // beams named: beam search
+    CHECK_FALSE(implied({"temperature"}, /*beams=*/4).do_sample);      // defaults ask for beams
+    CHECK(implied({"temperature"}, 1, /*do_sample=*/true).do_sample);  // already sampling: unchanged
 }
 
 TEST_CASE("penalty_alpha without top_k gets transformers' top_k 50; the rows per input follow the method", "[options]") {

@@ -127,7 +127,8 @@ TEST_CASE("group beam search: the Hamming penalty counts the earlier groups' tok
     const at::Tensor previous = at::tensor(std::vector<int64_t>{3, 3, 1, 0, 4, 4}, at::kLong).view({2, 3});
     apply_hamming_diversity(scores, previous, 0.7f);
     const float p = 0.7f;
-    const std::vector<std::vector<float>> want = {{0, -p, 0, -2 * p, 0}, {0, -p, 0, -2 * p, 0}, {-p, 0, 0, 0, -2 * p}, {-p, 0, 0, 0, -2 * p}};
+    const std::vector<std::vector<float>> want = {
+        {0, -p, 0, -2 * p, 0}, {0, -p, 0, -2 * p, 0}, {-p, 0, 0, 0, -2 * p}, {-p, 0, 0, 0, -2 * p}};
     for (int64_t r = 0; r < 4; ++r)
         for (int64_t v = 0; v < 5; ++v) CHECK(scores[r][v].item<float>() == want[static_cast<size_t>(r)][static_cast<size_t>(v)]);
     at::Tensor untouched = at::ones({2, 5});
@@ -136,7 +137,8 @@ TEST_CASE("group beam search: the Hamming penalty counts the earlier groups' tok
 }
 
 TEST_CASE("group beam search: generation_config.json reads the two keys as options", "[group_beam][generation_config]") {
-    const GenerationConfig g = parse_generation_config(R"({"num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 0.5})", "generation_config.json");
+    const GenerationConfig g =
+        parse_generation_config(R"({"num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 0.5})", "generation_config.json");
     CHECK(g.warnings.empty());
     GenerationOptions o;
     apply_generation_config(g, {"diversity_penalty"}, &o);  // a value the caller gave wins

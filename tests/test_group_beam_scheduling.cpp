@@ -19,8 +19,9 @@ GenerationOptions group_beams(int beams, int groups, float penalty, int returned
 
 // Group beams of several shapes (the humarin card's recipe first) between other kinds of rows.
 std::vector<test::InvarianceCase> mixed_cases() {
-    const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
-                                            "a much longer sentence with many more words in it than the others have, to pad", "x"};
+    const std::vector<std::string> texts = {
+        "paraphrase: the cat sat on the mat", "hello world", "translate English to German: How old are you?",
+        "a much longer sentence with many more words in it than the others have, to pad", "x"};
     std::vector<test::InvarianceCase> cases;
     for (size_t i = 0; i < 15; ++i) {
         GenerationOptions o;

@@ -136,8 +136,18 @@ TEST_CASE("hub: a pull fetches configs, tokenizer and one weight format, nothing
 TEST_CASE("hub: names from a server stay inside the cache and print escaped", "[hub]") {
     for (const char* ok : {"config.json", "1_Pooling/config.json", "a.b/c..d", "\xc3\xa9t\xc3\xa9.json"})
         CHECK(unsafe_path_reason(ok).empty());
-    const std::vector<std::string> bad = {"", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a/", ".", "a\\b",
-                                          "a\x1b[31m", std::string("a\0b", 3), std::string(1025, 'a'),
+    const std::vector<std::string> bad = {"",
+                                          "/etc/passwd",
+                                          "../x",
+                                          "a/../../x",
+                                          "a/./b",
+                                          "a//b",
+                                          "a/",
+                                          ".",
+                                          "a\\b",
+                                          "a\x1b[31m",
+                                          std::string("a\0b", 3),
+                                          std::string(1025, 'a'),
                                           std::string(256, 'a') + "/b"};
     for (const std::string& name : bad) CHECK_FALSE(unsafe_path_reason(name).empty());
     const std::string modules = R"([{"path": "/tmp/out"}, {"path": "../../up"}, {"path": "ok"}])";
@@ -182,7 +192,8 @@ TEST_CASE("hub: an adapter folder names its base: a folder, else ORG/NAME in the
     write(repo_folder(cache, "org/base") / "refs" / "main", commit);
     ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
     write(tmp.path / "base" / "config.json", "{\"model_type\": \"t5\"}");
-    write(tmp.path / "by-path" / "adapter_config.json", "{\"base_model_name_or_path\": \"" + (tmp.path / "base").string() + "\"}");
+    write(tmp.path / "by-path" / "adapter_config.json",
+          "{\"base_model_name_or_path\": \"" + (tmp.path / "base").string() + "\"}");
     write(tmp.path / "by-name" / "adapter_config.json", "{\"base_model_name_or_path\": \"org/base\"}");
     write(tmp.path / "lost" / "adapter_config.json", "{\"base_model_name_or_path\": \"org/absent\"}");
     write(tmp.path / "broken" / "adapter_config.json", "[1");
@@ -197,12 +208,13 @@ TEST_CASE("hub: an adapter folder names its base: a folder, else ORG/NAME in the
 
 TEST_CASE("hub: models in --dir folders: a few levels down, by full path, labelled, adapters with their base", "[hub][models]") {
     TempDir tmp;
-    const std::string t5 = R"({"model_type": "t5", "d_model": 8, "d_kv": 2, "d_ff": 8, "num_layers": 1, "num_heads": 2, "vocab_size": 10})";
+    const std::string t5 =
+        R"({"model_type": "t5", "d_model": 8, "d_kv": 2, "d_ff": 8, "num_layers": 1, "num_heads": 2, "vocab_size": 10})";
     write(tmp.path / "cache" / "x", "");
-    write(tmp.path / "A" / "p" / "runs" / "r1" / "final" / "config.json", t5);      // 4 levels down
+    write(tmp.path / "A" / "p" / "runs" / "r1" / "final" / "config.json", t5);          // 4 levels down
     write(tmp.path / "A" / "p" / "runs" / "r1" / "final" / "sub" / "config.json", t5);  // a model's modules: not searched
     write(tmp.path / "A" / "a" / "b" / "c" / "d" / "deep" / "config.json", t5);         // 5 levels: too deep
-    write(tmp.path / "A" / ".tmp-x" / "config.json", t5);                                // being written
+    write(tmp.path / "A" / ".tmp-x" / "config.json", t5);                               // being written
     write(tmp.path / "B" / "lora" / "adapter_config.json",
           "{\"base_model_name_or_path\": \"" + (tmp.path / "A" / "p" / "runs" / "r1" / "final").string() + "\"}");
     const auto rows = list_models(tmp.path / "cache", {tmp.path / "A", tmp.path / "B"}, /*adapters=*/true);
@@ -213,6 +225,6 @@ TEST_CASE("hub: models in --dir folders: a few levels down, by full path, labell
     CHECK(model.found_in == (tmp.path / "A").string());
     CHECK(adapter.found_in == (tmp.path / "B").string());
     CHECK(adapter.base_dir == tmp.path / "A" / "p" / "runs" / "r1" / "final");
-    CHECK(adapter.parameters == model.parameters);  // running it takes its base
+    CHECK(adapter.parameters == model.parameters);                     // running it takes its base
     CHECK(list_models(tmp.path / "cache", {tmp.path / "B"}).empty());  // adapters only when asked (the app's list)
 }

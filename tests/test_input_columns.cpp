@@ -60,8 +60,8 @@ std::string error_of(const std::filesystem::path& file, const InputFields& field
     return "";
 }
 
-const std::vector<std::string> kPairFiles = {"text.jsonl", "sentence.jsonl", "input.jsonl", "jsts.jsonl", "Text.csv",
-                                             "sentence.csv", "source.tsv", "src.tsv", "headerless.tsv"};
+const std::vector<std::string> kPairFiles = {"text.jsonl",   "sentence.jsonl", "input.jsonl", "jsts.jsonl",    "Text.csv",
+                                             "sentence.csv", "source.tsv",     "src.tsv",     "headerless.tsv"};
 
 }  // namespace
 
@@ -79,10 +79,10 @@ TEST_CASE("the ten layouts give the same rows to generate, the batch panel, trai
         INFO(name);
         const bool headerless = name == "headerless.tsv";
         const auto file = columns_dir() / name;
-        CHECK(read(file, text_fields({"", "", headerless})).texts == want.texts);     // generate --input
-        CHECK(detail::read_dataset(file, "", headerless).rows == want.texts);        // the batch panel
+        CHECK(read(file, text_fields({"", "", headerless})).texts == want.texts);  // generate --input
+        CHECK(detail::read_dataset(file, "", headerless).rows == want.texts);      // the batch panel
         if (name == "plain.txt") continue;
-        const Rows pairs = read(file, pair_fields({"", "", headerless}));            // train --data
+        const Rows pairs = read(file, pair_fields({"", "", headerless}));  // train --data
         CHECK(pairs.texts == want.texts);
         CHECK(pairs.targets == want.targets);
     }
@@ -97,7 +97,8 @@ TEST_CASE("the ten layouts give the same rows to generate, the batch panel, trai
 TEST_CASE("the rule: first name in its order, exact spelling before another case; a named field wins", "[input][columns]") {
     TempDir dir("columns_rule");
     write(dir / "both.csv", "sentence,TEXT,text,target\na,b,c,d\n");
-    CHECK(read(dir / "both.csv", InputFields{}).texts == std::vector<std::string>{"c"});  // text before sentence, exact before TEXT
+    CHECK(read(dir / "both.csv", InputFields{}).texts ==
+          std::vector<std::string>{"c"});  // text before sentence, exact before TEXT
     CHECK(read(dir / "both.csv", text_fields({"Sentence", "", false})).texts == std::vector<std::string>{"a"});
     write(dir / "both.jsonl", "{\"Sentence\": \"a\", \"Input\": \"b\", \"Paraphrase\": \"p\", \"sentence2\": \"s\"}\n");
     const Rows r = read(dir / "both.jsonl", pair_fields({}));
@@ -111,14 +112,16 @@ TEST_CASE("nothing matches: the error lists the file's columns and the flag", "[
     TempDir dir("columns_error");
     write(dir / "q.csv", "question,answer\nwhere?,here\n");
     const std::string e = error_of(dir / "q.csv", InputFields{});
-    CHECK(e.find(":1: header has no text column (looked for \"text\"/\"sentence\"/\"sentence1\"/\"source\"/\"input\"/\"src\"") != std::string::npos);
+    CHECK(e.find(":1: header has no text column (looked for \"text\"/\"sentence\"/\"sentence1\"/\"source\"/\"input\"/\"src\"") !=
+          std::string::npos);
     CHECK(e.find("the header has \"question\"/\"answer\"; name one with --text-field NAME") != std::string::npos);
     CHECK(read(dir / "q.csv", text_fields({"Question", "", false})).texts == std::vector<std::string>{"where?"});
     const std::string t = error_of(dir / "q.csv", pair_fields({"question", "", false}));
     CHECK(t.find("header has no target column") != std::string::npos);
     CHECK(t.find("--target-field NAME") != std::string::npos);
     write(dir / "one.tsv", "only one column\n");
-    CHECK(error_of(dir / "one.tsv", pair_fields({"", "", true})).find(":1: --no-header needs 2 columns, the first row has 1") != std::string::npos);
+    CHECK(error_of(dir / "one.tsv", pair_fields({"", "", true})).find(":1: --no-header needs 2 columns, the first row has 1") !=
+          std::string::npos);
     CHECK(read(dir / "one.tsv", text_fields({"", "", true})).texts == std::vector<std::string>{"only one column"});
 }
 

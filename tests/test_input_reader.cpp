@@ -116,9 +116,11 @@ TEST_CASE("the written formats are the documented ones", "[input]") {
     const auto rows = labelled_rows();
     const std::vector<InputRecord> one(rows.begin(), rows.begin() + 1);
     CHECK(written(InputFormat::Jsonl, one) ==
-          "{\"text\":\"Anna flew to Zürich, then to 東京.\",\"spans\":[[0,4,\"PER\"],[13,19,\"LOC\"],[29,31,\"LOC\"]],\"label\":\"travel\"}\n");
+          "{\"text\":\"Anna flew to Zürich, then to "
+          "東京.\",\"spans\":[[0,4,\"PER\"],[13,19,\"LOC\"],[29,31,\"LOC\"]],\"label\":\"travel\"}\n");
     CHECK(written(InputFormat::Csv, one) ==
-          "text,label,spans\r\n\"Anna flew to Zürich, then to 東京.\",travel,\"[[0,4,\"\"PER\"\"],[13,19,\"\"LOC\"\"],[29,31,\"\"LOC\"\"]]\"\r\n");
+          "text,label,spans\r\n\"Anna flew to Zürich, then to "
+          "東京.\",travel,\"[[0,4,\"\"PER\"\"],[13,19,\"\"LOC\"\"],[29,31,\"\"LOC\"\"]]\"\r\n");
     const nlohmann::json ls = nlohmann::json::parse(written(InputFormat::LabelStudio, one));
     const auto& result = ls.at(0).at("predictions").at(0).at("result");
     CHECK(ls.at(0)["data"]["text"] == "Anna flew to Zürich, then to 東京.");
@@ -179,8 +181,9 @@ TEST_CASE("Label Studio: annotations, else predictions; choices are the label; o
 TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows, in every line format", "[input]") {
     TempDir dir("input_rule");
     // The same six rows in three formats: good, blank, invalid UTF-8, missing text, empty text, good.
-    write(dir / "a.jsonl", "\xEF\xBB\xBF{\"text\": \"one\", \"label\": \"x\"}\r\n  \t \r\n{\"text\": \"bad \xff byte\"}\r\n{\"other\": 1}\n"
-                           "{\"text\": \" \"}\n{\"text\": \"six\"}");
+    write(dir / "a.jsonl",
+          "\xEF\xBB\xBF{\"text\": \"one\", \"label\": \"x\"}\r\n  \t \r\n{\"text\": \"bad \xff byte\"}\r\n{\"other\": 1}\n"
+          "{\"text\": \" \"}\n{\"text\": \"six\"}");
     write(dir / "a.csv", "\xEF\xBB\xBFtext,label\r\none,x\r\n\r\nbad \xff byte,\r\n\r\n\" \",\r\nsix,\r\n");
     write(dir / "a.tsv", "\xEF\xBB\xBFtext\tlabel\none\tx\n   \nbad \xff byte\t\nonly-one-field\n \t\nsix\t\n");
     const std::string j = (dir / "a.jsonl").string(), c = (dir / "a.csv").string(), t = (dir / "a.tsv").string();
@@ -195,8 +198,9 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
     }
     CHECK(rj.bad[0].where == j + ":3");
     CHECK(rj.bad[1].where == j + ":4");
-    CHECK(rj.bad[1].reason == "missing text field (looked for \"text\"/\"sentence\"/\"sentence1\"/\"source\"/\"input\"/\"src\", any case; "
-                               "the row has \"other\"; name one with --text-field NAME)");
+    CHECK(rj.bad[1].reason ==
+          "missing text field (looked for \"text\"/\"sentence\"/\"sentence1\"/\"source\"/\"input\"/\"src\", any case; "
+          "the row has \"other\"; name one with --text-field NAME)");
     write(dir / "n.jsonl", "{\"text\": 5}\n");
     CHECK(fail_message(dir / "n.jsonl") == (dir / "n.jsonl").string() + ":1: field \"text\" is not a string");
     CHECK(rj.bad[2].reason == "empty text");
@@ -206,7 +210,8 @@ TEST_CASE("one rule for blank lines, CRLF, BOM, invalid UTF-8 and malformed rows
     CHECK(fail_message(j) == j + ":3: invalid UTF-8 in 'line' at byte 14");
     CHECK(fail_message(c) == c + ":4: invalid UTF-8 in 'text' at byte 4");
     write(dir / "q.csv", "text\n\"ab\"c\n\"never closed\n");
-    CHECK(fail_message((dir / "q.csv").string()) == (dir / "q.csv").string() + ":2: stray quote: text after a quoted field's closing quote");
+    CHECK(fail_message((dir / "q.csv").string()) ==
+          (dir / "q.csv").string() + ":2: stray quote: text after a quoted field's closing quote");
     write(dir / "sp.csv", "text,spans\nabc,\"[[1,9,\"\"X\"\"]]\"\n");
     CHECK(fail_message((dir / "sp.csv").string()) ==
           (dir / "sp.csv").string() + ":2: \"spans\": span [1, 9] is not inside the text (3 code points)");
@@ -270,5 +275,7 @@ TEST_CASE("pairs: two text fields with aliases; a numeric label; .txt is TSV", "
     REQUIRE(s.bad.size() == 1);
     CHECK(s.bad[0].reason == "needs a numeric field \"label\"");
     write(dir / "nohdr.csv", "x,y\n1,2\n");
-    CHECK_THROWS_WITH(read_rows(dir / "nohdr.csv", sts), Catch::Contains(":1: header has no source column (looked for \"sentence1\", any case; the header has \"x\"/\"y\";"));
+    CHECK_THROWS_WITH(
+        read_rows(dir / "nohdr.csv", sts),
+        Catch::Contains(":1: header has no source column (looked for \"sentence1\", any case; the header has \"x\"/\"y\";"));
 }

@@ -18,8 +18,11 @@ namespace {
 // The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) they are skipped.
 // The kernel the policy picks here: AMX, VNNI, or FBGEMM (then the kernel's tests are skipped).
 Int8Kernel kernel() { return default_kernel_policy().int8; }
-#define SKIP_WITHOUT_VNNI()                                                                              \
-    if (kernel() == Int8Kernel::Fbgemm) T5S_SKIP("no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use FBGEMM")
+#define SKIP_WITHOUT_VNNI()                                                        \
+    if (kernel() == Int8Kernel::Fbgemm)                                            \
+    T5S_SKIP(                                                                      \
+        "no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use " \
+        "FBGEMM")
 
 // Per-row symmetric int8 of a weight, as the network quantises it.
 std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
@@ -108,8 +111,8 @@ TEST_CASE("int8 products on AMX tiles equal the VNNI kernel's, in one process", 
 
 TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {
     at::Tensor w = at::randn({300, 77});
-    w[5].zero_();                                        // scale floor 1e-8, all zeros
-    w[6] = at::arange(-38, 39).to(at::kFloat) * 0.5;     // exact halves: round half to even
+    w[5].zero_();                                     // scale floor 1e-8, all zeros
+    w[6] = at::arange(-38, 39).to(at::kFloat) * 0.5;  // exact halves: round half to even
     const at::Tensor want_scale = (at::maximum(w.amax({1}, true), -w.amin({1}, true)) / 127.0).clamp_min(1e-8);
     const at::Tensor want_q = at::round(w / want_scale).clamp(-127, 127).to(at::kChar);
     const Int8Rows cpu = quantize_int8_rows(w);

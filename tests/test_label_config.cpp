@@ -48,8 +48,9 @@ TEST_CASE("label config: the configs of the Label Studio tests", "[label_config]
     CHECK(e.find("TextArea") != std::string::npos);
     CHECK(e.find("this config has: Image") != std::string::npos);
     // tests/labelstudio/test_labelstudio_spans.py: labels and choices, no TextArea.
-    e = error_of("<View>\n  <Text name=\"text\" value=\"$text\"/>\n  <Labels name=\"label\" toName=\"text\"><Label value=\"number\"/>"
-                 "</Labels>\n  <Choices name=\"choice\" toName=\"text\"><Choice value=\"a\"/></Choices>\n</View>");
+    e = error_of(
+        "<View>\n  <Text name=\"text\" value=\"$text\"/>\n  <Labels name=\"label\" toName=\"text\"><Label value=\"number\"/>"
+        "</Labels>\n  <Choices name=\"choice\" toName=\"text\"><Choice value=\"a\"/></Choices>\n</View>");
     CHECK(e.find("this config has: Text, Labels, Label, Choices, Choice") != std::string::npos);
     CHECK(error_of("").find("no tags") != std::string::npos);
     // The TextArea must label the Text input.

@@ -4,14 +4,14 @@
 // generations made with a version's adapter name that version in the history.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
@@ -196,11 +196,12 @@ TEST_CASE("a throw or a cancel mid-round leaves the current version in use", "[l
     SECTION("a cancel") {
         std::atomic<bool> cancel{false};
         try {
-            run_learning_round(options(w),
-                               [&](const TrainingEvent& e) {
-                                   if (e.kind == TrainingEvent::Kind::Step) cancel = true;
-                               },
-                               &cancel);
+            run_learning_round(
+                options(w),
+                [&](const TrainingEvent& e) {
+                    if (e.kind == TrainingEvent::Kind::Step) cancel = true;
+                },
+                &cancel);
             FAIL("the cancelled round returned");
         } catch (const Error& e) {
             CHECK(e.code() == ErrorCode::Cancelled);

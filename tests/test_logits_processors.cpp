@@ -81,8 +81,10 @@ TEST_CASE("temperature, top-k and top-p warp as transformers does", "[processors
 
 TEST_CASE("seeded multinomial sampling is reproducible", "[processors]") {
     at::Tensor probs = at::softmax(row({1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f}), -1).expand({64, 8});
-    at::Generator a = at::detail::createCPUGenerator(7), b = at::detail::createCPUGenerator(7), c = at::detail::createCPUGenerator(8);
-    at::Tensor xa = at::multinomial(probs, 1, false, a), xb = at::multinomial(probs, 1, false, b), xc = at::multinomial(probs, 1, false, c);
+    at::Generator a = at::detail::createCPUGenerator(7), b = at::detail::createCPUGenerator(7),
+                  c = at::detail::createCPUGenerator(8);
+    at::Tensor xa = at::multinomial(probs, 1, false, a), xb = at::multinomial(probs, 1, false, b),
+               xc = at::multinomial(probs, 1, false, c);
     CHECK(at::equal(xa, xb));
     CHECK_FALSE(at::equal(xa, xc));
 }

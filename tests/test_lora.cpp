@@ -61,9 +61,11 @@ TEST_CASE("PEFT adapters: logits, greedy and beam ids match peft + transformers"
             const double d = logit_diff(*model, bg, g);
             auto plain = Model::load(model_dir(base), cpu(Precision::Fp32));
             const auto& tf = bg["teacher_forced"];
-            const double base_d = max_abs_diff(plain->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])), tf["logits"]);
-            const double effect = max_abs_diff(plain->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])),
-                                               g["logits"]["data"]);
+            const double base_d = max_abs_diff(
+                plain->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])), tf["logits"]);
+            const double effect =
+                max_abs_diff(plain->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])),
+                             g["logits"]["data"]);
             WARN(name << ": max |logit diff| vs PEFT = " << d << " (the base alone vs transformers: " << base_d
                       << "; the adapter moves the logits by up to " << effect << ")");
             CHECK(d <= 1e-5);
@@ -91,7 +93,8 @@ TEST_CASE("adapters switch on a loaded base without reloading it", "[lora]") {
     const auto bg = golden("t5v10-tied-relu");
     const auto& tf = bg["teacher_forced"];
     auto model = Model::load(model_dir("t5v10-tied-relu"), cpu(Precision::Fp32));
-    CHECK(max_abs_diff(model->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])), tf["logits"]) <= 1e-4);
+    CHECK(max_abs_diff(model->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])),
+                       tf["logits"]) <= 1e-4);
     model->set_adapter(adapter_dir("t5v10-qv-wo"));
     CHECK(model->info().adapter == adapter_dir("t5v10-qv-wo"));
     CHECK(logit_diff(*model, bg, goldens["adapters"]["t5v10-qv-wo"]) <= 1e-5);
@@ -102,7 +105,8 @@ TEST_CASE("adapters switch on a loaded base without reloading it", "[lora]") {
     CHECK(logit_diff(*model, bg, goldens["adapters"]["t5v10-all-rslora"]) <= 1e-5);
     model->set_adapter({});
     CHECK(model->info().adapter.empty());
-    CHECK(max_abs_diff(model->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])), tf["logits"]) <= 1e-4);
+    CHECK(max_abs_diff(model->logits(unpad(tf["input_ids"], tf["attention_mask"]), ids_of(tf["decoder_input_ids"])),
+                       tf["logits"]) <= 1e-4);
 }
 
 TEST_CASE("adapters run on bf16 and int8 bases (measured distance to the fp32 PEFT logits)", "[lora]") {
@@ -114,11 +118,12 @@ TEST_CASE("adapters run on bf16 and int8 bases (measured distance to the fp32 PE
             auto with = Model::load(model_dir(g["base"]), cpu(p, adapter_dir(name)));
             auto without = Model::load(model_dir(g["base"]), cpu(p));
             const double d = logit_diff(*with, bg, g);
-            const double base_d = max_abs_diff(
-                without->logits(unpad(bg["teacher_forced"]["input_ids"], bg["teacher_forced"]["attention_mask"]),
-                                ids_of(bg["teacher_forced"]["decoder_input_ids"])),
-                bg["teacher_forced"]["logits"]);
-            WARN(name << " " << to_string(p) << ": max |logit diff| with adapter " << d << ", base alone vs fp32 base " << base_d);
+            const double base_d =
+                max_abs_diff(without->logits(unpad(bg["teacher_forced"]["input_ids"], bg["teacher_forced"]["attention_mask"]),
+                                             ids_of(bg["teacher_forced"]["decoder_input_ids"])),
+                             bg["teacher_forced"]["logits"]);
+            WARN(name << " " << to_string(p) << ": max |logit diff| with adapter " << d << ", base alone vs fp32 base "
+                      << base_d);
             // The adapter adds no error of its own beyond the base's quantisation (same order).
             CHECK(d <= std::max(4 * base_d, 0.05));
         }
@@ -136,9 +141,12 @@ TEST_CASE("bad adapters are refused with one line naming the problem", "[lora]")
     const std::string shape = error_of([&] { model->set_adapter(adapter_dir("flan-qv-wo")); });
     CHECK(shape.find("base_model.model.decoder.block.0.layer.0.SelfAttention.q.lora_A.weight has shape [4, 24] but the base "
                      "model needs [4, 32]") != std::string::npos);
-    for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-             {"use_dora", true}, {"modules_to_save", {"lm_head"}}, {"layers_to_transform", {0}}, {"rank_pattern", {{"q", 8}}},
-             {"alpha_pattern", {{"q", 8}}}, {"bias", "all"}}) {
+    for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{{"use_dora", true},
+                                                                                        {"modules_to_save", {"lm_head"}},
+                                                                                        {"layers_to_transform", {0}},
+                                                                                        {"rank_pattern", {{"q", 8}}},
+                                                                                        {"alpha_pattern", {{"q", 8}}},
+                                                                                        {"bias", "all"}}) {
         const auto dir = tmp.path() / key;
         copy_adapter("t5v10-qv-wo", dir);
         edit_config(dir, key, value);

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "skip.h"
 #include "t5s/process_memory.h"
 #include "t5s/safetensors.h"
-#include "skip.h"
 #include "test_support.h"
 #include "torch/int8_gemm.h"
 #include "torch/linear.h"

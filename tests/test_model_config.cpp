@@ -35,7 +35,8 @@ TEST_CASE("config defaults and derived fields follow T5Config", "[config]") {
     CHECK(c.relative_attention_max_distance == 128);
     CHECK(c.layer_norm_epsilon == Approx(1e-6));
 
-    ModelConfig g = parse_model_config(R"({"feed_forward_proj": "gated-gelu", "tie_word_embeddings": false, "num_heads": 3, "d_kv": 5})", "x");
+    ModelConfig g = parse_model_config(
+        R"({"feed_forward_proj": "gated-gelu", "tie_word_embeddings": false, "num_heads": 3, "d_kv": 5})", "x");
     CHECK(g.is_gated_act);
     CHECK(g.dense_act_fn == "gelu_new");  // transformers' backwards-compatible mapping
     CHECK(g.inner_dim() == 15);
@@ -75,7 +76,8 @@ TEST_CASE("config: every id of an eos_token_id list must be inside the vocabular
     apply_generation_token_ids(ok, "g.json", &m);
     CHECK(m.eos_token_id == 1);
     const GenerationConfig outside = parse_generation_config(R"({"eos_token_id": [1, 32000]})", "g.json");
-    CHECK_THROWS_WITH(apply_generation_token_ids(outside, "g.json", &m), Catch::Contains("g.json: 'eos_token_id' 32000 is outside the vocabulary"));
+    CHECK_THROWS_WITH(apply_generation_token_ids(outside, "g.json", &m),
+                      Catch::Contains("g.json: 'eos_token_id' 32000 is outside the vocabulary"));
     CHECK_THROWS_WITH(parse_generation_config(R"({"eos_token_id": [1, -3]})", "g.json"), Catch::Contains("eos_token_id"));
 }
 
@@ -83,9 +85,22 @@ TEST_CASE("config: every id of an eos_token_id list must be inside the vocabular
 // naming the file and the key (never a json.exception from the library, which ended as exit 3).
 TEST_CASE("config: wrong JSON types name the file and the key", "[config][errors]") {
     const std::string huge_number(400, '9');
-    const char* keys[] = {"vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_heads", "relative_attention_num_buckets",
-                          "relative_attention_max_distance", "dropout_rate", "layer_norm_epsilon", "pad_token_id",
-                          "eos_token_id", "decoder_start_token_id", "model_type", "feed_forward_proj", "tie_word_embeddings"};
+    const char* keys[] = {"vocab_size",
+                          "d_model",
+                          "d_kv",
+                          "d_ff",
+                          "num_layers",
+                          "num_heads",
+                          "relative_attention_num_buckets",
+                          "relative_attention_max_distance",
+                          "dropout_rate",
+                          "layer_norm_epsilon",
+                          "pad_token_id",
+                          "eos_token_id",
+                          "decoder_start_token_id",
+                          "model_type",
+                          "feed_forward_proj",
+                          "tie_word_embeddings"};
     const std::string values[] = {"null", "\"7\"", "[]", "{}", "1.5", "-3", huge_number, "1e300", "true", "18446744073709551615"};
     int rejected = 0;
     for (const char* key : keys) {
@@ -112,14 +127,14 @@ TEST_CASE("config: wrong JSON types name the file and the key", "[config][errors
 }
 
 TEST_CASE("config sizes are checked against the tensor table before any allocation", "[config][errors]") {
-    ModelConfig c = parse_model_config(R"({"d_model": 8, "d_kv": 2, "num_heads": 4, "d_ff": 16, "vocab_size": 20, "num_layers": 2})", "x");
-    std::map<std::string, std::vector<int64_t>> table = {
-        {"shared.weight", {20, 8}},
-        {"encoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
-        {"encoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
-        {"decoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
-        {"decoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
-        {"encoder.block.0.layer.1.DenseReluDense.wi.weight", {16, 8}}};
+    ModelConfig c =
+        parse_model_config(R"({"d_model": 8, "d_kv": 2, "num_heads": 4, "d_ff": 16, "vocab_size": 20, "num_layers": 2})", "x");
+    std::map<std::string, std::vector<int64_t>> table = {{"shared.weight", {20, 8}},
+                                                         {"encoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
+                                                         {"encoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
+                                                         {"decoder.block.0.layer.0.SelfAttention.q.weight", {8, 8}},
+                                                         {"decoder.block.1.layer.0.SelfAttention.q.weight", {8, 8}},
+                                                         {"encoder.block.0.layer.1.DenseReluDense.wi.weight", {16, 8}}};
     CHECK_NOTHROW(check_config_against_tensors(c, table, "w.safetensors"));
     auto error_of = [&](const ModelConfig& cfg) -> std::string {
         try {
@@ -132,14 +147,17 @@ TEST_CASE("config sizes are checked against the tensor table before any allocati
     };
     ModelConfig deep = c;
     deep.num_layers = 1000000000000;
-    CHECK(error_of(deep) == "w.safetensors: missing tensor 'encoder.block.2.layer.0.SelfAttention.q.weight' (config.json "
-                            "num_layers is 1000000000000 but the checkpoint has 2 encoder blocks)");
+    CHECK(error_of(deep) ==
+          "w.safetensors: missing tensor 'encoder.block.2.layer.0.SelfAttention.q.weight' (config.json "
+          "num_layers is 1000000000000 but the checkpoint has 2 encoder blocks)");
     ModelConfig deep_decoder = c;
     deep_decoder.num_decoder_layers = 10000000;
-    CHECK(error_of(deep_decoder).find("num_decoder_layers is 10000000 but the checkpoint has 2 decoder blocks") != std::string::npos);
+    CHECK(error_of(deep_decoder).find("num_decoder_layers is 10000000 but the checkpoint has 2 decoder blocks") !=
+          std::string::npos);
     ModelConfig wide = c;
     wide.d_model = 1000000000;
-    CHECK(error_of(wide).find("tensor 'shared.weight' has shape [20,8] but config.json implies [20,1000000000]") != std::string::npos);
+    CHECK(error_of(wide).find("tensor 'shared.weight' has shape [20,8] but config.json implies [20,1000000000]") !=
+          std::string::npos);
     ModelConfig ff = c;
     ff.d_ff = 99999999;
     CHECK(error_of(ff).find("DenseReluDense.wi.weight") != std::string::npos);
@@ -147,7 +165,8 @@ TEST_CASE("config sizes are checked against the tensor table before any allocati
 
 TEST_CASE("config round-trips through model_config_to_json", "[config]") {
     ModelConfig a = parse_model_config(R"({"d_model": 24, "d_kv": 5, "num_heads": 3, "feed_forward_proj": "gated-gelu",
-                                          "tie_word_embeddings": false, "vocab_size": 600, "num_decoder_layers": 1})", "x");
+                                          "tie_word_embeddings": false, "vocab_size": 600, "num_decoder_layers": 1})",
+                                       "x");
     ModelConfig b = parse_model_config(model_config_to_json(a), "y");
     CHECK(b.d_model == 24);
     CHECK(b.d_kv == 5);

@@ -77,7 +77,8 @@ TEST_CASE("a T5 folder with only tokenizer.json generates as with spiece.model",
     const fs::path fixtures = t5s::test::data_dir() / "tokenizer_json";
     const json goldens = t5s::test::load_json(fixtures / "goldens.json");
     const json& demo = goldens["families"]["demo"];
-    std::ofstream(dir / "tokenizer.json") << t5s::test::load_json(fixtures / "demo" / "tokenizer.json").patch(demo["variants"]["always"]["patch"]).dump();
+    std::ofstream(dir / "tokenizer.json")
+        << t5s::test::load_json(fixtures / "demo" / "tokenizer.json").patch(demo["variants"]["always"]["patch"]).dump();
 
     const auto slow = load_cpu(demo_model());
     const auto fast = load_cpu(dir.path());

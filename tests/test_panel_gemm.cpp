@@ -88,8 +88,8 @@ TEST_CASE("the portable panel path gives the AVX2 kernel's bits", "[packed][pane
 
 TEST_CASE("panel products refuse inputs they cannot multiply", "[packed][panels]") {
     at::Tensor panels = pack_panels(at::randn({64, 32}));
-    CHECK_THROWS(panel_linear(at::randn({2, 31}), panels, 64, fast()));                      // K differs
-    CHECK_THROWS(panel_linear(at::randn({2, 32}).to(at::kDouble), panels, 64, fast()));      // not fp32
-    CHECK_THROWS(pack_panels(at::randn({64, 32}).to(at::kBFloat16)));                // fp32 weights only
+    CHECK_THROWS(panel_linear(at::randn({2, 31}), panels, 64, fast()));                               // K differs
+    CHECK_THROWS(panel_linear(at::randn({2, 32}).to(at::kDouble), panels, 64, fast()));               // not fp32
+    CHECK_THROWS(pack_panels(at::randn({64, 32}).to(at::kBFloat16)));                                 // fp32 weights only
     CHECK(panel_linear(at::randn({0, 32}), panels, 64, fast()).sizes() == at::IntArrayRef({0, 64}));  // no rows
 }

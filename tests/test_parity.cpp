@@ -12,7 +12,8 @@ using namespace t5s::test;
 
 namespace {
 
-const char* kModels[] = {"t5v10-tied-relu", "flan-gated-gelu-bf16", "unequal-depth-bin", "sharded-safetensors", "sharded-bin", "mt5-like-f16"};
+const char* kModels[] = {"t5v10-tied-relu",     "flan-gated-gelu-bf16", "unequal-depth-bin",
+                         "sharded-safetensors", "sharded-bin",          "mt5-like-f16"};
 
 std::vector<std::vector<int>> generate_each(const Model& m, const IdBatch& inputs, const GenerationOptions& o) {
     std::vector<std::vector<int>> out;
@@ -59,7 +60,8 @@ TEST_CASE("fp32 encoder states, logits and loss match transformers", "[parity]")
                 am.resize(labels[i].size());
                 CHECK(s.argmax[i] == am);
             }
-            std::cout << "PARITY " << name << " max|d| encoder=" << enc_diff << " logits=" << logit_diff << " loss=" << loss_diff << "\n";
+            std::cout << "PARITY " << name << " max|d| encoder=" << enc_diff << " logits=" << logit_diff << " loss=" << loss_diff
+                      << "\n";
         }
     }
 }
@@ -79,7 +81,8 @@ TEST_CASE("greedy, beam and penalised decoding match transformers", "[parity][ge
             auto all = model->generate_ids(inputs, greedy);
             for (auto& c : all) batched.push_back(c[0].ids);
             CHECK(batched == g["greedy"]["batch_padded"].get<std::vector<std::vector<int>>>());
-            for (size_t i = 0; i < inputs.size(); ++i) CHECK(std::abs(all[i][0].score - g["greedy_scores"][i].get<double>()) <= 1e-4);
+            for (size_t i = 0; i < inputs.size(); ++i)
+                CHECK(std::abs(all[i][0].score - g["greedy_scores"][i].get<double>()) <= 1e-4);
 
             for (const auto& b : g["beam"]) {
                 const GenerationOptions o = beam_options_of(b["config"]);
@@ -97,7 +100,8 @@ TEST_CASE("greedy, beam and penalised decoding match transformers", "[parity][ge
             GenerationOptions rep = greedy;
             rep.repetition_penalty = g["repetition_penalty"]["repetition_penalty"];
             rep.max_new_tokens = g["repetition_penalty"]["max_new_tokens"];
-            CHECK(generate_each(*model, inputs, rep) == g["repetition_penalty"]["per_input"].get<std::vector<std::vector<int>>>());
+            CHECK(generate_each(*model, inputs, rep) ==
+                  g["repetition_penalty"]["per_input"].get<std::vector<std::vector<int>>>());
 
             GenerationOptions ngram = greedy;
             ngram.no_repeat_ngram_size = g["no_repeat_ngram"]["no_repeat_ngram_size"];
@@ -114,7 +118,8 @@ TEST_CASE("greedy, beam and penalised decoding match transformers", "[parity][ge
 
 TEST_CASE("independent float64 references in ../shared/fixtures/tiny-t5-random", "[parity][may_skip][shared]") {
     const auto fixtures = shared_dir() / "fixtures" / "tiny-t5-random";
-    if (!std::filesystem::exists(fixtures)) T5S_SKIP(fixtures.string() << " not present (the team's shared folder beside the clone)");
+    if (!std::filesystem::exists(fixtures))
+        T5S_SKIP(fixtures.string() << " not present (the team's shared folder beside the clone)");
     for (const char* name : {"tiny_t5v10", "tiny_flan_t5"}) {
         DYNAMIC_SECTION(name) {
             // The fixtures are loose files: lay them out as a model folder.
@@ -131,7 +136,8 @@ TEST_CASE("independent float64 references in ../shared/fixtures/tiny-t5-random",
             const double logit_diff = max_abs_diff(model->logits(enc, dec), ref["logits"]);
             CHECK(enc_diff <= 1e-4);
             CHECK(logit_diff <= 1e-4);
-            std::cout << "PARITY shared/" << name << " max|d| encoder=" << enc_diff << " logits=" << logit_diff << " (vs float64)\n";
+            std::cout << "PARITY shared/" << name << " max|d| encoder=" << enc_diff << " logits=" << logit_diff
+                      << " (vs float64)\n";
 
             const auto g = golden(std::string("shared_") + name);
             GenerationOptions greedy;

@@ -74,8 +74,9 @@ TEST_CASE("pasted settings: the humarin card's generate() recipe onto a sampling
     CHECK(p.options.num_return_sequences == 4);
     CHECK_NOTHROW(validate_generation_options(p.options));
     // Exactly the named fields changed, and do_sample by the beam rule.
-    CHECK(changed_fields(current, p.options) == std::vector<std::string>{"diversity_penalty", "do_sample", "max_new_tokens", "no_repeat_ngram_size",
-                                                                        "num_beam_groups", "num_beams", "repetition_penalty"});
+    CHECK(changed_fields(current, p.options) == std::vector<std::string>{"diversity_penalty", "do_sample", "max_new_tokens",
+                                                                         "no_repeat_ngram_size", "num_beam_groups", "num_beams",
+                                                                         "repetition_penalty"});
     const AppliedSetting* length = applied(p, "max_new_tokens");
     REQUIRE(length);
     CHECK(length->key == "max_length");
@@ -98,7 +99,8 @@ TEST_CASE("pasted settings: the humarin card's generate() recipe onto a sampling
 TEST_CASE("pasted settings: penalty_alpha with top_k is contrastive search, not sampling", "[pasted]") {
     GenerationOptions current;
     current.do_sample = true;  // a sampling workspace
-    const PastedSettings p = apply_pasted_settings("model.generate(input_ids, penalty_alpha=0.6, top_k=4, max_new_tokens=64)", current);
+    const PastedSettings p =
+        apply_pasted_settings("model.generate(input_ids, penalty_alpha=0.6, top_k=4, max_new_tokens=64)", current);
     CHECK_FALSE(p.options.do_sample);
     CHECK(p.options.penalty_alpha == 0.6f);
     CHECK(p.options.top_k == 4);
@@ -170,9 +172,9 @@ TEST_CASE("pasted settings: a JSON object (generation_config.json) with bookkeep
 }
 
 TEST_CASE("pasted settings: GenerationConfig(...), a bare keyword list and implied sampling", "[pasted]") {
-    const PastedSettings g =
-        apply_pasted_settings("GenerationConfig(\n  do_sample=True, top_p=0.92, temperature=.85,\n  num_return_sequences=3, max_new_tokens=40,\n)",
-                              GenerationOptions{});
+    const PastedSettings g = apply_pasted_settings(
+        "GenerationConfig(\n  do_sample=True, top_p=0.92, temperature=.85,\n  num_return_sequences=3, max_new_tokens=40,\n)",
+        GenerationOptions{});
     CHECK(g.form == "GenerationConfig(...)");
     CHECK(g.options.do_sample);
     CHECK(g.options.top_p == 0.92f);
@@ -191,7 +193,8 @@ TEST_CASE("pasted settings: GenerationConfig(...), a bare keyword list and impli
     CHECK(applied(bare, "do_sample")->note.find("implied") != std::string::npos);
 
     // A JSON object may also be a Python dict literal; a key given twice: the last counts.
-    const PastedSettings dict = apply_pasted_settings("{'num_beams': 2, 'do_sample': False, 'num_beams': 3}", GenerationOptions{});
+    const PastedSettings dict =
+        apply_pasted_settings("{'num_beams': 2, 'do_sample': False, 'num_beams': 3}", GenerationOptions{});
     CHECK(dict.options.num_beams == 3);
     const PastedSettings twice = apply_pasted_settings("num_beams=2, num_beams=3", GenerationOptions{});
     CHECK(twice.options.num_beams == 3);
@@ -231,10 +234,12 @@ TEST_CASE("pasted settings: values outside a field's range or of the wrong type 
     GenerationOptions current;
     current.num_beams = 3;
     const PastedSettings p = apply_pasted_settings(
-        "num_beams=0, top_p=1.5, max_length=1, no_repeat_ngram_size='two', bad_words_ids=[[]], min_new_tokens=2.5, task_prefix=5", current);
+        "num_beams=0, top_p=1.5, max_length=1, no_repeat_ngram_size='two', bad_words_ids=[[]], min_new_tokens=2.5, task_prefix=5",
+        current);
     CHECK(p.options.num_beams == 3);
     CHECK(p.applied.empty());
-    for (const char* key : {"num_beams", "top_p", "max_length", "no_repeat_ngram_size", "bad_words_ids", "min_new_tokens", "task_prefix"}) {
+    for (const char* key :
+         {"num_beams", "top_p", "max_length", "no_repeat_ngram_size", "bad_words_ids", "min_new_tokens", "task_prefix"}) {
         INFO(key);
         const NotAppliedSetting* n = not_applied(p, key);
         REQUIRE(n);
@@ -243,7 +248,8 @@ TEST_CASE("pasted settings: values outside a field's range or of the wrong type 
     }
     CHECK(not_applied(p, "max_length")->why.find(">= 2") != std::string::npos);
     // Numbers a float cannot hold are refused, not stored as infinities.
-    const PastedSettings huge = apply_pasted_settings("sequence_bias={(12, 7): -3e72}, exponential_decay_length_penalty=(8, 1e39)", current);
+    const PastedSettings huge =
+        apply_pasted_settings("sequence_bias={(12, 7): -3e72}, exponential_decay_length_penalty=(8, 1e39)", current);
     CHECK(not_applied(huge, "sequence_bias")->kind == NotAppliedKind::Refused);
     CHECK(not_applied(huge, "exponential_decay_length_penalty")->kind == NotAppliedKind::Refused);
     CHECK(changed_fields(current, p.options).empty());
@@ -284,7 +290,9 @@ TEST_CASE("pasted settings: garbage and broken text are one line with where, nev
     const std::string where = pasted_error("{\n  \"num_beams\": 4\n  \"top_p\": 0.9\n}");
     CHECK(where.find("line 3") != std::string::npos);
     // Columns count code points: the same mistake after three CJK characters as after three letters.
-    const auto column_of = [](const std::string& e) { return e.find("column ") == std::string::npos ? "" : e.substr(e.find("column ")); };
+    const auto column_of = [](const std::string& e) {
+        return e.find("column ") == std::string::npos ? "" : e.substr(e.find("column "));
+    };
     const std::string ascii_column = column_of(pasted_error("x='abc' y=1"));
     CHECK_FALSE(ascii_column.empty());
     CHECK(column_of(pasted_error("x='\u65e5\u672c\u8a9e' y=1")) == ascii_column);
@@ -301,7 +309,9 @@ TEST_CASE("pasted settings: the size and nesting bounds", "[pasted]") {
     padded += ' ';
     CHECK(pasted_error(padded).find("KiB") != std::string::npos);
 
-    auto nested = [](int depth) { return "bad_words_ids=" + std::string(size_t(depth), '[') + "1" + std::string(size_t(depth), ']'); };
+    auto nested = [](int depth) {
+        return "bad_words_ids=" + std::string(size_t(depth), '[') + "1" + std::string(size_t(depth), ']');
+    };
     CHECK_NOTHROW(apply_pasted_settings(nested(32), GenerationOptions{}));  // read, then refused as a value
     CHECK(pasted_error(nested(33)).find("nested more than 32 deep") != std::string::npos);
     // Deep nesting of an expression is bounded the same way.

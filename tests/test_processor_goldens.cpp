@@ -44,7 +44,8 @@ void apply_case(const nlohmann::json& c, at::Tensor& scores, const at::Tensor& s
     const nlohmann::json& p = c["params"];
     GenerationOptions o;
     if (name == "encoder_repetition_penalty") return apply_encoder_repetition_penalty(scores, sources, p["penalty"].get<float>());
-    if (name == "encoder_no_repeat_ngram_size") return apply_encoder_no_repeat_ngram(scores, sequences, sources, p["n"].get<int>());
+    if (name == "encoder_no_repeat_ngram_size")
+        return apply_encoder_no_repeat_ngram(scores, sequences, sources, p["n"].get<int>());
     if (name == "bad_words_ids") return apply_bad_words(scores, sequences, p["ids"].get<TokenIdLists>(), /*eos_id=*/1);
     if (name == "min_p") return apply_min_p(scores, p["p"].get<float>());
     if (name == "typical_p") return apply_typical_p(scores, p["p"].get<float>());
@@ -81,8 +82,9 @@ TEST_CASE("generate(): token ids equal transformers' with each processor, greedy
     const IdBatch inputs = ids_of(g["input_ids"]);
     const nlohmann::json& gen = g["generate"];
     // bad_words as transformers' docs tokenize it: each word as it reads mid-sentence.
-    const TokenIdLists words = bad_words_token_ids(gen["bad_words"].get<std::string>(),
-                                                   [&](const std::string& w) { return model->tokenizer().encode(w, /*add_eos=*/false); });
+    const TokenIdLists words = bad_words_token_ids(gen["bad_words"].get<std::string>(), [&](const std::string& w) {
+        return model->tokenizer().encode(w, /*add_eos=*/false);
+    });
     CHECK(words == gen["bad_words_ids"].get<TokenIdLists>());
     for (const auto& c : gen["cases"]) {
         nlohmann::json settings = c["settings"];
@@ -101,7 +103,8 @@ TEST_CASE("generate(): token ids equal transformers' with each processor, greedy
     }
 }
 
-TEST_CASE("a model folder's generation_config.json keys apply with no settings given, as in transformers", "[processors][goldens][generation]") {
+TEST_CASE("a model folder's generation_config.json keys apply with no settings given, as in transformers",
+          "[processors][goldens][generation]") {
     const nlohmann::json& mc = goldens()["model_config"];
     TempDir dir("processor_config");
     for (const auto& entry : std::filesystem::directory_iterator(model_dir(goldens()["model"])))
@@ -126,9 +129,11 @@ TEST_CASE("a model folder's generation_config.json keys apply with no settings g
 TEST_CASE("generation_config.json: a bad value of a table key is one line naming the file and key", "[processors]") {
     CHECK_THROWS_WITH(parse_generation_config(R"({"bad_words_ids": [[1, -2]]})", "gc.json"),
                       Catch::Contains("gc.json") && Catch::Contains("bad_words_ids"));
-    CHECK_THROWS_WITH(parse_generation_config(R"({"typical_p": 1.5})", "gc.json"), Catch::Contains("gc.json") && Catch::Contains("typical_p"));
+    CHECK_THROWS_WITH(parse_generation_config(R"({"typical_p": 1.5})", "gc.json"),
+                      Catch::Contains("gc.json") && Catch::Contains("typical_p"));
     // transformers' neutral values and null are no warning; they are applied (and change nothing).
-    const GenerationConfig g = parse_generation_config(R"({"min_p": null, "typical_p": 1.0, "encoder_no_repeat_ngram_size": 0})", "gc.json");
+    const GenerationConfig g =
+        parse_generation_config(R"({"min_p": null, "typical_p": 1.0, "encoder_no_repeat_ngram_size": 0})", "gc.json");
     CHECK(g.warnings.empty());
 }
 
@@ -137,5 +142,6 @@ TEST_CASE("bad_words_ids outside the vocabulary are refused before decoding", "[
     GenerationOptions o;
     o.max_new_tokens = 4;
     o.bad_words_ids = {{5, 1000000}};
-    CHECK_THROWS_WITH(model->generate_ids(ids_of(goldens()["input_ids"]), o), Catch::Contains("bad_words_ids") && Catch::Contains("1000000"));
+    CHECK_THROWS_WITH(model->generate_ids(ids_of(goldens()["input_ids"]), o),
+                      Catch::Contains("bad_words_ids") && Catch::Contains("1000000"));
 }

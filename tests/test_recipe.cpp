@@ -85,7 +85,7 @@ TEST_CASE("sampling steps get seeds derived from the request's, or their own", "
     const int64_t a = step_options(r.steps[0], 0, request).seed;
     const int64_t b = step_options(r.steps[1], 1, request).seed;
     CHECK(a == step_options(r.steps[0], 0, request).seed);  // reproducible
-    CHECK(a != b);                                           // the steps do not share one stream
+    CHECK(a != b);                                          // the steps do not share one stream
     CHECK(a >= 0);
     CHECK(step_options(r.steps[2], 2, request).seed == 7);
     request.seed = 43;
@@ -170,7 +170,8 @@ TEST_CASE("every refusal is one line naming the file and the step or key", "[rec
 
 TEST_CASE("more steps than the bound are refused", "[recipe]") {
     std::string steps;
-    for (size_t i = 0; i <= kMaxRecipeSteps; ++i) steps += std::string(i ? "," : "") + R"({"name": "s)" + std::to_string(i) + "\"}";
+    for (size_t i = 0; i <= kMaxRecipeSteps; ++i)
+        steps += std::string(i ? "," : "") + R"({"name": "s)" + std::to_string(i) + "\"}";
     CHECK_THAT(refusal(R"({"steps": [)" + steps + R"(], "candidates": ["s0"]})"), Catch::Contains("more than"));
 }
 
@@ -235,8 +236,9 @@ TEST_CASE("the memory estimate counts each distinct step model once, before any 
         CHECK(e.code() == ErrorCode::OutOfMemory);
         const std::string m = e.what();
         CHECK(m.find('\n') == std::string::npos);
-        CHECK_THAT(m, Catch::Contains("r.json") && Catch::Contains((dir / "zh").string()) && Catch::Contains((dir / "big").string()) &&
-                          Catch::Contains((dir / "lora").string()) && Catch::Contains("free on cpu"));
+        CHECK_THAT(m, Catch::Contains("r.json") && Catch::Contains((dir / "zh").string()) &&
+                          Catch::Contains((dir / "big").string()) && Catch::Contains((dir / "lora").string()) &&
+                          Catch::Contains("free on cpu"));
     }
 }
 

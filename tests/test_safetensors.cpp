@@ -2,10 +2,10 @@
 // kind of damage: each gives t5s::Error naming the file, never a crash (also run under ASan+UBSan).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
@@ -24,7 +24,8 @@ const TempDir& scratch() {
 
 fs::path tmp(const std::string& name) { return scratch() / name; }
 
-void write_raw(const fs::path& p, const std::string& header, const std::string& data, bool claim = false, uint64_t claimed_len = 0) {
+void write_raw(const fs::path& p, const std::string& header, const std::string& data, bool claim = false,
+               uint64_t claimed_len = 0) {
     std::ofstream out(p, std::ios::binary);
     uint64_t n = claim ? claimed_len : header.size();
     for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xFF));
@@ -48,9 +49,10 @@ TEST_CASE("safetensors round trip: write, mmap, read back", "[safetensors]") {
     const uint16_t bf16[2] = {0x3F80, 0xC000};  // 1.0, -2.0
     const uint16_t f16[3] = {0x3C00, 0x4000, 0xBC00};
     const auto p = tmp("ok.safetensors");
-    write_safetensors(p, {{"a.weight", DType::F32, {2, 3}, f32, sizeof f32},
-                          {"b", DType::BF16, {2}, bf16, sizeof bf16},
-                          {"c", DType::F16, {3, 1}, f16, sizeof f16}},
+    write_safetensors(p,
+                      {{"a.weight", DType::F32, {2, 3}, f32, sizeof f32},
+                       {"b", DType::BF16, {2}, bf16, sizeof bf16},
+                       {"c", DType::F16, {3, 1}, f16, sizeof f16}},
                       {{"format", "pt"}});
     auto f = SafetensorsFile::open(p);
     REQUIRE(f->tensors().size() == 3);
@@ -109,7 +111,8 @@ TEST_CASE("damaged safetensors files give one clear error each", "[safetensors][
 
     const auto truncated = tmp("truncated.safetensors");
     write_raw(truncated, R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(10, '\0'));
-    CHECK(error_of(truncated).find("truncated: tensor 'x' ends at data byte 16 but the file holds 10 data bytes") != std::string::npos);
+    CHECK(error_of(truncated).find("truncated: tensor 'x' ends at data byte 16 but the file holds 10 data bytes") !=
+          std::string::npos);
 
     const auto shape = tmp("shape.safetensors");
     write_raw(shape, R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", std::string(16, '\0'));

@@ -90,7 +90,8 @@ TEST_CASE("sample_tokens draws from the full-vocabulary distribution (chi-square
     tied.select(1, 0).fill_(5.0);
     tied.select(1, 1).fill_(5.0);  // top-2 tied with the third: the full path is taken
     tied.select(1, 2).fill_(5.0);
-    for (const Case& c : {Case{warpers(0.8f, 10, 0.95f), base}, Case{warpers(1.0f, 50, 1.0f), base}, Case{warpers(1.0f, 2, 1.0f), tied}}) {
+    for (const Case& c :
+         {Case{warpers(0.8f, 10, 0.95f), base}, Case{warpers(1.0f, 50, 1.0f), base}, Case{warpers(1.0f, 2, 1.0f), tied}}) {
         CAPTURE(c.o.temperature, c.o.top_k, c.o.top_p);
         at::Tensor probs = full_probs(c.logits, c.o).squeeze(0);
         at::Generator g = at::detail::createCPUGenerator(42);

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "t5s/scheduler.h"
 #include "serve_test_support.h"
+#include "t5s/scheduler.h"
 
 using namespace t5s;
 
@@ -26,11 +26,31 @@ struct Case {
 };
 
 // Every option field is named: the request does not depend on the scheduler's defaults.
-const std::vector<std::string> kAllFields = {"max_new_tokens", "min_new_tokens", "num_beams", "length_penalty", "early_stopping",
-                                             "num_return_sequences", "do_sample", "temperature", "top_k", "top_p",
-                                             "repetition_penalty", "no_repeat_ngram_size", "seed", "no_copy", "distinct",
-                                             "max_rounds", "batch_size", "encoder_no_repeat_ngram_size", "encoder_repetition_penalty",
-                                             "bad_words_ids", "bad_words", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"};
+const std::vector<std::string> kAllFields = {"max_new_tokens",
+                                             "min_new_tokens",
+                                             "num_beams",
+                                             "length_penalty",
+                                             "early_stopping",
+                                             "num_return_sequences",
+                                             "do_sample",
+                                             "temperature",
+                                             "top_k",
+                                             "top_p",
+                                             "repetition_penalty",
+                                             "no_repeat_ngram_size",
+                                             "seed",
+                                             "no_copy",
+                                             "distinct",
+                                             "max_rounds",
+                                             "batch_size",
+                                             "encoder_no_repeat_ngram_size",
+                                             "encoder_repetition_penalty",
+                                             "bad_words_ids",
+                                             "bad_words",
+                                             "min_p",
+                                             "typical_p",
+                                             "epsilon_cutoff",
+                                             "eta_cutoff"};
 
 std::vector<Case> mixed_cases() {
     const std::vector<std::string> texts = {"paraphrase: the cat sat on the mat",
@@ -46,7 +66,10 @@ std::vector<Case> mixed_cases() {
         switch (i % 6) {
             case 0: break;  // greedy
             case 1: o.num_beams = 3, o.num_return_sequences = 2; break;
-            case 2: o.do_sample = true, o.num_return_sequences = 3, o.top_k = 20, o.top_p = 0.9f, o.temperature = 0.8f, o.seed = 100 + static_cast<int64_t>(i); break;
+            case 2:
+                o.do_sample = true, o.num_return_sequences = 3, o.top_k = 20, o.top_p = 0.9f, o.temperature = 0.8f,
+                o.seed = 100 + static_cast<int64_t>(i);
+                break;
             case 3: o.repetition_penalty = 1.3f, o.no_repeat_ngram_size = 2, o.min_new_tokens = 4; break;
             case 4: o.num_beams = 4, o.length_penalty = 0.6f, o.early_stopping = true, o.num_return_sequences = 1; break;
             case 5: o.do_sample = true, o.distinct = true, o.no_copy = true, o.num_return_sequences = 4, o.seed = 7; break;
@@ -59,10 +82,12 @@ std::vector<Case> mixed_cases() {
         o.max_new_tokens = 8 + static_cast<int>(i);
         switch (i % 3) {
             case 0: o.encoder_no_repeat_ngram_size = 2, o.encoder_repetition_penalty = 0.8f, o.bad_words = "the,cat"; break;
-            case 1: o.num_beams = 3, o.num_return_sequences = 2, o.encoder_no_repeat_ngram_size = 1, o.bad_words_ids = {{5}, {13, 8}}; break;
+            case 1:
+                o.num_beams = 3, o.num_return_sequences = 2, o.encoder_no_repeat_ngram_size = 1, o.bad_words_ids = {{5}, {13, 8}};
+                break;
             case 2:
-                o.do_sample = true, o.num_return_sequences = 3, o.top_k = 30, o.min_p = 0.05f, o.typical_p = 0.9f, o.epsilon_cutoff = 3e-4f,
-                o.eta_cutoff = 1e-3f, o.seed = 40 + static_cast<int64_t>(i);
+                o.do_sample = true, o.num_return_sequences = 3, o.top_k = 30, o.min_p = 0.05f, o.typical_p = 0.9f,
+                o.epsilon_cutoff = 3e-4f, o.eta_cutoff = 1e-3f, o.seed = 40 + static_cast<int64_t>(i);
                 break;
         }
         cases.push_back({texts[(i + 1) % texts.size()], o, kAllFields});
@@ -143,13 +168,9 @@ void run_mixed(int max_batch) {
 
 }  // namespace
 
-TEST_CASE("scheduler: mixed concurrent requests equal each request alone", "[scheduler]") {
-    run_mixed(16);
-}
+TEST_CASE("scheduler: mixed concurrent requests equal each request alone", "[scheduler]") { run_mixed(16); }
 
-TEST_CASE("scheduler: one row per step gives the same outputs", "[scheduler]") {
-    run_mixed(1);
-}
+TEST_CASE("scheduler: one row per step gives the same outputs", "[scheduler]") { run_mixed(1); }
 
 TEST_CASE("scheduler: several texts in one request each equal their alone run", "[scheduler]") {
     auto model = test::tiny_serving_model();
@@ -224,7 +245,8 @@ TEST_CASE("scheduler: live defaults apply to requests that do not name the setti
     CHECK(after.outcomes[0]->options.num_beams == 2);
     CHECK(after.outcomes[1]->options.max_new_tokens == 3);  // named: keeps its own
     CHECK(after.outcomes[1]->options.num_beams == 2);
-    CHECK(after.outcomes[0]->results[0].candidates[0].ids == model->generate({"hello world"}, after.outcomes[0]->options)[0].candidates[0].ids);
+    CHECK(after.outcomes[0]->results[0].candidates[0].ids ==
+          model->generate({"hello world"}, after.outcomes[0]->options)[0].candidates[0].ids);
 }
 
 TEST_CASE("scheduler: bad requests are refused naming the field", "[scheduler]") {

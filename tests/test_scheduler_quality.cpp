@@ -14,10 +14,10 @@
 #include <mutex>
 
 #include "quality/scored_rounds.h"
+#include "serve_test_support.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/generation_fields.h"
 #include "t5s/scheduler.h"
-#include "serve_test_support.h"
 
 using namespace t5s;
 
@@ -41,7 +41,8 @@ std::vector<std::string> all_fields() {
 struct Served {
     std::shared_ptr<std::promise<RequestOutcome>> done = std::make_shared<std::promise<RequestOutcome>>();
     std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
-    std::shared_ptr<std::vector<std::pair<size_t, Candidate>>> streamed = std::make_shared<std::vector<std::pair<size_t, Candidate>>>();
+    std::shared_ptr<std::vector<std::pair<size_t, Candidate>>> streamed =
+        std::make_shared<std::vector<std::pair<size_t, Candidate>>>();
     std::future<RequestOutcome> outcome = done->get_future();
 
     RequestEvents events() {
@@ -152,7 +153,8 @@ TEST_CASE("scheduler quality: scores, filters, ranking and rounds equal generate
     run_quality(*model, nullptr);
 }
 
-TEST_CASE("scheduler quality: with a sentence embedder, similarity filters and rank equal generate_scored", "[scheduler][quality]") {
+TEST_CASE("scheduler quality: with a sentence embedder, similarity filters and rank equal generate_scored",
+          "[scheduler][quality]") {
     auto model = test::tiny_serving_model();
     auto embedder = tiny_embedder();
     run_quality(*model, embedder.get());
@@ -194,7 +196,8 @@ TEST_CASE("scheduler quality: the task prefix is prepended as generate_scored do
 // different rounds, in batches of other shapes, they differed in the 7th digit, and a request served
 // among others ranked the tie the other way round from the same request alone. Equal encodings now
 // share one score, so that a tie stays a tie and ranking keeps decoding order.
-TEST_CASE("score_round: candidates the model sees as the same ids share one back_score and similarity across rounds", "[quality][scheduler]") {
+TEST_CASE("score_round: candidates the model sees as the same ids share one back_score and similarity across rounds",
+          "[quality][scheduler]") {
     auto model = test::tiny_serving_model();
     auto embedder = tiny_embedder();
     REQUIRE(model->tokenizer().encode("") == model->tokenizer().encode("\x0e"));
@@ -225,7 +228,8 @@ TEST_CASE("score_round: candidates the model sees as the same ids share one back
 // candidate is no paraphrase, and it used to be returned like any other.
 TEST_CASE("screening drops candidates with U+FFFD or invalid UTF-8 as invalid_text, by default", "[quality][drop_reason]") {
     const std::string source = "The caf\xC3\xA9 opens at nine.";
-    const std::vector<std::string> texts = {"The caf\xEF\xBF\xBD opens at 9.", "The caf\xC3 opens at 9.", "The caf\xC3\xA9 opens at 9."};
+    const std::vector<std::string> texts = {"The caf\xEF\xBF\xBD opens at 9.", "The caf\xC3 opens at 9.",
+                                            "The caf\xC3\xA9 opens at 9."};
     auto candidates = [&] {
         std::vector<Candidate> out;
         for (const auto& t : texts) out.push_back(Candidate{t, {}, 0.0});
@@ -252,11 +256,24 @@ TEST_CASE("screening drops candidates with U+FFFD or invalid UTF-8 as invalid_te
     CHECK(keep.dropped.empty());
     // A U+FFFD the source holds may be copied; one more than the source has is broken.
     InputRounds replaced;
-    plan_input(&replaced, "Price: \xEF\xBF\xBD" "5", {}, GenerationOptions{});
-    const auto screened = screen_round(&replaced, {Candidate{"It costs \xEF\xBF\xBD" "5", {}, 0.0}, Candidate{"\xEF\xBF\xBD\xEF\xBF\xBD" "5", {}, 0.0}},
+    plan_input(&replaced,
+               "Price: \xEF\xBF\xBD"
+               "5",
+               {}, GenerationOptions{});
+    const auto screened = screen_round(&replaced,
+                                       {Candidate{"It costs \xEF\xBF\xBD"
+                                                  "5",
+                                                  {},
+                                                  0.0},
+                                        Candidate{"\xEF\xBF\xBD\xEF\xBF\xBD"
+                                                  "5",
+                                                  {},
+                                                  0.0}},
                                        GenerationOptions{});
     REQUIRE(screened.size() == 1);
-    CHECK(screened[0].text == "It costs \xEF\xBF\xBD" "5");
+    CHECK(screened[0].text ==
+          "It costs \xEF\xBF\xBD"
+          "5");
     REQUIRE(replaced.dropped.size() == 1);
     CHECK(replaced.dropped[0].reason.kind == DropReason::InvalidText);
 }

@@ -203,9 +203,10 @@ void check_flag_ranges(const Table& fields) {
         const double bad = outside(f);
         if (!*f.flag || !f.flag_range || std::isnan(bad) || f.use != FlagUse::Table) continue;
         INFO(f.flag << " " << bad);
-        const bool integral =
-            std::visit([](auto m) { return std::is_integral_v<std::decay_t<decltype(field_ref(std::declval<S&>(), m))>>; }, f.member);
-        const cli::Args args({std::string("--") + f.flag, integral ? std::to_string(static_cast<long long>(bad)) : flag_text(bad)}, spec);
+        const bool integral = std::visit(
+            [](auto m) { return std::is_integral_v<std::decay_t<decltype(field_ref(std::declval<S&>(), m))>>; }, f.member);
+        const cli::Args args(
+            {std::string("--") + f.flag, integral ? std::to_string(static_cast<long long>(bad)) : flag_text(bad)}, spec);
         S s;
         CHECK_THROWS_WITH(cli::apply_settings_flags(args, fields, &s), Catch::Contains(std::string("--") + f.flag));
     }
@@ -243,8 +244,10 @@ TEST_CASE("training table: names, help defaults, every field through JSON", "[se
         CHECK(written[f.json] != defaults[f.json]);  // the field itself travelled
     }
     CHECK_THROWS_WITH(training_options_from_json(R"({"batch_size": 1.5})"), Catch::Contains("'batch_size' must be an integer"));
-    CHECK_THROWS_WITH(training_options_from_json(R"({"optimizer": "sgd"})"), Catch::Contains("'optimizer' must be adamw or adafactor"));
-    CHECK_THROWS_WITH(training_options_from_json(R"({"extra_data_files": "a"})"), Catch::Contains("'extra_data_files' must be a list"));
+    CHECK_THROWS_WITH(training_options_from_json(R"({"optimizer": "sgd"})"),
+                      Catch::Contains("'optimizer' must be adamw or adafactor"));
+    CHECK_THROWS_WITH(training_options_from_json(R"({"extra_data_files": "a"})"),
+                      Catch::Contains("'extra_data_files' must be a list"));
     CHECK_THROWS_WITH(training_options_from_json("{"), Catch::Contains("training options: not valid JSON"));
 }
 
@@ -293,7 +296,8 @@ TEST_CASE("range messages: one wording for tables, command line and hand-written
     CHECK(range_message("lora_dropout", from_below(0, 1), 1) == "lora_dropout must be in [0, 1) (got 1)");
     CHECK(range_message("batch_size", at_least(1), 0) == "batch_size must be >= 1 (got 0)");
     CHECK(range_message("'d_model'", above(0), -3) == "'d_model' must be > 0 (got -3)");
-    CHECK(range_message("version", at_least(0, ">= 0, where 0 is the base"), -1) == "version must be >= 0, where 0 is the base (got -1)");
+    CHECK(range_message("version", at_least(0, ">= 0, where 0 is the base"), -1) ==
+          "version must be >= 0, where 0 is the base (got -1)");
     CHECK(range_message("x", kAnyValue, "1e999") == "x must be a finite number (got 1e999)");
     // A table's message is the same function's.
     TrainingOptions o = valid_training();
@@ -323,7 +327,8 @@ TEST_CASE("range messages: one wording for tables, command line and hand-written
     CHECK(usage({"--x", "1e999"}, number) == "--x must be a finite number (got 1e999)");
 }
 
-TEST_CASE("training table: every range refused with the field's name; the cross-field rules stay", "[settings][options][fields][training]") {
+TEST_CASE("training table: every range refused with the field's name; the cross-field rules stay",
+          "[settings][options][fields][training]") {
     check_ranges(training_fields(), valid_training(), training_error);
     TrainingOptions o = valid_training();
     o.batch_size = 0;
@@ -341,7 +346,9 @@ TEST_CASE("training table: every range refused with the field's name; the cross-
 TEST_CASE("training table: train's flags parse back to every field they declare", "[settings][options][fields][training][cli]") {
     check_flags_round_trip<std::vector<TrainingField>, TrainingOptions>(training_fields(), training_json);
     check_flag_ranges<std::vector<TrainingField>, TrainingOptions>(training_fields());
-    const cli::CommandSpec spec("train", "t", {cli::settings_flags(training_fields(), TrainingOptions{}, {{"device", "D", "runtime"}, {"threads", "N", "runtime"}})});
+    const cli::CommandSpec spec(
+        "train", "t",
+        {cli::settings_flags(training_fields(), TrainingOptions{}, {{"device", "D", "runtime"}, {"threads", "N", "runtime"}})});
     std::vector<std::string> names;
     for (const auto& f : spec.flags) names.push_back(f.name);
     const auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
@@ -351,7 +358,8 @@ TEST_CASE("training table: train's flags parse back to every field they declare"
     TrainingOptions o;
     CHECK_THROWS_WITH(cli::apply_settings_flags(cli::Args({"--optimizer", "sgd"}, spec), training_fields(), &o),
                       Catch::Contains("unknown optimizer 'sgd'"));  // bad input (exit 1), as it always was
-    CHECK_THROWS_AS(cli::apply_settings_flags(cli::Args({"--lora-base-precision", "int4"}, spec), training_fields(), &o), cli::UsageError);
+    CHECK_THROWS_AS(cli::apply_settings_flags(cli::Args({"--lora-base-precision", "int4"}, spec), training_fields(), &o),
+                    cli::UsageError);
     cli::apply_settings_flags(cli::Args({"--seed", "-1"}, spec), training_fields(), &o);
     CHECK(o.seed == UINT64_MAX);
 }
@@ -369,7 +377,8 @@ TEST_CASE("learning table: learn's flags, ranges and help defaults", "[settings]
 
 TEST_CASE("serve table: flags, ranges, help defaults and the reported settings", "[settings][options][fields][serve][cli]") {
     check_names_and_defaults(serve::serve_fields(), serve::ServeConfig{});
-    check_flags_round_trip<std::vector<serve::ServeField>, serve::ServeConfig>(serve::serve_fields(), serve::serve_config_to_json);
+    check_flags_round_trip<std::vector<serve::ServeField>, serve::ServeConfig>(serve::serve_fields(),
+                                                                               serve::serve_config_to_json);
     check_flag_ranges<std::vector<serve::ServeField>, serve::ServeConfig>(serve::serve_fields());
     check_ranges(serve::serve_fields(), serve::ServeConfig{}, serve::serve_config_error);
     serve::ServeConfig c;

@@ -73,7 +73,8 @@ TEST_CASE("span detectors: UTF-8 byte offsets on whole characters, units and cas
     for (const auto& s : found) got.push_back(text.substr(s.begin, s.end - s.begin) + "|" + s.label);
     // "km" before "km/h" in the unit list; "7" without "m" of "mins"; the URL case-insensitive and
     // without the comma; ".頭": the byte before 頭 widened to the space; 走 whole.
-    CHECK(got == std::vector<std::string>{"5 km|number", "€3|number", "7|number", "HTTPS://Beispiel.de/ä?x=1|url", "1|number", "走|regex", " 頭|regex"});
+    CHECK(got == std::vector<std::string>{"5 km|number", "€3|number", "7|number", "HTTPS://Beispiel.de/ä?x=1|url", "1|number",
+                                          "走|regex", " 頭|regex"});
     const size_t url_at = text.find("HTTPS");
     CHECK(found[3].begin == url_at);
     CHECK(found[3].end == url_at + std::string("HTTPS://Beispiel.de/ä?x=1").size());

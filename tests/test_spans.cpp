@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "span_test_support.h"
 #include "spans/sentinel_guard.h"
 #include "spans/span_detect.h"
 #include "spans/span_plan.h"
@@ -14,7 +15,6 @@
 #include "t5s/error.h"
 #include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
-#include "span_test_support.h"
 
 using namespace t5s;
 using namespace t5s::spans;

@@ -14,16 +14,18 @@
 #include <optional>
 #include <ostream>
 
+#include "decode/logits_processors.h"
 #include "quality/scored_rounds.h"
 #include "serve_test_support.h"
+#include "span_test_support.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/scheduler.h"
-#include "decode/logits_processors.h"
-#include "span_test_support.h"
 
 namespace t5s {
 // How Catch2 (through c10's container printer) shows a span in a failed check.
-inline std::ostream& operator<<(std::ostream& out, const Span& s) { return out << "[" << s.start << ", " << s.end << ", " << s.label << "]"; }
+inline std::ostream& operator<<(std::ostream& out, const Span& s) {
+    return out << "[" << s.start << ", " << s.end << ", " << s.label << "]";
+}
 }  // namespace t5s
 
 using namespace t5s;
@@ -46,7 +48,8 @@ size_t occurrences(const std::string& text, const std::string& needle) {
     return n;
 }
 
-const std::vector<std::string> kTexts = {"Send 3 kg to {customer_name} by 5 pm", "我在北京住了3年", "Order [ID-4411] costs $20 at https://a.example/x"};
+const std::vector<std::string> kTexts = {"Send 3 kg to {customer_name} by 5 pm", "我在北京住了3年",
+                                         "Order [ID-4411] costs $20 at https://a.example/x"};
 const std::vector<std::vector<Span>> kSpans = {{}, {{2, 4, "LOC"}}, {}};
 
 GenerationOptions protected_options() {
@@ -149,8 +152,8 @@ TEST_CASE("spans: the serving scheduler keeps them and equals each input alone",
     std::mutex mutex;
     std::condition_variable cv;
     std::vector<std::optional<RequestOutcome>> outcomes(modes.size());
-    const std::vector<std::string> all = {"max_new_tokens", "num_beams", "num_return_sequences", "do_sample", "top_k", "seed",
-                                          "protect", "batch_size", "drop_invalid_text"};
+    const std::vector<std::string> all = {"max_new_tokens", "num_beams", "num_return_sequences", "do_sample",        "top_k",
+                                          "seed",           "protect",   "batch_size",           "drop_invalid_text"};
     for (size_t m = 0; m < modes.size(); ++m) {
         RequestEvents events;
         events.on_done = [&, m](const RequestOutcome& o) {

@@ -9,9 +9,9 @@
 #include <random>
 #include <string>
 
-#include "text/spiece_validate.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
+#include "text/spiece_validate.h"
 
 using namespace t5s;
 
@@ -79,7 +79,7 @@ std::string with_piece(const std::string& model, size_t index, const std::string
             std::string p;
             put_bytes(&p, 1, piece);
             p += std::string("\x15\0\0\0\0", 5);  // score 0.0
-            p.push_back(0x18);                     // type
+            p.push_back(0x18);                    // type
             put_varint(&p, static_cast<uint64_t>(type));
             put_bytes(&out, 1, p);
         } else {
@@ -225,12 +225,14 @@ TEST_CASE("spiece: a bad trainer spec, piece type or normalizer name is refused 
     const std::string model = real_model();
     const uint64_t minus_one = ~uint64_t{0};  // int32 -1 on the wire: sign-extended to 64 bits
     CHECK_THAT(error_of(with_spec_field(model, 2, 3, 9)), Catch::Contains("trainer_spec.model_type 9"));
-    CHECK_THAT(error_of(with_spec_field(model, 2, 40, 32000)), Catch::Contains("trainer_spec.unk_id 32000 is outside the 32000 pieces"));
+    CHECK_THAT(error_of(with_spec_field(model, 2, 40, 32000)),
+               Catch::Contains("trainer_spec.unk_id 32000 is outside the 32000 pieces"));
     CHECK_THAT(error_of(with_spec_field(model, 2, 40, minus_one)), Catch::Contains("unk_id must name a piece"));
     CHECK_THAT(error_of(with_spec_field(model, 2, 43, 1u << 20)), Catch::Contains("trainer_spec.pad_id"));
     CHECK(error_of(with_spec_field(model, 2, 41, minus_one)).empty());  // bos disabled, as in T5: fine
     CHECK_THAT(error_of(with_piece(model, 5, "\xE2\x96\x81x", 9)), Catch::Contains("piece 5 has unknown type 9"));
-    CHECK_THAT(error_of(with_spec_field(model, 3, 1, 0, "nfkd_magic")), Catch::Contains("normalizer_spec.name: unknown normalizer 'nfkd_magic'"));
+    CHECK_THAT(error_of(with_spec_field(model, 3, 1, 0, "nfkd_magic")),
+               Catch::Contains("normalizer_spec.name: unknown normalizer 'nfkd_magic'"));
     CHECK(error_of(with_spec_field(model, 3, 1, 0, "nfkc")).empty());
     for (const std::string& bad : {with_spec_field(model, 2, 3, 9), with_piece(model, 5, "x", 0)})
         CHECK_THAT(error_of(bad), Catch::StartsWith(kName));

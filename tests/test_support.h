@@ -1,11 +1,11 @@
 #pragma once
 // Helpers shared by the engine tests: golden files, paths, comparisons.
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "t5s/generation_fields.h"
@@ -29,7 +29,8 @@ inline nlohmann::json golden(const std::string& name) { return load_json(data_di
 class TempDir {
 public:
     explicit TempDir(const std::string& tag)
-        : path_(std::filesystem::temp_directory_path() / ("t5s_" + tag + "_" + std::to_string(counter()++) + "_" + std::to_string(::getpid()))) {
+        : path_(std::filesystem::temp_directory_path() /
+                ("t5s_" + tag + "_" + std::to_string(counter()++) + "_" + std::to_string(::getpid()))) {
         std::filesystem::remove_all(path_);
         std::filesystem::create_directories(path_);
     }

@@ -24,9 +24,15 @@ bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x8
 // engine/src/text/unicode_space.h utf8_decode: lenient (the length from the lead byte alone).
 size_t lenient_decode(std::string_view s, size_t i, char32_t* out) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) { *out = c; return 1; }
+    if (c < 0x80) {
+        *out = c;
+        return 1;
+    }
     size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
-    if (i + len > s.size()) { *out = c; return 1; }
+    if (i + len > s.size()) {
+        *out = c;
+        return 1;
+    }
     char32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
     for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     *out = cp;
@@ -130,7 +136,10 @@ std::vector<std::string_view> ui_split(std::string_view s) {
         size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
         if (i + n > s.size()) n = 1;
         for (size_t k = 1; k < n; ++k)
-            if (!continuation(s[i + k])) { n = 1; break; }
+            if (!continuation(s[i + k])) {
+                n = 1;
+                break;
+            }
         out.push_back(s.substr(i, n));
         i += n;
     }
@@ -142,13 +151,22 @@ size_t first_invalid(std::string_view s) {
     const size_t n = s.size();
     for (size_t i = 0; i < n;) {
         unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) { ++i; continue; }
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
         int len;
         unsigned cp;
-        if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-        else return i;
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else return i;
         if (i + len > n) return i;
         for (int k = 1; k < len; ++k) {
             unsigned char cc = static_cast<unsigned char>(s[i + k]);
@@ -167,15 +185,36 @@ size_t first_invalid(std::string_view s) {
 
 namespace {
 
-const std::vector<std::string> kValid = {
-    "", "a", "plain ASCII text", "Zürich", "Zu\u0308rich", "日本語のテキスト", "a\U0001F600b",
-    "\U0001F600\U0001F469\u200D\U0001F4BB", "mixed: é 日 \U00010348 end", "\u00A0\u3000 spaces", "\U0010FFFF\uFFFD\u0800\u0080\u007F"};
+const std::vector<std::string> kValid = {"",
+                                         "a",
+                                         "plain ASCII text",
+                                         "Zürich",
+                                         "Zu\u0308rich",
+                                         "日本語のテキスト",
+                                         "a\U0001F600b",
+                                         "\U0001F600\U0001F469\u200D\U0001F4BB",
+                                         "mixed: é 日 \U00010348 end",
+                                         "\u00A0\u3000 spaces",
+                                         "\U0010FFFF\uFFFD\u0800\u0080\u007F"};
 
 // Malformed bytes: stray continuations, truncated sequences, overlongs, surrogates, values past
 // U+10FFFF, bytes that are never UTF-8.
-const std::vector<std::string> kMalformed = {
-    "\x80", "a\x80" "b", "\x80\x80\x80\x80\x80", "\xE6\x97", "\xE6\x97" "a", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80",
-    "\xF0\x9F\x98", "x\xF0\x9F\x98", "\xFF\xFE", "\xC2", "\xE0\x80\x80", "\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64"};
+const std::vector<std::string> kMalformed = {"\x80",
+                                             "a\x80"
+                                             "b",
+                                             "\x80\x80\x80\x80\x80",
+                                             "\xE6\x97",
+                                             "\xE6\x97"
+                                             "a",
+                                             "\xC0\x80",
+                                             "\xED\xA0\x80",
+                                             "\xF4\x90\x80\x80",
+                                             "\xF0\x9F\x98",
+                                             "x\xF0\x9F\x98",
+                                             "\xFF\xFE",
+                                             "\xC2",
+                                             "\xE0\x80\x80",
+                                             "\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64"};
 
 std::vector<std::string> all_texts() {
     std::vector<std::string> out = kValid;
@@ -305,20 +344,30 @@ TEST_CASE("text offsets: validation names the same byte as before", "[text_offse
 TEST_CASE("text offsets: where the old copies read malformed bytes differently (pinned changes)", "[text_offsets]") {
     // A stray continuation byte: span_plan's decoder took it for a 4-byte lead and swallowed
     // three more bytes; span_json's count and the slicers merged it into the code point before.
-    const std::string stray = "\x80" "abc";
+    const std::string stray =
+        "\x80"
+        "abc";
     CHECK(old_copies::span_code_point_offset(stray, stray.size()) == 1);
     CHECK(code_point_length(stray) == 4);
-    const std::string inner = "a\x80" "b";
+    const std::string inner =
+        "a\x80"
+        "b";
     CHECK(old_copies::span_json_length(inner) == 2);
     CHECK(old_copies::input_slice(inner, 0, 1) == "a\x80");
     CHECK(code_point_length(inner) == 3);
     CHECK(str(code_point_slice(inner, 0, 1)) == "a");
     // Cutting before a stray continuation byte backed off to the character before it.
-    CHECK(old_copies::cut("ab\x80\x80" "c", 3) == "a");
-    CHECK(str(utf8_prefix("ab\x80\x80" "c", 3)) == "ab\x80");
+    CHECK(old_copies::cut("ab\x80\x80"
+                          "c",
+                          3) == "a");
+    CHECK(str(utf8_prefix("ab\x80\x80"
+                          "c",
+                          3)) == "ab\x80");
     // A truncated sequence followed by ASCII: the UI and stop strings made one piece per byte;
     // now the truncated prefix is one code point, as Python decodes it.
-    const std::string truncated = "\xE6\x97" "a";
+    const std::string truncated =
+        "\xE6\x97"
+        "a";
     CHECK(old_copies::ui_split(truncated).size() == 3);
     CHECK(old_copies::stop_code_points(truncated) == U"\uFFFD\uFFFDa");
     CHECK(split_code_points(truncated).size() == 2);

@@ -10,9 +10,9 @@
 #include "t5s/tokenizer.h"
 #include "test_support.h"
 
+using nlohmann::json;
 using t5s::EmbedTokenizer;
 using t5s::Tokenizer;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "t5s/error.h"
 #include "t5s/device.h"
+#include "t5s/error.h"
 #include "test_support.h"
 
 using namespace t5s;

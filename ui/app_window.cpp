@@ -11,11 +11,11 @@
 #include <sstream>
 
 #define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 #include <GL/gl.h>
-#include <imgui.h>
+#include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 #include <imgui_internal.h>
 
 #include "controller.h"
@@ -45,7 +45,7 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
         if (a == "--model") {
             if (!value(o.model)) return false;
             try {
-                o.model = hub::resolve_model(o.model).string();  // a folder, or ORG/NAME[@REV] from the HF cache
+                o.model = hub::resolve_model(o.model).string();      // a folder, or ORG/NAME[@REV] from the HF cache
                 if (const auto base = hub::adapter_base(o.model)) {  // an adapter folder: its base with it, as the CLI does
                     if (!base->dir) {
                         *error = o.model + " is a LoRA adapter (base " + (base->name.empty() ? "unnamed" : base->name) +
@@ -59,16 +59,22 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error)
                 *error = e.what();
                 return false;
             }
-        }
-        else if (a == "--history") { if (!value(o.history_db)) return false; }
-        else if (a == "--config-dir") { if (!value(o.config_dir)) return false; }
-        else if (a == "--test-script") { if (!value(o.test_script)) return false; }
-        else if (a == "--screenshot-dir") { if (!value(o.screenshot_dir)) return false; }
-        else if (a == "--scale") {
+        } else if (a == "--history") {
+            if (!value(o.history_db)) return false;
+        } else if (a == "--config-dir") {
+            if (!value(o.config_dir)) return false;
+        } else if (a == "--test-script") {
+            if (!value(o.test_script)) return false;
+        } else if (a == "--screenshot-dir") {
+            if (!value(o.screenshot_dir)) return false;
+        } else if (a == "--scale") {
             if (!value(v)) return false;
             constexpr FieldRange kScales = from_to(0.5, 3);
             o.scale = std::strtof(v.c_str(), nullptr);
-            if (!settings_in_range(kScales, o.scale)) { *error = range_message("--scale", kScales, v); return false; }
+            if (!settings_in_range(kScales, o.scale)) {
+                *error = range_message("--scale", kScales, v);
+                return false;
+            }
         } else if (a == "--size") {
             if (!value(v) || std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240) {
                 *error = "--size wants WxH, e.g. 1600x1000";
@@ -90,7 +96,7 @@ public:
     int run();
 
 private:
-    bool open_window();                                    // GLFW + OpenGL 3.3 + ImGui; false: said why
+    bool open_window();  // GLFW + OpenGL 3.3 + ImGui; false: said why
     void start_engine(const std::filesystem::path& history, bool have_settings, const std::string& warning);
     bool load_test_script(const std::filesystem::path& history);  // false: said why
     void close_window();
@@ -120,9 +126,7 @@ private:
     std::string last_saved_json_;
 };
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // The Models window's data: the shipped catalogue (read once, like the settings) and the app's
 // own models folder (listed beside the Hugging Face cache).
@@ -157,7 +161,8 @@ bool App::open_window() {
     glfwMakeContextCurrent(window_);
     glfwSwapInterval(opts_.test_script.empty() ? 1 : 0);
     glfwSetWindowUserPointer(window_, this);
-    glfwSetDropCallback(window_, [](GLFWwindow* w, int n, const char** p) { static_cast<App*>(glfwGetWindowUserPointer(w))->on_drop(n, p); });
+    glfwSetDropCallback(
+        window_, [](GLFWwindow* w, int n, const char** p) { static_cast<App*>(glfwGetWindowUserPointer(w))->on_drop(n, p); });
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
@@ -183,7 +188,7 @@ void App::start_engine(const std::filesystem::path& history, bool have_settings,
     if (have_settings) restore_settings(settings_, st);
     init_models_window(st);
     ctl_->workspace().list_recipes(asset_file("recipes"));  // the shipped recipes, for the workspace's picker
-    st.learn.root = (data_dir() / "learning").string();  // one versions folder per base model below it
+    st.learn.root = (data_dir() / "learning").string();     // one versions folder per base model below it
     if (!warning.empty()) ctl_->log(true, warning);
     if (!fonts_->has_cjk_font()) ctl_->log(true, "no CJK font found (install fonts-noto-cjk): CJK text shows as boxes");
     if (opts_.scale > 0) st.dpi_scale = opts_.scale;

@@ -8,9 +8,7 @@
 
 namespace t5s::ui {
 
-const char* state_label(CandidateState state) {
-    return state == CandidateState::None ? "pending" : to_string(state);
-}
+const char* state_label(CandidateState state) { return state == CandidateState::None ? "pending" : to_string(state); }
 
 CandidateVm candidate_vm(const Candidate& c) {
     CandidateVm vm;
@@ -64,7 +62,8 @@ void CandidateList::sort(RankBy key) {
 }
 
 bool CandidateList::all_have_similarity() const {
-    return !items_.empty() && std::all_of(items_.begin(), items_.end(), [](const CandidateVm& c) { return c.similarity.has_value(); });
+    return !items_.empty() &&
+           std::all_of(items_.begin(), items_.end(), [](const CandidateVm& c) { return c.similarity.has_value(); });
 }
 
 int CandidateList::position_of(int index) const {

@@ -20,9 +20,9 @@ namespace t5s::ui {
 const char* state_label(CandidateState state);
 
 struct CandidateVm {
-    int index = 0;             // place in the generation (the history's candidate index)
-    std::string text;          // as generated
-    std::string edited;        // final text when Edited
+    int index = 0;       // place in the generation (the history's candidate index)
+    std::string text;    // as generated
+    std::string edited;  // final text when Edited
     double score = 0.0;
     // Quality scores (t5s::Candidate); empty when not computed (similarity without an embedder).
     std::optional<double> similarity, back_score, change, fluency;
@@ -32,7 +32,7 @@ struct CandidateVm {
     // carry_spans: a span the edit removed is not shown); spans the decoder had to force.
     std::vector<Span> spans, edited_spans;
     int forced_spans = 0;
-    Route route;               // a recipe's candidate: the steps it came through and their texts; else empty
+    Route route;  // a recipe's candidate: the steps it came through and their texts; else empty
     const std::string& final_text() const { return state == CandidateState::Edited ? edited : text; }
     const std::vector<Span>& final_spans() const { return state == CandidateState::Edited ? edited_spans : spans; }
 };

@@ -66,7 +66,8 @@ void Controller::set_engine_dead(bool dead, const std::string& message) {
     s_.death_message = message;
     if (dead) {
         // Everything in flight is lost.
-        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &models_, &ws_, &batch_, &history_, &export_, &training_, &learning_})
+        for (PanelController* p : std::initializer_list<PanelController*>{&model_, &models_, &ws_, &batch_, &history_, &export_,
+                                                                          &training_, &learning_})
             p->engine_died();
         s_.job_kind.clear();
         ctx_.release_all();
@@ -125,10 +126,15 @@ void Controller::perform(Action a) {
         case Action::PrevRow: ws_.goto_row(ws.queue_pos - 1); break;
         case Action::SelectNext: ws.list.select_next(); break;
         case Action::SelectPrev: ws.list.select_prev(); break;
-        case Action::Select1: case Action::Select2: case Action::Select3: case Action::Select4: case Action::Select5:
-        case Action::Select6: case Action::Select7: case Action::Select8: case Action::Select9:
-            ws.list.select(int(a) - int(Action::Select1));
-            break;
+        case Action::Select1:
+        case Action::Select2:
+        case Action::Select3:
+        case Action::Select4:
+        case Action::Select5:
+        case Action::Select6:
+        case Action::Select7:
+        case Action::Select8:
+        case Action::Select9: ws.list.select(int(a) - int(Action::Select1)); break;
         case Action::ToggleHelp: s_.show_help = !s_.show_help; break;
         case Action::OpenExport: s_.exp.open = true; break;
         case Action::OpenModel: s_.focus_model_path = true; break;

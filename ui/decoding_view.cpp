@@ -22,10 +22,28 @@ DecodingControl control_of(const GenerationField& f) {
 bool shown_in_workspace_settings(const GenerationField& field) {
     // What ui/panels/workspace_panel.cpp (draw_settings), span_widgets.cpp (protect) and
     // score_widgets.cpp (thresholds, sort) draw; task_prefix is the panel's own box above the source.
-    static const std::set<std::string> kShown = {
-        "do_sample", "distinct", "no_copy", "temperature", "top_p", "top_k", "repetition_penalty", "num_return_sequences",
-        "num_beams", "max_new_tokens", "batch_size", "seed", "task_prefix", "protect", "protect_regex", "min_similarity",
-        "max_similarity", "min_change", "max_change", "min_back_score", "near_duplicate", "rank"};
+    static const std::set<std::string> kShown = {"do_sample",
+                                                 "distinct",
+                                                 "no_copy",
+                                                 "temperature",
+                                                 "top_p",
+                                                 "top_k",
+                                                 "repetition_penalty",
+                                                 "num_return_sequences",
+                                                 "num_beams",
+                                                 "max_new_tokens",
+                                                 "batch_size",
+                                                 "seed",
+                                                 "task_prefix",
+                                                 "protect",
+                                                 "protect_regex",
+                                                 "min_similarity",
+                                                 "max_similarity",
+                                                 "min_change",
+                                                 "max_change",
+                                                 "min_back_score",
+                                                 "near_duplicate",
+                                                 "rank"};
     return kShown.count(field.json) > 0;
 }
 

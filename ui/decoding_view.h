@@ -48,15 +48,15 @@ struct FieldTextVm {
 };
 
 struct PasteSettingsVm {
-    bool open = false;           // the box is shown
-    std::string text;            // what was pasted
-    std::string error;           // the text could not be read at all (nothing applied)
+    bool open = false;                     // the box is shown
+    std::string text;                      // what was pasted
+    std::string error;                     // the text could not be read at all (nothing applied)
     std::optional<PastedSettings> result;  // the last Apply: what was applied and what not
-    std::string conflict;        // the settings now cannot generate together (validate's message)
+    std::string conflict;                  // the settings now cannot generate together (validate's message)
 };
 
 struct DecodingVm {
-    bool open_advanced = false;                   // one-shot: expand the section (the test driver asks)
+    bool open_advanced = false;                     // one-shot: expand the section (the test driver asks)
     std::map<std::string, FieldTextVm> field_text;  // by JSON name
     PasteSettingsVm paste;
 };

@@ -27,10 +27,9 @@ FontManager::FontManager(std::string font_path) : font_path_(std::move(font_path
 }
 
 std::string FontManager::find_cjk_font() {
-    for (const char* p : {"/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
-                          "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc",
-                          "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-                          "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"}) {
+    for (const char* p :
+         {"/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc",
+          "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"}) {
         std::error_code ec;
         if (std::filesystem::exists(p, ec)) return p;
     }
@@ -47,7 +46,10 @@ void FontManager::note(std::string_view text) {
     // Fast path: pure ASCII needs nothing.
     bool ascii = true;
     for (char c : text)
-        if (static_cast<unsigned char>(c) >= 0x80) { ascii = false; break; }
+        if (static_cast<unsigned char>(c) >= 0x80) {
+            ascii = false;
+            break;
+        }
     if (ascii) return;
     for (const char32_t cp : decode_code_points(text)) {
         // Control characters have no glyph, and a 0 would end ImGui's glyph ranges: the whole font
@@ -68,8 +70,7 @@ void FontManager::set_size(float pixels) {
     }
 }
 
-bool FontManager::fill_atlas(ImFontAtlas* atlas, std::set<unsigned>& glyphs, float size,
-                             std::vector<ImWchar>& ranges_out) const {
+bool FontManager::fill_atlas(ImFontAtlas* atlas, std::set<unsigned>& glyphs, float size, std::vector<ImWchar>& ranges_out) const {
     atlas->Clear();
     if (font_data_.empty()) {
         ImFontConfig cfg;
@@ -85,7 +86,7 @@ bool FontManager::fill_atlas(ImFontAtlas* atlas, std::set<unsigned>& glyphs, flo
         ranges_out.assign(ranges.begin(), ranges.end());
         ImFontConfig cfg;
         cfg.FontDataOwnedByAtlas = false;  // font_data_ outlives every atlas (read-only: safe to share)
-        cfg.FontNo = 0;  // Noto Sans CJK JP (covers kana, kanji and hanzi shapes)
+        cfg.FontNo = 0;                    // Noto Sans CJK JP (covers kana, kanji and hanzi shapes)
         cfg.OversampleH = 1;
         cfg.OversampleV = 1;
         cfg.PixelSnapH = true;

@@ -21,9 +21,9 @@ public:
     explicit FontManager(std::string font_path = {});
     static std::string find_cjk_font();  // Debian's Noto Sans CJK / WenQuanYi, or ""
 
-    void note(std::string_view text);              // remember every code point of a text shown
+    void note(std::string_view text);  // remember every code point of a text shown
     bool needs_rebuild() const { return dirty_; }
-    void set_size(float pixels);                   // base size * DPI scale
+    void set_size(float pixels);  // base size * DPI scale
     float size() const { return size_; }
     bool has_cjk_font() const { return !font_data_.empty(); }
     const std::string& font_path() const { return font_path_; }

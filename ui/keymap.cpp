@@ -46,7 +46,8 @@ Keymap::Keymap() {
         {Action::ZoomOut, k(GLFW_KEY_MINUS, true), "Zoom out", "Smaller UI (DPI scale -10%)"},
         {Action::OpenTraining, k(GLFW_KEY_T, true), "Training", "Open the training panel (fine-tune a model)"},
         {Action::OpenModels, k(GLFW_KEY_M, true), "Models", "Open the Models window (local models, downloads from the Hub)"},
-        {Action::OpenLearning, k(GLFW_KEY_L, true), "Learning", "Open the Learning window (adapter versions learned from your decisions)"},
+        {Action::OpenLearning, k(GLFW_KEY_L, true), "Learning",
+         "Open the Learning window (adapter versions learned from your decisions)"},
     };
 }
 
@@ -56,9 +57,7 @@ const Binding* Keymap::find(Action action) const {
     return nullptr;
 }
 
-bool Keymap::works_while_typing(const KeyChord& c) {
-    return c.ctrl || c.alt || (c.key >= GLFW_KEY_F1 && c.key <= GLFW_KEY_F25);
-}
+bool Keymap::works_while_typing(const KeyChord& c) { return c.ctrl || c.alt || (c.key >= GLFW_KEY_F1 && c.key <= GLFW_KEY_F25); }
 
 std::optional<Action> Keymap::match(const KeyChord& chord, bool text_input_active) const {
     for (const auto& b : bindings_) {

@@ -8,14 +8,47 @@
 namespace t5s::ui {
 
 enum class Action {
-    Generate, CancelJob, Accept, Reject, Edit, Undo, Redo, AcceptAndNext, NextRow, PrevRow,
-    SelectNext, SelectPrev, Select1, Select2, Select3, Select4, Select5, Select6, Select7, Select8, Select9,
-    ToggleHelp, OpenExport, OpenModel, OpenBatch, FocusSource, FocusHistorySearch, SendToInput,
-    RestartEngine, ResetLayout, ZoomIn, ZoomOut, ReviewQueue, OpenTraining, OpenModels, OpenLearning, ProtectSelection,
+    Generate,
+    CancelJob,
+    Accept,
+    Reject,
+    Edit,
+    Undo,
+    Redo,
+    AcceptAndNext,
+    NextRow,
+    PrevRow,
+    SelectNext,
+    SelectPrev,
+    Select1,
+    Select2,
+    Select3,
+    Select4,
+    Select5,
+    Select6,
+    Select7,
+    Select8,
+    Select9,
+    ToggleHelp,
+    OpenExport,
+    OpenModel,
+    OpenBatch,
+    FocusSource,
+    FocusHistorySearch,
+    SendToInput,
+    RestartEngine,
+    ResetLayout,
+    ZoomIn,
+    ZoomOut,
+    ReviewQueue,
+    OpenTraining,
+    OpenModels,
+    OpenLearning,
+    ProtectSelection,
 };
 
 struct KeyChord {
-    int key = 0;        // GLFW_KEY_*
+    int key = 0;  // GLFW_KEY_*
     bool ctrl = false;
     bool shift = false;
     bool alt = false;
@@ -39,8 +72,8 @@ public:
     std::optional<Action> match(const KeyChord& chord, bool text_input_active) const;
     // "Ctrl+Enter", "A", "F1" ...
     static std::string chord_label(const KeyChord& chord);
-    std::string label(Action action) const;         // chord label of the action ("" if unbound)
-    std::string tooltip(Action action) const;       // "Accept the selected candidate  [A]"
+    std::string label(Action action) const;    // chord label of the action ("" if unbound)
+    std::string tooltip(Action action) const;  // "Accept the selected candidate  [A]"
     // True when the chord works while typing (has Ctrl/Alt or is a function key).
     static bool works_while_typing(const KeyChord& chord);
 

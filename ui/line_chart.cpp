@@ -47,7 +47,8 @@ void draw_sparkline(const char* id, const std::vector<double>& ys, float width, 
             const size_t k = std::min(i, n - 1);
             pts.emplace_back(p0.x + width * float(k) / float(n - 1), p0.y + 1.0f + (height - 2.0f) * float((*hi - ys[k]) / span));
         }
-        if (pts.back().x < p0.x + width - 0.5f) pts.emplace_back(p0.x + width, p0.y + 1.0f + (height - 2.0f) * float((*hi - ys.back()) / span));
+        if (pts.back().x < p0.x + width - 0.5f)
+            pts.emplace_back(p0.x + width, p0.y + 1.0f + (height - 2.0f) * float((*hi - ys.back()) / span));
         ImGui::GetWindowDrawList()->AddPolyline(pts.data(), int(pts.size()), color, 0, 1.5f);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%zu steps: %.3f at the first, %.3f lowest, %.3f at the last", n, ys.front(), *lo, ys.back());
@@ -59,7 +60,7 @@ namespace {
 
 // The plot area on screen and the data window it shows.
 struct ChartFrame {
-    ImVec2 a, b;            // plot area corners (top-left, bottom-right)
+    ImVec2 a, b;  // plot area corners (top-left, bottom-right)
     double x_min, x_max, y_max;
     ImVec2 to_screen(double x, double y) const {
         const float fx = float((x - x_min) / (x_max - x_min));
@@ -150,8 +151,8 @@ void draw_hover(ImDrawList* dl, const ChartFrame& f, const std::vector<ChartLine
 
 }  // namespace
 
-void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
-                     float height, XAxis x_axis) {
+void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s, float height,
+                     XAxis x_axis) {
     ImGui::PushID(id);
     const float width = std::max(ImGui::GetContentRegionAvail().x, 50.0f);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -160,8 +161,8 @@ void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit u
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float left = ImGui::CalcTextSize("0000.0 MiB").x + 6.0f;
     const float bottom = ImGui::GetTextLineHeight() + 2.0f;
-    ChartFrame f{ImVec2(p0.x + left, p0.y + 2.0f), ImVec2(p0.x + width - 4.0f, p0.y + height - bottom),
-                 now_s - window_s, now_s, 0.0};
+    ChartFrame f{ImVec2(p0.x + left, p0.y + 2.0f), ImVec2(p0.x + width - 4.0f, p0.y + height - bottom), now_s - window_s, now_s,
+                 0.0};
     f.y_max = chart_y_max(lines, unit, f.x_min);
     dl->AddRectFilled(f.a, f.b, IM_COL32(25, 27, 32, 255));
     dl->AddRect(f.a, f.b, IM_COL32(90, 90, 100, 255));

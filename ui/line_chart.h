@@ -16,7 +16,10 @@ public:
     double x(size_t i) const { return data_[(offset_ + i) % data_.size()].first; }
     double y(size_t i) const { return data_[(offset_ + i) % data_.size()].second; }
     double last_y() const { return data_.empty() ? 0.0 : y(size() - 1); }
-    void clear() { data_.clear(); offset_ = 0; }
+    void clear() {
+        data_.clear();
+        offset_ = 0;
+    }
 
 private:
     size_t capacity_;
@@ -38,8 +41,8 @@ enum class XAxis { SecondsAgo, Absolute };
 
 // Draws the lines over the last `window_s` seconds ending at `now_s`; y from 0 to the visible max.
 // Sparse series (<= 64 points, e.g. eval losses) also get a dot per point, so one point shows.
-void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s,
-                     float height, XAxis x_axis = XAxis::SecondsAgo);
+void draw_line_chart(const char* id, const std::vector<ChartLine>& lines, Unit unit, double now_s, double window_s, float height,
+                     XAxis x_axis = XAxis::SecondsAgo);
 
 // A curve without axes in a `size` box (e.g. a table cell), y scaled to the values' own min..max so
 // its shape shows; hovering it shows the first, lowest and last values.

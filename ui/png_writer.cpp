@@ -12,8 +12,7 @@
 
 namespace t5s::ui {
 
-bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, int x, int y, int w, int h,
-                          std::string* error) {
+bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, int x, int y, int w, int h, std::string* error) {
     x = std::clamp(x, 0, fb_width);
     y = std::clamp(y, 0, fb_height);
     w = std::clamp(w, 0, fb_width - x);
@@ -29,8 +28,7 @@ bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, 
     // GL rows go bottom-up; PNG rows top-down.
     std::vector<unsigned char> flipped(pixels.size());
     const size_t row = size_t(w) * 4;
-    for (int r = 0; r < h; ++r)
-        std::copy_n(pixels.data() + size_t(h - 1 - r) * row, row, flipped.data() + size_t(r) * row);
+    for (int r = 0; r < h; ++r) std::copy_n(pixels.data() + size_t(h - 1 - r) * row, row, flipped.data() + size_t(r) * row);
     for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
     try {
         t5s::write_file_atomic(path, t5s::encode_png(flipped.data(), w, h, 4));

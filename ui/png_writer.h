@@ -5,7 +5,6 @@
 namespace t5s::ui {
 
 // x, y, w, h in framebuffer pixels with y from the top. Returns false (and a message) on failure.
-bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, int x, int y, int w, int h,
-                          std::string* error);
+bool save_framebuffer_png(const std::string& path, int fb_width, int fb_height, int x, int y, int w, int h, std::string* error);
 
 }  // namespace t5s::ui

@@ -10,9 +10,7 @@ namespace t5s::ui {
 
 namespace {
 
-float unit(double v) {
-    return float(std::clamp(v, 0.0, 1.0));
-}
+float unit(double v) { return float(std::clamp(v, 0.0, 1.0)); }
 
 ScoreBar bar_of(const std::optional<double>& value, const std::optional<double>& low, const std::optional<double>& high) {
     ScoreBar bar;
@@ -20,19 +18,15 @@ ScoreBar bar_of(const std::optional<double>& value, const std::optional<double>&
     if (high) bar.high = unit(*high);
     if (!value) return bar;  // Absent
     bar.fill = unit(*value);
-    if (!low && !high)
-        bar.tone = BarTone::Neutral;
-    else
-        bar.tone = (low && *value < *low) || (high && *value > *high) ? BarTone::Outside : BarTone::Inside;
+    if (!low && !high) bar.tone = BarTone::Neutral;
+    else bar.tone = (low && *value < *low) || (high && *value > *high) ? BarTone::Outside : BarTone::Inside;
     return bar;
 }
 
 std::string format_score(const char* name, const std::optional<double>& v, const char* missing) {
     char line[96];
-    if (v)
-        std::snprintf(line, sizeof line, "%-10s %.3f", name, *v);
-    else
-        std::snprintf(line, sizeof line, "%-10s n/a (%s)", name, missing);
+    if (v) std::snprintf(line, sizeof line, "%-10s %.3f", name, *v);
+    else std::snprintf(line, sizeof line, "%-10s n/a (%s)", name, missing);
     return line;
 }
 
@@ -42,9 +36,7 @@ ScoreBar similarity_bar(const CandidateVm& c, const GenerationOptions& o) {
     return bar_of(c.similarity, o.min_similarity, o.max_similarity);
 }
 
-ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) {
-    return bar_of(c.change, o.min_change, o.max_change);
-}
+ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) { return bar_of(c.change, o.min_change, o.max_change); }
 
 std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
     const std::optional<DropCause> reason = filter_reason(candidate_scores(c), o);
@@ -74,9 +66,7 @@ std::string score_line(const CandidateScores& s) {
     return out;
 }
 
-RankBy display_rank_key(RankBy rank, const CandidateList& list) {
-    return effective_rank(rank, list.all_have_similarity());
-}
+RankBy display_rank_key(RankBy rank, const CandidateList& list) { return effective_rank(rank, list.all_have_similarity()); }
 
 void count_reasons(const std::vector<DroppedCandidate>& dropped, ReasonCounts* counts) {
     for (const auto& d : dropped) ++(*counts)[d.reason];

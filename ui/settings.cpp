@@ -83,7 +83,8 @@ AppSettings settings_from_json(const std::string& text, std::string* warning) {
         if (const auto l = j.find("learn"); l != j.end() && l->is_object()) {
             s.learn_enabled = l->value("enabled", false);
             s.learn.every = static_cast<int64_t>(clamp_learning_option("min_new_pairs", l->value("every", s.learn.every)));
-            s.learn.max_steps = static_cast<int64_t>(clamp_learning_option("max_steps", l->value("max_steps", s.learn.max_steps)));
+            s.learn.max_steps =
+                static_cast<int64_t>(clamp_learning_option("max_steps", l->value("max_steps", s.learn.max_steps)));
             s.learn.lr = clamp_learning_option("lr", l->value("lr", s.learn.lr));
         }
         s.imgui_ini = j.value("imgui_ini", std::string());

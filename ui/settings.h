@@ -21,20 +21,20 @@ struct AppSettings {
     std::map<std::string, std::string> task_prefix;  // per model path
     std::string last_model;
     std::vector<std::string> recent_embedders;
-    std::string last_embedder;  // filled into the embedder field, not loaded at start
+    std::string last_embedder;                                 // filled into the embedder field, not loaded at start
     std::map<std::string, std::vector<std::string>> adapters;  // LoRA adapters listed per base model path
-    Device device = Device::Auto;  // stored by name; files before names held the combo index
+    Device device = Device::Auto;                              // stored by name; files before names held the combo index
     Precision precision = Precision::Fp32;
     GenerationOptions options;
     bool random_seed = true;
     std::string export_path;
     std::string batch_path;
     int per_row = 3;
-    bool learn_enabled = false;  // "learn from my decisions"
-    LearningRoundSettings learn;  // the rounds' settings; settings.json keeps "every", "max_steps" and "lr"
+    bool learn_enabled = false;                  // "learn from my decisions"
+    LearningRoundSettings learn;                 // the rounds' settings; settings.json keeps "every", "max_steps" and "lr"
     std::vector<std::string> recent_recipes;     // recipe files opened or saved, most recent first
     std::vector<std::string> pending_downloads;  // "ORG/NAME@REV" not finished at exit: resumable
-    std::string imgui_ini;  // ImGui window layout (SaveIniSettingsToMemory)
+    std::string imgui_ini;                       // ImGui window layout (SaveIniSettingsToMemory)
 };
 
 // A learning option's value inside the app's range for it, from its row of the field table

@@ -53,7 +53,7 @@ SpanColour span_colour(const std::string& label) {
     if (label == "url") return {18, 140, 125};
     if (label == "email") return {175, 80, 40};
     if (label == "regex") return {125, 135, 20};
-    static const SpanColour palette[] = {{190, 55, 65}, {45, 150, 70}, {185, 70, 150}, {30, 130, 170},
+    static const SpanColour palette[] = {{190, 55, 65}, {45, 150, 70},  {185, 70, 150}, {30, 130, 170},
                                          {205, 95, 30}, {120, 85, 200}, {25, 150, 150}, {165, 120, 30}};
     uint32_t h = 2166136261u;  // FNV-1a: the same colour for a label every run
     for (unsigned char c : label) h = (h ^ c) * 16777619u;
@@ -97,7 +97,8 @@ std::vector<Span> carry_spans(const std::string& before, const std::vector<Span>
         const int64_t len = int64_t(piece.size());
         auto free_at = [&](int64_t at) {
             const Span moved{at, at + len, s.label};
-            return same_at(piece, at) && std::none_of(kept.begin(), kept.end(), [&](const Span& k) { return overlaps(k, moved); });
+            return same_at(piece, at) &&
+                   std::none_of(kept.begin(), kept.end(), [&](const Span& k) { return overlaps(k, moved); });
         };
         int64_t best = -1;
         if (free_at(s.start)) best = s.start;

@@ -16,9 +16,7 @@
 namespace t5s::ui {
 
 namespace {
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 TestDriver::TestDriver(std::vector<ScriptStep> steps, std::string screenshot_dir, std::string history_db)
@@ -107,10 +105,8 @@ void TestDriver::before_new_frame(ImGuiIO& io, Controller& ctl) {
         step_screenshot(st);
     } else if (st.op == "expect_candidates") {
         const size_t n = size_t(std::atoi(st.arg.c_str()));
-        if (s.ws.list.size() < n)
-            fail("only " + std::to_string(s.ws.list.size()) + " candidates");
-        else
-            next();
+        if (s.ws.list.size() < n) fail("only " + std::to_string(s.ws.list.size()) + " candidates");
+        else next();
     } else if (st.op == "expect_export") {
         step_expect_export(st, ctl);
     } else if (st.op == "expect_error") {
@@ -159,8 +155,7 @@ void TestDriver::step_wait(const ScriptStep& st, Controller& ctl) {
     const bool embedder = st.op == "wait_embedder";
     const bool ok = st.op == "wait_idle" ? idle(s) : embedder ? bool(s.model.embedder) : bool(s.model.info);
     counter_ = ok ? counter_ + 1 : 0;
-    if (counter_ >= 3)
-        next();  // stable for 3 frames
+    if (counter_ >= 3) next();  // stable for 3 frames
     else if (now_s() > deadline_)
         fail(st.op == "wait_model" ? "no model loaded: " + s.model.error
              : embedder            ? "no embedding model loaded: " + s.model.embedder_error
@@ -254,10 +249,8 @@ void TestDriver::step_fill_history(const ScriptStep& st) {
         phase_ = 1;
     } else if (filler_done_) {
         filler_.join();
-        if (!filler_error_.empty())
-            fail(filler_error_);
-        else
-            next();
+        if (!filler_error_.empty()) fail(filler_error_);
+        else next();
     }
 #endif
 }
@@ -328,21 +321,16 @@ void TestDriver::after_render(int fb_width, int fb_height, float fb_scale) {
     }
     const std::string path = (std::filesystem::path(screenshot_dir_) / pending_shot_).string();
     std::string err;
-    if (!save_framebuffer_png(path, fb_width, fb_height, x, y, w, h, &err))
-        fail(err);
-    else
-        std::cout << "screenshot: " << path << "\n";
+    if (!save_framebuffer_png(path, fb_width, fb_height, x, y, w, h, &err)) fail(err);
+    else std::cout << "screenshot: " << path << "\n";
     pending_shot_.clear();
 }
 
 void TestDriver::record_frame(double build_ms, double ms, const UiState& s) {
     std::string phase = "idle";
-    if (s.exp.job != 0)
-        phase = "exporting";
-    else if (s.ws.job != 0 || s.batch.phase == BatchPhase::Running)
-        phase = "generating";
-    else if (!s.job_kind.empty() || !filler_done_)
-        phase = "other";
+    if (s.exp.job != 0) phase = "exporting";
+    else if (s.ws.job != 0 || s.batch.phase == BatchPhase::Running) phase = "generating";
+    else if (!s.job_kind.empty() || !filler_done_) phase = "other";
     frame_ms_[phase].push_back(ms);
     build_ms_[phase].push_back(build_ms);
 }

@@ -14,7 +14,8 @@ namespace t5s::ui {
 namespace {
 
 bool same_value(const nlohmann::json& want, const nlohmann::json& got) {
-    if (want.is_number() && got.is_number()) return std::fabs(want.get<double>() - got.get<double>()) <= 1e-6 * std::max(1.0, std::fabs(want.get<double>()));
+    if (want.is_number() && got.is_number())
+        return std::fabs(want.get<double>() - got.get<double>()) <= 1e-6 * std::max(1.0, std::fabs(want.get<double>()));
     return want == got;
 }
 
@@ -27,7 +28,8 @@ bool TestDriver::decoding_step(const ScriptStep& st, Controller& ctl) {
         paste.open = true;
         paste.text = unescaped_script_text(st.arg);
         ctl.workspace().paste_settings();
-        for (const std::string& line : paste.result ? pasted_settings_lines(*paste.result) : std::vector<std::string>{paste.error})
+        for (const std::string& line :
+             paste.result ? pasted_settings_lines(*paste.result) : std::vector<std::string>{paste.error})
             std::cout << "script: " << line << "\n";
     } else if (st.op == "expect_settings") {  // JSON: each field given has this value now
         const nlohmann::json want = nlohmann::json::parse(st.arg, nullptr, false);
@@ -35,7 +37,8 @@ bool TestDriver::decoding_step(const ScriptStep& st, Controller& ctl) {
         const nlohmann::json got = nlohmann::json::parse(generation_options_to_json(ws.options));
         for (const auto& [key, value] : want.items()) {
             if (!got.contains(key)) return fail("expect_settings: no setting '" + key + "'"), true;
-            if (!same_value(value, got[key])) return fail("expect_settings: " + key + " is " + got[key].dump() + ", expected " + value.dump()), true;
+            if (!same_value(value, got[key]))
+                return fail("expect_settings: " + key + " is " + got[key].dump() + ", expected " + value.dump()), true;
         }
     } else if (st.op == "expect_not_applied") {  // KEY...: exactly these keys of the last paste were not applied
         if (!paste.result) return fail("expect_not_applied: the last paste was not read: " + paste.error), true;
@@ -46,7 +49,8 @@ bool TestDriver::decoding_step(const ScriptStep& st, Controller& ctl) {
         if (want != got) {
             std::string listed;
             for (const auto& k : got) listed += " " + k;
-            return fail("expect_not_applied: the paste did not apply:" + (listed.empty() ? std::string(" nothing") : listed)), true;
+            return fail("expect_not_applied: the paste did not apply:" + (listed.empty() ? std::string(" nothing") : listed)),
+                   true;
         }
     } else if (st.op == "open_advanced") {
         ws.decoding.open_advanced = true;

@@ -11,9 +11,7 @@ namespace t5s::ui {
 
 namespace {
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int local_index(const UiState& s, const std::string& name) {
     for (size_t i = 0; i < s.models.local.size(); ++i)
@@ -91,8 +89,7 @@ void TestDriver::step_wait_download(const ScriptStep& st, Controller& ctl) {
             std::cout << "download progress: " << download_progress_text(d) << " (" << d.file << ")\n";
             return next();
         }
-        if (d.phase != DownloadPhase::Running)
-            return fail(std::string("download ended (") + to_string(d.phase) + ") " + d.error);
+        if (d.phase != DownloadPhase::Running) return fail(std::string("download ended (") + to_string(d.phase) + ") " + d.error);
     } else if (d.phase != DownloadPhase::Running) {
         if (want != to_string(d.phase)) return fail(std::string("download ended ") + to_string(d.phase) + ": " + d.error);
         std::cout << "download " << to_string(d.phase) << ": " << download_progress_text(d) << " "

@@ -31,7 +31,8 @@ bool TestDriver::recipe_step(const ScriptStep& st, Controller& ctl) {
         ctl.workspace().check_recipe();
     } else if (st.op == "expect_recipe_error") {
         ctl.workspace().check_recipe();
-        if (r.error.find(st.arg) == std::string::npos) return fail("expect_recipe_error: the recipe line shows '" + r.error + "'"), true;
+        if (r.error.find(st.arg) == std::string::npos)
+            return fail("expect_recipe_error: the recipe line shows '" + r.error + "'"), true;
         if (r.error.find('\n') != std::string::npos) return fail("expect_recipe_error: the message is not one line"), true;
         std::cout << "script: " << r.error << "\n";
     } else if (st.op == "save_recipe") {
@@ -52,8 +53,10 @@ bool TestDriver::recipe_step(const ScriptStep& st, Controller& ctl) {
         size_t rows = 0;
         for (const auto& row : b.results) {
             if (row.first.empty()) continue;
-            if (route_steps(row.route) != st.arg) return fail("expect_batch_routes: a row came by '" + route_steps(row.route) + "'"), true;
-            if (row.route.back().text != row.first) return fail("expect_batch_routes: a row's last leg is not its candidate"), true;
+            if (route_steps(row.route) != st.arg)
+                return fail("expect_batch_routes: a row came by '" + route_steps(row.route) + "'"), true;
+            if (row.route.back().text != row.first)
+                return fail("expect_batch_routes: a row's last leg is not its candidate"), true;
             ++rows;
         }
         if (rows == 0) return fail("expect_batch_routes: no row has a candidate"), true;
@@ -70,7 +73,8 @@ void TestDriver::step_expect_routes(const ScriptStep& st, Controller& ctl) {
     if (list.empty()) return fail("expect_routes: no candidates shown");
     for (const CandidateVm& c : list.items()) {
         if (route_steps(c.route) != st.arg) return fail("expect_routes: a candidate came by '" + route_steps(c.route) + "'");
-        if (c.route.back().text != c.text) return fail("expect_routes: the last leg's text is not the candidate's: " + c.route.back().text);
+        if (c.route.back().text != c.text)
+            return fail("expect_routes: the last leg's text is not the candidate's: " + c.route.back().text);
         std::cout << "script: " << c.text << "  [" << route_steps(c.route) << "]";
         for (const RouteLeg& leg : c.route) std::cout << "  " << leg.step << ": " << leg.text;
         std::cout << "\n";

@@ -17,9 +17,7 @@ namespace t5s::ui {
 
 namespace {
 
-double seconds_now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double seconds_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::optional<double> score_named(const CandidateVm& c, const std::string& name) {
     std::optional<double> found;
@@ -89,10 +87,8 @@ bool TestDriver::score_step(const ScriptStep& st, Controller& ctl) {
         step_expect_filtered(ctl);
     } else if (st.op == "run_batch") {
         ctl.start_batch();
-        if (s.batch.phase == BatchPhase::Running)
-            next();
-        else
-            fail("run_batch: not started: " + s.batch.error);
+        if (s.batch.phase == BatchPhase::Running) next();
+        else fail("run_batch: not started: " + s.batch.error);
     } else if (st.op == "expect_batch_counts") {
         step_expect_batch_counts(ctl);
     } else if (st.op == "history_dropped") {

@@ -28,7 +28,8 @@ size_t occurrences(const std::string& text, const std::string& piece) {
 std::string span_problem(const CandidateList& list, const CandidateVm& c) {
     const auto& source_spans = list.source_spans();
     if (c.spans.size() != source_spans.size())
-        return "candidate '" + c.text + "' has " + std::to_string(c.spans.size()) + " spans, the source " + std::to_string(source_spans.size());
+        return "candidate '" + c.text + "' has " + std::to_string(c.spans.size()) + " spans, the source " +
+               std::to_string(source_spans.size());
     for (const Span& s : source_spans) {
         const std::string piece = slice(list.source(), s);
         bool shown = false;
@@ -59,7 +60,8 @@ bool TestDriver::spans_step(const ScriptStep& st, Controller& ctl) {
         std::string label;
         in >> n >> label;
         ctl.workspace().sync_spans();
-        if (ws.marked_spans.size() != n) return fail("expected " + std::to_string(n) + " marks, have " + std::to_string(ws.marked_spans.size())), true;
+        if (ws.marked_spans.size() != n)
+            return fail("expected " + std::to_string(n) + " marks, have " + std::to_string(ws.marked_spans.size())), true;
         for (const Span& m : ws.marked_spans) {
             if (!label.empty() && m.label != label) return fail("mark '" + slice(ws.source, m) + "' has label " + m.label), true;
             std::cout << "mark: '" << slice(ws.source, m) << "' " << m.label << " [" << m.start << ", " << m.end << ")\n";
@@ -116,8 +118,9 @@ void TestDriver::step_history_spans(Controller& ctl) {
         if (spans.input.empty()) continue;
         for (size_t k = 0; k < spans.candidates.size() && k < g.candidates.size(); ++k)
             if (spans.candidates[k].size() != spans.input.size())
-                return fail("history: candidate " + std::to_string(k) + " of '" + g.input + "' has " + std::to_string(spans.candidates[k].size()) +
-                            " spans, the input " + std::to_string(spans.input.size()));
+                return fail("history: candidate " + std::to_string(k) + " of '" + g.input + "' has " +
+                            std::to_string(spans.candidates[k].size()) + " spans, the input " +
+                            std::to_string(spans.input.size()));
         h.selected = int(i);
         std::cout << "history: '" << g.input << "' recorded with " << spans.input.size() << " spans\n";
         return next();
@@ -139,8 +142,8 @@ bool TestDriver::batch_spans_step(const ScriptStep& st, Controller& ctl) {
         for (size_t i = 0; i < b.results.size(); ++i) {
             const size_t given = i < b.row_spans.size() ? b.row_spans[i].size() : 0;
             if (b.results[i].counts.spans < int(given))
-                return fail("row " + std::to_string(i + 1) + ": " + std::to_string(b.results[i].counts.spans) + " spans protected, the file gives " +
-                            std::to_string(given)),
+                return fail("row " + std::to_string(i + 1) + ": " + std::to_string(b.results[i].counts.spans) +
+                            " spans protected, the file gives " + std::to_string(given)),
                        true;
         }
         std::cout << "batch " << batch_spans_line(b) << "\n";

@@ -22,6 +22,7 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::vector<ScriptStep> parse_script(const std::string& text) {
+    // clang-format off
     static const std::set<std::string> ops = {"frames", "key", "type", "wait_idle", "wait_model", "screenshot",
                                               "expect_export", "expect_candidates", "log", "fill_history",
                                               "export_all", "train_history", "show_past_runs", "expect_training_run",
@@ -37,6 +38,7 @@ std::vector<ScriptStep> parse_script(const std::string& text) {
                                               "paste_settings", "expect_settings", "expect_not_applied", "open_advanced", "field_text",
                                               "expect_field_error", "recipe", "recipe_text", "expect_recipe_error",
                                               "save_recipe", "expect_routes", "expect_batch_routes"};
+    // clang-format on
     std::vector<ScriptStep> out;
     std::istringstream in(text);
     std::string line;
@@ -76,7 +78,8 @@ std::optional<KeyChord> parse_chord(const std::string& text) {
     const std::string k = parts.back();
     if (k.size() == 1 && k[0] >= 'a' && k[0] <= 'z') c.key = GLFW_KEY_A + (k[0] - 'a');
     else if (k.size() == 1 && k[0] >= '0' && k[0] <= '9') c.key = GLFW_KEY_0 + (k[0] - '0');
-    else if (k.size() >= 2 && k[0] == 'f' && std::all_of(k.begin() + 1, k.end(), ::isdigit)) c.key = GLFW_KEY_F1 + std::stoi(k.substr(1)) - 1;
+    else if (k.size() >= 2 && k[0] == 'f' && std::all_of(k.begin() + 1, k.end(), ::isdigit))
+        c.key = GLFW_KEY_F1 + std::stoi(k.substr(1)) - 1;
     else if (k == "enter") c.key = GLFW_KEY_ENTER;
     else if (k == "esc" || k == "escape") c.key = GLFW_KEY_ESCAPE;
     else if (k == "up") c.key = GLFW_KEY_UP;

@@ -85,7 +85,7 @@ namespace t5s::ui {
 struct ScriptStep {
     int line = 0;
     std::string op;
-    std::string arg;   // the rest of the line (trimmed)
+    std::string arg;  // the rest of the line (trimmed)
 };
 
 // Throws std::runtime_error("script:LINE: problem") on an unknown op.

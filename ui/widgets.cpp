@@ -33,7 +33,8 @@ bool option_slider(const char* label, GenerationOptions& o, float GenerationOpti
 }
 
 bool option_slider(const char* label, GenerationOptions& o, int GenerationOptions::*member, const char* format) {
-    return ImGui::SliderInt(label, &(o.*member), static_cast<int>(slider_min(member)), static_cast<int>(slider_max(member)), format);
+    return ImGui::SliderInt(label, &(o.*member), static_cast<int>(slider_min(member)), static_cast<int>(slider_max(member)),
+                            format);
 }
 
 void action_tooltip(const Keymap& keys, Action action) {
@@ -115,7 +116,8 @@ void draw_marked_text(const std::vector<MarkedRun>& runs, const std::vector<Span
             ImU32 col = text_col;
             if (span) {
                 dl->AddRectFilled(p, ImVec2(p.x + w, p.y + size + 1), colour_of(span->label, 210));
-                if (run.op == DiffOp::Insert) dl->AddLine(ImVec2(p.x, p.y + size + 1), ImVec2(p.x + w, p.y + size + 1), IM_COL32(60, 200, 90, 255), 2.0f);
+                if (run.op == DiffOp::Insert)
+                    dl->AddLine(ImVec2(p.x, p.y + size + 1), ImVec2(p.x + w, p.y + size + 1), IM_COL32(60, 200, 90, 255), 2.0f);
                 col = IM_COL32(255, 255, 255, 255);
                 if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + size + 1))) hovered = span;
             } else if (run.op == DiffOp::Insert) {

@@ -16,16 +16,18 @@ namespace t5s::ui {
 // Everything a panel needs besides the view-models.
 struct PanelContext {
     Controller& ctl;
-    bool reset_layout = false;   // place the window at its default rect this frame
+    bool reset_layout = false;          // place the window at its default rect this frame
     float width = 1600, height = 1000;  // display size (for default layout)
     float menu_height = 20;
 };
 
 // Default rect of a panel, as fractions of the display below the menu bar: x, y, w, h.
-struct PanelRect { float x, y, w, h; };
+struct PanelRect {
+    float x, y, w, h;
+};
 void place_window(const PanelContext& ctx, PanelRect r);
 
-void action_tooltip(const Keymap& keys, Action action);                        // on the last item
+void action_tooltip(const Keymap& keys, Action action);                                      // on the last item
 bool action_button(Controller& ctl, const char* label, Action action, bool enabled = true);  // button + key tooltip
 void help_marker(const char* text);
 // A slider over one generation option whose range comes from the field table (t5s/generation_fields.h).

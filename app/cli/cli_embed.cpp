@@ -4,10 +4,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
+#include "common/args.h"
 #include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "t5s/embedder.h"
 
 namespace t5s::cli {
@@ -32,14 +32,18 @@ nlohmann::json to_json(const EmbedderInfo& info) {
 
 const RuntimeFlags kEmbedRuntime{Device::Cpu};
 
-const CommandSpec kEmbedSpec = {"embed", "sentence embeddings from a sentence-transformers folder, as SentenceTransformer.encode", {
-    {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)", kModel},
-    {"text", "T", "a text to embed", kRepeatable},
-    {"prefix", "P", "prepended to every text, e.g. \"query: \" for multilingual-e5"},
-    {"batch-size", "B", "texts encoded together, padded (default 32)"},
-    kEmbedRuntime.flags(),
-    {"json", "", "print {\"dim\": D, \"embeddings\": [[...]], \"embedder\": {...}} on stdout"},
-}};
+const CommandSpec kEmbedSpec = {
+    "embed",
+    "sentence embeddings from a sentence-transformers folder, as SentenceTransformer.encode",
+    {
+        {"embedder", "DIR", "sentence-transformers folder (modules.json; BERT or XLM-R encoder, pooling, Dense, Normalize)",
+         kModel},
+        {"text", "T", "a text to embed", kRepeatable},
+        {"prefix", "P", "prepended to every text, e.g. \"query: \" for multilingual-e5"},
+        {"batch-size", "B", "texts encoded together, padded (default 32)"},
+        kEmbedRuntime.flags(),
+        {"json", "", "print {\"dim\": D, \"embeddings\": [[...]], \"embedder\": {...}} on stdout"},
+    }};
 
 int run_embed(const Argv& argv) {
     Args args(argv, kEmbedSpec);

@@ -1,5 +1,6 @@
 // `t5studio export`: stream the history into a training set.
-//   t5studio export --history PATH --format jsonl|csv|tsv|labelstudio|hf-dataset --out FILE|DIR [--with-labels] [--accepted-only] [--dedupe [exact|near]]
+//   t5studio export --history PATH --format jsonl|csv|tsv|labelstudio|hf-dataset --out FILE|DIR [--with-labels] [--accepted-only]
+//   [--dedupe [exact|near]]
 //                   [--near-threshold J] [--with-scores] [--min-similarity X] [--max-similarity X] [--min-change X]
 //                   [--max-change X] [--min-back-score X] [--include-originals] [--search Q] [--model M] [--force] [--json]
 // One summary line on stderr; with --json also a JSON summary on stdout. Ctrl-C cancels cleanly
@@ -9,8 +10,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "t5s/error.h"
 #include "t5s/hf_dataset.h"
 #include "t5s/history_store.h"
@@ -61,15 +62,18 @@ Argv with_dedupe_mode(Argv argv) {
 
 void apply_score_flags(const Args& args, ExportOptions* options) {
     const std::pair<const char*, std::optional<double> ExportOptions::*> bounds[] = {
-        {"min-similarity", &ExportOptions::min_similarity}, {"max-similarity", &ExportOptions::max_similarity},
-        {"min-change", &ExportOptions::min_change},         {"max-change", &ExportOptions::max_change},
+        {"min-similarity", &ExportOptions::min_similarity},
+        {"max-similarity", &ExportOptions::max_similarity},
+        {"min-change", &ExportOptions::min_change},
+        {"max-change", &ExportOptions::max_change},
         {"min-back-score", &ExportOptions::min_back_score}};
     for (const auto& [flag, field] : bounds) {
         if (args.has(flag)) options->*field = args.get_double(flag, 0.0);
     }
     options->with_scores = args.has("with-scores");
     const std::string dedupe = args.get("dedupe");
-    if (!dedupe.empty() && dedupe != "exact" && dedupe != "near") throw UsageError("--dedupe must be exact or near, got '" + dedupe + "'");
+    if (!dedupe.empty() && dedupe != "exact" && dedupe != "near")
+        throw UsageError("--dedupe must be exact or near, got '" + dedupe + "'");
     if (args.has("near-threshold") && dedupe != "near") throw UsageError("--near-threshold goes with --dedupe near");
     if (dedupe == "near") {
         constexpr FieldRange kThresholds = above_to(0, 1);
@@ -82,27 +86,32 @@ void apply_score_flags(const Args& args, ExportOptions* options) {
 
 }  // namespace
 
-const CommandSpec kExportSpec = {"export", "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)", {
-    {"history", "PATH", "history database to read"},
-    {"format", "F", "jsonl, csv, tsv or labelstudio (a Label Studio import: tasks with predictions, annotations for accepted candidates)"
-                    " or hf-dataset (--out is a folder: data/train.jsonl with the scores, README.md dataset card with statistics, plots/*.png)"},
-    {"out", "FILE", "file to write; an existing one is refused unless --force"},
-    {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
-    {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
-    {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
-    {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
-    {"with-labels", "", "CSV/TSV: add the columns label, source_spans, target_spans (JSONL always has them)"},
-    {"min-similarity", "X", "only candidates with similarity >= X"},
-    {"max-similarity", "X", "only candidates with similarity <= X"},
-    {"min-change", "X", "only candidates with change >= X"},
-    {"max-change", "X", "only candidates with change <= X"},
-    {"min-back-score", "X", "only candidates with back_score >= X"},
-    {"include-originals", "", "also one row per generation whose target is its input, before its candidates"},
-    {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
-    {"model", "M", "only generations made with model M (its path or content hash)"},
-    {"force", "", "overwrite --out if it exists"},
-    {"json", "", "also print a JSON summary on stdout"},
-}};
+const CommandSpec kExportSpec = {
+    "export",
+    "write the history's candidates as a training set (atomic; Ctrl-C leaves no file)",
+    {
+        {"history", "PATH", "history database to read"},
+        {"format", "F",
+         "jsonl, csv, tsv or labelstudio (a Label Studio import: tasks with predictions, annotations for accepted candidates)"
+         " or hf-dataset (--out is a folder: data/train.jsonl with the scores, README.md dataset card with statistics, "
+         "plots/*.png)"},
+        {"out", "FILE", "file to write; an existing one is refused unless --force"},
+        {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
+        {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
+        {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
+        {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
+        {"with-labels", "", "CSV/TSV: add the columns label, source_spans, target_spans (JSONL always has them)"},
+        {"min-similarity", "X", "only candidates with similarity >= X"},
+        {"max-similarity", "X", "only candidates with similarity <= X"},
+        {"min-change", "X", "only candidates with change >= X"},
+        {"max-change", "X", "only candidates with change <= X"},
+        {"min-back-score", "X", "only candidates with back_score >= X"},
+        {"include-originals", "", "also one row per generation whose target is its input, before its candidates"},
+        {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
+        {"model", "M", "only generations made with model M (its path or content hash)"},
+        {"force", "", "overwrite --out if it exists"},
+        {"json", "", "also print a JSON summary on stdout"},
+    }};
 
 int run_export(const Argv& argv) {
     const Args args(with_dedupe_mode(argv), kExportSpec);
@@ -134,7 +143,8 @@ int run_export(const Argv& argv) {
     }
 
     std::cerr << "t5studio export: wrote " << r.rows_written << " rows from " << r.generations << " generations to "
-              << (files.empty() ? r.path : out + " (" + std::to_string(files.size()) + " files)") << " (" << r.bytes_written << " bytes";
+              << (files.empty() ? r.path : out + " (" + std::to_string(files.size()) + " files)") << " (" << r.bytes_written
+              << " bytes";
     if (options.dedupe) std::cerr << ", " << r.duplicates_skipped << " duplicates skipped";
     if (options.near_dedupe) std::cerr << ", " << r.near_duplicates_skipped << " near duplicates skipped";
     std::cerr << ")\n";

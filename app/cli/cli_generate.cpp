@@ -10,23 +10,23 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <set>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
-#include "common/json_output.h"
-#include "cli/quality_flags.h"
-#include "common/generate_recorder.h"
 #include "cli/generation_flags.h"
 #include "cli/input_rows.h"
 #include "cli/labelled_output.h"
+#include "cli/quality_flags.h"
 #include "cli/recipe_run.h"
 #include "cli/run_report.h"
 #include "cli/shard.h"
+#include "common/args.h"
+#include "common/generate_recorder.h"
+#include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/generation_config.h"
@@ -39,9 +39,9 @@ namespace {
 
 struct FileRun {
     Shard shard;
-    std::string out;         // "" = stdout
-    bool sharded = false;    // --shard / --shard-from-env given
-    std::string output;      // --output FILE: labelled rows in output_format ("" = the JSONL lines)
+    std::string out;            // "" = stdout
+    bool sharded = false;       // --shard / --shard-from-env given
+    std::string output;         // --output FILE: labelled rows in output_format ("" = the JSONL lines)
     std::string output_format;  // --output-format ("" = the --output name's, else the input's)
     bool force = false;         // --force: --output may replace an existing file
 };
@@ -49,14 +49,16 @@ struct FileRun {
 FileRun file_run_from_flags(const Args& a) {
     FileRun f;
     if (a.has("shard") && a.has("shard-from-env")) throw UsageError("give --shard I/N or --shard-from-env, not both");
-    if (a.has("shards") && !a.has("shard-from-env")) throw UsageError("--shards N goes with --shard-from-env (JOB_COMPLETION_INDEX)");
+    if (a.has("shards") && !a.has("shard-from-env"))
+        throw UsageError("--shards N goes with --shard-from-env (JOB_COMPLETION_INDEX)");
     if (a.has("shard")) f.shard = parse_shard(a.get("shard"));
     if (a.has("shard-from-env")) f.shard = shard_from_env([](const char* n) { return std::getenv(n); }, a.get_int("shards", 0));
     f.sharded = a.has("shard") || a.has("shard-from-env");
     f.out = a.get("out");
     if ((f.sharded || !f.out.empty()) && !a.has("input")) throw UsageError("--shard/--shard-from-env/--out need --input FILE");
     if ((f.sharded || !f.out.empty()) && a.get("batch-size") == "auto")
-        throw UsageError("--batch-size auto cannot be used with --shard/--out: every shard and every rerun must form the same batches");
+        throw UsageError(
+            "--batch-size auto cannot be used with --shard/--out: every shard and every rerun must form the same batches");
     if (f.sharded && a.has("sample") && !a.has("seed"))
         throw UsageError("--sample with --shard needs --seed S: every shard must derive its seeds from the same one");
     f.output = a.get("output");
@@ -103,8 +105,8 @@ bool run_samples(const GenerationOptions& options, const RecipeRun* recipe) {
 // that are not yet in --out; one JSONL line per row (with its global "index"), written whole per batch.
 // `samples`: run_samples.
 template <class RunBatch>
-int generate_file(const InputRows& input, const GenerationOptions& options, bool samples, const FileRun& f, LabelledOutput* labelled,
-                  bool keep_dropped, RunBatch&& run_batch) {
+int generate_file(const InputRows& input, const GenerationOptions& options, bool samples, const FileRun& f,
+                  LabelledOutput* labelled, bool keep_dropped, RunBatch&& run_batch) {
     const int64_t total = input.size();
     const int64_t batch_size = options.batch_size;
     const WrittenBatches done = f.out.empty() ? WrittenBatches{} : batches_already_written(f.out, f.shard, batch_size, total);
@@ -119,7 +121,8 @@ int generate_file(const InputRows& input, const GenerationOptions& options, bool
         std::vector<std::string> texts;
         std::vector<std::vector<Span>> spans;
         std::vector<std::string> labels;
-        for (const auto& row : batch) texts.push_back(row.text), spans.push_back(row.spans), labels.push_back(label_json_text(row.label));
+        for (const auto& row : batch)
+            texts.push_back(row.text), spans.push_back(row.spans), labels.push_back(label_json_text(row.label));
         std::string lines;
         int64_t row = first;
         for (const auto& r : run_batch(texts, spans, batch_options, labels)) {
@@ -134,12 +137,21 @@ int generate_file(const InputRows& input, const GenerationOptions& options, bool
     });
     if (labelled) {
         labelled->commit();
-        std::cout << nlohmann::json{{"output", f.output}, {"format", to_string(labelled->format())}, {"inputs", written},
-                                    {"rows", labelled->rows()}, {"bad_rows_skipped", input.bad_rows()}}.dump() << "\n";
+        std::cout << nlohmann::json{{"output", f.output},
+                                    {"format", to_string(labelled->format())},
+                                    {"inputs", written},
+                                    {"rows", labelled->rows()},
+                                    {"bad_rows_skipped", input.bad_rows()}}
+                         .dump()
+                  << "\n";
     }
     if (out) {
-        const nlohmann::json summary = {{"out", f.out}, {"shard", f.shard.index}, {"shards", f.shard.count}, {"rows_written", written},
-                                        {"rows_resumed", done.rows}, {"total_rows", total}};
+        const nlohmann::json summary = {{"out", f.out},
+                                        {"shard", f.shard.index},
+                                        {"shards", f.shard.count},
+                                        {"rows_written", written},
+                                        {"rows_resumed", done.rows},
+                                        {"total_rows", total}};
         std::cout << summary.dump() << "\n";
     }
     return 0;
@@ -147,7 +159,8 @@ int generate_file(const InputRows& input, const GenerationOptions& options, bool
 
 // --skip-bad-rows: every skipped row on stderr (the first 10, then a count).
 void report_bad_rows(const InputRows& input) {
-    for (const auto& b : input.bad_row_samples()) std::cerr << "t5studio generate: skipped bad row " << b.where << ": " << b.reason << "\n";
+    for (const auto& b : input.bad_row_samples())
+        std::cerr << "t5studio generate: skipped bad row " << b.where << ": " << b.reason << "\n";
     if (input.bad_rows() > static_cast<int64_t>(input.bad_row_samples().size()))
         std::cerr << "t5studio generate: " << input.bad_rows() << " bad rows skipped in all\n";
 }
@@ -164,9 +177,10 @@ GenerationOptions options_from_flags(const Args& a, const GenerationConfig& mode
     imply_contrastive_top_k(&o, &given);
     if (!o.do_sample && o.num_return_sequences > o.num_beams) {  // the engine's rule, with how to get them on this command line
         const std::string n = std::to_string(o.num_return_sequences);
-        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: num_return_sequences (" + n + ") must be <= num_beams (" +
-                                                    std::to_string(o.num_beams) + ") without sampling: for " + n + " candidates add " +
-                                                    a.typed("sample") + ", or give " + a.typed("beams") + " " + n);
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: num_return_sequences (" + n +
+                                                    ") must be <= num_beams (" + std::to_string(o.num_beams) +
+                                                    ") without sampling: for " + n + " candidates add " + a.typed("sample") +
+                                                    ", or give " + a.typed("beams") + " " + n);
     }
     validate_generation_options(o);
     return o;
@@ -179,8 +193,8 @@ void warn_unapplied(const GenerationConfig& defaults) {
 
 // --text --json: one document, {"results": [...]} with each candidate's route under a recipe, and
 // the model's generation_config.json warnings.
-nlohmann::json text_results_json(const std::vector<GenerationResult>& results, bool keep_dropped, const GenerationOptions& options,
-                                 const GenerationConfig& model_defaults) {
+nlohmann::json text_results_json(const std::vector<GenerationResult>& results, bool keep_dropped,
+                                 const GenerationOptions& options, const GenerationConfig& model_defaults) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) {
         all.push_back(result_json(r, keep_dropped));
@@ -202,31 +216,53 @@ void print_text_results(const std::vector<GenerationResult>& results) {
 
 const RuntimeFlags kGenerateRuntime{Device::Auto};
 
-const CommandSpec kGenerateSpec = {"generate", "paraphrase candidates for each input, with every generation control", {
-    {"model", "DIR", "model folder (or a LoRA adapter folder: its base with it); its generation_config.json gives the defaults of the flags below, its config.json's default task the --prefix", kModel},
-    {"task", "NAME", "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --prefix"},
-    {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
-    {"input", "FILE", "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, \"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per input, per batch"},
-    {"text-field", "NAME", "with --input: the column or key of the text (default: the first of text, sentence, sentence1, source, input, src, in any case)"},
-    {"no-header", "", "with --input: a CSV/TSV without a header row, column 1 the text"},
-    generation_flags(),  // every generation option (t5s/generation_fields.h)
-    kGenerateRuntime.flags(),
-    {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
-    {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
-    {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
-    {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
-    {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
-    {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
-    {"output", "FILE", "with --input: write every candidate as a labelled row (its spans, the row's label, its source), atomically, in the format its name says (.jsonl, .csv, .tsv; .json: JSON lines or a Label Studio export as the input is); an existing file is refused unless --force; prints a summary"},
-    {"output-format", "F", "with --output: jsonl, csv, tsv or labelstudio, for a name without those extensions (default: the input's; text input gives jsonl)"},
-    {"force", "", "with --output: replace the file if it exists"},
-    {"report", "DIR", "with --input: after the run, score statistics and plots (histograms, candidates per source) in DIR/README.md and DIR/plots/*.png; DIR must be new or empty"},
-    {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
-    {"json", "", "with --text: print {\"results\": [...]} on stdout"},
-    {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
-    {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
-    {"recipe", "FILE", "run an augmentation recipe (JSON: chained steps such as back-translation, each with its model, prefix and settings; docs/recipes.md) instead of one generation; the candidates of its candidate steps are judged against the source with these settings, each with its \"route\" in JSON output"},
-}};
+const CommandSpec kGenerateSpec = {
+    "generate",
+    "paraphrase candidates for each input, with every generation control",
+    {
+        {"model", "DIR",
+         "model folder (or a LoRA adapter folder: its base with it); its generation_config.json gives the defaults of the flags "
+         "below, its config.json's default task the --prefix",
+         kModel},
+        {"task", "NAME",
+         "use the prefix of this task of the model's config.json (task_specific_params; `info` lists them) instead of --prefix"},
+        {"text", "T", "an input text; all results come as one document (JSON with --json)", kRepeatable},
+        {"input", "FILE",
+         "inputs: text lines, JSONL (\"text\", optional \"spans\"/\"entities\" [[start, end, label], ...] in code points, "
+         "\"label\"), CSV/TSV (header with text[, label, spans]) or a Label Studio export (.json); streamed; one JSONL line per "
+         "input, per batch"},
+        {"text-field", "NAME",
+         "with --input: the column or key of the text (default: the first of text, sentence, sentence1, source, input, src, in "
+         "any case)"},
+        {"no-header", "", "with --input: a CSV/TSV without a header row, column 1 the text"},
+        generation_flags(),  // every generation option (t5s/generation_fields.h)
+        kGenerateRuntime.flags(),
+        {"adapter", "DIR", "LoRA adapter folder (PEFT format) applied to the model"},
+        {"history", "PATH", "record inputs and candidates in this history database (made if missing)"},
+        {"shard", "I/N", "with --input: run shard I of N (round-robin batches of --batch-size rows)"},
+        {"shard-from-env", "", "take I/N from a Slurm array or a Kubernetes Indexed Job (with --shards)"},
+        {"shards", "N", "shard count for --shard-from-env under JOB_COMPLETION_INDEX"},
+        {"out", "FILE", "with --input: append finished batches here (a rerun resumes) and print a summary"},
+        {"output", "FILE",
+         "with --input: write every candidate as a labelled row (its spans, the row's label, its source), atomically, in the "
+         "format its name says (.jsonl, .csv, .tsv; .json: JSON lines or a Label Studio export as the input is); an existing "
+         "file is refused unless --force; prints a summary"},
+        {"output-format", "F",
+         "with --output: jsonl, csv, tsv or labelstudio, for a name without those extensions (default: the input's; text input "
+         "gives jsonl)"},
+        {"force", "", "with --output: replace the file if it exists"},
+        {"report", "DIR",
+         "with --input: after the run, score statistics and plots (histograms, candidates per source) in DIR/README.md and "
+         "DIR/plots/*.png; DIR must be new or empty"},
+        {"skip-bad-rows", "", "with --input: skip bad rows (each named file:line on stderr) instead of failing at the first"},
+        {"json", "", "with --text: print {\"results\": [...]} on stdout"},
+        {"embedder", "DIR", "sentence-embedding model (sentence-transformers folder) for the similarity score", kModel},
+        {"keep-dropped", "", "print the filtered-out candidates under \"dropped\" with their reason"},
+        {"recipe", "FILE",
+         "run an augmentation recipe (JSON: chained steps such as back-translation, each with its model, prefix and settings; "
+         "docs/recipes.md) instead of one generation; the candidates of its candidate steps are judged against the source with "
+         "these settings, each with its \"route\" in JSON output"},
+    }};
 
 int run_generate(const Argv& argv) {
     Args args(argv, kGenerateSpec);
@@ -241,7 +277,8 @@ int run_generate(const Argv& argv) {
     if (args.has("recipe")) recipe = std::make_unique<RecipeRun>(args.get("recipe"));
     const bool samples = run_samples(options_in, recipe.get());
     if (recipe && file_run.sharded && samples && !args.has("seed"))
-        throw UsageError("--recipe " + args.get("recipe") + " samples: with --shard it needs --seed S (every shard derives its seeds from the same one)");
+        throw UsageError("--recipe " + args.get("recipe") +
+                         " samples: with --shard it needs --seed S (every shard derives its seeds from the same one)");
     std::optional<InputRows> input;  // streamed: only one batch of it is in memory at a time
     if (args.has("input"))
         input.emplace(args.get("input"), args.has("skip-bad-rows") ? BadRowPolicy::Skip : BadRowPolicy::Fail,
@@ -254,8 +291,8 @@ int run_generate(const Argv& argv) {
     // temporary file that replaces it only when the run is complete.
     std::unique_ptr<LabelledOutput> labelled;
     if (!file_run.output.empty())
-        labelled = std::make_unique<LabelledOutput>(file_run.output, output_format_for(file_run.output, file_run.output_format, input->format()),
-                                                    file_run.force);
+        labelled = std::make_unique<LabelledOutput>(
+            file_run.output, output_format_for(file_run.output, file_run.output_format, input->format()), file_run.force);
     if (args.has("report") && !input) throw UsageError("--report goes with --input FILE");
     std::unique_ptr<RunReport> run_report;  // made now: a non-empty folder is refused before the model loads
     if (args.has("report")) run_report = std::make_unique<RunReport>(args.get("report"));

@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/utc_time.h"
@@ -49,7 +49,8 @@ GenerationId parse_id(const std::string& flag, const std::string& text) {
 
 // "GEN:INDEX" (and "=TEXT" for --edit; the text may contain ':' and '=').
 void parse_target(const std::string& flag, const std::string& value, GenerationId& id, int& index, std::string* text) {
-    const std::string usage = "--" + flag + " expects GEN_ID:CAND_INDEX" + std::string(text ? "=TEXT" : "") + ", got '" + value + "'";
+    const std::string usage =
+        "--" + flag + " expects GEN_ID:CAND_INDEX" + std::string(text ? "=TEXT" : "") + ", got '" + value + "'";
     std::string head = value;
     if (text) {
         auto eq = value.find('=');
@@ -93,11 +94,13 @@ int run_actions(HistoryStore& store, const std::vector<Action>& actions, bool js
             event_id = store.edit(id, index, text);
         } else if (a.flag == "undo" || a.flag == "redo") {
             id = parse_id(a.flag, a.value);
-            if (!store.get(id)) throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
+            if (!store.get(id))
+                throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
             event_id = a.flag == "undo" ? store.undo(id) : store.redo(id);
         } else {  // delete
             id = parse_id(a.flag, a.value);
-            if (!store.remove(id)) throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
+            if (!store.remove(id))
+                throw Error(ErrorCode::InvalidArgument, "history " + store.path() + ": no generation with id " + a.value);
         }
         e["generation_id"] = id;
         if (index >= 0) e["candidate_index"] = index;
@@ -112,7 +115,9 @@ int run_actions(HistoryStore& store, const std::vector<Action>& actions, bool js
         }
         events.push_back(std::move(e));
     }
-    if (json) std::cout << nlohmann::ordered_json{{"events", events}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (json)
+        std::cout << nlohmann::ordered_json{{"events", events}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
     return 0;
 }
 
@@ -129,18 +134,32 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
         for (const auto& g : page.generations) {
             nlohmann::ordered_json cands = nlohmann::ordered_json::array();
             for (const auto& c : g.candidates) {
-                cands.push_back({{"index", c.index}, {"text", c.text}, {"score", c.score},
-                                 {"state", to_string(c.state)}, {"final_text", c.final_text}});
-                if (!c.route.empty()) cands.back()["route"] = nlohmann::ordered_json::parse(route_json_text(c.route));  // a recipe's
+                cands.push_back({{"index", c.index},
+                                 {"text", c.text},
+                                 {"score", c.score},
+                                 {"state", to_string(c.state)},
+                                 {"final_text", c.final_text}});
+                if (!c.route.empty())
+                    cands.back()["route"] = nlohmann::ordered_json::parse(route_json_text(c.route));  // a recipe's
             }
-            gens.push_back({{"id", g.id}, {"input", g.input}, {"created_at", utc_iso8601(g.created_at_ms)},
-                            {"created_at_ms", g.created_at_ms}, {"model", g.model_path}, {"model_hash", g.model_hash},
-                            {"precision", g.precision}, {"device", g.device}, {"seed", g.seed}, {"origin", g.origin},
-                            {"adapter", g.adapter}, {"adapter_version", g.adapter_version},
+            gens.push_back({{"id", g.id},
+                            {"input", g.input},
+                            {"created_at", utc_iso8601(g.created_at_ms)},
+                            {"created_at_ms", g.created_at_ms},
+                            {"model", g.model_path},
+                            {"model_hash", g.model_hash},
+                            {"precision", g.precision},
+                            {"device", g.device},
+                            {"seed", g.seed},
+                            {"origin", g.origin},
+                            {"adapter", g.adapter},
+                            {"adapter_version", g.adapter_version},
                             {"candidates", cands}});
-            if (!g.label_json.empty()) gens.back()["label"] = nlohmann::ordered_json::parse(g.label_json, nullptr, false);  // the row's label
+            if (!g.label_json.empty())
+                gens.back()["label"] = nlohmann::ordered_json::parse(g.label_json, nullptr, false);  // the row's label
             const nlohmann::ordered_json settings = nlohmann::ordered_json::parse(g.settings_json, nullptr, false);
-            if (settings.is_object() && settings.contains("recipe")) gens.back()["recipe"] = settings["recipe"];  // {file, sha256}
+            if (settings.is_object() && settings.contains("recipe"))
+                gens.back()["recipe"] = settings["recipe"];  // {file, sha256}
         }
         nlohmann::ordered_json out = {{"generations", gens}};
         out["next_after_id"] = page.has_more ? nlohmann::ordered_json(page.next_after_id) : nlohmann::ordered_json(nullptr);
@@ -173,25 +192,36 @@ int run_runs(HistoryStore& store, bool json) {
         for (const auto& r : runs) {
             nlohmann::ordered_json points = nlohmann::ordered_json::array();
             for (const auto& p : r.points)
-                points.push_back({{"step", p.step}, {"elapsed_s", p.elapsed_s},
-                                  {"loss", p.loss >= 0 ? nlohmann::ordered_json(p.loss) : nlohmann::ordered_json()},
-                                  {"eval_loss", p.eval_loss >= 0 ? nlohmann::ordered_json(p.eval_loss) : nlohmann::ordered_json()},
-                                  {"lr", p.lr}});
-            out.push_back({{"id", r.id}, {"started_at_ms", r.started_at_ms}, {"updated_at_ms", r.updated_at_ms},
-                           {"status", r.status}, {"model", r.model}, {"data", r.data}, {"out_dir", r.out_dir},
-                           {"steps", r.steps}, {"total_steps", r.total_steps},
-                           {"last_loss", r.last_loss >= 0 ? nlohmann::ordered_json(r.last_loss) : nlohmann::ordered_json()},
-                           {"best_eval_loss", r.best_eval_loss >= 0 ? nlohmann::ordered_json(r.best_eval_loss) : nlohmann::ordered_json()},
-                           {"final_dir", r.final_dir}, {"message", r.message}, {"points", points}});
+                points.push_back(
+                    {{"step", p.step},
+                     {"elapsed_s", p.elapsed_s},
+                     {"loss", p.loss >= 0 ? nlohmann::ordered_json(p.loss) : nlohmann::ordered_json()},
+                     {"eval_loss", p.eval_loss >= 0 ? nlohmann::ordered_json(p.eval_loss) : nlohmann::ordered_json()},
+                     {"lr", p.lr}});
+            out.push_back(
+                {{"id", r.id},
+                 {"started_at_ms", r.started_at_ms},
+                 {"updated_at_ms", r.updated_at_ms},
+                 {"status", r.status},
+                 {"model", r.model},
+                 {"data", r.data},
+                 {"out_dir", r.out_dir},
+                 {"steps", r.steps},
+                 {"total_steps", r.total_steps},
+                 {"last_loss", r.last_loss >= 0 ? nlohmann::ordered_json(r.last_loss) : nlohmann::ordered_json()},
+                 {"best_eval_loss", r.best_eval_loss >= 0 ? nlohmann::ordered_json(r.best_eval_loss) : nlohmann::ordered_json()},
+                 {"final_dir", r.final_dir},
+                 {"message", r.message},
+                 {"points", points}});
         }
         std::cout << nlohmann::ordered_json{{"runs", out}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return 0;
     }
     for (const auto& r : runs) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "run %lld  %-14s %lld/%lld steps  loss %.4g  best eval %.4g  ", static_cast<long long>(r.id),
-                      r.status.c_str(), static_cast<long long>(r.steps), static_cast<long long>(r.total_steps), r.last_loss,
-                      r.best_eval_loss);
+        std::snprintf(buf, sizeof buf, "run %lld  %-14s %lld/%lld steps  loss %.4g  best eval %.4g  ",
+                      static_cast<long long>(r.id), r.status.c_str(), static_cast<long long>(r.steps),
+                      static_cast<long long>(r.total_steps), r.last_loss, r.best_eval_loss);
         std::cout << buf << r.model << " -> " << r.out_dir << "\n";
     }
     if (runs.empty()) std::cout << "no training runs recorded\n";
@@ -200,22 +230,25 @@ int run_runs(HistoryStore& store, bool json) {
 
 }  // namespace
 
-const CommandSpec kHistorySpec = {"history", "list or search the history database; record decisions from scripts", {
-    {"history", "PATH", "history database (made by the app or generate --history)"},
-    {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
-    {"model", "M", "only generations made with model M (its path or content hash)"},
-    {"accepted-only", "", "only generations with an accepted or edited candidate"},
-    {"limit", "N", "generations per page, 1..10000 (default 20), newest first"},
-    {"after", "ID", "the page after generation ID (the next_after_id of the previous page)"},
-    {"runs", "", "list the recorded training runs with their curves instead"},
-    {"accept", "G:I", "accept candidate I of generation G", kRepeatable},
-    {"reject", "G:I", "reject candidate I of generation G", kRepeatable},
-    {"edit", "G:I=TEXT", "replace candidate I of generation G by TEXT (marks it edited)", kRepeatable},
-    {"undo", "G", "undo the last decision on generation G", kRepeatable},
-    {"redo", "G", "redo the last undone decision on generation G", kRepeatable},
-    {"delete", "G", "delete generation G", kRepeatable},
-    {"json", "", "print JSON on stdout"},
-}};
+const CommandSpec kHistorySpec = {
+    "history",
+    "list or search the history database; record decisions from scripts",
+    {
+        {"history", "PATH", "history database (made by the app or generate --history)"},
+        {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
+        {"model", "M", "only generations made with model M (its path or content hash)"},
+        {"accepted-only", "", "only generations with an accepted or edited candidate"},
+        {"limit", "N", "generations per page, 1..10000 (default 20), newest first"},
+        {"after", "ID", "the page after generation ID (the next_after_id of the previous page)"},
+        {"runs", "", "list the recorded training runs with their curves instead"},
+        {"accept", "G:I", "accept candidate I of generation G", kRepeatable},
+        {"reject", "G:I", "reject candidate I of generation G", kRepeatable},
+        {"edit", "G:I=TEXT", "replace candidate I of generation G by TEXT (marks it edited)", kRepeatable},
+        {"undo", "G", "undo the last decision on generation G", kRepeatable},
+        {"redo", "G", "redo the last undone decision on generation G", kRepeatable},
+        {"delete", "G", "delete generation G", kRepeatable},
+        {"json", "", "print JSON on stdout"},
+    }};
 
 int run_history(const Argv& argv) {
     const Args args(argv, kHistorySpec);

@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <iostream>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
+#include "common/args.h"
 #include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "t5s/generation_config.h"
 #include "t5s/generation_fields.h"
 
@@ -16,15 +16,18 @@ namespace {
 // where it comes from: a default prefix is never applied unseen.
 void add_tasks(const GenerationConfig& g, nlohmann::json* j) {
     nlohmann::json tasks = nlohmann::json::array();
-    for (const ModelTask& t : g.tasks.tasks) tasks.push_back({{"name", t.name}, {"prefix", t.prefix}, {"default", t.name == g.tasks.default_task}});
+    for (const ModelTask& t : g.tasks.tasks)
+        tasks.push_back({{"name", t.name}, {"prefix", t.prefix}, {"default", t.name == g.tasks.default_task}});
     (*j)["tasks"] = tasks;
-    (*j)["task_prefix"] = g.task_prefix ? nlohmann::json{{"prefix", *g.task_prefix}, {"source", g.task_prefix_source}} : nlohmann::json(nullptr);
+    (*j)["task_prefix"] =
+        g.task_prefix ? nlohmann::json{{"prefix", *g.task_prefix}, {"source", g.task_prefix_source}} : nlohmann::json(nullptr);
 }
 
 std::string tasks_text(const GenerationConfig& g) {
     std::string text;
     for (const ModelTask& t : g.tasks.tasks)
-        text += (text.empty() ? "" : ", ") + t.name + " \"" + t.prefix + "\"" + (t.name == g.tasks.default_task ? " (default)" : "");
+        text +=
+            (text.empty() ? "" : ", ") + t.name + " \"" + t.prefix + "\"" + (t.name == g.tasks.default_task ? " (default)" : "");
     return text.empty() ? "none listed" : text + " (generate --task NAME)";
 }
 
@@ -43,7 +46,9 @@ nlohmann::json effective_settings(const GenerationConfig& g) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [name, value] : values.items()) {
         const bool model = std::find(from_model.begin(), from_model.end(), name) != from_model.end();
-        const std::string source = !model ? "built-in default" : name == "task_prefix" ? g.task_prefix_source : "generation_config.json";
+        const std::string source = !model                  ? "built-in default"
+                                   : name == "task_prefix" ? g.task_prefix_source
+                                                           : "generation_config.json";
         out[name] = {{"value", value}, {"source", source}};
     }
     return out;
@@ -53,8 +58,10 @@ nlohmann::json effective_settings(const GenerationConfig& g) {
 std::string model_settings_text(const nlohmann::json& settings) {
     std::string text;
     for (const auto& [name, s] : settings.items())
-        if (s["source"] != "built-in default" && name != "task_prefix") text += (text.empty() ? "" : ", ") + name + " " + s["value"].dump();
-    return (text.empty() ? std::string("all built-in defaults") : text + " from generation_config.json; the rest built-in defaults") +
+        if (s["source"] != "built-in default" && name != "task_prefix")
+            text += (text.empty() ? "" : ", ") + name + " " + s["value"].dump();
+    return (text.empty() ? std::string("all built-in defaults")
+                         : text + " from generation_config.json; the rest built-in defaults") +
            " (info --json lists each)";
 }
 
@@ -62,12 +69,15 @@ std::string model_settings_text(const nlohmann::json& settings) {
 
 const RuntimeFlags kInfoRuntime{Device::Cpu};
 
-const CommandSpec kInfoSpec = {"info", "describe a model folder: architecture, parameters, dtype, files, recommended settings", {
-    {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)", kModel},
-    kInfoRuntime.flags(),
-    {"measure-batch", "", "measure the largest safe batch for 64-token inputs and outputs (runs a few generations)"},
-    {"json", "", "print one JSON document on stdout"},
-}};
+const CommandSpec kInfoSpec = {
+    "info",
+    "describe a model folder: architecture, parameters, dtype, files, recommended settings",
+    {
+        {"model", "DIR", "model folder (config.json, model.safetensors or pytorch_model.bin, spiece.model)", kModel},
+        kInfoRuntime.flags(),
+        {"measure-batch", "", "measure the largest safe batch for 64-token inputs and outputs (runs a few generations)"},
+        {"json", "", "print one JSON document on stdout"},
+    }};
 
 int run_info(const Argv& argv) {
     Args args(argv, kInfoSpec);
@@ -92,7 +102,8 @@ int run_info(const Argv& argv) {
     std::cout << "model        " << i.dir.string() << "\n"
               << "type         " << i.model_type << ", " << i.variant << "\n"
               << "layers       " << i.config.num_layers << " encoder + " << i.config.num_decoder_layers << " decoder, d_model "
-              << i.config.d_model << ", d_ff " << i.config.d_ff << ", " << i.config.num_heads << " heads x d_kv " << i.config.d_kv << "\n"
+              << i.config.d_model << ", d_ff " << i.config.d_ff << ", " << i.config.num_heads << " heads x d_kv " << i.config.d_kv
+              << "\n"
               << "parameters   " << i.parameter_count << "\n"
               << "stored dtype " << i.stored_dtype << "\n"
               << "runs as      " << i.precision << " on " << i.device << " (" << i.threads << " threads), weights "
@@ -100,7 +111,8 @@ int run_info(const Argv& argv) {
               << "cpu class    " << i.cpu_class
               << (i.cpu_class == i.cpu_class_detected ? std::string() : " (detected " + i.cpu_class_detected + ")") << "\n"
               << "cpu kernels  ";
-    for (size_t k = 0; k < i.kernels.size(); ++k) std::cout << (k ? "; " : "") << i.kernels[k].first << " " << i.kernels[k].second;
+    for (size_t k = 0; k < i.kernels.size(); ++k)
+        std::cout << (k ? "; " : "") << i.kernels[k].first << " " << i.kernels[k].second;
     std::cout << "\n"
               << "generation   "
               << (i.generation_config.present ? "generation_config.json " + generation_config_to_json(i.generation_config)

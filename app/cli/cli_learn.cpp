@@ -8,10 +8,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
+#include "common/args.h"
+#include "common/runtime_flags.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
 #include "t5s/training_fields.h"
@@ -33,8 +33,8 @@ int list_versions(const std::string& dir, bool as_json) {
             std::printf("%s v%lld  round %lld  pairs %lld new + %lld replay (%lld held out)  held-out loss %.4f -> %.4f  %s\n",
                         v.current ? "*" : " ", static_cast<long long>(v.version), static_cast<long long>(m.value("round", 0)),
                         static_cast<long long>(m.value("pairs_new", 0)), static_cast<long long>(m.value("pairs_replay", 0)),
-                        static_cast<long long>(m.value("pairs_heldout", 0)), m.value("loss_before", -1.0), m.value("loss_after", -1.0),
-                        m.value("created_at", "").c_str());
+                        static_cast<long long>(m.value("pairs_heldout", 0)), m.value("loss_before", -1.0),
+                        m.value("loss_after", -1.0), m.value("created_at", "").c_str());
         }
     }
     if (as_json) std::cout << out.dump() << "\n";
@@ -47,13 +47,15 @@ int list_versions(const std::string& dir, bool as_json) {
 const RuntimeFlags kLearnRuntime{Device::Cpu, false, false, false, true};  // --threads alone: learn runs on the CPU
 
 // learn's flags: one per learning option (t5s/training_fields.h), then the version commands.
-const CommandSpec kLearnSpec = {"learn", "one learning round: the history's accepted/edited pairs train the next adapter version "
-                                         "(exit 0 adopted, 5 rejected, 6 waiting for pairs)", {
-    settings_flags(learning_fields(), LearningOptions{}, kLearnRuntime.flags()),
-    {"list", "", "list the adopted versions (current marked *) and exit"},
-    {"restore", "N", "make version N the current one (0 = the base model alone) and exit"},
-    {"json", "", "print the result as one JSON line"},
-}};
+const CommandSpec kLearnSpec = {"learn",
+                                "one learning round: the history's accepted/edited pairs train the next adapter version "
+                                "(exit 0 adopted, 5 rejected, 6 waiting for pairs)",
+                                {
+                                    settings_flags(learning_fields(), LearningOptions{}, kLearnRuntime.flags()),
+                                    {"list", "", "list the adopted versions (current marked *) and exit"},
+                                    {"restore", "N", "make version N the current one (0 = the base model alone) and exit"},
+                                    {"json", "", "print the result as one JSON line"},
+                                }};
 
 int run_learn(const Argv& argv) {
     Args a(argv, kLearnSpec);
@@ -78,17 +80,21 @@ int run_learn(const Argv& argv) {
     o.threads = a.get_threads();
     const LearningRoundResult r = run_learning_round(o, [](const TrainingEvent& e) {
         if (e.kind == TrainingEvent::Kind::Step)
-            std::fprintf(stderr, "step %lld/%lld  loss %.4f\n", static_cast<long long>(e.step), static_cast<long long>(e.total_steps), e.loss);
+            std::fprintf(stderr, "step %lld/%lld  loss %.4f\n", static_cast<long long>(e.step),
+                         static_cast<long long>(e.total_steps), e.loss);
     });
     if (a.has("json")) {
         std::cout << r.to_json() << "\n";
     } else {
         std::printf("%s: %s\n", r.status.c_str(), r.why.c_str());
-        std::printf("version in use: %s  (pairs: %lld in all, %lld new, %lld replayed, %lld held out; %lld rejected candidates)\n",
-                    r.version ? ("v" + std::to_string(r.version)).c_str() : "base", static_cast<long long>(r.pairs_total),
-                    static_cast<long long>(r.pairs_new), static_cast<long long>(r.pairs_replay), static_cast<long long>(r.pairs_heldout),
-                    static_cast<long long>(r.negatives));
-        if (r.steps > 0) std::printf("round %lld: %lld steps in %.1f s\n", static_cast<long long>(r.round), static_cast<long long>(r.steps), r.elapsed_s);
+        std::printf(
+            "version in use: %s  (pairs: %lld in all, %lld new, %lld replayed, %lld held out; %lld rejected candidates)\n",
+            r.version ? ("v" + std::to_string(r.version)).c_str() : "base", static_cast<long long>(r.pairs_total),
+            static_cast<long long>(r.pairs_new), static_cast<long long>(r.pairs_replay), static_cast<long long>(r.pairs_heldout),
+            static_cast<long long>(r.negatives));
+        if (r.steps > 0)
+            std::printf("round %lld: %lld steps in %.1f s\n", static_cast<long long>(r.round), static_cast<long long>(r.steps),
+                        r.elapsed_s);
     }
     return r.status == "adopted" ? 0 : r.status == "rejected" ? kExitRejected : kExitWaiting;
 }

@@ -9,9 +9,9 @@
 #include <optional>
 #include <queue>
 
-#include "t5s/atomic_file.h"
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"
 
@@ -69,12 +69,15 @@ std::string ranges_text(const std::vector<int64_t>& rows, size_t limit = 20) {
 
 }  // namespace
 
-const CommandSpec kMergeSpec = {"merge", "merge the JSONL parts of a sharded generate --input run in global row order (atomic)", {
-    {"out", "FILE", "the merged file; nothing is written when rows are missing or duplicated"},
-    {"rows", "N", "expect at least N rows (0..N-1) in all; the total_rows the parts state count too"},
-    {"parts", "PART", "part files written by generate --input --shard (each in ascending row order)", kPositional},
-    {"json", "", "the result line also lists the part files read: {\"out\", \"rows\", \"parts\", \"part_files\"}"},
-}};
+const CommandSpec kMergeSpec = {
+    "merge",
+    "merge the JSONL parts of a sharded generate --input run in global row order (atomic)",
+    {
+        {"out", "FILE", "the merged file; nothing is written when rows are missing or duplicated"},
+        {"rows", "N", "expect at least N rows (0..N-1) in all; the total_rows the parts state count too"},
+        {"parts", "PART", "part files written by generate --input --shard (each in ascending row order)", kPositional},
+        {"json", "", "the result line also lists the part files read: {\"out\", \"rows\", \"parts\", \"part_files\"}"},
+    }};
 
 int run_merge(const Argv& argv) {
     const Args a(argv, kMergeSpec);

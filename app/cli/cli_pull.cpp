@@ -10,24 +10,28 @@
 #include <cstdio>
 #include <iostream>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "common/json_output.h"
 #include "t5s/hub.h"
 #include "t5s/hub_pull.h"
 
 namespace t5s::cli {
 
-const CommandSpec kPullSpec = {"pull", "download a model from the Hugging Face Hub into the Hugging Face cache (resumable)", {
-    {"repo", "ORG/NAME[@REV]", "repository, optionally at a branch, tag or commit (default main)", kPositional},
-    {"revision", "REV", "branch, tag or commit (instead of @REV)"},
-    {"endpoint", "URL", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)"},
-    {"cache-dir", "DIR", "cache folder (default $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)"},
-    {"retries", "N", "retries per request on server errors and dropped connections, 0..20 (default 4; backoff 0.5 s doubling, at most 8 s)"},
-    {"stall-timeout", "S", "drop (and retry) a transfer slower than 1 KiB/s for S seconds, 1..600 (default 30)"},
-    {"offline", "", "no network: only resolve it from the cache (also HF_HUB_OFFLINE=1)"},
-    {"json", "", "progress and the result as JSON lines on stdout"},
-}};
+const CommandSpec kPullSpec = {
+    "pull",
+    "download a model from the Hugging Face Hub into the Hugging Face cache (resumable)",
+    {
+        {"repo", "ORG/NAME[@REV]", "repository, optionally at a branch, tag or commit (default main)", kPositional},
+        {"revision", "REV", "branch, tag or commit (instead of @REV)"},
+        {"endpoint", "URL", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)"},
+        {"cache-dir", "DIR", "cache folder (default $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)"},
+        {"retries", "N",
+         "retries per request on server errors and dropped connections, 0..20 (default 4; backoff 0.5 s doubling, at most 8 s)"},
+        {"stall-timeout", "S", "drop (and retry) a transfer slower than 1 KiB/s for S seconds, 1..600 (default 30)"},
+        {"offline", "", "no network: only resolve it from the cache (also HF_HUB_OFFLINE=1)"},
+        {"json", "", "progress and the result as JSON lines on stdout"},
+    }};
 
 namespace {
 
@@ -68,9 +72,15 @@ struct ProgressPrinter {
 
 void ProgressPrinter::operator()(const hub::PullProgress& p) {
     if (json) {
-        print_json({{"event", "progress"}, {"phase", p.phase}, {"file", p.file}, {"file_index", p.file_index},
-                    {"file_count", p.file_count}, {"done_bytes", p.done_bytes}, {"total_bytes", p.total_bytes},
-                    {"rate_bytes_per_s", p.rate_bytes_per_s}, {"eta_s", p.eta_s}});
+        print_json({{"event", "progress"},
+                    {"phase", p.phase},
+                    {"file", p.file},
+                    {"file_index", p.file_index},
+                    {"file_count", p.file_count},
+                    {"done_bytes", p.done_bytes},
+                    {"total_bytes", p.total_bytes},
+                    {"rate_bytes_per_s", p.rate_bytes_per_s},
+                    {"eta_s", p.eta_s}});
         std::fflush(stdout);
     }
     if (p.phase != "download") return;
@@ -115,14 +125,23 @@ int run_pull(const Argv& argv) {
         const hub::PullResult r = hub::pull_model(options, progress, [] { return g_interrupted.load(); });
         if (tty) std::fprintf(stderr, "\n");
         if (json) {
-            print_json({{"event", "done"}, {"repo", r.repo}, {"commit", r.commit}, {"snapshot", r.snapshot.string()},
-                        {"kind", r.kind}, {"architecture", r.architecture}, {"files", r.files}, {"total_bytes", r.total_bytes},
-                        {"downloaded_bytes", r.downloaded_bytes}, {"reused_bytes", r.reused_bytes}, {"offline", r.from_cache_only}});
+            print_json({{"event", "done"},
+                        {"repo", r.repo},
+                        {"commit", r.commit},
+                        {"snapshot", r.snapshot.string()},
+                        {"kind", r.kind},
+                        {"architecture", r.architecture},
+                        {"files", r.files},
+                        {"total_bytes", r.total_bytes},
+                        {"downloaded_bytes", r.downloaded_bytes},
+                        {"reused_bytes", r.reused_bytes},
+                        {"offline", r.from_cache_only}});
         } else {
-            std::cout << r.repo << "@" << r.commit << " (" << r.architecture << ", " << r.kind << "): " << r.snapshot.string() << "\n"
+            std::cout << r.repo << "@" << r.commit << " (" << r.architecture << ", " << r.kind << "): " << r.snapshot.string()
+                      << "\n"
                       << mib(r.downloaded_bytes) << " downloaded, " << mib(r.reused_bytes) << " already here\n"
-                      << "open it with: t5studio info --model " << r.repo << (options.revision == "main" ? "" : "@" + options.revision)
-                      << "\n";
+                      << "open it with: t5studio info --model " << r.repo
+                      << (options.revision == "main" ? "" : "@" + options.revision) << "\n";
         }
         return 0;
     } catch (const hub::PullError& e) {

@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
+#include "common/args.h"
 #include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "serve/guarded_server.h"
 #include "serve/http_routes.h"
 #include "serve/request_guard.h"
@@ -74,20 +74,24 @@ serve::ServeConfig config_from_flags(const Args& a) {
         c.basic_auth = read_api_key(a.get("basic-auth-file"));
         if (c.basic_auth.find(':') == std::string::npos) throw UsageError("--basic-auth-file must hold USER:PASSWORD");
     }
-    if (!c.learn_dir.empty() && c.history.empty()) throw UsageError("--learn-dir needs --history (the annotations are recorded there)");
+    if (!c.learn_dir.empty() && c.history.empty())
+        throw UsageError("--learn-dir needs --history (the annotations are recorded there)");
     if (!serve::is_loopback_name(c.host) && c.api_key.empty())
-        throw UsageError("refusing to listen on " + c.host + " without --api-key-file: only loopback addresses may be served without a key");
+        throw UsageError("refusing to listen on " + c.host +
+                         " without --api-key-file: only loopback addresses may be served without a key");
     runtime_from_flags(c.device, c.dtype, 1);  // flags checked before anything starts
     return c;
 }
 
 }  // namespace
 
-const CommandSpec kServeSpec = {"serve", "HTTP augmentation service with continuous batching and Prometheus metrics",
-                                {settings_flags(serve::serve_fields(), serve::ServeConfig{}, kServeRuntime.flags()),
-                                 {"json", "",
-                                  "stdout stays JSON lines: {\"listening\"}, then {\"ready\", \"health\"} once the model is loaded and "
-                                  "{\"stopped\", \"drained\"} at exit"}}};
+const CommandSpec kServeSpec = {
+    "serve",
+    "HTTP augmentation service with continuous batching and Prometheus metrics",
+    {settings_flags(serve::serve_fields(), serve::ServeConfig{}, kServeRuntime.flags()),
+     {"json", "",
+      "stdout stays JSON lines: {\"listening\"}, then {\"ready\", \"health\"} once the model is loaded and "
+      "{\"stopped\", \"drained\"} at exit"}}};
 
 int run_serve(const Argv& argv) {
     Args args(argv, kServeSpec);
@@ -108,7 +112,8 @@ int run_serve(const Argv& argv) {
     server.new_task_queue = [&] { return new httplib::ThreadPool(connection_threads(config.max_queue)); };
     serve::RequestGuard guard(config);
     serve::install_routes(server, service, guard);
-    const int port = config.port == 0 ? server.bind_to_any_port(config.host) : (server.bind_to_port(config.host, config.port) ? config.port : -1);
+    const int port = config.port == 0 ? server.bind_to_any_port(config.host)
+                                      : (server.bind_to_port(config.host, config.port) ? config.port : -1);
     if (port < 0) throw Error(ErrorCode::InvalidArgument, "cannot listen on " + config.host + ":" + std::to_string(config.port));
     guard.set_port(port);
     server.widen_backlog(static_cast<int>(connection_threads(config.max_queue)));
@@ -131,7 +136,8 @@ int run_serve(const Argv& argv) {
     const bool drained = service.drain();
     server.stop();
     listener.join();
-    std::cerr << "t5studio serve: " << (drained ? "drained" : "drain timeout: unfinished requests were cancelled") << ", exiting\n";
+    std::cerr << "t5studio serve: " << (drained ? "drained" : "drain timeout: unfinished requests were cancelled")
+              << ", exiting\n";
     if (json) print_json({{"stopped", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}, {"drained", drained}});
     return 0;
 }

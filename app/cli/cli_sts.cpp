@@ -10,11 +10,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "common/args.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
-#include "common/json_output.h"
 #include "cli/quality_flags.h"
+#include "common/args.h"
+#include "common/json_output.h"
+#include "common/runtime_flags.h"
 #include "t5s/atomic_file.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
@@ -61,7 +61,8 @@ std::vector<double> similarity_of_pairs(const Embedder& embedder, const Labelled
 
 std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
     std::vector<double> out;
-    for (size_t i = 0; i < p.labels.size(); ++i) out.push_back((chrf(p.first[i], p.second[i]) + chrf(p.second[i], p.first[i])) / 2.0);
+    for (size_t i = 0; i < p.labels.size(); ++i)
+        out.push_back((chrf(p.first[i], p.second[i]) + chrf(p.second[i], p.first[i])) / 2.0);
     return out;
 }
 
@@ -69,29 +70,37 @@ std::vector<double> chrf_of_pairs(const LabelledPairs& p) {
 
 const RuntimeFlags kStsRuntime{Device::Auto};
 
-const CommandSpec kStsSpec = {"sts", "correlation of a scorer with labelled sentence pairs (JSTS format)", {
-    {"data", "FILE", "pairs: \"sentence1\", \"sentence2\", numeric \"label\" (JSONL, or CSV/TSV with those columns)"},
-    {"source-field", "NAME", "the column or key of the first sentence (default: the first of text, sentence, sentence1, source, input, src, in any case)"},
-    {"text-field", "NAME", "the same as --source-field"},
-    {"target-field", "NAME", "the column or key of the second sentence (default: the first of target, output, paraphrase, sentence2, tgt)"},
-    {"no-header", "", "a CSV/TSV without a header row: column 1 and 2 the sentences, column 3 the label"},
-    {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
-    {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
-    {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)", kModel},
-    {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
-    {"limit", "N", "only the first N pairs (default: all)"},
-    {"skip-bad-rows", "", "skip bad rows (each named file:line on stderr) instead of failing at the first"},
-    {"scores", "FILE", "also write each pair with its score (JSONL)"},
-    {"batch-size", "B", "pairs scored together (default 32)"},
-    kStsRuntime.flags(),
-    {"json", "", "print {\"data\", \"scorer\", \"pairs\", \"spearman\", \"pearson\"}"},
-}};
+const CommandSpec kStsSpec = {
+    "sts",
+    "correlation of a scorer with labelled sentence pairs (JSTS format)",
+    {
+        {"data", "FILE", "pairs: \"sentence1\", \"sentence2\", numeric \"label\" (JSONL, or CSV/TSV with those columns)"},
+        {"source-field", "NAME",
+         "the column or key of the first sentence (default: the first of text, sentence, sentence1, source, input, src, in any "
+         "case)"},
+        {"text-field", "NAME", "the same as --source-field"},
+        {"target-field", "NAME",
+         "the column or key of the second sentence (default: the first of target, output, paraphrase, sentence2, tgt)"},
+        {"no-header", "", "a CSV/TSV without a header row: column 1 and 2 the sentences, column 3 the label"},
+        {"model", "DIR", "score by the T5 model's symmetric back_score", kModel},
+        {"prefix", "P", "with --model: task prefix, e.g. \"paraphrase: \""},
+        {"embedder", "DIR", "score by the cosine similarity of a sentence-embedding model (sentence-transformers folder)",
+         kModel},
+        {"baseline", "NAME", "chrf: character overlap, chrF averaged over both directions"},
+        {"limit", "N", "only the first N pairs (default: all)"},
+        {"skip-bad-rows", "", "skip bad rows (each named file:line on stderr) instead of failing at the first"},
+        {"scores", "FILE", "also write each pair with its score (JSONL)"},
+        {"batch-size", "B", "pairs scored together (default 32)"},
+        kStsRuntime.flags(),
+        {"json", "", "print {\"data\", \"scorer\", \"pairs\", \"spearman\", \"pearson\"}"},
+    }};
 
 int run_sts(const Argv& argv) {
     const Args args(argv, kStsSpec);
     const int scorers = int(args.has("model")) + int(args.has("embedder")) + int(args.has("baseline"));
     if (scorers != 1) throw UsageError("give one scorer: --model DIR, --embedder DIR or --baseline chrf");
-    if (args.has("baseline") && args.get("baseline") != "chrf") throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");
+    if (args.has("baseline") && args.get("baseline") != "chrf")
+        throw UsageError("--baseline must be chrf, got '" + args.get("baseline") + "'");
     if (args.has("prefix") && !args.has("model")) throw UsageError("--prefix goes with --model");
     const std::string data = args.require("data");
     if (args.has("source-field") && args.has("text-field")) throw UsageError("give --source-field or --text-field, not both");
@@ -115,7 +124,8 @@ int run_sts(const Argv& argv) {
     if (args.has("scores")) {
         std::string lines;
         for (size_t i = 0; i < scores.size(); ++i) {
-            const nlohmann::json row = {{"sentence1", pairs.first[i]}, {"sentence2", pairs.second[i]}, {"label", pairs.labels[i]}, {scorer, scores[i]}};
+            const nlohmann::json row = {
+                {"sentence1", pairs.first[i]}, {"sentence2", pairs.second[i]}, {"label", pairs.labels[i]}, {scorer, scores[i]}};
             lines += row.dump() + "\n";
         }
         write_file_atomic(args.get("scores"), lines);
@@ -123,9 +133,11 @@ int run_sts(const Argv& argv) {
     const double spearman = spearman_correlation(scores, pairs.labels);
     const double pearson_r = pearson_correlation(scores, pairs.labels);
     if (args.has("json")) {
-        print_json({{"data", data}, {"scorer", scorer}, {"pairs", pairs.labels.size()}, {"spearman", spearman}, {"pearson", pearson_r}});
+        print_json(
+            {{"data", data}, {"scorer", scorer}, {"pairs", pairs.labels.size()}, {"spearman", spearman}, {"pearson", pearson_r}});
     } else {
-        std::cout << scorer << " on " << pairs.labels.size() << " pairs: spearman " << spearman << ", pearson " << pearson_r << "\n";
+        std::cout << scorer << " on " << pairs.labels.size() << " pairs: spearman " << spearman << ", pearson " << pearson_r
+                  << "\n";
     }
     return 0;
 }

@@ -3,26 +3,32 @@
 #include <filesystem>
 #include <iostream>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "common/json_output.h"
 #include "t5s/error.h"
 
 namespace t5s::cli {
 
-const CommandSpec kTokenizeSpec = {"tokenize", "token ids and pieces of texts by the model's SentencePiece tokenizer", {
-    {"model", "DIR", "model folder; only spiece.model or tokenizer.json is needed (config.json, when present, must fit its vocabulary)", kModel},
-    {"text", "T", "a text to tokenize", kRepeatable},
-    {"no-eos", "", "leave out the final </s>"},
-    {"json", "", "print {\"ids\": [[...]], \"tokens\": [[...]]} on stdout"},
-}};
+const CommandSpec kTokenizeSpec = {
+    "tokenize",
+    "token ids and pieces of texts by the model's SentencePiece tokenizer",
+    {
+        {"model", "DIR",
+         "model folder; only spiece.model or tokenizer.json is needed (config.json, when present, must fit its vocabulary)",
+         kModel},
+        {"text", "T", "a text to tokenize", kRepeatable},
+        {"no-eos", "", "leave out the final </s>"},
+        {"json", "", "print {\"ids\": [[...]], \"tokens\": [[...]]} on stdout"},
+    }};
 
 int run_tokenize(const Argv& argv) {
     Args args(argv, kTokenizeSpec);
     const std::filesystem::path dir = args.require("model");
     if (args.all("text").empty()) throw UsageError("give at least one --text");
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": model directory not found");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error(ErrorCode::FileNotFound, dir.string() + ": model directory not found");
     Tokenizer tok = Tokenizer::load_folder(dir);  // spiece.model, else tokenizer.json
     if (std::filesystem::exists(dir / "config.json")) {
         ModelConfig c = load_model_config(dir / "config.json");

@@ -7,13 +7,13 @@
 
 #include <filesystem>
 
-#include "common/args.h"
-#include "t5s/history_store.h"
 #include "cli/commands.h"
-#include "common/runtime_flags.h"
 #include "cli/settings_flags.h"
 #include "cli/train_json.h"
+#include "common/args.h"
+#include "common/runtime_flags.h"
 #include "t5s/error.h"
+#include "t5s/history_store.h"
 #include "t5s/run_folder.h"
 #include "t5s/trainer.h"
 #include "t5s/training_fields.h"
@@ -38,9 +38,10 @@ void print_event(const TrainingEvent& e) {
         case K::Plan:
         case K::Message: std::cerr << e.message << "\n"; break;
         case K::Step:
-            std::snprintf(buf, sizeof buf, "step %lld/%lld  epoch %.2f  loss %.4f  lr %.3g  |g| %.3g  %.0f tok/s  mem %.0f MiB  eta %s\n",
-                          static_cast<long long>(e.step), static_cast<long long>(e.total_steps), e.epoch, e.loss, e.lr, e.grad_norm,
-                          e.tokens_per_s, e.memory_bytes / 1048576.0, fmt_duration(e.eta_s).c_str());
+            std::snprintf(buf, sizeof buf,
+                          "step %lld/%lld  epoch %.2f  loss %.4f  lr %.3g  |g| %.3g  %.0f tok/s  mem %.0f MiB  eta %s\n",
+                          static_cast<long long>(e.step), static_cast<long long>(e.total_steps), e.epoch, e.loss, e.lr,
+                          e.grad_norm, e.tokens_per_s, e.memory_bytes / 1048576.0, fmt_duration(e.eta_s).c_str());
             std::cerr << buf;
             break;
         case K::Eval:
@@ -51,15 +52,17 @@ void print_event(const TrainingEvent& e) {
             break;
         case K::Checkpoint: std::cerr << "saved " << e.message << "\n"; break;
         case K::Finished:
-            std::snprintf(buf, sizeof buf, "finished (%s) at step %lld in %s; peak memory %.0f MiB; model in %s\n", to_string(e.stop_reason),
-                          static_cast<long long>(e.step), fmt_duration(e.elapsed_s).c_str(), e.peak_memory_bytes / 1048576.0,
-                          e.message.c_str());
+            std::snprintf(buf, sizeof buf, "finished (%s) at step %lld in %s; peak memory %.0f MiB; model in %s\n",
+                          to_string(e.stop_reason), static_cast<long long>(e.step), fmt_duration(e.elapsed_s).c_str(),
+                          e.peak_memory_bytes / 1048576.0, e.message.c_str());
             std::cerr << buf;
             break;
     }
 }
 
-std::string history_pairs_path(const std::string& out_dir) { return (std::filesystem::path(out_dir) / "history-pairs.jsonl").string(); }
+std::string history_pairs_path(const std::string& out_dir) {
+    return (std::filesystem::path(out_dir) / "history-pairs.jsonl").string();
+}
 
 // The accepted/edited (source, target) pairs of a history database, as OUT/history-pairs.jsonl.
 void write_history_pairs(const std::string& history_path, const std::string& out_dir) {
@@ -76,10 +79,13 @@ void write_history_pairs(const std::string& history_path, const std::string& out
 // The folder's refusals are usage errors (exit 2): the flags, not the files, must change.
 void claim_out_folder(const Args& a, const TrainingOptions& o) {
     if (a.has("resume") && a.has("overwrite")) throw UsageError("give --resume or --overwrite, not both");
-    const RunFolderMode mode = a.has("resume") ? RunFolderMode::Resume : a.has("overwrite") ? RunFolderMode::Overwrite : RunFolderMode::Fresh;
+    const RunFolderMode mode = a.has("resume")      ? RunFolderMode::Resume
+                               : a.has("overwrite") ? RunFolderMode::Overwrite
+                                                    : RunFolderMode::Fresh;
     try {
         const std::vector<std::string> cleared = prepare_run_folder(o.out_dir, mode);
-        if (!cleared.empty()) std::cerr << "--overwrite: cleared " << cleared.size() << " entries of the previous run in " << o.out_dir << "\n";
+        if (!cleared.empty())
+            std::cerr << "--overwrite: cleared " << cleared.size() << " entries of the previous run in " << o.out_dir << "\n";
         const std::string newest = mode == RunFolderMode::Resume ? newest_checkpoint(o.out_dir) : "";
         if (!newest.empty()) check_resume_identity(o, newest);
     } catch (const RunFolderRefused& e) {
@@ -98,22 +104,30 @@ const RuntimeFlags kTrainRuntime{Device::Auto, /*dtype=*/false, /*device=*/true,
 std::vector<Flag> train_flags() {
     std::vector<Flag> flags = settings_flags(training_fields(), TrainingOptions{}, kTrainRuntime.flags());
     flags = with_flags_after(flags, "extra-data",
-                             {{"data-history", "PATH", "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"}});
+                             {{"data-history", "PATH",
+                               "the accepted and edited pairs of this history database (written to OUT/history-pairs.jsonl)"}});
     flags = with_flags_after(flags, "target-field",
                              {{"text-field", "NAME", "the same as --source-field (every command's name for the text column)"},
                               {"no-header", "", "CSV/TSV without a header row: column 1 the source, column 2 the target"}});
-    flags = with_flags_after(flags, "log-every", {{"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"}});
-    flags = with_flags_after(flags, "resume",
-                             {{"overwrite", "", "clear the run already in --out (its checkpoints, final model and log) and start over; without it or "
-                                                "--resume a folder holding a run is refused"}});
-    return with_flags_after(flags, "dist-timeout", {{"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"}});
+    flags = with_flags_after(
+        flags, "log-every", {{"history", "PATH", "record the run and its curve in this history database (the app's Past runs)"}});
+    flags =
+        with_flags_after(flags, "resume",
+                         {{"overwrite", "",
+                           "clear the run already in --out (its checkpoints, final model and log) and start over; without it or "
+                           "--resume a folder holding a run is refused"}});
+    return with_flags_after(
+        flags, "dist-timeout",
+        {{"plan-only", "", "accepted for compatibility; has no effect (the plan is printed before every run)"}});
 }
 
-const CommandSpec kTrainSpec = {"train", "fine-tune a model, or train one from scratch, on (source, target) pairs",
-                                 {train_flags(),
-                                  {"json", "",
-                                   "progress as JSON lines on stdout, then {\"event\": \"done\", \"out\", \"final_model\", \"checkpoints\", "
-                                   "\"steps\", \"final_loss\", ...}"}}};
+const CommandSpec kTrainSpec = {
+    "train",
+    "fine-tune a model, or train one from scratch, on (source, target) pairs",
+    {train_flags(),
+     {"json", "",
+      "progress as JSON lines on stdout, then {\"event\": \"done\", \"out\", \"final_model\", \"checkpoints\", "
+      "\"steps\", \"final_loss\", ...}"}}};
 
 // Every train flag into TrainingOptions (validated by the caller).
 TrainingOptions training_options_from_flags(const Args& a) {
@@ -149,8 +163,7 @@ TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const st
                 break;
             }
     TrainingRecorder recorder(&store, continue_run, o);
-    std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << history
-              << "\n";
+    std::cerr << (continue_run ? "continuing recorded run " : "recording run ") << recorder.run_id() << " in " << history << "\n";
     try {
         r = job.run([&](const TrainingEvent& e) {
             recorder.on_event(e);

@@ -25,8 +25,8 @@ template <class T>
 void read_counting_alias(const Args& a, const GenerationField& f, T* out) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         if (given_as_flag(a, f))  // transformers lets max_new_tokens win with a warning; here it is one or the other
-            throw UsageError("give --" + std::string(f.flag) + " or --" + f.alias + ", not both (--" + f.alias + " N means --" + f.flag +
-                             " N-" + std::to_string(f.alias_offset) + ")");
+            throw UsageError("give --" + std::string(f.flag) + " or --" + f.alias + ", not both (--" + f.alias + " N means --" +
+                             f.flag + " N-" + std::to_string(f.alias_offset) + ")");
         const int64_t min_new = std::isfinite(f.range.min) ? static_cast<int64_t>(f.range.min) : 0;
         const int64_t lo = min_new > 0 ? min_new + f.alias_offset : 0;
         const int64_t v = a.get_int64(f.alias, 0, lo, std::numeric_limits<T>::max());
@@ -97,8 +97,7 @@ void apply_generation_flags(const Args& args, GenerationOptions* options) {
             std::visit([&](auto member) { read_counting_alias(args, f, &(options->*member)); }, f.member);
         else if (given_as_flag(args, f) && is_list_field(f))  // JSON text, as a request body holds it
             set_field_from_text(f, args.get(f.flag), options, std::string("--") + f.flag);
-        else if (given_as_flag(args, f))
-            std::visit([&](auto member) { read_flag(args, f, &(options->*member)); }, f.member);
+        else if (given_as_flag(args, f)) std::visit([&](auto member) { read_flag(args, f, &(options->*member)); }, f.member);
     }
 }
 

@@ -14,20 +14,24 @@ InputRows::InputRows(std::string path, BadRowPolicy policy, InputFields fields)
     format_ = input_format_of(path_);
     rows_ = scan([](int64_t) { return true; }, [](int64_t, InputRow&&) {}, &bad_rows_, &bad_samples_);
     if (rows_ == 0) {
-        const std::string why = bad_rows_ ? " (all " + std::to_string(bad_rows_) + " rows are bad; first: " + bad_samples_[0].where + ": " +
-                                                bad_samples_[0].reason + ")"
-                                          : " (the file is empty or has only blank lines)";
+        const std::string why = bad_rows_
+                                    ? " (all " + std::to_string(bad_rows_) + " rows are bad; first: " + bad_samples_[0].where +
+                                          ": " + bad_samples_[0].reason + ")"
+                                    : " (the file is empty or has only blank lines)";
         throw Error(ErrorCode::InvalidArgument, path_ + ": no inputs" + why);
     }
 }
 
-int64_t InputRows::scan(const std::function<bool(int64_t)>& parse, const std::function<void(int64_t, InputRow&&)>& row, int64_t* bad,
-                        std::vector<BadRow>* samples) const {
+int64_t InputRows::scan(const std::function<bool(int64_t)>& parse, const std::function<void(int64_t, InputRow&&)>& row,
+                        int64_t* bad, std::vector<BadRow>* samples) const {
     *bad = 0;
     samples->clear();
-    InputReader reader(path_, fields_, policy_, [&](const BadRow& b) {
-        if (++*bad <= 10) samples->push_back(b);
-    }, format_);
+    InputReader reader(
+        path_, fields_, policy_,
+        [&](const BadRow& b) {
+            if (++*bad <= 10) samples->push_back(b);
+        },
+        format_);
     InputRecord record;
     int64_t index = 0;
     while (reader.next(&record)) {
@@ -61,17 +65,17 @@ void InputRows::for_each_batch_rows(int64_t batch_size, const std::function<bool
     int64_t bad = 0;
     std::vector<BadRow> samples;
     const int64_t rows = scan([&](int64_t index) { return wanted(index / batch_size); },
-         [&](int64_t index, InputRow&& row) {
-             const int64_t start = index - index % batch_size;
-             if (start != first) flush(), first = start;
-             batch.push_back(std::move(row));
-             if (static_cast<int64_t>(batch.size()) == batch_size) flush();
-         },
-         &bad, &samples);
+                              [&](int64_t index, InputRow&& row) {
+                                  const int64_t start = index - index % batch_size;
+                                  if (start != first) flush(), first = start;
+                                  batch.push_back(std::move(row));
+                                  if (static_cast<int64_t>(batch.size()) == batch_size) flush();
+                              },
+                              &bad, &samples);
     flush();
     if (rows != rows_)
-        throw Error(ErrorCode::InvalidArgument, path_ + ": changed while being read (" + std::to_string(rows_) + " rows, now " +
-                                                    std::to_string(rows) + ")");
+        throw Error(ErrorCode::InvalidArgument,
+                    path_ + ": changed while being read (" + std::to_string(rows_) + " rows, now " + std::to_string(rows) + ")");
 }
 
 }  // namespace t5s::cli

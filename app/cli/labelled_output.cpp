@@ -59,7 +59,8 @@ LabelledOutput::LabelledOutput(const std::string& path, InputFormat format, bool
 }
 
 void LabelledOutput::add(const GenerationResult& result, const InputRow& row) {
-    const std::string label = row.label.is_null() ? "" : row.label.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // as JSON text
+    const std::string label =
+        row.label.is_null() ? "" : row.label.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // as JSON text
     for (const Candidate& c : result.candidates) {
         OutputRow out{c.text, row_spans_in(c, row), label, result.input, false};
         file_.write(writer_.row(out));

@@ -4,8 +4,8 @@
 // source (t5s::OutputWriter). Written atomically when the run ends.
 #include <string>
 
-#include "t5s/atomic_file.h"
 #include "cli/input_rows.h"
+#include "t5s/atomic_file.h"
 #include "t5s/input_reader.h"
 #include "t5s/model.h"
 

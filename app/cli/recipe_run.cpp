@@ -12,7 +12,8 @@ void RecipeRun::load_models(const Model& loaded, const RuntimeOptions& runtime) 
 }
 
 std::vector<GenerationResult> RecipeRun::run(const Embedder* embedder, const std::vector<std::string>& texts,
-                                             const std::vector<std::vector<Span>>& spans, const GenerationOptions& options) const {
+                                             const std::vector<std::vector<Span>>& spans,
+                                             const GenerationOptions& options) const {
     RecipeRunners runners;
     runners.model_for = [this](const RecipeStep& s) -> const Model& {
         const Model* own = models_->find(s);

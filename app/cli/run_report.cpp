@@ -22,7 +22,8 @@ void RunReport::add(const std::vector<GenerationResult>& results) {
             input_.score_values[0].push_back(c.score);
             input_.candidate_routes.push_back(route_steps(c.route));  // "" outside recipes: no per-route section
             size_t i = 1;
-            for_each_score(c, [&](const char*, const std::optional<double>& value) { input_.score_values[i++].push_back(value); });
+            for_each_score(c,
+                           [&](const char*, const std::optional<double>& value) { input_.score_values[i++].push_back(value); });
         }
         for (const auto& d : r.dropped) ++dropped_[to_string(d.reason)];
     }
@@ -32,8 +33,8 @@ void RunReport::write(const std::string& model) const {
     const Report report = build_report(input_);
     int64_t candidates = 0;
     for (int64_t n : input_.candidates_per_source) candidates += n;
-    std::string md = "# Run report\n\n`t5studio generate` with the model `" + model + "`: " +
-                     std::to_string(input_.candidates_per_source.size()) + " sources, " + std::to_string(candidates) +
+    std::string md = "# Run report\n\n`t5studio generate` with the model `" + model +
+                     "`: " + std::to_string(input_.candidates_per_source.size()) + " sources, " + std::to_string(candidates) +
                      " candidates kept.\n\n| dropped while generating | candidates |\n|---|---|\n";
     for (const auto& [reason, n] : dropped_) md += "| " + reason + " | " + std::to_string(n) + " |\n";
     md += "\n" + report.markdown;

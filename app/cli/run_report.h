@@ -18,7 +18,7 @@ public:
     explicit RunReport(std::string dir);
 
     void add(const std::vector<GenerationResult>& results);  // each batch's results as they come
-    void write(const std::string& model) const;               // after the run: README.md and plots
+    void write(const std::string& model) const;              // after the run: README.md and plots
 
     const std::string& dir() const { return dir_; }
 

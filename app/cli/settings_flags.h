@@ -40,9 +40,10 @@ std::vector<Flag> settings_flags(const Table& fields, const S& defaults, const s
             continue;
         }
         const bool list = std::visit([](auto m) { return settings_flag_detail::kIsList<decltype(m)>; }, f.member);
-        const FlagKind kind = f.use == FlagUse::Model                   ? FlagKind::Model
-                              : list && f.use == FlagUse::Table ? FlagKind::Repeatable  // a Custom list is one value (--devices a,b)
-                                                                : FlagKind::Single;
+        const FlagKind kind = f.use == FlagUse::Model ? FlagKind::Model
+                              : list && f.use == FlagUse::Table
+                                  ? FlagKind::Repeatable  // a Custom list is one value (--devices a,b)
+                                  : FlagKind::Single;
         out.push_back({f.flag, f.value_name, settings_field_help(f, defaults), kind});
     }
     return out;
@@ -73,8 +74,7 @@ void read_flag(const Args& a, const Row& f, T* out) {
         *out = f.flag_range ? a.get_enum(flag, *out) : parse_enum<T>(a.get(flag));  // unknown name: usage error, or bad input
     } else if constexpr (std::is_floating_point_v<T>) {
         const double v = a.get_double(flag, static_cast<double>(*out));
-        if (f.flag_range && !settings_in_range(f.range, v))
-            throw UsageError(range_message("--" + flag, f.range, a.get(flag)));
+        if (f.flag_range && !settings_in_range(f.range, v)) throw UsageError(range_message("--" + flag, f.range, a.get(flag)));
         *out = static_cast<T>(v);
     } else if constexpr (std::is_unsigned_v<T>) {
         *out = static_cast<T>(a.get_int64(flag, 0));  // --seed -1 is the largest seed, as it always was

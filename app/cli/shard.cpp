@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "t5s/atomic_file.h"
 #include "common/args.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/input_reader.h"
 #include "t5s/settings_fields.h"
@@ -74,7 +74,8 @@ namespace {
 // Reads an --out file line by line: each whole line with its global row index. A last line without
 // its newline (a write cut by a kill) is reported as cut = true and not passed on.
 template <class OnLine>
-bool for_each_output_line(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows, OnLine&& on_line) {
+bool for_each_output_line(const std::string& out_path, const Shard& shard, int64_t batch_size, int64_t total_rows,
+                          OnLine&& on_line) {
     std::ifstream in(out_path, std::ios::binary);
     LineReader lines(in);  // the input reader's line rule: LF / CRLF, a BOM dropped
     std::string line;
@@ -103,8 +104,9 @@ WrittenBatches batches_already_written(const std::string& out_path, const Shard&
     if (!std::ifstream(out_path, std::ios::binary)) return w;
     const int64_t batches = (total_rows + batch_size - 1) / batch_size;
     std::vector<uint32_t> lines(static_cast<size_t>(batches), 0);
-    bool dropped = for_each_output_line(out_path, shard, batch_size, total_rows,
-                                        [&](int64_t row, const std::string&) { lines[static_cast<size_t>(row / batch_size)] += 1; });
+    bool dropped = for_each_output_line(out_path, shard, batch_size, total_rows, [&](int64_t row, const std::string&) {
+        lines[static_cast<size_t>(row / batch_size)] += 1;
+    });
     w.complete.assign(static_cast<size_t>(batches), false);
     for (int64_t b = 0; b < batches; ++b) {
         const int64_t expected = std::min(batch_size, total_rows - b * batch_size);

@@ -33,7 +33,9 @@ Shard shard_from_env(const std::function<const char*(const char*)>& getenv, int 
 struct WrittenBatches {
     std::vector<bool> complete;  // by global batch index
     int64_t rows = 0;            // rows in those batches
-    bool has(int64_t batch) const { return batch < static_cast<int64_t>(complete.size()) && complete[static_cast<size_t>(batch)]; }
+    bool has(int64_t batch) const {
+        return batch < static_cast<int64_t>(complete.size()) && complete[static_cast<size_t>(batch)];
+    }
 };
 
 // Reads the file as a stream (its size does not matter). Lines of a batch that is not complete (a

@@ -27,8 +27,7 @@ nlohmann::json training_event_json(const TrainingEvent& e) {
                     {"best_eval_loss", e.best_eval_loss},
                     {"samples", samples}};
         }
-        case K::Checkpoint:
-            return {{"event", "checkpoint"}, {"step", e.step}, {"path", e.message}};
+        case K::Checkpoint: return {{"event", "checkpoint"}, {"step", e.step}, {"path", e.message}};
         case K::Finished:
             return {{"event", "finished"},
                     {"step", e.step},
@@ -38,8 +37,7 @@ nlohmann::json training_event_json(const TrainingEvent& e) {
                     {"model", e.message}};
         case K::Report:
         case K::Plan:
-        case K::Message:
-            break;
+        case K::Message: break;
     }
     return nullptr;
 }

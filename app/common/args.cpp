@@ -161,16 +161,20 @@ void Args::open_adapter_as_model(const CommandSpec& spec) {
     const std::string adapter = it->second.back();
     const std::optional<hub::AdapterBase> base = hub::adapter_base(adapter);
     if (!base) return;
-    const std::string named = base->name.empty() ? std::string("no base model (adapter_config.json has no base_model_name_or_path)")
-                                                 : "base " + base->name;
+    const std::string named = base->name.empty()
+                                  ? std::string("no base model (adapter_config.json has no base_model_name_or_path)")
+                                  : "base " + base->name;
     if (!base->dir)
-        throw Error(ErrorCode::FileNotFound, adapter + " is a LoRA adapter (" + named + ", not a folder and not in the Hugging Face cache" +
+        throw Error(ErrorCode::FileNotFound, adapter + " is a LoRA adapter (" + named +
+                                                 ", not a folder and not in the Hugging Face cache" +
                                                  (base->name.empty() ? std::string() : ": t5studio pull " + base->name) +
                                                  "); or give --model BASE_DIR --adapter " + adapter);
     if (!find_flag(spec, "adapter"))
         throw UsageError(adapter + " is a LoRA adapter (" + named + "): give --model " + base->dir->string() +
                          ", or merge the two (t5studio train --merge)");
-    if (has("adapter")) throw UsageError("--model " + adapter + " is a LoRA adapter (" + named + ") and --adapter is given too: give --model BASE --adapter DIR");
+    if (has("adapter"))
+        throw UsageError("--model " + adapter + " is a LoRA adapter (" + named +
+                         ") and --adapter is given too: give --model BASE --adapter DIR");
     it->second.back() = base->dir->string();
     for (auto& [name, value] : order_)
         if (name == "model" && value == adapter) value = it->second.back();

@@ -44,7 +44,7 @@ struct Flag {
     std::string value_name;  // shown in --help ("DIR", "N"); "" = a switch, which takes no value
     std::string help;        // one line for --help
     FlagKind kind = FlagKind::Single;
-    std::string alias_of;    // another name of that flag (transformers' spelling): its value is that flag's
+    std::string alias_of;  // another name of that flag (transformers' spelling): its value is that flag's
 };
 
 // A row of a table: one Flag, or a group of flags declared once for several commands

@@ -24,13 +24,21 @@ nlohmann::json to_json(const ModelInfo& i) {
         {"model_type", i.model_type},
         {"variant", i.variant},
         {"architecture",
-         {{"d_model", c.d_model}, {"d_kv", c.d_kv}, {"d_ff", c.d_ff}, {"num_heads", c.num_heads},
-          {"num_layers", c.num_layers}, {"num_decoder_layers", c.num_decoder_layers},
+         {{"d_model", c.d_model},
+          {"d_kv", c.d_kv},
+          {"d_ff", c.d_ff},
+          {"num_heads", c.num_heads},
+          {"num_layers", c.num_layers},
+          {"num_decoder_layers", c.num_decoder_layers},
           {"relative_attention_num_buckets", c.relative_attention_num_buckets},
           {"relative_attention_max_distance", c.relative_attention_max_distance},
-          {"feed_forward_proj", c.feed_forward_proj}, {"dense_act_fn", c.dense_act_fn},
-          {"tie_word_embeddings", c.tie_word_embeddings}, {"layer_norm_epsilon", c.layer_norm_epsilon},
-          {"decoder_start_token_id", c.decoder_start_token_id}, {"eos_token_id", c.eos_token_id}, {"pad_token_id", c.pad_token_id}}},
+          {"feed_forward_proj", c.feed_forward_proj},
+          {"dense_act_fn", c.dense_act_fn},
+          {"tie_word_embeddings", c.tie_word_embeddings},
+          {"layer_norm_epsilon", c.layer_norm_epsilon},
+          {"decoder_start_token_id", c.decoder_start_token_id},
+          {"eos_token_id", c.eos_token_id},
+          {"pad_token_id", c.pad_token_id}}},
         {"parameter_count", i.parameter_count},
         {"stored_dtype", i.stored_dtype},
         {"precision", i.precision},
@@ -101,8 +109,8 @@ void add_result_scores(const GenerationResult& r, bool keep_dropped, nlohmann::j
 }
 
 nlohmann::json profile_json(const DeviceProfile& p) {
-    return {{"device", to_string(p.device)}, {"name", p.name}, {"precision", to_string(p.precision)},
-            {"free_bytes", p.free_bytes}, {"max_batch", p.max_batch}, {"reason", p.reason}};
+    return {{"device", to_string(p.device)}, {"name", p.name},           {"precision", to_string(p.precision)},
+            {"free_bytes", p.free_bytes},    {"max_batch", p.max_batch}, {"reason", p.reason}};
 }
 
 }  // namespace t5s::cli

@@ -11,12 +11,9 @@ int json_nesting_depth(std::string_view text, int stop_at) {
     bool in_string = false, escaped = false;
     for (const char c : text) {
         if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
             continue;
         }
         if (c == '"') {

@@ -85,10 +85,8 @@ private:
             const char c = p[i];
             if (c == '\n') {
                 const bool blank = line_length_ == 1 && previous_ == '\r';
-                if (blank && header_lines_ > 0)
-                    in_headers_ = false;  // the first line is the request line
-                else if (++header_lines_ > limits_.header_lines + 1)
-                    return trip(RequestTrip::HeaderLines);
+                if (blank && header_lines_ > 0) in_headers_ = false;  // the first line is the request line
+                else if (++header_lines_ > limits_.header_lines + 1) return trip(RequestTrip::HeaderLines);
                 line_length_ = 0;
             } else {
                 ++line_length_;
@@ -191,9 +189,7 @@ void GuardedServer::widen_backlog(int backlog) {
     if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
 }
 
-RequestTrip GuardedServer::current_trip() {
-    return t_state ? t_state->trip : RequestTrip::None;
-}
+RequestTrip GuardedServer::current_trip() { return t_state ? t_state->trip : RequestTrip::None; }
 
 void GuardedServer::close_after_response() {
     if (t_state) t_state->close_requested = true;
@@ -201,15 +197,11 @@ void GuardedServer::close_after_response() {
 
 int GuardedServer::trip_status(RequestTrip trip) const {
     switch (trip) {
-        case RequestTrip::Deadline:
-            return 408;
+        case RequestTrip::Deadline: return 408;
         case RequestTrip::HeaderBytes:
-        case RequestTrip::HeaderLines:
-            return 431;
-        case RequestTrip::BodyBytes:
-            return 413;
-        case RequestTrip::None:
-            break;
+        case RequestTrip::HeaderLines: return 431;
+        case RequestTrip::BodyBytes: return 413;
+        case RequestTrip::None: break;
     }
     return 400;
 }
@@ -225,8 +217,7 @@ std::string GuardedServer::trip_message(RequestTrip trip) const {
         case RequestTrip::BodyBytes:
             return "the body is larger than 1 MiB (" + std::to_string(limits_.body_bytes) +
                    " bytes as sent, chunk size lines included)";
-        case RequestTrip::None:
-            break;
+        case RequestTrip::None: break;
     }
     return "request error";
 }

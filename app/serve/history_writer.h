@@ -20,7 +20,7 @@ namespace t5s::serve {
 class HistoryWriter {
 public:
     HistoryWriter(const std::string& path, const Model& model);  // path "" = records nothing
-    ~HistoryWriter();                                             // flushes
+    ~HistoryWriter();                                            // flushes
     // recipe_json: the recipe that made the results, for their settings JSON ("" = none).
     void record(std::vector<GenerationResult> results, const GenerationOptions& options, double elapsed_ms,
                 std::string recipe_json = "");

@@ -54,10 +54,17 @@ std::string sse(const std::string& event, const nlohmann::json& data) {
     return "event: " + event + "\ndata: " + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
 }
 
-const std::map<std::string, std::string> kAllowed = {
-    {"/augment", "POST"}, {"/v1/settings", "GET, PUT"}, {"/health", "GET"}, {"/ready", "GET"}, {"/metrics", "GET"},
-    // Label Studio's ML backend (serve/labelstudio.cpp)
-    {"/", "GET"}, {"/setup", "POST"}, {"/predict", "POST"}, {"/webhook", "POST"}, {"/train", "POST"}};
+const std::map<std::string, std::string> kAllowed = {{"/augment", "POST"},
+                                                     {"/v1/settings", "GET, PUT"},
+                                                     {"/health", "GET"},
+                                                     {"/ready", "GET"},
+                                                     {"/metrics", "GET"},
+                                                     // Label Studio's ML backend (serve/labelstudio.cpp)
+                                                     {"/", "GET"},
+                                                     {"/setup", "POST"},
+                                                     {"/predict", "POST"},
+                                                     {"/webhook", "POST"},
+                                                     {"/train", "POST"}};
 
 void send_refusal(httplib::Response& res, const Refusal& r) {
     for (const auto& [name, value] : r.headers) res.set_header(name, value);
@@ -96,7 +103,9 @@ httplib::Server::HandlerResponse screen(const httplib::Request& req, httplib::Re
     }
     const bool preflight = req.method == "OPTIONS" && req.has_header("Origin");
     if (!preflight && it->second.find(req.method) == std::string::npos) {
-        send_refusal(res, {405, req.method + " is not allowed on " + req.path + " (allowed: " + it->second + ")", {{"Allow", it->second}}});
+        send_refusal(
+            res,
+            {405, req.method + " is not allowed on " + req.path + " (allowed: " + it->second + ")", {{"Allow", it->second}}});
         return HR::Handled;
     }
     if (auto refusal = preflight ? guard.check_caller(req) : guard.check(req)) {
@@ -310,7 +319,8 @@ void install_routes(GuardedServer& server, Service& svc, const RequestGuard& gua
             res.set_header("Connection", "close");
             return send_error(res, server.trip_status(trip), server.trip_message(trip));
         }
-        if (res.body.empty()) send_error(res, res.status, res.status == 413 ? server.trip_message(RequestTrip::BodyBytes) : "request error");
+        if (res.body.empty())
+            send_error(res, res.status, res.status == 413 ? server.trip_message(RequestTrip::BodyBytes) : "request error");
     });
     server.Post("/augment", [&svc](const httplib::Request& req, httplib::Response& res) { augment(req, res, svc); });
     server.Get("/v1/settings", [&svc](const httplib::Request& req, httplib::Response& res) { settings(req, res, svc); });

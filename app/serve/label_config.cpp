@@ -41,7 +41,9 @@ size_t scan_attributes(std::string_view s, size_t at, ConfigTag* tag) {
             continue;
         }
         size_t end = at;
-        while (end < s.size() && !space(s[end]) && s[end] != '=' && s[end] != '>' && s[end] != '/' && s[end] != '"' && s[end] != '\'') ++end;
+        while (end < s.size() && !space(s[end]) && s[end] != '=' && s[end] != '>' && s[end] != '/' && s[end] != '"' &&
+               s[end] != '\'')
+            ++end;
         if (end == at) {  // a stray quote: not an attribute
             ++at;
             continue;
@@ -116,7 +118,8 @@ std::vector<ConfigTag> scan_config_tags(std::string_view s) {
 LabelConfig parse_label_config(std::string_view xml, std::string_view field) {
     if (xml.size() > kMaxLabelConfigBytes)
         throw Error(ErrorCode::InvalidArgument, std::string(field) + ": the labeling config has " + std::to_string(xml.size()) +
-                                                    " bytes, more than the " + std::to_string(kMaxLabelConfigBytes / 1024) + " KiB allowed");
+                                                    " bytes, more than the " + std::to_string(kMaxLabelConfigBytes / 1024) +
+                                                    " KiB allowed");
     LabelConfig c;
     std::string listed;  // the config's tags, for the message
     size_t count = 0;
@@ -135,9 +138,11 @@ LabelConfig parse_label_config(std::string_view xml, std::string_view field) {
     }
     if (count > kListedTags) listed += " and " + std::to_string(count - kListedTags) + " more";
     if (c.input_name.empty() || c.input_field.empty() || c.output_name.empty() || c.output_to != c.input_name)
-        throw Error(ErrorCode::InvalidArgument,
-                    "labeling config: supported is a <Text name=\"text\" value=\"$text\"/> input and a <TextArea name=\"paraphrase\" "
-                    "toName=\"text\"/> output for it; this config has: " + (listed.empty() ? std::string("no tags") : listed));
+        throw Error(
+            ErrorCode::InvalidArgument,
+            "labeling config: supported is a <Text name=\"text\" value=\"$text\"/> input and a <TextArea name=\"paraphrase\" "
+            "toName=\"text\"/> output for it; this config has: " +
+                (listed.empty() ? std::string("no tags") : listed));
     return c;
 }
 

@@ -80,7 +80,8 @@ json prediction(const LabelConfig& c, const GenerationResult& r, const std::stri
     if (!r.candidates.empty() && r.candidates[0].fluency) score = std::exp(*r.candidates[0].fluency);
     json result = json::array();
     if (!texts.empty())
-        result.push_back({{"from_name", c.output_name}, {"to_name", c.input_name}, {"type", "textarea"}, {"value", {{"text", texts}}}});
+        result.push_back(
+            {{"from_name", c.output_name}, {"to_name", c.input_name}, {"type", "textarea"}, {"value", {{"text", texts}}}});
     // A recipe's candidates keep their routes where Label Studio keeps them: in the stored result.
     const bool routed = !r.candidates.empty() && !r.candidates[0].route.empty();
     if (routed) result[0]["value"]["routes"] = routes;
@@ -116,8 +117,8 @@ int64_t add_annotation(Learner& learner, const LabelConfig& c, const json& task,
     const auto src = data.find(c.input_field);
     if (src == data.end() || !src->is_string() || !annotation.is_object()) return 0;
     int64_t n = 0;
-    const std::string origin = "labelstudio:task/" + task.value("id", json(0)).dump() + "/annotation/" +
-                               annotation.value("id", json(0)).dump();
+    const std::string origin =
+        "labelstudio:task/" + task.value("id", json(0)).dump() + "/annotation/" + annotation.value("id", json(0)).dump();
     for (const auto& item : annotation.value("result", json::array())) {
         if (!item.is_object() || item.value("from_name", "") != c.output_name) continue;
         const json text = item.value("value", json::object()).value("text", json::array());
@@ -162,7 +163,11 @@ auto guarded(Service& svc, F f) {
         try {
             f(req, res, svc);
         } catch (const Error& e) {
-            reply(res, e.code() == ErrorCode::Cancelled ? 503 : e.code() == ErrorCode::InvalidArgument ? 400 : 500, {{"error", e.what()}});
+            reply(res,
+                  e.code() == ErrorCode::Cancelled         ? 503
+                  : e.code() == ErrorCode::InvalidArgument ? 400
+                                                           : 500,
+                  {{"error", e.what()}});
         } catch (const std::exception& e) {
             reply(res, 500, {{"error", e.what()}});
         }
@@ -176,10 +181,11 @@ void install_labelstudio_routes(httplib::Server& server, Service& svc) {
         reply(res, 200, {{"status", "UP"}, {"model_class", "T5Studio"}, {"model_version", svc.model_version()}});
     });
     server.Post("/setup", guarded(svc, [](const httplib::Request& req, httplib::Response& res, Service& s) {
-        const json body = parse_bounded_json(req.body, req.path + " body");
-        if (body.is_object() && body.contains("schema") && body["schema"].is_string()) parse_label_config(body["schema"].get<std::string>(), "schema");
-        reply(res, 200, {{"model_version", s.model_version()}});
-    }));
+                    const json body = parse_bounded_json(req.body, req.path + " body");
+                    if (body.is_object() && body.contains("schema") && body["schema"].is_string())
+                        parse_label_config(body["schema"].get<std::string>(), "schema");
+                    reply(res, 200, {{"model_version", s.model_version()}});
+                }));
     server.Post("/predict", guarded(svc, predict));
     server.Post("/webhook", guarded(svc, webhook));
     server.Post("/train", guarded(svc, train));

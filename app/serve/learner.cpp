@@ -25,7 +25,9 @@ Learner::~Learner() {
     if (thread_.joinable()) thread_.join();
 }
 
-void Learner::start() { thread_ = std::thread([this] { run(); }); }
+void Learner::start() {
+    thread_ = std::thread([this] { run(); });
+}
 
 int64_t Learner::add_pair(const std::string& source, const std::string& target, const std::string& origin) {
     check_text_bytes(source, "the pair's source");  // a round tokenises them
@@ -74,7 +76,9 @@ nlohmann::json Learner::status() const {
                         {"adapter_dir", options_.adapter_dir},
                         {"new_pairs", new_pairs_},
                         {"every", options_.every},
-                        {"state", running_ ? "training" : pending_ ? "queued" : "idle"}};
+                        {"state", running_   ? "training"
+                                  : pending_ ? "queued"
+                                             : "idle"}};
     if (running_) j["job"] = running_->id();
     else if (pending_) j["job"] = pending_->id();
     if (!last_.is_null()) j["last_round"] = last_;

@@ -41,8 +41,8 @@ const std::vector<std::string>& every_field() {
 
 // One step on the served model: one scheduled request with all the step's texts, waited for, and
 // cancelled when the request stops.
-std::vector<GenerationResult> scheduled_step(Service& svc, Replica& replica, const std::vector<std::string>& texts, const GenerationOptions& o,
-                                             const Stop& stop) {
+std::vector<GenerationResult> scheduled_step(Service& svc, Replica& replica, const std::vector<std::string>& texts,
+                                             const GenerationOptions& o, const Stop& stop) {
     struct Wait {
         std::mutex mutex;
         std::condition_variable cv;
@@ -77,7 +77,8 @@ std::vector<GenerationResult> scheduled_step(Service& svc, Replica& replica, con
 
 // One step on a model of its own: generate_scored there, one generation at a time per model.
 std::vector<GenerationResult> own_model_step(const RecipeStepModels& models, const Model& model, const Embedder* embedder,
-                                             const std::vector<std::string>& texts, const GenerationOptions& o, const Stop& stop) {
+                                             const std::vector<std::string>& texts, const GenerationOptions& o,
+                                             const Stop& stop) {
     std::lock_guard<std::mutex> turn(models.turn(model));
     if (stop.now()) throw Error(ErrorCode::Cancelled, "request cancelled");
     GenerationControl control;
@@ -96,7 +97,8 @@ RecipeOutcome run_recipe_request(Service& svc, Replica& replica, const Recipe& r
                                  const std::function<bool()>& gone) {
     const auto start = Clock::now();
     Stop stop{svc, gone, std::nullopt};
-    if (request.timeout_s > 0) stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
+    if (request.timeout_s > 0)
+        stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
     RecipeOutcome out;
     out.options = with_named_fields(svc.defaults()->get(), request.options, request.named);
     const Model& served = *replica.model;
@@ -106,17 +108,20 @@ RecipeOutcome run_recipe_request(Service& svc, Replica& replica, const Recipe& r
         const Model* own = models ? models->find(step) : nullptr;
         if (own) return *own;
         if (!step.model.empty() || step.adapter)  // an inline recipe names neither; a configured one's are loaded
-            throw Error(ErrorCode::InvalidArgument, "recipe " + recipe.file + ": step '" + step.name + "': its model is not loaded");
+            throw Error(ErrorCode::InvalidArgument,
+                        "recipe " + recipe.file + ": step '" + step.name + "': its model is not loaded");
         return served;
     };
-    runners.generate = [&](const Model& model, const Embedder* embedder, const std::vector<std::string>& texts, const GenerationOptions& o) {
+    runners.generate = [&](const Model& model, const Embedder* embedder, const std::vector<std::string>& texts,
+                           const GenerationOptions& o) {
         if (&model == &served) return scheduled_step(svc, replica, texts, o, stop);
         return own_model_step(*models, model, embedder, texts, o, stop);
     };
     try {
         out.results = run_recipe(recipe, runners, served, replica.embedder, request.texts, request.spans, out.options);
     } catch (const Error& e) {
-        if (e.code() == ErrorCode::Cancelled && stop.timed_out()) throw Error(ErrorCode::Cancelled, "request timed out (timeout_s)");
+        if (e.code() == ErrorCode::Cancelled && stop.timed_out())
+            throw Error(ErrorCode::Cancelled, "request timed out (timeout_s)");
         throw;
     }
     out.total_s = std::chrono::duration<double>(Clock::now() - start).count();

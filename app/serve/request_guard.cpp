@@ -22,9 +22,7 @@ std::string trimmed(const std::string& s) {
     return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
 }
 
-bool is_wildcard_address(const std::string& host) {
-    return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
-}
+bool is_wildcard_address(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]"; }
 
 std::string unbracketed(const std::string& host) {
     return host.size() > 1 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
@@ -54,9 +52,7 @@ std::string origin_key(const std::string& origin) {
     return o;
 }
 
-Refusal refuse(int status, std::string message) {
-    return Refusal{status, std::move(message), {}};
-}
+Refusal refuse(int status, std::string message) { return Refusal{status, std::move(message), {}}; }
 
 }  // namespace
 

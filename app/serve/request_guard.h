@@ -47,8 +47,8 @@ public:
 
 private:
     std::string api_key_, basic_auth_header_, basic_auth_;
-    std::vector<std::string> origins_, hosts_;  // lower case; hosts_: --allow-host
-    std::string bound_host_;                    // --host unless a wildcard address
+    std::vector<std::string> origins_, hosts_;                          // lower case; hosts_: --allow-host
+    std::string bound_host_;                                            // --host unless a wildcard address
     bool any_origin_ = false, any_host_ = false, any_address_ = false;  // any_address_: bound to 0.0.0.0 / ::
     int port_ = 0;
 };

@@ -39,14 +39,15 @@ bool is_option(const std::string& key) { return find_generation_field(key) != nu
 // Returns whether the field may be skipped.
 bool skip_foreign_field(const std::string& key, const nlohmann::json& value, const char* unknown_words) {
     if (const std::string option = new_tokens_name_of(key); !option.empty())
-        bad("'" + key + "' is not supported: give '" + option + "' (transformers' " + key + " counts the decoder start token: " + option +
-            " = " + key + " - 1)");
+        bad("'" + key + "' is not supported: give '" + option + "' (transformers' " + key +
+            " counts the decoder start token: " + option + " = " + key + " - 1)");
     switch (classify_foreign_setting(key, value.dump())) {
         case ForeignSetting::Neutral: return true;
         case ForeignSetting::Unsupported: {
             std::string shown = value.dump();
             if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
-            bad("'" + key + "' is not supported yet (" + shown + " would change the output; only transformers' default, which turns it off, is accepted)");
+            bad("'" + key + "' is not supported yet (" + shown +
+                " would change the output; only transformers' default, which turns it off, is accepted)");
         }
         default: bad(std::string(unknown_words) + " '" + key + "'");
     }
@@ -74,7 +75,8 @@ std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t tex
     if (single) return {cli::spans_from_json(v, std::string("'") + key + "'")};
     if (!v.is_array() || v.size() != texts) bad(std::string("'") + key + "' must have one list of spans per text");
     std::vector<std::vector<Span>> out;
-    for (size_t i = 0; i < texts; ++i) out.push_back(cli::spans_from_json(v[i], std::string("'") + key + "[" + std::to_string(i) + "]'"));
+    for (size_t i = 0; i < texts; ++i)
+        out.push_back(cli::spans_from_json(v[i], std::string("'") + key + "[" + std::to_string(i) + "]'"));
     return out;
 }
 
@@ -82,15 +84,16 @@ std::vector<std::vector<Span>> request_spans(const nlohmann::json& j, size_t tex
 
 void check_text_bytes(const std::string& text, const std::string& field) {
     if (text.size() > kMaxTextBytes)
-        bad("'" + field + "' is " + std::to_string(text.size()) + " bytes; at most " + std::to_string(kMaxTextBytes) + " bytes per text");
+        bad("'" + field + "' is " + std::to_string(text.size()) + " bytes; at most " + std::to_string(kMaxTextBytes) +
+            " bytes per text");
 }
 
 AugmentRequest parse_augment(const std::string& body) {
     const nlohmann::json j = parse_object(body, "/augment body");
     AugmentRequest a;
     for (const auto& [key, value] : j.items()) {
-        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" || is_span_field(key) ||
-            key == "recipe" || is_option(key))
+        if (key == "text" || key == "texts" || key == "stream" || key == "keep_dropped" || key == "timeout_s" ||
+            is_span_field(key) || key == "recipe" || is_option(key))
             continue;
         skip_foreign_field(key, value, "unknown field");
     }
@@ -115,7 +118,8 @@ AugmentRequest parse_augment(const std::string& body) {
     }
     if (j.contains("timeout_s")) {
         const auto& t = j["timeout_s"];
-        if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0) bad("'timeout_s' must be a positive number");
+        if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0)
+            bad("'timeout_s' must be a positive number");
         a.request.timeout_s = t.get<double>();
     }
     if (j.contains("recipe") && !j["recipe"].is_null()) a.recipe = j["recipe"];
@@ -141,11 +145,12 @@ GenerationOptions apply_settings_update(const GenerationOptions& current, const 
 nlohmann::json outcome_json(const RequestOutcome& o, const std::string& model, int replica, bool keep_dropped) {
     nlohmann::json results = nlohmann::json::array();
     for (const auto& r : o.results) results.push_back(cli::result_json(r, keep_dropped));
-    return {{"model", model},
-            {"results", results},
-            {"usage", {{"input_tokens", o.input_tokens}, {"output_tokens", o.output_tokens}}},
-            {"timing",
-             {{"queued_s", o.queued_s}, {"first_candidate_s", o.first_candidate_s}, {"total_s", o.total_s}, {"replica", replica}}}};
+    return {
+        {"model", model},
+        {"results", results},
+        {"usage", {{"input_tokens", o.input_tokens}, {"output_tokens", o.output_tokens}}},
+        {"timing",
+         {{"queued_s", o.queued_s}, {"first_candidate_s", o.first_candidate_s}, {"total_s", o.total_s}, {"replica", replica}}}};
 }
 
 nlohmann::json candidate_json(size_t text_index, const std::string& input, const Candidate& c) {

@@ -15,7 +15,7 @@ namespace t5s::serve {
 
 struct ServeConfig {
     std::string model_dir;
-    std::string adapter;  // LoRA adapter folder (PEFT format) applied to every replica; empty: none
+    std::string adapter;   // LoRA adapter folder (PEFT format) applied to every replica; empty: none
     std::string embedder;  // sentence-transformers folder for the similarity score; empty: none
     std::string host = "127.0.0.1";
     int port = 8000;
@@ -29,7 +29,7 @@ struct ServeConfig {
     std::string history;
     double drain_timeout_s = 30.0;
     // The learning loop and the Label Studio ML backend (serve/learner.h, serve/labelstudio.cpp).
-    std::string learn_dir;       // versions folder; empty: no learning (Label Studio predictions still work)
+    std::string learn_dir;  // versions folder; empty: no learning (Label Studio predictions still work)
     // The rounds' settings: --learn-every, --learn-max-steps and --learn-max-time set `every`,
     // `max_steps` and `max_time_s` (JSON learn_every, learn_max_steps, learn_max_time_s); the rest keep
     // the loop's defaults. Its threads are serve's --threads (Service).
@@ -40,7 +40,7 @@ struct ServeConfig {
     std::string task;
     std::string task_prefix;
     bool task_prefix_given = false;  // set by the flags' reader; not a setting of its own
-    std::string basic_auth;      // "user:password" Label Studio sends (HTTP Basic); empty: none
+    std::string basic_auth;          // "user:password" Label Studio sends (HTTP Basic); empty: none
     // Who may reach the server (serve/request_guard.h): browser origins and Host names besides the
     // loopback ones, and how long a client may take to send one request.
     std::vector<std::string> allow_origins;  // "scheme://host[:port]" or "*"; empty: no browser page
@@ -54,9 +54,9 @@ struct ServeConfig {
     std::string labelstudio_recipe;
 };
 
-using ServeMember = std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,
-                                 std::vector<std::string> ServeConfig::*, int64_t LearningRoundSettings::*,
-                                 double LearningRoundSettings::*>;
+using ServeMember =
+    std::variant<std::string ServeConfig::*, int ServeConfig::*, int64_t ServeConfig::*, double ServeConfig::*,
+                 std::vector<std::string> ServeConfig::*, int64_t LearningRoundSettings::*, double LearningRoundSettings::*>;
 using ServeField = SettingsField<ServeMember>;
 
 }  // namespace t5s::serve

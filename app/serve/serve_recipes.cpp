@@ -28,7 +28,8 @@ void refuse_paths(const nlohmann::json& recipe) {
         if (!step.is_object()) continue;
         for (const char* key : {"model", "adapter"})
             if (step.contains(key))
-                bad("'recipe.steps[" + std::to_string(i) + "]." + key + "': an inline recipe may not name a model or adapter folder (its steps run on the served model; "
+                bad("'recipe.steps[" + std::to_string(i) + "]." + key +
+                    "': an inline recipe may not name a model or adapter folder (its steps run on the served model; "
                     "configure such a recipe with serve --recipe NAME=FILE)");
     }
 }
@@ -66,14 +67,16 @@ ServeRecipes::ServeRecipes(const ServeConfig& config) {
         for (const auto& f : files) add(f.stem().string(), f.string());
     }
     if (!config.labelstudio_recipe.empty() && !recipes_.count(config.labelstudio_recipe))
-        throw cli::UsageError("--labelstudio-recipe " + config.labelstudio_recipe + ": no recipe of that name (give it with --recipe " +
-                              config.labelstudio_recipe + "=FILE or --recipes DIR)");
+        throw cli::UsageError("--labelstudio-recipe " + config.labelstudio_recipe +
+                              ": no recipe of that name (give it with --recipe " + config.labelstudio_recipe +
+                              "=FILE or --recipes DIR)");
 }
 
 void ServeRecipes::add(const std::string& name, const std::string& file) {
     if (!is_recipe_name(name))
         throw cli::UsageError("recipe name '" + name + "' (" + file + "): use letters, digits, '-', '_' and '.' (at most 128)");
-    if (recipes_.count(name)) throw cli::UsageError("two recipes are named '" + name + "' (" + recipes_[name].recipe->file + " and " + file + ")");
+    if (recipes_.count(name))
+        throw cli::UsageError("two recipes are named '" + name + "' (" + recipes_[name].recipe->file + " and " + file + ")");
     RequestRecipe r{std::make_shared<const Recipe>(load_recipe(file)), name, ""};
     nlohmann::json record = nlohmann::json::parse(recipe_record_json(file));
     record["name"] = name;
@@ -103,7 +106,8 @@ RequestRecipe ServeRecipes::resolve(const nlohmann::json& value) const {
         if (RequestRecipe r = find(name); r.recipe) return r;
         std::string known;
         for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-        bad("'recipe': unknown recipe '" + name.substr(0, 128) + "' (" + (known.empty() ? "none is configured: serve --recipe NAME=FILE" : "configured: " + known) + ")");
+        bad("'recipe': unknown recipe '" + name.substr(0, 128) + "' (" +
+            (known.empty() ? "none is configured: serve --recipe NAME=FILE" : "configured: " + known) + ")");
     }
     if (!value.is_object()) bad("'recipe' must be the name of a configured recipe or a recipe object");
     refuse_paths(value);

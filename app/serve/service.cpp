@@ -58,7 +58,9 @@ GenerationOptions start_defaults(const ServeConfig& c, std::string* task_prefix_
         o.task_prefix = c.task_prefix;
     }
     apply_generation_config(model, given, &o);
-    *task_prefix_source = given.count("task_prefix") ? "--task-prefix" : model.task_prefix ? model.task_prefix_source : "built-in default";
+    *task_prefix_source = given.count("task_prefix") ? "--task-prefix"
+                          : model.task_prefix        ? model.task_prefix_source
+                                                     : "built-in default";
     return o;
 }
 
@@ -73,7 +75,7 @@ Service::Service(ServeConfig config) : config_(std::move(config)) {
 }
 
 Service::~Service() {
-    learner_.reset();  // a running round is cancelled before the replicas go
+    learner_.reset();   // a running round is cancelled before the replicas go
     replicas_.clear();  // schedulers stop before the history writer goes
     history_.reset();
 }
@@ -103,11 +105,14 @@ void Service::load_replicas() {
     const int threads = config_.threads > 0 ? config_.threads : physical_core_count();
     for (int i = 0; i < n; ++i) {
         const std::string device = config_.devices.empty() ? config_.device : config_.devices[static_cast<size_t>(i)];
-        RuntimeOptions r = cli::with_adapter(cli::runtime_from_flags(device, config_.dtype, std::max(1, threads / n)), config_.adapter);
+        RuntimeOptions r =
+            cli::with_adapter(cli::runtime_from_flags(device, config_.dtype, std::max(1, threads / n)), config_.adapter);
         auto replica = std::make_unique<Replica>();
         replica->index = i;
         replica->model = Model::load(config_.model_dir, r);
-        if (!replica->model->has_tokenizer()) throw Error(ErrorCode::FileNotFound, config_.model_dir + ": the model has no tokenizer (spiece.model or tokenizer.json)");
+        if (!replica->model->has_tokenizer())
+            throw Error(ErrorCode::FileNotFound,
+                        config_.model_dir + ": the model has no tokenizer (spiece.model or tokenizer.json)");
         const Embedder* embedder = nullptr;
         if (!config_.embedder.empty()) {
             auto& shared = embedders_[device];
@@ -115,8 +120,8 @@ void Service::load_replicas() {
             embedder = shared.get();
         }
         replica->embedder = embedder;
-        replica->scheduler =
-            std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue}, defaults_, embedder);
+        replica->scheduler = std::make_unique<Scheduler>(*replica->model, SchedulerLimits{config_.max_batch, config_.max_queue},
+                                                         defaults_, embedder);
         Replica* raw = replica.get();
         replica->scheduler->set_step_observer([this, raw](const StepStats& s) {
             metrics_.observe("t5studio_batch_rows", replica_label(raw->index), s.rows);
@@ -130,7 +135,8 @@ void Service::load_replicas() {
     recipes_->load_models(*replicas_[0]->model, cli::runtime_from_flags(first_device, config_.dtype, std::max(1, threads / n)));
     history_ = std::make_unique<HistoryWriter>(config_.history, *replicas_[0]->model);
     for (const auto& r : replicas_) {
-        for (const char* name : {"t5studio_input_tokens_total", "t5studio_generated_tokens_total", "t5studio_decoded_tokens_total"})
+        for (const char* name :
+             {"t5studio_input_tokens_total", "t5studio_generated_tokens_total", "t5studio_decoded_tokens_total"})
             metrics_.add(name, replica_label(r->index), 0.0);
     }
 }
@@ -235,8 +241,7 @@ void Service::record(const Replica& replica, const RequestOutcome& o) {
         history_->record(o.results, o.options, o.total_s * 1000.0);
         for (const auto& [reason, n] : o.dropped)  // labelled by option: bounded, unlike reasons carrying a threshold
             metrics_.add("t5studio_candidates_dropped_total",
-                         {{"replica", std::to_string(replica.index)}, {"reason", option_of(reason)}},
-                         static_cast<double>(n));
+                         {{"replica", std::to_string(replica.index)}, {"reason", option_of(reason)}}, static_cast<double>(n));
     }
     if (o.first_candidate_s >= 0) metrics_.observe("t5studio_time_to_first_candidate_seconds", labels, o.first_candidate_s);
 }
@@ -248,8 +253,8 @@ void Service::record_step(const Replica& replica, const RequestOutcome& o) {
     metrics_.add("t5studio_generated_tokens_total", labels, static_cast<double>(o.output_tokens));
 }
 
-void Service::record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results, const GenerationOptions& options,
-                            double seconds, bool ok) {
+void Service::record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results,
+                            const GenerationOptions& options, double seconds, bool ok) {
     metrics_.add("t5studio_recipe_requests_total", {{"recipe", recipe.label}, {"outcome", ok ? "ok" : "error"}});
     if (ok) history_->record(results, options, seconds * 1000.0, recipe.record_json);
 }
@@ -272,13 +277,16 @@ std::string Service::render_metrics() {
         metrics_.set("t5studio_running_sequences", replica_label(r->index), s.running_sequences);
     }
     const DeviceMemory mem = query_device_memory();
-    if (mem.cuda.available) metrics_.set("t5studio_device_memory_used_bytes", {{"device", "cuda"}}, static_cast<double>(mem.cuda.allocated_bytes));
+    if (mem.cuda.available)
+        metrics_.set("t5studio_device_memory_used_bytes", {{"device", "cuda"}}, static_cast<double>(mem.cuda.allocated_bytes));
     metrics_.set("process_resident_memory_bytes", {}, static_cast<double>(process_rss_bytes()));
     return metrics_.render();
 }
 
 nlohmann::json Service::health() const {
-    nlohmann::json j = {{"status", draining_ ? "draining" : ready_ ? "ok" : "loading"},
+    nlohmann::json j = {{"status", draining_ ? "draining"
+                                   : ready_  ? "ok"
+                                             : "loading"},
                         {"model", model_name()},
                         {"model_dir", config_.model_dir},
                         {"uptime_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
@@ -305,7 +313,7 @@ bool Service::drain() {
         draining_ = true;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                  std::chrono::duration<double>(config_.drain_timeout_s));
+                                                                 std::chrono::duration<double>(config_.drain_timeout_s));
     bool all = true;
     {
         std::unique_lock<std::mutex> lock(recipes_mutex_);

@@ -5,9 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -76,8 +76,8 @@ public:
     // One scheduled step of a recipe: its tokens only (the recipe's request is recorded once).
     void record_step(const Replica& replica, const RequestOutcome& outcome);
     // One finished recipe request: counted by recipe, its results into the history naming it.
-    void record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results, const GenerationOptions& options,
-                       double seconds, bool ok);
+    void record_recipe(const RequestRecipe& recipe, const std::vector<GenerationResult>& results,
+                       const GenerationOptions& options, double seconds, bool ok);
     // Gauges read at scrape time, then the text.
     std::string render_metrics();
     nlohmann::json health() const;

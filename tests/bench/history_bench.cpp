@@ -2,14 +2,14 @@
 // mixed Latin / Chinese / Japanese text), then times inserts, decisions, substring search (Latin
 // and CJK, common and rare), a page deep in the list, filters, and export of every row.
 //   history_bench [ROWS=100000] [DIR=a new temp dir]
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 #include "t5s/history_store.h"
@@ -43,9 +43,9 @@ struct Rng {
     }
 };
 
-const char* kWords[] = {"the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "weather", "today",
-                        "is", "very", "nice", "we", "should", "go", "outside", "and", "play", "together",
-                        "今天", "天气", "很好", "我们", "出去", "玩吧", "東京", "タワー", "行きました", "美味しい"};
+const char* kWords[] = {"the",  "quick", "brown", "fox",  "jumps",  "over", "lazy",    "dog",    "weather",    "today",
+                        "is",   "very",  "nice",  "we",   "should", "go",   "outside", "and",    "play",       "together",
+                        "今天", "天气",  "很好",  "我们", "出去",   "玩吧", "東京",    "タワー", "行きました", "美味しい"};
 constexpr int kNumWords = sizeof(kWords) / sizeof(kWords[0]);
 
 std::string sentence(Rng& rng, int words) {
@@ -91,9 +91,10 @@ int main(int argc, char** argv) {
         for (int i = 0; i < rows; ++i) {
             GenerationRecord r;
             r.input = sentence(rng, 8 + static_cast<int>(rng.next() % 8));
-            if (i % 10007 == 5000) r.input += " zebra";          // rare Latin marker (~10 rows)
-            if (i % 9973 == 4000) r.input += " 鳳凰が飛んだ";     // rare CJK marker (~10 rows)
-            for (int c = 0; c < 4; ++c) r.candidates.push_back({sentence(rng, 8 + static_cast<int>(rng.next() % 8)), -0.1 * (c + 1)});
+            if (i % 10007 == 5000) r.input += " zebra";        // rare Latin marker (~10 rows)
+            if (i % 9973 == 4000) r.input += " 鳳凰が飛んだ";  // rare CJK marker (~10 rows)
+            for (int c = 0; c < 4; ++c)
+                r.candidates.push_back({sentence(rng, 8 + static_cast<int>(rng.next() % 8)), -0.1 * (c + 1)});
             r.settings_json = settings;
             r.seed = i;
             r.model_path = (i % 2) ? "models/t5-small" : "models/mt5-base";
@@ -210,7 +211,8 @@ int main(int argc, char** argv) {
         o.foreground_check_max_bytes = limit;
         t = Clock::now();
         { HistoryStore reopen(db_path, o); }
-        std::printf("open existing %d-row history, %s: %.1f ms\n", rows, limit < 0 ? "check off" : "check in the background", ms_since(t));
+        std::printf("open existing %d-row history, %s: %.1f ms\n", rows, limit < 0 ? "check off" : "check in the background",
+                    ms_since(t));
     }
     if (argc <= 2) {
         ::unlink(db_path.c_str());

@@ -69,8 +69,12 @@ int count_only(const std::map<std::string, std::string>& f) {
         total += n;
     }
     const int64_t trainable = lora_trainable_parameters(c, r, targets);
-    std::cout << nlohmann::json{{"config", f.at("count")}, {"r", r}, {"targets", get(f, "targets", "q,v")}, {"parameters", total},
-                                {"trainable", trainable}, {"trainable_percent", 100.0 * trainable / total}}
+    std::cout << nlohmann::json{{"config", f.at("count")},
+                                {"r", r},
+                                {"targets", get(f, "targets", "q,v")},
+                                {"parameters", total},
+                                {"trainable", trainable},
+                                {"trainable_percent", 100.0 * trainable / total}}
                      .dump()
               << std::endl;
     return 0;

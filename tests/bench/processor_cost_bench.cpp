@@ -72,12 +72,24 @@ int main(int argc, char** argv) {
         {"bad_words_ids (3 sequences)", [&](at::Tensor& s) { apply_bad_words(s, sequences, bad, 1); }},
         {"min_new_tokens", [&](at::Tensor& s) { apply_min_new_tokens(s, 0, 5, 1); }},
         {"sequence_bias (4 sequences)", [&](at::Tensor& s) { apply_sequence_bias(s, sequences, bias); }},
-        {"suppress_tokens (3 ids)", [&](at::Tensor& s) { apply_suppress_tokens(s, {5, 6, 7}); }},
-        {"begin_suppress_tokens (first step)", [&](at::Tensor& s) { apply_begin_suppress_tokens(s, 1, 1, {5, 6, 7}); }},
-        {"begin_suppress_tokens (later steps)", [&](at::Tensor& s) { apply_begin_suppress_tokens(s, kLength, 1, {5, 6, 7}); }},
+        {"suppress_tokens (3 ids)",
+         [&](at::Tensor& s) {
+             apply_suppress_tokens(s, {5, 6, 7});
+         }},
+        {"begin_suppress_tokens (first step)",
+         [&](at::Tensor& s) {
+             apply_begin_suppress_tokens(s, 1, 1, {5, 6, 7});
+         }},
+        {"begin_suppress_tokens (later steps)",
+         [&](at::Tensor& s) {
+             apply_begin_suppress_tokens(s, kLength, 1, {5, 6, 7});
+         }},
         {"forced_bos_token_id (first step)", [&](at::Tensor& s) { apply_forced_bos(s, 1, 5); }},
         {"forced_eos_token_id (last step)", [&](at::Tensor& s) { apply_forced_eos(s, kLength, kLength + 1, {1}); }},
-        {"exponential_decay_length_penalty", [&](at::Tensor& s) { apply_length_decay(s, kLength, LengthDecay{2, 1.05f}, 1); }},
+        {"exponential_decay_length_penalty",
+         [&](at::Tensor& s) {
+             apply_length_decay(s, kLength, LengthDecay{2, 1.05f}, 1);
+         }},
         {"renormalize_logits", [&](at::Tensor& s) { apply_renormalize(s, true); }},
         {"temperature 0.7", [&](at::Tensor& s) { apply_temperature(s, 0.7f); }},
         {"top_k 50", [&](at::Tensor& s) { apply_top_k(s, 50); }},
@@ -88,8 +100,11 @@ int main(int argc, char** argv) {
         {"eta_cutoff 3e-4", [&](at::Tensor& s) { apply_eta_cutoff(s, 3e-4f); }},
         {"process_logits, none set", [&](at::Tensor& s) { process_logits(s, sequences, GenerationOptions(), 1, false); }},
     };
-    std::printf("processor cost per step, batch %lld x vocab %lld, sequences of %lld, %d thread(s); copy of the scores %.1f us (subtracted)\n",
-                static_cast<long long>(kRows), static_cast<long long>(kVocab), static_cast<long long>(kLength), at::get_num_threads(), copy);
+    std::printf(
+        "processor cost per step, batch %lld x vocab %lld, sequences of %lld, %d thread(s); copy of the scores %.1f us "
+        "(subtracted)\n",
+        static_cast<long long>(kRows), static_cast<long long>(kVocab), static_cast<long long>(kLength), at::get_num_threads(),
+        copy);
     for (const Row& r : rows) std::printf("  %-38s %9.1f us\n", r.name, micros(scores, r.step) - copy);
 
     // Stop strings: the tokenizer's token texts once per decoder, then a check of every row per step.
@@ -98,13 +113,15 @@ int main(int argc, char** argv) {
     auto texts = std::make_shared<const TokenTexts>(stop_string_token_texts(tokenizer));
     const double texts_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const auto t1 = std::chrono::steady_clock::now();
-    StopCriteria stop{std::make_shared<const StopStrings>(texts, std::vector<std::string>{"\n", ".", "END OF TEXT", "###"}), std::nullopt};
+    StopCriteria stop{std::make_shared<const StopStrings>(texts, std::vector<std::string>{"\n", ".", "END OF TEXT", "###"}),
+                      std::nullopt};
     const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     const at::Tensor host = sequences.contiguous();
     const double check = micros(scores, [&](at::Tensor&) { stop.rows_ending(host.data_ptr<int64_t>(), kRows, kLength); }) - copy;
     std::printf("  %-38s %9.1f us\n", "stop_strings (4 strings), per step", check);
-    std::printf("  stop_strings setup: token texts of %zu tokens %.1f ms (once per decoder), strings %.1f ms (once per request)\n",
-                texts->size(), texts_ms, build_ms);
+    std::printf(
+        "  stop_strings setup: token texts of %zu tokens %.1f ms (once per decoder), strings %.1f ms (once per request)\n",
+        texts->size(), texts_ms, build_ms);
     StopCriteria timed{nullptr, std::chrono::steady_clock::now() + std::chrono::hours(1)};
     std::printf("  %-38s %9.3f us\n", "max_time, per step", micros(scores, [&](at::Tensor&) { (void)timed.time_up(); }) - copy);
     return 0;

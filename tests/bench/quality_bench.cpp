@@ -58,10 +58,8 @@ std::set<size_t> exact_greedy_dedupe(const std::vector<std::string>& texts, doub
                 break;
             }
         }
-        if (duplicate)
-            dropped.insert(i);
-        else
-            kept_shingles.push_back(std::move(s));
+        if (duplicate) dropped.insert(i);
+        else kept_shingles.push_back(std::move(s));
     }
     return dropped;
 }

@@ -29,9 +29,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 // CPU seconds of the whole process: on a shared machine, the work done rather than the wait.
 double cpu_seconds() {
     timespec ts{};
@@ -119,20 +117,13 @@ int main(int argc, char** argv) {
     int threads = 2, clients = 16, requests = 64, new_tokens = 32, top = 20, score = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
-        if (k == "--model")
-            model_dir = v;
-        else if (k == "--threads")
-            threads = std::stoi(v);
-        else if (k == "--clients")
-            clients = std::stoi(v);
-        else if (k == "--requests")
-            requests = std::stoi(v);
-        else if (k == "--new-tokens")
-            new_tokens = std::stoi(v);
-        else if (k == "--top")
-            top = std::stoi(v);
-        else if (k == "--score")
-            score = std::stoi(v);
+        if (k == "--model") model_dir = v;
+        else if (k == "--threads") threads = std::stoi(v);
+        else if (k == "--clients") clients = std::stoi(v);
+        else if (k == "--requests") requests = std::stoi(v);
+        else if (k == "--new-tokens") new_tokens = std::stoi(v);
+        else if (k == "--top") top = std::stoi(v);
+        else if (k == "--score") score = std::stoi(v);
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
@@ -140,7 +131,8 @@ int main(int argc, char** argv) {
     }
     if (model_dir.empty()) {
         std::fprintf(stderr,
-                     "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32] [--score 1|0]\n");
+                     "usage: t5s_serve_profile --model DIR [--threads 2] [--clients 16] [--requests 64] [--new-tokens 32] "
+                     "[--score 1|0]\n");
         return 2;
     }
     t5s::RuntimeOptions r;
@@ -208,7 +200,9 @@ int main(int argc, char** argv) {
                 static_cast<double>(rows) / steps, wall, static_cast<double>(requests) * new_tokens / wall);
     std::printf("per step: join %.2f ms (%.2f joins, %.2f ms each), decode %.2f ms\n", 1e3 * t_add / steps,
                 static_cast<double>(joins) / steps, 1e3 * t_add / std::max<int64_t>(1, joins), 1e3 * t_step / steps);
-    if (score) std::printf("per step: scoring finished candidates (back_score) %.2f ms (%.2f ms per request)\n", 1e3 * t_score / steps, 1e3 * t_score / requests);
+    if (score)
+        std::printf("per step: scoring finished candidates (back_score) %.2f ms (%.2f ms per request)\n", 1e3 * t_score / steps,
+                    1e3 * t_score / requests);
     std::printf("CPU time per step: join %.2f ms (%.2f ms each), decode %.2f ms\n", 1e3 * cpu_add / steps,
                 1e3 * cpu_add / std::max<int64_t>(1, joins), 1e3 * cpu_step / steps);
     double covered = 0;
@@ -217,7 +211,7 @@ int main(int argc, char** argv) {
     print_top("by operator", g_prof.by_name, t_step, top, steps);
     print_top("by operator and input shapes", g_prof.by_key, t_step, top, steps);
     print_top("joining: by operator and input shapes (share of join wall time)", g_join_prof.by_key, t_add, top, steps);
-    if (score) print_top("scoring: by operator and input shapes (share of scoring wall time)", g_score_prof.by_key, t_score, top, steps);
+    if (score)
+        print_top("scoring: by operator and input shapes (share of scoring wall time)", g_score_prof.by_key, t_score, top, steps);
     return 0;
 }
-

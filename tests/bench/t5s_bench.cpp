@@ -13,6 +13,7 @@
 #include <ATen/Parallel.h>
 #include <torch/optim/adamw.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,15 +23,14 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "t5s/model.h"
+#include "torch/lora.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
-#include "torch/lora.h"
 #include "trainer/block_cache.h"
 #include "trainer/core.h"
 #include "trainer/optim.h"
@@ -82,10 +82,13 @@ Workload parse_workload(const std::string& name) {
     const std::string head = name.substr(0, b);
     auto number_after = [&](const std::string& prefix) { return std::stoi(head.substr(prefix.size())); };
     if (head == "greedy") w.kind = "greedy";
-    else if (head == "train" || head == "train_ckpt" || head == "train_lora") w.kind = "train", w.variant = head.substr(std::min<size_t>(head.size(), 6));
+    else if (head == "train" || head == "train_ckpt" || head == "train_lora")
+        w.kind = "train", w.variant = head.substr(std::min<size_t>(head.size(), 6));
     else if (head.rfind("beam", 0) == 0) w.kind = "beam", w.beams = number_after("beam");
     else if (head.rfind("sample", 0) == 0) w.kind = "sample", w.candidates = number_after("sample");
-    else throw std::runtime_error("bad workload name '" + name + "' (greedy_bN, beamK_bN, sampleK_bN, train_bN, train_ckpt_bN, train_lora_bN)");
+    else
+        throw std::runtime_error("bad workload name '" + name +
+                                 "' (greedy_bN, beamK_bN, sampleK_bN, train_bN, train_ckpt_bN, train_lora_bN)");
     return w;
 }
 
@@ -139,18 +142,19 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
     Args a;
-    std::map<std::string, std::string*> strings{{"--model", &a.model}, {"--dtype", &a.dtype}, {"--device", &a.device},
-                                                {"--workloads", &a.workloads}};
-    std::map<std::string, int*> ints{{"--threads", &a.threads},     {"--runs", &a.runs},
-                                     {"--warmup", &a.warmup},       {"--input-len", &a.input_len},
+    std::map<std::string, std::string*> strings{
+        {"--model", &a.model}, {"--dtype", &a.dtype}, {"--device", &a.device}, {"--workloads", &a.workloads}};
+    std::map<std::string, int*> ints{{"--threads", &a.threads},       {"--runs", &a.runs},
+                                     {"--warmup", &a.warmup},         {"--input-len", &a.input_len},
                                      {"--new-tokens", &a.new_tokens}, {"--train-src", &a.train_src},
                                      {"--train-tgt", &a.train_tgt}};
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (k == "-h" || k == "--help") {
-            std::puts("t5s_bench --model DIR [--dtype fp32|bf16|fp16|int8] [--device cpu|cuda] [--threads N] [--runs N]\n"
-                      "          [--warmup N] [--workloads greedy_b1,greedy_b8,beam4_b8,sample8_b4,train_b8]\n"
-                      "          [--input-len 32] [--new-tokens 32] [--train-src 64] [--train-tgt 32]");
+            std::puts(
+                "t5s_bench --model DIR [--dtype fp32|bf16|fp16|int8] [--device cpu|cuda] [--threads N] [--runs N]\n"
+                "          [--warmup N] [--workloads greedy_b1,greedy_b8,beam4_b8,sample8_b4,train_b8]\n"
+                "          [--input-len 32] [--new-tokens 32] [--train-src 64] [--train-tgt 32]");
             std::exit(0);
         }
         if (i + 1 >= argc) throw std::runtime_error("missing value for " + k);
@@ -202,7 +206,8 @@ class TrainStep {
 public:
     TrainStep(const Args& a, const Workload& w, at::Device device) : args_(a), w_(w) {
         model_ = t5s::load_trainable(a.model, device);
-        if (w.variant == "lora") t5s::make_lora_trainable(model_, t5s::init_lora_adapter(model_.config, t5s::LoraSettings{}, 1), device);
+        if (w.variant == "lora")
+            t5s::make_lora_trainable(model_, t5s::init_lora_adapter(model_.config, t5s::LoraSettings{}, 1), device);
         model_.net->set_training(true, model_.config.dropout_rate);
         model_.net->set_gradient_checkpointing(w.variant == "ckpt");
         optimizer_ = t5s::make_adamw(model_.named, {0.9, 0.999, 1e-8, 0.01});
@@ -309,13 +314,16 @@ int run(int argc, char** argv) {
                 forward.push_back(last.forward_s), backward.push_back(last.backward_s), optimizer.push_back(last.optimizer_s);
             }
         }
-        json entry{{"runs_s", runs}, {"tokens", last.tokens}, {"new_tokens_min", lo}, {"new_tokens_max", hi},
+        json entry{{"runs_s", runs},
+                   {"tokens", last.tokens},
+                   {"new_tokens_min", lo},
+                   {"new_tokens_max", hi},
                    {"peak_rss_bytes", status_bytes("VmHWM")}};
         if (gpu.on) entry["peak_gpu_bytes"] = gpu.peak();
         if (train) {
             const t5s::CpuBlockCacheStats c = t5s::cpu_block_cache_stats();
-            entry["block_cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"peak_live_bytes", c.peak_live_bytes},
-                                    {"cached_bytes", c.cached_bytes}};
+            entry["block_cache"] = {
+                {"hits", c.hits}, {"misses", c.misses}, {"peak_live_bytes", c.peak_live_bytes}, {"cached_bytes", c.cached_bytes}};
             entry["phases_s"] = {{"forward", forward}, {"backward", backward}, {"optimizer", optimizer}};
         }
         process_peak = std::max(process_peak, status_bytes("VmHWM"));

@@ -21,7 +21,8 @@
 namespace {
 
 double best_us(const std::function<void()>& fn, int64_t macs) {
-    const int reps = static_cast<int>(std::clamp<int64_t>(int64_t{1} * 1000 * 1000 * 1000 / std::max<int64_t>(macs, 1) / 10, 3, 2000));
+    const int reps =
+        static_cast<int>(std::clamp<int64_t>(int64_t{1} * 1000 * 1000 * 1000 / std::max<int64_t>(macs, 1) / 10, 3, 2000));
     fn();
     double best = 1e30;
     for (int round = 0; round < 5; ++round) {
@@ -59,10 +60,12 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (shapes.empty()) shapes = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {32128, 512}};  // t5-small: qkv, o, wi, wo, head
+    if (shapes.empty())
+        shapes = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {32128, 512}};  // t5-small: qkv, o, wi, wo, head
     at::set_num_threads(threads);
     at::manual_seed(0);
-    std::printf("threads %d, panel kernel: %s, MKL packed: %s\n", threads, t5s::default_kernel_policy().fp32_panels == t5s::KernelIsa::Avx2 ? "AVX2/FMA" : "portable",
+    std::printf("threads %d, panel kernel: %s, MKL packed: %s\n", threads,
+                t5s::default_kernel_policy().fp32_panels == t5s::KernelIsa::Avx2 ? "AVX2/FMA" : "portable",
                 t5s::packed_gemm_available() ? "yes" : "no");
     std::printf("%-12s %5s %12s %12s %12s   (us; GFLOP/s)\n", "shape", "rows", "panels", "mkl-packed", "at::linear");
     for (auto [n, k] : shapes) {
@@ -72,12 +75,13 @@ int main(int argc, char** argv) {
             at::Tensor x = at::randn({rows, k});
             const int64_t macs = rows * n * k;
             auto gflops = [&](double us) { return 2.0 * static_cast<double>(macs) / us / 1e3; };
-            const double t_panel = best_us([&] { t5s::panel_linear(x, panels, n, t5s::default_kernel_policy().fp32_panels); }, macs);
+            const double t_panel =
+                best_us([&] { t5s::panel_linear(x, panels, n, t5s::default_kernel_policy().fp32_panels); }, macs);
             const double t_mkl = mkl.defined() ? best_us([&] { t5s::packed_linear(x, mkl, n, k); }, macs) : 0.0;
             const double t_aten = best_us([&] { at::linear(x, w); }, macs);
-            std::printf("%5lldx%-6lld %5lld %7.0f;%4.0f %7.0f;%4.0f %7.0f;%4.0f\n", static_cast<long long>(n), static_cast<long long>(k),
-                        static_cast<long long>(rows), t_panel, gflops(t_panel), t_mkl, mkl.defined() ? gflops(t_mkl) : 0.0, t_aten,
-                        gflops(t_aten));
+            std::printf("%5lldx%-6lld %5lld %7.0f;%4.0f %7.0f;%4.0f %7.0f;%4.0f\n", static_cast<long long>(n),
+                        static_cast<long long>(k), static_cast<long long>(rows), t_panel, gflops(t_panel), t_mkl,
+                        mkl.defined() ? gflops(t_mkl) : 0.0, t_aten, gflops(t_aten));
         }
     }
     return 0;

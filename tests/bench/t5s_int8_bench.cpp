@@ -19,7 +19,8 @@
 namespace {
 
 double best_us(const std::function<void()>& fn, int64_t macs) {
-    const int reps = static_cast<int>(std::clamp<int64_t>(int64_t{2} * 1000 * 1000 * 1000 / std::max<int64_t>(macs, 1) / 20, 5, 2000));
+    const int reps =
+        static_cast<int>(std::clamp<int64_t>(int64_t{2} * 1000 * 1000 * 1000 / std::max<int64_t>(macs, 1) / 20, 5, 2000));
     for (int i = 0; i < 3; ++i) fn();
     double best = 1e30;
     for (int round = 0; round < 5; ++round) {
@@ -85,8 +86,9 @@ int main(int argc, char** argv) {
             const double t_ours = best_us([&] { t5s::int8_linear(x, ours, t5s::default_kernel_policy().int8); }, macs);
             const double t_fb = best_us([&] { run_dynamic(x, fb); }, macs);
             const double t_dnn = best_us([&] { run_dynamic(x, dnn); }, macs);
-            std::printf("%5lldx%-5lld %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", static_cast<long long>(n), static_cast<long long>(k),
-                        static_cast<long long>(rows), t_ours, t_fb, t_dnn, t_fb / t_ours, t_dnn / t_ours);
+            std::printf("%5lldx%-5lld %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", static_cast<long long>(n),
+                        static_cast<long long>(k), static_cast<long long>(rows), t_ours, t_fb, t_dnn, t_fb / t_ours,
+                        t_dnn / t_ours);
         }
     }
     return 0;

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "t5s/model_config.h"
 #include "decode/batch_decoder.h"
+#include "t5s/model_config.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
 
@@ -127,7 +127,9 @@ int main(int argc, char** argv) {
         }
     }
     if (model_dir.empty()) {
-        std::fprintf(stderr, "usage: t5s_profile --model DIR [--dtype fp32|bf16|int8] [--threads N] [--batch B] [--beams K | --sample K]\n");
+        std::fprintf(
+            stderr,
+            "usage: t5s_profile --model DIR [--dtype fp32|bf16|int8] [--threads N] [--batch B] [--beams K | --sample K]\n");
         return 2;
     }
     at::set_num_threads(threads);
@@ -188,10 +190,11 @@ int main(int argc, char** argv) {
     const int steps = runs * new_tokens;
     std::printf("t5s_profile: %s, dtype %s, threads %d, batch %d, beams %d, sample %d, %d input / %d new tokens, %d runs\n",
                 model_dir.c_str(), dtype.c_str(), threads, batch, beams, sample, input_len, new_tokens, runs);
-    std::printf("per request: encoder %.1f ms, decoder set-up (cross K/V, bias table) %.1f ms, decode loop %.1f ms "
-                "(%.2f ms/step); total %.1f ms -> %.1f tokens/s\n",
-                1e3 * t_enc / runs, 1e3 * t_setup / runs, 1e3 * loop / runs, 1e3 * loop / steps, 1e3 * (t_enc + t_loop) / runs,
-                batch * std::max(sample, 1) * new_tokens * runs / (t_enc + t_loop));
+    std::printf(
+        "per request: encoder %.1f ms, decoder set-up (cross K/V, bias table) %.1f ms, decode loop %.1f ms "
+        "(%.2f ms/step); total %.1f ms -> %.1f tokens/s\n",
+        1e3 * t_enc / runs, 1e3 * t_setup / runs, 1e3 * loop / runs, 1e3 * loop / steps, 1e3 * (t_enc + t_loop) / runs,
+        batch * std::max(sample, 1) * new_tokens * runs / (t_enc + t_loop));
     // The observer also saw the encoder and decoder set-up inside decode(): their ops are in the tables below.
     std::printf("operators account for %.1f%% of the decode call (rest: dispatcher, host logic, allocation)\n",
                 100.0 * g_prof.total / t_loop);

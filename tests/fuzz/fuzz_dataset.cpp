@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "input/delimited_text.h"
 #include "engine_thread/dataset_reader.h"
+#include "input/delimited_text.h"
 #include "t5s/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "input/delimited_text.h"
 #include "history/export_format.h"
+#include "input/delimited_text.h"
 #include "t5s/error.h"
 #include "t5s/text_offsets.h"
 

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/args.h"
 #include "cli/commands.h"
+#include "common/args.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "test_util.h"

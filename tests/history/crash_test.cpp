@@ -34,38 +34,25 @@ int crash_iterations() {
 // Row i gets decision i % 4 after it is recorded: accept 0 / reject 1 / edit 0 / accept 1 then undo.
 void decide(HistoryStore& store, GenerationId id, int64_t i) {
     switch (i % 4) {
-        case 0:
-            store.accept(id, 0);
-            break;
-        case 1:
-            store.reject(id, 1);
-            break;
-        case 2:
-            store.edit(id, 0, "edited " + std::to_string(i));
-            break;
-        default:
-            store.accept(id, 1);
-            store.undo(id);
+        case 0: store.accept(id, 0); break;
+        case 1: store.reject(id, 1); break;
+        case 2: store.edit(id, 0, "edited " + std::to_string(i)); break;
+        default: store.accept(id, 1); store.undo(id);
     }
 }
 
 bool decision_kept(const StoredGeneration& g, int64_t i) {
     if (g.candidates.size() != 3) return false;
     switch (i % 4) {
-        case 0:
-            return g.candidates[0].state == CandidateState::Accepted;
-        case 1:
-            return g.candidates[1].state == CandidateState::Rejected;
+        case 0: return g.candidates[0].state == CandidateState::Accepted;
+        case 1: return g.candidates[1].state == CandidateState::Rejected;
         case 2:
             return g.candidates[0].state == CandidateState::Edited && g.candidates[0].final_text == "edited " + std::to_string(i);
-        default:
-            return g.candidates[1].state == CandidateState::None;
+        default: return g.candidates[1].state == CandidateState::None;
     }
 }
 
-std::string row_input(int64_t i) {
-    return "crash row " + std::to_string(i) + " 中文";
-}
+std::string row_input(int64_t i) { return "crash row " + std::to_string(i) + " 中文"; }
 
 // Child: records rows forever; after a row and its decision committed, writes {id, i} to `fd`.
 [[noreturn]] void child_writer(const std::string& path, int fd, int64_t first) {
@@ -154,10 +141,8 @@ TEST_CASE("crash loop: SIGKILL at random moments while writing loses no committe
         }
         for (const auto& [id, i] : committed) {
             auto g = store.get(id);
-            if (!g || g->input != row_input(i))
-                ++generations_lost;
-            else if (!decision_kept(*g, i))
-                ++decisions_lost;
+            if (!g || g->input != row_input(i)) ++generations_lost;
+            else if (!decision_kept(*g, i)) ++decisions_lost;
         }
     }
     std::printf(
@@ -214,12 +199,9 @@ TEST_CASE("crash loop: SIGKILL during export leaves nothing or the complete file
         std::this_thread::sleep_until(kill_at);  // the random kill moment itself, not a synchronisation
         if (kill_and_reap(child.pid)) ++killed_mid_export;
         ::close(child.fd);
-        if (!file_exists(target))
-            ++nothing;
-        else if (read_file(target) == expected)
-            ++complete;
-        else
-            ++partial;
+        if (!file_exists(target)) ++nothing;
+        else if (read_file(target) == expected) ++complete;
+        else ++partial;
         ::unlink(target.c_str());
         for (const auto& name : dir.entries()) {  // temp files of killed exports (never the target's name)
             if (name.find(".tmp") == std::string::npos) continue;

@@ -1,12 +1,12 @@
 // Export: byte-exact JSONL / CSV / TSV on a small history, accepted-only, dedupe, originals,
 // progress and cancel, atomic no-overwrite, missing directory, and a "full disk" (RLIMIT_FSIZE).
-#include <catch2/catch.hpp>
-#include <csignal>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <catch2/catch.hpp>
+#include <csignal>
 
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "input/delimited_text.h"
 #include "t5s/error.h"
@@ -23,7 +23,8 @@ constexpr int64_t kT0 = 1714564800000;  // 2024-05-01T12:00:00.000Z
 // gen 1: quotes, comma, newline, tab, backslash; gen 2: CJK, an edit with quotes; gen 3: duplicate
 // candidates (and a target equal to another generation's pair).
 void fill(HistoryStore& store) {
-    const auto g1 = store.record(sample_record("He said \"hi\", then left", {"Line one\nline two", "tab\there", "back\\slash"}, kT0, "m"));
+    const auto g1 =
+        store.record(sample_record("He said \"hi\", then left", {"Line one\nline two", "tab\there", "back\\slash"}, kT0, "m"));
     const auto g2 = store.record(sample_record("中文，输入", {"日本語のテキスト", "plain"}, kT0 + 1000, "m"));
     const auto g3 = store.record(sample_record("dup src", {"same", "same", "other"}, kT0 + 2000, "m"));
     store.accept(g1, 0);
@@ -79,7 +80,8 @@ TEST_CASE("CSV export is RFC 4180, byte for byte", "[history][export]") {
     const std::string csv = export_string(store, dir, "all.csv", o, &r);
     const std::string expected =
         "source,target,kind,state,score,rank,generation_id,model,model_hash,created_at\r\n"
-        "\"He said \"\"hi\"\", then left\",\"Line one\nline two\",candidate,accepted,-0.5,0,1,m,sha256:m,2024-05-01T12:00:00.000Z\r\n"
+        "\"He said \"\"hi\"\", then left\",\"Line one\nline "
+        "two\",candidate,accepted,-0.5,0,1,m,sha256:m,2024-05-01T12:00:00.000Z\r\n"
         "\"He said \"\"hi\"\", then left\",tab\there,candidate,rejected,-1.25,1,1,m,sha256:m,2024-05-01T12:00:00.000Z\r\n"
         "\"He said \"\"hi\"\", then left\",back\\slash,candidate,none,-2.0,2,1,m,sha256:m,2024-05-01T12:00:00.000Z\r\n"
         "中文，输入,\"編集した \"\"テキスト\"\"\",candidate,edited,-0.5,0,2,m,sha256:m,2024-05-01T12:00:01.000Z\r\n"
@@ -106,7 +108,8 @@ TEST_CASE("TSV export quotes tab, quote, newline and CR fields (RFC 4180 with ta
     const std::string tsv = export_string(store, dir, "acc.tsv", o, &r);
     const std::string expected =
         "source\ttarget\tkind\tstate\tscore\trank\tgeneration_id\tmodel\tmodel_hash\tcreated_at\n"
-        "\"He said \"\"hi\"\", then left\"\t\"Line one\nline two\"\tcandidate\taccepted\t-0.5\t0\t1\tm\tsha256:m\t2024-05-01T12:00:00.000Z\n"
+        "\"He said \"\"hi\"\", then left\"\t\"Line one\nline "
+        "two\"\tcandidate\taccepted\t-0.5\t0\t1\tm\tsha256:m\t2024-05-01T12:00:00.000Z\n"
         "中文，输入\t\"編集した \"\"テキスト\"\"\"\tcandidate\tedited\t-0.5\t0\t2\tm\tsha256:m\t2024-05-01T12:00:01.000Z\n"
         "中文，输入\tplain\tcandidate\taccepted\t-1.25\t1\t2\tm\tsha256:m\t2024-05-01T12:00:01.000Z\n"
         "dup src\tsame\tcandidate\taccepted\t-0.5\t0\t3\tm\tsha256:m\t2024-05-01T12:00:02.000Z\n";
@@ -134,12 +137,16 @@ TEST_CASE("TSV and CSV exports read back through the dataset reader field for fi
             CHECK_FALSE(rec.unterminated_quote);
             pairs.emplace_back(rec.fields[0], rec.fields[1]);
         }
-        const std::vector<std::pair<std::string, std::string>> want = {
-            {"He said \"hi\", then left", "Line one\nline two"}, {"He said \"hi\", then left", "tab\there"},
-            {"He said \"hi\", then left", "back\\slash"},        {"中文，输入", "編集した \"テキスト\""},
-            {"中文，输入", "plain"},                               {"dup src", "same"},
-            {"dup src", "same"},                                   {"dup src", "other"},
-            {"\"starts with a quote", "cr\rhere"},                {"\"starts with a quote", "back\\slash \\t stays"}};
+        const std::vector<std::pair<std::string, std::string>> want = {{"He said \"hi\", then left", "Line one\nline two"},
+                                                                       {"He said \"hi\", then left", "tab\there"},
+                                                                       {"He said \"hi\", then left", "back\\slash"},
+                                                                       {"中文，输入", "編集した \"テキスト\""},
+                                                                       {"中文，输入", "plain"},
+                                                                       {"dup src", "same"},
+                                                                       {"dup src", "same"},
+                                                                       {"dup src", "other"},
+                                                                       {"\"starts with a quote", "cr\rhere"},
+                                                                       {"\"starts with a quote", "back\\slash \\t stays"}};
         CHECK(pairs == want);
     }
 }
@@ -172,7 +179,8 @@ TEST_CASE("JSONL export carries protected spans: the source's and each candidate
     CHECK_FALSE(rows[4].contains("target_spans"));
 }
 
-TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-labels, Label Studio)", "[history][export][labels]") {
+TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-labels, Label Studio)",
+          "[history][export][labels]") {
     TempDir dir;
     HistoryStore store(":memory:");
     const Candidate a = spanned("Zürich: 😀 Anna", {{0, 6, "LOC"}, {10, 14, "PER"}});
@@ -196,8 +204,11 @@ TEST_CASE("labelled rows: the row label is kept and exported (JSONL, CSV --with-
     o.format = ExportFormat::Csv;
     o.with_labels = true;
     const std::string csv = export_string(store, dir, "l.csv", o);
-    CHECK(csv.rfind("source,target,kind,state,score,rank,generation_id,model,model_hash,created_at,label,source_spans,target_spans\r\n", 0) == 0);
-    CHECK(csv.find(",travel,\"[[2,6,\"\"PER\"\"],[10,16,\"\"LOC\"\"]]\",\"[[0,6,\"\"LOC\"\"],[10,14,\"\"PER\"\"]]\"\r\n") != std::string::npos);
+    CHECK(csv.rfind(
+              "source,target,kind,state,score,rank,generation_id,model,model_hash,created_at,label,source_spans,target_spans\r\n",
+              0) == 0);
+    CHECK(csv.find(",travel,\"[[2,6,\"\"PER\"\"],[10,16,\"\"LOC\"\"]]\",\"[[0,6,\"\"LOC\"\"],[10,14,\"\"PER\"\"]]\"\r\n") !=
+          std::string::npos);
 
     o.format = ExportFormat::LabelStudio;
     const nlohmann::json tasks = nlohmann::json::parse(export_string(store, dir, "l.json", o));
@@ -226,13 +237,20 @@ TEST_CASE("JSONL export: HF-style source/target, UTF-8 unescaped, originals, ded
     ExportResult r;
     const std::string jsonl = export_string(store, dir, "out.jsonl", o, &r);
     const std::string expected =
-        R"({"source":"He said \"hi\", then left","target":"He said \"hi\", then left","kind":"original","state":null,"score":null,"rank":null,"generation_id":1,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:00.000Z"})" "\n"
-        R"({"source":"He said \"hi\", then left","target":"Line one\nline two","kind":"candidate","state":"accepted","score":-0.5,"rank":0,"generation_id":1,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:00.000Z"})" "\n"
-        R"({"source":"中文，输入","target":"中文，输入","kind":"original","state":null,"score":null,"rank":null,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})" "\n"
-        R"({"source":"中文，输入","target":"編集した \"テキスト\"","kind":"candidate","state":"edited","score":-0.5,"rank":0,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})" "\n"
-        R"({"source":"中文，输入","target":"plain","kind":"candidate","state":"accepted","score":-1.25,"rank":1,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})" "\n"
-        R"({"source":"dup src","target":"dup src","kind":"original","state":null,"score":null,"rank":null,"generation_id":3,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:02.000Z"})" "\n"
-        R"({"source":"dup src","target":"same","kind":"candidate","state":"accepted","score":-0.5,"rank":0,"generation_id":3,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:02.000Z"})" "\n";
+        R"({"source":"He said \"hi\", then left","target":"He said \"hi\", then left","kind":"original","state":null,"score":null,"rank":null,"generation_id":1,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:00.000Z"})"
+        "\n"
+        R"({"source":"He said \"hi\", then left","target":"Line one\nline two","kind":"candidate","state":"accepted","score":-0.5,"rank":0,"generation_id":1,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:00.000Z"})"
+        "\n"
+        R"({"source":"中文，输入","target":"中文，输入","kind":"original","state":null,"score":null,"rank":null,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})"
+        "\n"
+        R"({"source":"中文，输入","target":"編集した \"テキスト\"","kind":"candidate","state":"edited","score":-0.5,"rank":0,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})"
+        "\n"
+        R"({"source":"中文，输入","target":"plain","kind":"candidate","state":"accepted","score":-1.25,"rank":1,"generation_id":2,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:01.000Z"})"
+        "\n"
+        R"({"source":"dup src","target":"dup src","kind":"original","state":null,"score":null,"rank":null,"generation_id":3,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:02.000Z"})"
+        "\n"
+        R"({"source":"dup src","target":"same","kind":"candidate","state":"accepted","score":-0.5,"rank":0,"generation_id":3,"model":"m","model_hash":"sha256:m","created_at":"2024-05-01T12:00:02.000Z"})"
+        "\n";
     CHECK(jsonl == expected);
     CHECK(r.rows_written == 7);
     CHECK(r.duplicates_skipped == 1);
@@ -321,7 +339,8 @@ TEST_CASE("export reports progress and cancels cleanly", "[history][export]") {
 
     std::atomic<bool> cancel{false};
     try {
-        store.export_to(dir.file("c.jsonl"), {}, [&](const ExportProgress&) { cancel = true; }, &cancel);
+        store.export_to(
+            dir.file("c.jsonl"), {}, [&](const ExportProgress&) { cancel = true; }, &cancel);
         FAIL("expected Cancelled");
     } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::Cancelled);
@@ -377,5 +396,6 @@ TEST_CASE("export format names", "[history][export]") {
     CHECK(std::string(to_string(ExportFormat::LabelStudio)) == "labelstudio");
     CHECK(parse_enum<ExportFormat>("hf-dataset") == ExportFormat::HfDataset);
     CHECK(std::string(to_string(ExportFormat::HfDataset)) == "hf-dataset");
-    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"), "unknown export format 'xlsx' (expected jsonl, csv, tsv, labelstudio or hf-dataset)");
+    CHECK_THROWS_WITH(parse_enum<ExportFormat>("xlsx"),
+                      "unknown export format 'xlsx' (expected jsonl, csv, tsv, labelstudio or hf-dataset)");
 }

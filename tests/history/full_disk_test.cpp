@@ -23,7 +23,7 @@ bool one_line_naming(const std::string& message, const std::string& path) {
 }  // namespace
 
 TEST_CASE("history writes into a full disk: clear error, nothing lost, store keeps working", "[history][full_disk]") {
-    TinyTmpfs disk(6 << 20);  // room for the WAL (SQLite checkpoints it at ~4 MB) and some rows
+    TinyTmpfs disk(6 << 20);                    // room for the WAL (SQLite checkpoints it at ~4 MB) and some rows
     if (!disk.mounted()) T5S_SKIP(disk.why());  // ctest history_full_disk: skipped, with the reason
     const std::string path = disk.file("history.sqlite");
     const std::string filler = disk.file("filler.bin");

@@ -1,7 +1,7 @@
 // Schema versioning: a v1 file (as an older T5 Studio wrote it) migrates to v2 with its data;
 // newer, unrelated, corrupt and truncated files are refused with a clear error and left untouched.
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
@@ -99,11 +99,11 @@ TEST_CASE("a v1 file migrates to the current version keeping its data", "[histor
         auto g1 = store.get(1);
         REQUIRE(g1);
         CHECK(g1->input == "old input");
-        CHECK(g1->origin.empty());  // the v2 column, defaulted for old rows
+        CHECK(g1->origin.empty());      // the v2 column, defaulted for old rows
         CHECK(g1->label_json.empty());  // the v5 column, empty for old rows
         CHECK(g1->candidates[0].state == CandidateState::Accepted);
         CHECK_FALSE(g1->candidates[0].scores.back_score.has_value());  // the v4 columns, empty for old rows
-        CHECK(g1->candidates[0].route.empty());  // the v6 column, NULL for old rows
+        CHECK(g1->candidates[0].route.empty());                        // the v6 column, NULL for old rows
         CHECK(g1->dropped.empty());
         auto g2 = store.get(2);
         CHECK(g2->candidates[0].state == CandidateState::Edited);

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -25,7 +25,8 @@ namespace {
 // Decodes PNG bytes with stb_image (an independent decoder); channels 3.
 RgbImage decode(const std::string& png) {
     int w = 0, h = 0, n = 0;
-    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()), &w, &h, &n, 3);
+    unsigned char* data =
+        stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()), &w, &h, &n, 3);
     REQUIRE(data);
     RgbImage image(w, h);
     for (int y = 0; y < h; ++y)
@@ -200,8 +201,9 @@ TEST_CASE("export_hf_dataset: recipe routes as a feature, the recipe named, cand
     const std::string out = dir.file("ds");
     export_hf_dataset(store, out, ExportOptions{});
     const std::string card = read_file(out + "/README.md");
-    CHECK(card.find("  - name: route\n    list:\n    - name: step\n      dtype: string\n    - name: text\n      dtype: string\n") !=
-          std::string::npos);
+    CHECK(
+        card.find("  - name: route\n    list:\n    - name: step\n      dtype: string\n    - name: text\n      dtype: string\n") !=
+        std::string::npos);
     CHECK(card.find("### Recipes") != std::string::npos);
     CHECK(card.find("| /r/bt.json (sha256:feed) | 1 |") != std::string::npos);
     CHECK(card.find("| pivot > back | 2 |") != std::string::npos);

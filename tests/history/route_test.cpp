@@ -1,8 +1,8 @@
 // Recipe routes in the history (schema v6): recorded and read back for kept and dropped candidates,
 // a v5 file upgraded in place, a damaged route refused in one line, routes in the JSONL / CSV / TSV
 // exports and in the hf-dataset card (recipes, candidates per route), the recipe named in settings.
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <map>
@@ -65,7 +65,8 @@ TEST_CASE("the route codec: one text form, read back exactly; damage is one clea
             FAIL("accepted");
         } catch (const Error& e) {
             CHECK(e.code() == ErrorCode::CorruptFile);
-            CHECK(std::string(e.what()).rfind("history database h.sqlite is damaged: generation 1 candidate 0: the route ", 0) == 0);
+            CHECK(std::string(e.what()).rfind("history database h.sqlite is damaged: generation 1 candidate 0: the route ", 0) ==
+                  0);
         }
     }
     nlohmann::json many = nlohmann::json::array();
@@ -103,7 +104,8 @@ TEST_CASE("routes are recorded and read back for kept and dropped candidates; em
     sqlite3_close(db);
 }
 
-TEST_CASE("a v5 file upgrades to v6 in place: its rows kept, without routes; new rows get theirs", "[history][migration][route]") {
+TEST_CASE("a v5 file upgrades to v6 in place: its rows kept, without routes; new rows get theirs",
+          "[history][migration][route]") {
     TempDir dir;
     const std::string path = dir.file("v5.sqlite");
     {
@@ -113,7 +115,9 @@ TEST_CASE("a v5 file upgrades to v6 in place: its rows kept, without routes; new
         store.accept(store.record(old), 0);
     }
     // The v5 schema is v6 without the two route columns.
-    exec_sql(path, "ALTER TABLE candidates DROP COLUMN route; ALTER TABLE dropped_candidates DROP COLUMN route; PRAGMA user_version = 5;");
+    exec_sql(
+        path,
+        "ALTER TABLE candidates DROP COLUMN route; ALTER TABLE dropped_candidates DROP COLUMN route; PRAGMA user_version = 5;");
     HistoryStore store(path);
     CHECK(store.schema_version() == 6);
     const auto old = store.get(1);
@@ -132,10 +136,13 @@ TEST_CASE("a damaged route is CorruptFile naming the file, the generation and th
     TempDir dir;
     const std::string path = dir.file("h.sqlite");
     { HistoryStore(path).record(routed_record()); }
-    exec_sql(path, "UPDATE candidates SET route = '[{\"step\": 3}]' WHERE rank = 1;"
-                   "UPDATE dropped_candidates SET route = 'oops';");
+    exec_sql(path,
+             "UPDATE candidates SET route = '[{\"step\": 3}]' WHERE rank = 1;"
+             "UPDATE dropped_candidates SET route = 'oops';");
     HistoryStore store(path);
-    CHECK_THROWS_WITH(store.get(1), Catch::Contains(path + " is damaged: generation 1 candidate 1: the route has a leg without a text \"step\""));
+    CHECK_THROWS_WITH(
+        store.get(1),
+        Catch::Contains(path + " is damaged: generation 1 candidate 1: the route has a leg without a text \"step\""));
     ExportOptions o;
     CHECK_THROWS_WITH(store.export_to(dir.file("out.jsonl"), o), Catch::Contains("generation 1 candidate 1: the route"));
     CHECK_FALSE(t5s::test::file_exists(dir.file("out.jsonl")));
@@ -143,7 +150,8 @@ TEST_CASE("a damaged route is CorruptFile naming the file, the generation and th
     CHECK_THROWS_WITH(store.get(1), Catch::Contains("generation 1 dropped candidate 0: the route is not valid JSON"));
 }
 
-TEST_CASE("exports: JSONL \"route\" on routed rows, CSV/TSV a last route column only when a row has one", "[history][export][route]") {
+TEST_CASE("exports: JSONL \"route\" on routed rows, CSV/TSV a last route column only when a row has one",
+          "[history][export][route]") {
     TempDir dir;
     HistoryStore store(":memory:");
     store.record(sample_record("plain input", {"plain candidate"}));

@@ -1,8 +1,8 @@
 // Quality scores in the history: candidates keep their scores, dropped candidates keep their
 // reasons, export adds score columns, filters by them and removes near-duplicate targets.
+#include <sqlite3.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 #include <sstream>
 
 #include "t5s/error.h"
@@ -75,13 +75,13 @@ TEST_CASE("dropped reasons as older versions wrote them read back to the same te
         id = store.record(generation_record_of(scored_result()));
     }
     // Every reason text the filters have printed since dropped_candidates exists (schema v4).
-    const std::vector<std::string> written = {"copy",         "duplicate",      "lost_span",    "similarity<0.8",
-                                              "similarity>0.95", "change<0.1",  "change>0.9",   "back_score<-4.5",
-                                              "near_duplicate>0.7", "change<1e-05", "back_score<-12.25"};
+    const std::vector<std::string> written = {
+        "copy",       "duplicate",       "lost_span",          "similarity<0.8", "similarity>0.95",  "change<0.1",
+        "change>0.9", "back_score<-4.5", "near_duplicate>0.7", "change<1e-05",   "back_score<-12.25"};
     std::string sql = "DELETE FROM dropped_candidates;";
     for (size_t i = 0; i < written.size(); ++i)
-        sql += "INSERT INTO dropped_candidates (generation_id, position, text, score, reason) VALUES (" + std::to_string(id) + ", " +
-               std::to_string(i) + ", 'c" + std::to_string(i) + "', -1.0, '" + written[i] + "');";
+        sql += "INSERT INTO dropped_candidates (generation_id, position, text, score, reason) VALUES (" + std::to_string(id) +
+               ", " + std::to_string(i) + ", 'c" + std::to_string(i) + "', -1.0, '" + written[i] + "');";
     exec_sql(path, sql);
     {
         HistoryStore store(path);
@@ -101,7 +101,8 @@ TEST_CASE("dropped reasons as older versions wrote them read back to the same te
         FAIL("an unknown reason should be refused");
     } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::CorruptFile);
-        CHECK_THAT(e.what(), Catch::Contains(path) && Catch::Contains("generation " + std::to_string(id)) && Catch::Contains("'loud'"));
+        CHECK_THAT(e.what(),
+                   Catch::Contains(path) && Catch::Contains("generation " + std::to_string(id)) && Catch::Contains("'loud'"));
     }
 }
 
@@ -115,7 +116,8 @@ TEST_CASE("export --with-scores adds the score columns and filters by them", "[h
     store.export_to(dir.file("all.csv"), o);
     const std::string csv = read_file(dir.file("all.csv"));
     CHECK(csv.rfind("source,target,kind,state,score,rank,generation_id,model,model_hash,created_at,"
-                    "similarity,back_score,change,fluency\r\n", 0) == 0);
+                    "similarity,back_score,change,fluency\r\n",
+                    0) == 0);
     CHECK(csv.find(",0.9,-0.75,0.4,-0.5\r\n") != std::string::npos);
     CHECK(csv.find(",,-1.25,0.6,-1.0\r\n") != std::string::npos);  // similarity empty: not computed
 
@@ -142,9 +144,11 @@ TEST_CASE("export --with-scores adds the score columns and filters by them", "[h
 TEST_CASE("export near dedupe skips near-duplicate targets beside the exact dedupe", "[history][scores][export]") {
     TempDir dir;
     HistoryStore store(dir.file("h.sqlite"));
-    store.record(t5s::test::sample_record("s1", {"The quick brown fox jumps over the lazy dog today.",
-                                                 "The quick brown fox jumps over the lazy dog today!", "Something else entirely."}));
-    store.record(t5s::test::sample_record("s2", {"The quick brown fox jumps over the lazy dog today.", "吾輩は猫である。名前はまだ無い。"}));
+    store.record(
+        t5s::test::sample_record("s1", {"The quick brown fox jumps over the lazy dog today.",
+                                        "The quick brown fox jumps over the lazy dog today!", "Something else entirely."}));
+    store.record(t5s::test::sample_record(
+        "s2", {"The quick brown fox jumps over the lazy dog today.", "吾輩は猫である。名前はまだ無い。"}));
     ExportOptions exact;
     exact.dedupe = true;
     CHECK(store.export_to(dir.file("exact.jsonl"), exact).rows_written == 5);  // pairs differ by source

@@ -1,7 +1,7 @@
 // HistoryStore on :memory: and on files: recording, decisions / undo / redo, search (Latin + CJK),
 // keyset paging, filters, delete.
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include "t5s/error.h"
 #include "t5s/history_store.h"
@@ -257,16 +257,16 @@ TEST_CASE("search: Latin case-insensitive, CJK substrings, candidate and edited 
         return out;
     };
     CHECK(ids("QUICK") == std::vector<GenerationId>{a});
-    CHECK(ids("fast") == std::vector<GenerationId>{a});             // candidate text
-    CHECK(ids("天气") == std::vector<GenerationId>{b});              // Chinese, input and candidate
-    CHECK(ids("天気") == std::vector<GenerationId>{b});              // Japanese, candidate only
-    CHECK(ids("タワー") == std::vector<GenerationId>{c});            // katakana in the middle of a word
+    CHECK(ids("fast") == std::vector<GenerationId>{a});    // candidate text
+    CHECK(ids("天气") == std::vector<GenerationId>{b});    // Chinese, input and candidate
+    CHECK(ids("天気") == std::vector<GenerationId>{b});    // Japanese, candidate only
+    CHECK(ids("タワー") == std::vector<GenerationId>{c});  // katakana in the middle of a word
     CHECK(ids("行") == std::vector<GenerationId>{c});
-    CHECK(ids("absolutely") == std::vector<GenerationId>{d});       // edited text
+    CHECK(ids("absolutely") == std::vector<GenerationId>{d});  // edited text
     CHECK(ids("🙂") == std::vector<GenerationId>{d});
-    CHECK(ids("100%") == std::vector<GenerationId>{d});             // % is literal
+    CHECK(ids("100%") == std::vector<GenerationId>{d});  // % is literal
     CHECK(ids("0% s").size() == 1);
-    CHECK(ids("e_t").size() == 1);                                  // _ is literal ("sure_thing")
+    CHECK(ids("e_t").size() == 1);  // _ is literal ("sure_thing")
     CHECK(ids("e_x").empty());
     CHECK(ids("%").size() == 1);
     CHECK(ids("not there").empty());

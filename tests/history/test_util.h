@@ -2,19 +2,19 @@
 // The history tests' one fixture header: a temp directory removed at scope exit, whole-file I/O,
 // sample records, SQL run on a file as another writer would, and JSONL text read back as rows.
 // Test files take it all with `using namespace t5s::test;`.
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cstdint>
-#include <stdexcept>
-#include <cstdlib>
 #include <dirent.h>
-#include <fstream>
-#include <sstream>
-#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>

@@ -8,9 +8,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "../skip.h"
 #include <chrono>
 #include <thread>
+#include "../skip.h"
 
 #include "../tiny_tmpfs.h"
 #include "../ui/fake_model.h"
@@ -74,10 +74,8 @@ TEST_CASE("engine thread on a full disk: JobFailed with the reason, engine alive
         g.options.max_new_tokens = 6;
         g.options.num_return_sequences = 1;
         const JobEnd end = wait_end(engine, engine.submit(g));
-        if (end.failed)
-            failure = end.message;
-        else
-            recorded += end.generations;
+        if (end.failed) failure = end.message;
+        else recorded += end.generations;
     }
     INFO(failure);
     REQUIRE_FALSE(failure.empty());

@@ -49,18 +49,12 @@ Args parse_args(int argc, char** argv) {
         const std::string flag = argv[i];
         if (i + 1 >= argc) usage("missing value after " + flag);
         const std::string value = argv[++i];
-        if (flag == "--model")
-            a.model = value;
-        else if (flag == "--generations")
-            a.generations = std::atoll(value.c_str());
-        else if (flag == "--warmup")
-            a.warmup = std::atoll(value.c_str());
-        else if (flag == "--max-rss-growth")
-            a.max_rss_growth = std::atof(value.c_str());
-        else if (flag == "--work")
-            a.work = value;
-        else
-            usage("unknown flag " + flag);
+        if (flag == "--model") a.model = value;
+        else if (flag == "--generations") a.generations = std::atoll(value.c_str());
+        else if (flag == "--warmup") a.warmup = std::atoll(value.c_str());
+        else if (flag == "--max-rss-growth") a.max_rss_growth = std::atof(value.c_str());
+        else if (flag == "--work") a.work = value;
+        else usage("unknown flag " + flag);
     }
     if (a.model.empty()) usage("--model is required");
     if (a.generations < 1 || a.warmup < 0 || a.warmup >= a.generations) usage("need 0 <= --warmup < --generations");
@@ -122,8 +116,7 @@ GenerationOptions options_for(int64_t k) {
     GenerationOptions o;
     o.max_new_tokens = 8 + static_cast<int>(k % 5);
     switch (k % 3) {
-        case 0:
-            break;  // greedy
+        case 0: break;  // greedy
         case 1:
             o.num_beams = 3;
             o.num_return_sequences = 2;

@@ -16,9 +16,9 @@
 #include "t5s/safetensors.h"
 #include "t5s/tokenizer.h"
 #include "t5s/trainer.h"
+#include "torch/weight_loader.h"
 #include "trainer/checkpoint.h"
 #include "trainer/core.h"
-#include "torch/weight_loader.h"
 
 using namespace t5s;
 using namespace t5s::test;
@@ -32,8 +32,9 @@ void require_complete_checkpoints(const fs::path& out) {
         const std::string n = e.path().filename().string();
         if (n.rfind("checkpoint-", 0) != 0) continue;
         INFO(e.path());
-        for (const char* f : {"config.json", "model.safetensors", "spiece.model", "generation_config.json", "tokenizer_config.json",
-                              "special_tokens_map.json", "training_state.safetensors", "trainer_state.json"}) {
+        for (const char* f :
+             {"config.json", "model.safetensors", "spiece.model", "generation_config.json", "tokenizer_config.json",
+              "special_tokens_map.json", "training_state.safetensors", "trainer_state.json"}) {
             REQUIRE(fs::exists(e.path() / f));
         }
         auto j = load_json(e.path() / "trainer_state.json");
@@ -45,9 +46,35 @@ void require_complete_checkpoints(const fs::path& out) {
 }
 
 std::vector<std::string> train_args(const fs::path& data, const fs::path& out, int steps) {
-    return {"train", "--model", model_dir("t5v10-tied-relu").string(), "--data", data.string(), "--out", out.string(),
-            "--steps", std::to_string(steps), "--batch-size", "4", "--grad-accum", "2", "--lr", "1e-3", "--save-every", "5",
-            "--eval-every", "40", "--keep-last", "2", "--threads", "1", "--seed", "7", "--dropout", "0.1", "--log-every", "1"};
+    return {"train",
+            "--model",
+            model_dir("t5v10-tied-relu").string(),
+            "--data",
+            data.string(),
+            "--out",
+            out.string(),
+            "--steps",
+            std::to_string(steps),
+            "--batch-size",
+            "4",
+            "--grad-accum",
+            "2",
+            "--lr",
+            "1e-3",
+            "--save-every",
+            "5",
+            "--eval-every",
+            "40",
+            "--keep-last",
+            "2",
+            "--threads",
+            "1",
+            "--seed",
+            "7",
+            "--dropout",
+            "0.1",
+            "--log-every",
+            "1"};
 }
 
 void export_logits(const fs::path& model, const fs::path& dest, const std::string& name) {
@@ -59,7 +86,7 @@ void export_logits(const fs::path& model, const fs::path& dest, const std::strin
     const std::vector<std::string> texts{"Tom is a good boy.", "猫が好きです。", "我们走吧。 <extra_id_0> x"};
     for (const auto& t : texts) tok_ids.push_back(m->tokenizer().encode(t));
     nlohmann::json j = {{"model_dir", model.string()}, {"input_ids", src}, {"decoder_input_ids", dec}, {"shape", logits.shape},
-                        {"logits", logits.data}, {"texts", texts}, {"token_ids", tok_ids}};
+                        {"logits", logits.data},       {"texts", texts},   {"token_ids", tok_ids}};
     fs::create_directories(dest);
     write_text(dest / ("logits-" + name + ".json"), j.dump());
 }
@@ -246,12 +273,17 @@ TEST_CASE("CLI train: one-line errors and exit codes on bad input", "[trainer][c
     std::vector<Case> cases = {
         {{"train", "--data", (dir / "bad.jsonl").string(), "--out", out}, "exactly one of --model"},
         {{"train", "--model", model, "--data", (dir / "none.jsonl").string(), "--out", out}, "not found"},
-        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--on-bad-row", "fail"}, "bad.jsonl:2: malformed JSON"},
-        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--optimizer", "sgd"}, "unknown optimizer"},
+        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--on-bad-row", "fail"},
+         "bad.jsonl:2: malformed JSON"},
+        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--optimizer", "sgd"},
+         "unknown optimizer"},
         {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--steps", "x"}, "expects an integer"},
-        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--precision", "fp16", "--device", "cpu"}, "fp16 needs CUDA"},
+        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--precision", "fp16", "--device",
+          "cpu"},
+         "fp16 needs CUDA"},
         {{"train", "--model", (dir / "nomodel").string(), "--data", (dir / "bad.jsonl").string(), "--out", out}, "nomodel"},
-        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--bogus", "1"}, "unknown flag --bogus"},
+        {{"train", "--model", model, "--data", (dir / "bad.jsonl").string(), "--out", out, "--bogus", "1"},
+         "unknown flag --bogus"},
     };
     for (const auto& c : cases) {
         INFO(c.expect);
@@ -351,7 +383,7 @@ TEST_CASE("folders a killed writer left are cleaned; a set-aside published copy 
     CHECK(recover_abandoned_dirs(out) == 5);
     std::set<std::string> left;
     for (const auto& e : fs::directory_iterator(out)) left.insert(e.path().filename().string());
-    CHECK(left == std::set<std::string> {"checkpoint-2", "checkpoint-3", ".tmp-checkpoint-5-" + live});
+    CHECK(left == std::set<std::string>{"checkpoint-2", "checkpoint-3", ".tmp-checkpoint-5-" + live});
     std::ifstream restored(out / "checkpoint-2" / "model.safetensors");
     std::string content;
     restored >> content;

@@ -26,7 +26,8 @@ std::string error_of(const std::string& file, const DataOptions& o) {
 
 TEST_CASE("JSONL: default, recognised and configured field names", "[trainer][data]") {
     TempDir dir("data_jsonl");
-    write_text(dir / "a.jsonl", "{\"source\": \"s1\", \"target\": \"t1\"}\n\n{\"source\": \"s2\", \"target\": \"t2\", \"x\": 1}\n");
+    write_text(dir / "a.jsonl",
+               "{\"source\": \"s1\", \"target\": \"t1\"}\n\n{\"source\": \"s2\", \"target\": \"t2\", \"x\": 1}\n");
     write_text(dir / "b.jsonl", "{\"input\": \"i1\", \"output\": \"o1\"}\n");
     write_text(dir / "c.jsonl", "{\"text\": \"x1\", \"target\": \"y1\"}\n");
     write_text(dir / "d.jsonl", "{\"q\": \"質問\", \"a\": \"答え\"}\n");
@@ -49,7 +50,8 @@ TEST_CASE("JSONL: default, recognised and configured field names", "[trainer][da
 TEST_CASE("the column rule: the nine pair layouts of tests/data/columns give the same pairs", "[trainer][data]") {
     const PairSet want = load_pairs((data_dir() / "columns" / "text.jsonl").string(), {});
     REQUIRE(want.pairs.size() == 3);
-    for (const char* name : {"sentence.jsonl", "input.jsonl", "jsts.jsonl", "Text.csv", "sentence.csv", "source.tsv", "src.tsv", "headerless.tsv"}) {
+    for (const char* name :
+         {"sentence.jsonl", "input.jsonl", "jsts.jsonl", "Text.csv", "sentence.csv", "source.tsv", "src.tsv", "headerless.tsv"}) {
         INFO(name);
         DataOptions o;
         o.no_header = std::string(name) == "headerless.tsv";
@@ -81,12 +83,12 @@ TEST_CASE("CSV and TSV with a header; quoted fields", "[trainer][data]") {
 TEST_CASE("bad rows: file:line in the message, skipped or fatal per policy", "[trainer][data]") {
     TempDir dir("data_bad");
     const std::string f = (dir / "bad.jsonl").string();
-    write_text(f, std::string("{\"source\": \"ok\", \"target\": \"fine\"}\n") +  // 1
-                      "{\"source\": \"broken\", \"target\": \n" +                // 2 malformed
-                      "{\"source\": \"no target\"}\n" +                           // 3 missing column
-                      "{\"source\": \"empty\", \"target\": \"  \"}\n" +           // 4 empty target
+    write_text(f, std::string("{\"source\": \"ok\", \"target\": \"fine\"}\n") +      // 1
+                      "{\"source\": \"broken\", \"target\": \n" +                    // 2 malformed
+                      "{\"source\": \"no target\"}\n" +                              // 3 missing column
+                      "{\"source\": \"empty\", \"target\": \"  \"}\n" +              // 4 empty target
                       "{\"source\": \"bad \xff\xfe bytes\", \"target\": \"x\"}\n" +  // 5 invalid UTF-8
-                      "{\"source\": \"ok2\", \"target\": \"fine2\"}\n");          // 6
+                      "{\"source\": \"ok2\", \"target\": \"fine2\"}\n");             // 6
     DataOptions o;
     o.on_bad_row = BadRowPolicy::Skip;
     PairSet s = load_pairs(f, o);
@@ -188,7 +190,9 @@ TEST_CASE("batch order is seeded, deterministic, complete and length-grouped", "
         double s = 0;
         for (auto& batch : bs) {
             size_t lo = SIZE_MAX, hi = 0;
-            for (auto i : batch) lo = std::min(lo, data[i].source.size() + data[i].target.size()), hi = std::max(hi, data[i].source.size() + data[i].target.size());
+            for (auto i : batch)
+                lo = std::min(lo, data[i].source.size() + data[i].target.size()),
+                hi = std::max(hi, data[i].source.size() + data[i].target.size());
             s += static_cast<double>(hi - lo);
         }
         return s / bs.size();

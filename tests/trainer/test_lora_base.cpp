@@ -60,7 +60,8 @@ Run train_10_steps(Precision held, bool round_base, Precision rounding, bool che
     }
     for (const auto& p : m.named) r.adapter.push_back(p.tensor.detach().clone());
     r.weight_bytes = m.net->weight_bytes();
-    r.only_norms_and_biases_left = std::none_of(m.params.begin(), m.params.end(), [](const auto& p) { return held_below_fp32(p.first); });
+    r.only_norms_and_biases_left =
+        std::none_of(m.params.begin(), m.params.end(), [](const auto& p) { return held_below_fp32(p.first); });
     return r;
 }
 
@@ -74,7 +75,8 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
 
 TEST_CASE("LoRA on a bf16 / fp16 / int8 base computes what the rounded fp32 base computes", "[trainer][lora][lora_base]") {
     const Run fp32 = train_10_steps(Precision::Fp32, false, Precision::Fp32, false);
-    const std::vector<std::pair<Precision, bool>> cases{{Precision::Bf16, false}, {Precision::Fp16, false}, {Precision::Int8, true}};
+    const std::vector<std::pair<Precision, bool>> cases{
+        {Precision::Bf16, false}, {Precision::Fp16, false}, {Precision::Int8, true}};
     for (const auto& [held, ckpt] : cases) {
         INFO(to_string(held) << (ckpt ? " with gradient checkpointing" : ""));
         const Run low = train_10_steps(held, false, held, ckpt);
@@ -98,7 +100,7 @@ TEST_CASE("LoRA on a bf16 / fp16 / int8 base computes what the rounded fp32 base
         const double ratio = double(low.weight_bytes) / double(fp32.weight_bytes);
         CHECK(ratio < (held == Precision::Int8 ? 0.3 : 0.55));
         WARN(to_string(held) << " base: weights " << ratio * 100 << " % of fp32's; max |loss - fp32 base loss| over 10 steps "
-                             << max_diff(low.losses, fp32.losses) << " (loss " << fp32.losses.front() << " -> " << fp32.losses.back()
-                             << ")");
+                             << max_diff(low.losses, fp32.losses) << " (loss " << fp32.losses.front() << " -> "
+                             << fp32.losses.back() << ")");
     }
 }

@@ -22,10 +22,38 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<std::string> lora_args(const fs::path& data, const fs::path& out, int steps) {
-    return {"train", "--model", model_dir("t5v10-tied-relu").string(), "--data", data.string(), "--out", out.string(),
-            "--steps", std::to_string(steps), "--batch-size", "4", "--lr", "1e-2", "--save-every", "5", "--eval-every", "40",
-            "--keep-last", "2", "--threads", "1", "--seed", "7", "--log-every", "1", "--lora", "--lora-r", "4",
-            "--lora-targets", "q,v,wo", "--lora-dropout", "0.1"};
+    return {"train",
+            "--model",
+            model_dir("t5v10-tied-relu").string(),
+            "--data",
+            data.string(),
+            "--out",
+            out.string(),
+            "--steps",
+            std::to_string(steps),
+            "--batch-size",
+            "4",
+            "--lr",
+            "1e-2",
+            "--save-every",
+            "5",
+            "--eval-every",
+            "40",
+            "--keep-last",
+            "2",
+            "--threads",
+            "1",
+            "--seed",
+            "7",
+            "--log-every",
+            "1",
+            "--lora",
+            "--lora-r",
+            "4",
+            "--lora-targets",
+            "q,v,wo",
+            "--lora-dropout",
+            "0.1"};
 }
 
 }  // namespace
@@ -90,7 +118,8 @@ TEST_CASE("LoRA with gradient checkpointing gives the same loss and adapter grad
     CHECK(worst < 1e-6);
 }
 
-TEST_CASE("LoRA run: adapter checkpoints, adapter final, merged model; exported for the PEFT check", "[trainer][lora][checkpoint]") {
+TEST_CASE("LoRA run: adapter checkpoints, adapter final, merged model; exported for the PEFT check",
+          "[trainer][lora][checkpoint]") {
     const fs::path work = trainer_work() / "lora";
     fs::remove_all(work);
     fs::create_directories(work);
@@ -134,9 +163,13 @@ TEST_CASE("LoRA run: adapter checkpoints, adapter final, merged model; exported 
     }
     CHECK(merge_diff <= 1e-5);
     CHECK(adapter_effect > 1e-3);  // training moved B away from zero
-    nlohmann::json j = {{"base", model_dir("t5v10-tied-relu").string()}, {"adapter", final_dir.string()},
-                        {"merged", (work / "run" / "merged").string()}, {"input_ids", src}, {"decoder_input_ids", dec},
-                        {"shape", a.shape}, {"logits", a.data}};
+    nlohmann::json j = {{"base", model_dir("t5v10-tied-relu").string()},
+                        {"adapter", final_dir.string()},
+                        {"merged", (work / "run" / "merged").string()},
+                        {"input_ids", src},
+                        {"decoder_input_ids", dec},
+                        {"shape", a.shape},
+                        {"logits", a.data}};
     fs::create_directories(trainer_work() / "lora_exports");
     write_text(trainer_work() / "lora_exports" / "lora-run.json", j.dump());
 }

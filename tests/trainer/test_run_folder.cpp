@@ -107,8 +107,8 @@ TEST_CASE("--resume continues only the same run, naming what differs", "[trainer
     other.data_file = (dir / "b.jsonl").string();
     const std::string why = refusal([&] { check_resume_identity(other, ck.string()); });
     CHECK(why.find("--source-prefix was 'paraphrase: ', now 'summarize: '") != std::string::npos);
-    CHECK(why.find("--data was '" + fs::absolute(o.data_file).string() + "', now '" + fs::absolute(other.data_file).string() + "'") !=
-          std::string::npos);
+    CHECK(why.find("--data was '" + fs::absolute(o.data_file).string() + "', now '" + fs::absolute(other.data_file).string() +
+                   "'") != std::string::npos);
     CHECK(why.find(ck.string()) != std::string::npos);
 
     // A checkpoint saved before runs had an identity is not checked; a field it lacks is not compared.

@@ -23,7 +23,8 @@ Batch random_batch(int64_t B, int64_t S, int64_t T, int64_t vocab, uint64_t seed
     for (int64_t i = 0; i < B; ++i) {
         const int64_t s = S - (i % 3), t = T - (i % 2);  // ragged rows: padding and masks in play
         at::Tensor a = at::randint(3, vocab, {s}, gen, at::kLong), b = at::randint(3, vocab, {t}, gen, at::kLong);
-        std::vector<int> ra(a.data_ptr<int64_t>(), a.data_ptr<int64_t>() + s), rb(b.data_ptr<int64_t>(), b.data_ptr<int64_t>() + t);
+        std::vector<int> ra(a.data_ptr<int64_t>(), a.data_ptr<int64_t>() + s),
+            rb(b.data_ptr<int64_t>(), b.data_ptr<int64_t>() + t);
         ra.back() = 1, rb.back() = 1;
         src.push_back(ra), tgt.push_back(rb);
     }
@@ -161,18 +162,20 @@ TEST_CASE("memory plan: components, checkpointing saves activations, suggested b
 namespace {
 
 struct ChildMemory {
-    int64_t peak = 0;              // measured (the run's JSON)
-    double estimated_mib = -1;     // the plan's estimate, from the trainer's closing memory line
+    int64_t peak = 0;           // measured (the run's JSON)
+    double estimated_mib = -1;  // the plan's estimate, from the trainer's closing memory line
 };
 
 // Peak RSS of a child `t5studio train` run on a random model (separate processes: VmHWM is per process).
 // `model`: "--init-config <dir>/config.json" or "--model DIR ..."; `name` names the output folder and log.
-ChildMemory child_peak_rss(const std::filesystem::path& dir, const std::string& name, const std::string& model, const std::string& extra) {
+ChildMemory child_peak_rss(const std::filesystem::path& dir, const std::string& name, const std::string& model,
+                           const std::string& extra) {
     const std::filesystem::path err = dir / (name + ".err");
-    const std::string cmd = std::string(T5S_CLI_BIN) + " train " + model + " --data " + (dir / "data.jsonl").string() + " --out " +
-                            (dir / name).string() +
+    const std::string cmd = std::string(T5S_CLI_BIN) + " train " + model + " --data " + (dir / "data.jsonl").string() +
+                            " --out " + (dir / name).string() +
                             " --steps 2 --batch-size 16 --threads 1 --eval-split 0 --vocab-size 300 --max-source-len 256 "
-                            "--max-target-len 64 --seed 1 " + extra + " 2>" + err.string();
+                            "--max-target-len 64 --seed 1 " +
+                            extra + " 2>" + err.string();
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string out;
@@ -193,7 +196,8 @@ ChildMemory child_peak_rss(const std::filesystem::path& dir, const std::string& 
 
 }  // namespace
 
-TEST_CASE("gradient checkpointing lowers the measured peak memory; the plan is within a third of it (LoRA too)", "[trainer][checkpointing][lora][slow]") {
+TEST_CASE("gradient checkpointing lowers the measured peak memory; the plan is within a third of it (LoRA too)",
+          "[trainer][checkpointing][lora][slow]") {
     TempDir dir("ckpt_mem");
     write_text(dir / "config.json", R"({"d_model": 256, "d_kv": 32, "d_ff": 1024, "num_layers": 6, "num_heads": 8,
         "feed_forward_proj": "gated-gelu", "tie_word_embeddings": false, "dropout_rate": 0.1, "vocab_size": 400})");
@@ -210,8 +214,8 @@ TEST_CASE("gradient checkpointing lowers the measured peak memory; the plan is w
     const ChildMemory ckpt_run = child_peak_rss(dir.path(), "ck", init, "--grad-checkpointing");
     // LoRA on the model the plain run wrote, its base held in bf16: the plan counts the base at 2
     // bytes a parameter, the adapter's state and LoRA's own activations.
-    const ChildMemory lora_run =
-        child_peak_rss(dir.path(), "lora", "--model " + (dir / "plain" / "final").string(), "--lora --lora-base-precision bf16 --samples 0");
+    const ChildMemory lora_run = child_peak_rss(dir.path(), "lora", "--model " + (dir / "plain" / "final").string(),
+                                                "--lora --lora-base-precision bf16 --samples 0");
     WARN("LoRA (bf16 base) peak RSS " << lora_run.peak / 1048576.0 << " MiB; estimated " << lora_run.estimated_mib << " MiB");
     const int64_t plain = plain_run.peak, ckpt = ckpt_run.peak;
     WARN("peak RSS: " << plain / 1048576.0 << " MiB without, " << ckpt / 1048576.0 << " MiB with gradient checkpointing (saves "

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,11 +33,13 @@ inline void write_text(const std::filesystem::path& p, const std::string& text) 
 
 // A small JSONL of mixed-language pairs for end-to-end runs.
 inline std::string small_jsonl(int n) {
-    const char* src[] = {"Tom is a good boy.", "猫が好きです。", "我们走吧。", "I like green tea.", "It is raining.", "今日は暑いです。"};
+    const char* src[] = {"Tom is a good boy.", "猫が好きです。", "我们走吧。",
+                         "I like green tea.",  "It is raining.", "今日は暑いです。"};
     const char* tgt[] = {"我爱你。", "I like cats.", "Let's go.", "我喜欢绿茶。", "下雨了。", "It is hot today."};
     std::string out;
     for (int i = 0; i < n; ++i) {
-        out += std::string("{\"source\": \"") + src[i % 6] + " " + std::to_string(i) + "\", \"target\": \"" + tgt[i % 6] + "\"}\n";
+        out +=
+            std::string("{\"source\": \"") + src[i % 6] + " " + std::to_string(i) + "\", \"target\": \"" + tgt[i % 6] + "\"}\n";
     }
     return out;
 }

@@ -14,9 +14,7 @@
 namespace t5s::test {
 
 // The tiny random checkpoint in the repository (tests/data/models).
-inline std::filesystem::path tiny_model_dir() {
-    return std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu";
-}
+inline std::filesystem::path tiny_model_dir() { return std::filesystem::path(T5S_TEST_DATA) / "models" / "t5v10-tied-relu"; }
 
 // One CPU thread: the real-model cases' runtime, the same on every machine.
 inline RuntimeOptions one_cpu_thread() {

@@ -55,8 +55,7 @@ public:
             r.input = text;
             // Drop a T5 task prefix ("paraphrase: ") the way a trained model would not echo it.
             std::string body = text;
-            if (auto colon = body.find(": "); colon != std::string::npos && colon < 40 &&
-                                              body.find_first_of(" \t") >= colon)
+            if (auto colon = body.find(": "); colon != std::string::npos && colon < 40 && body.find_first_of(" \t") >= colon)
                 body = body.substr(colon + 2);
             auto cps = code_point_tokens(body);
             const size_t steps = std::min<size_t>(cps.size(), size_t(std::max(options.max_new_tokens, 1)));
@@ -99,8 +98,7 @@ private:
 
 std::unique_ptr<Model> make_fake_model(const std::filesystem::path& dir, const RuntimeOptions& options, int step_delay_ms) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-        throw Error(ErrorCode::FileNotFound, dir.string() + ": not a directory");
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": not a directory");
     return std::make_unique<FakeModel>(dir, options, step_delay_ms);
 }
 

@@ -2,18 +2,18 @@
 // a tiny real checkpoint from tests/data/models for one end-to-end generation.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
+#include "engine_fixtures.h"
 #include "t5s/engine_thread.h"
 #include "t5s/jobs.h"
-#include "engine_fixtures.h"
 #ifdef T5S_TEST_HOOKS
 #include "engine_thread/test_hooks.h"
 #endif
@@ -91,7 +91,9 @@ std::filesystem::path temp_dir(const std::string& name) {
 EngineConfig fake_config(const std::filesystem::path& db = {}, int delay_ms = 2) {
     EngineConfig c;
     c.history_db = db;
-    c.model_factory = [delay_ms](const std::filesystem::path& d, const RuntimeOptions& o) { return make_fake_model(d, o, delay_ms); };
+    c.model_factory = [delay_ms](const std::filesystem::path& d, const RuntimeOptions& o) {
+        return make_fake_model(d, o, delay_ms);
+    };
     c.telemetry_hz = 20;
     return c;
 }
@@ -197,7 +199,8 @@ TEST_CASE("engine thread: failures become JobFailed with their code", "[engine_t
     auto ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{csv, ""}));
     CHECK(ds.column == "text");
     CHECK(ds.rows == std::vector<std::string>{"hello"});
-    CHECK(ds.warnings == std::vector<std::string>{csv + ":3: missing column (1 fields, header has 2)", csv + ":4: unterminated quoted field"});
+    CHECK(ds.warnings ==
+          std::vector<std::string>{csv + ":3: missing column (1 fields, header has 2)", csv + ":4: unterminated quoted field"});
     const std::string txt = (dir / "rows.txt").string();
     std::ofstream(txt, std::ios::binary) << "first good row\r\n\xff\xfe not UTF-8\n\n  \t\n{\"text\": broken\nlast good row";
     ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{txt, ""}));
@@ -208,7 +211,8 @@ TEST_CASE("engine thread: failures become JobFailed with their code", "[engine_t
     CHECK(ds.warnings[1] == txt + ":5: malformed JSON line");
     // Another column on request; with none, the first when no column looks like text.
     std::ofstream(dir / "qa.csv") << "question,answer\nwhere?,here\nwhen?,now\n";
-    CHECK(col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "qa.csv", ""})).rows == std::vector<std::string>{"where?", "when?"});
+    CHECK(col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "qa.csv", ""})).rows ==
+          std::vector<std::string>{"where?", "when?"});
     ds = col.wait_job<DatasetLoaded>(engine.submit(LoadDataset{dir / "qa.csv", "answer"}));
     CHECK(ds.column == "answer");
     CHECK(ds.rows == std::vector<std::string>{"here", "now"});
@@ -364,12 +368,14 @@ TEST_CASE("engine thread: a tiny real checkpoint generates through the thread", 
     const JobId load = engine.submit(LoadModel{model, ro});
     // The model must load: a failure here is a failure of the test, not a skip.
     ModelInfo info;
-    col.wait_for<Event>([&](const Event& e) {
-        if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
-        auto* m = std::get_if<ModelLoaded>(&e);
-        if (m && m->job == load) info = m->info;
-        return m && m->job == load;
-    }, 120);
+    col.wait_for<Event>(
+        [&](const Event& e) {
+            if (auto* f = std::get_if<JobFailed>(&e); f && f->job == load) FAIL("the tiny model did not load: " << f->message);
+            auto* m = std::get_if<ModelLoaded>(&e);
+            if (m && m->job == load) info = m->info;
+            return m && m->job == load;
+        },
+        120);
     // The kernel policy reaches the UI in the event's model info (the Model panel draws it).
     CHECK(info.cpu_class == to_string(default_kernel_policy().cpu));
     CHECK(info.kernels == describe_kernels(default_kernel_policy()));
@@ -395,11 +401,12 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
         std::ofstream f(dir / "pairs.jsonl");
         const char* words[] = {"cat", "dog", "bird", "fish", "tree", "house", "river", "stone"};
         for (int i = 0; i < 8; ++i)
-            f << R"({"source": "paraphrase: the )" << words[i] << R"( is here", "target": "here is the )" << words[i]
-              << "\"}\n";
+            f << R"({"source": "paraphrase: the )" << words[i] << R"( is here", "target": "here is the )" << words[i] << "\"}\n";
         std::ofstream e(dir / "eval.jsonl");
-        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})" << "\n";
-        e << R"({"source": "paraphrase: the dog is there", "target": "there is the dog"})" << "\n";
+        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})"
+          << "\n";
+        e << R"({"source": "paraphrase: the dog is there", "target": "there is the dog"})"
+          << "\n";
     }
     auto options = [&](const std::string& out, int64_t steps) {
         TrainingOptions o;
@@ -499,7 +506,8 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     CHECK(paused.done == 0);  // acknowledged before any step
     engine.submit(Cancel{holder});
     CHECK(col.wait_job<JobFailed>(holder, 30).code == ErrorCode::Cancelled);
-    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j2 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
+    col.wait_for<TrainingUpdate>(
+        [&](const TrainingUpdate& u) { return u.job == j2 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
     auto is_step_of = [](JobId job) {
         return [job](const TrainingUpdate& u) { return u.job == job && u.event.kind == TrainingEvent::Kind::Step; };
     };
@@ -516,7 +524,8 @@ TEST_CASE("engine thread: training runs on the model lane, reports, pauses and s
     engine.submit(PauseJob{j3});
     const JobId j4 = engine.submit(StartTraining{options("run4", 2)});
     engine.submit(Cancel{j4});
-    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j3 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
+    col.wait_for<TrainingUpdate>(
+        [&](const TrainingUpdate& u) { return u.job == j3 && u.event.kind == TrainingEvent::Kind::Plan; }, 60);
     engine.submit(Cancel{j3});
     auto fin3 = col.wait_job<JobFinished>(j3, 120);
     CHECK(fin3.summary.find("stopped") == 0);
@@ -549,7 +558,8 @@ TEST_CASE("engine thread: training on history pairs is recorded with its curve a
             h.reject(g, 1);
         }
         std::ofstream e(dir / "eval.jsonl");
-        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})" << "\n";
+        e << R"({"source": "paraphrase: the cat is there", "target": "there is the cat"})"
+          << "\n";
     }
     TrainingOptions o;
     o.model_dir = model.string();
@@ -575,7 +585,8 @@ TEST_CASE("engine thread: training on history pairs is recorded with its curve a
     const JobId j1 = engine.submit(start);
     const auto rec = col.wait_job<TrainingRunRecorded>(j1, 60);
     CHECK(rec.run_id > 0);
-    col.wait_for<TrainingUpdate>([&](const TrainingUpdate& u) { return u.job == j1 && u.event.kind == TrainingEvent::Kind::Checkpoint; }, 120);
+    col.wait_for<TrainingUpdate>(
+        [&](const TrainingUpdate& u) { return u.job == j1 && u.event.kind == TrainingEvent::Kind::Checkpoint; }, 120);
     engine.submit(Cancel{j1});
     auto fin1 = col.wait_job<JobFinished>(j1, 120);
     INFO(fin1.summary);

@@ -78,10 +78,8 @@ void fill_history(const std::string& path, int n) {
         rec.candidates.push_back(CandidateRecord{"a candidate " + std::to_string(k), -1.0, {}});
         rec.candidates.push_back(CandidateRecord{"a bad candidate " + std::to_string(k), -2.0, {}});
         const GenerationId id = store.record(rec);
-        if (k % 3 == 0)
-            store.accept(id, 0);
-        else
-            store.edit(id, 0, "the same answer for all of them");
+        if (k % 3 == 0) store.accept(id, 0);
+        else store.edit(id, 0, "the same answer for all of them");
         store.reject(id, 1);
     }
 }

@@ -70,7 +70,8 @@ struct Events : test::EventLog {
         std::vector<GenerationResult> out(rows);
         until(seconds, [&](const Event& ev) {
             if (auto* f = std::get_if<JobFailed>(&ev); f && f->job == job) FAIL("batch failed: " << f->message);
-            if (auto* r = std::get_if<BatchRowDone>(&ev); r && r->job == job && size_t(r->row) < rows) out[size_t(r->row)] = r->result;
+            if (auto* r = std::get_if<BatchRowDone>(&ev); r && r->job == job && size_t(r->row) < rows)
+                out[size_t(r->row)] = r->result;
             auto* d = std::get_if<JobFinished>(&ev);
             return d && d->job == job;
         });
@@ -170,7 +171,8 @@ TEST_CASE("engine thread: a bad recipe is one JobFailed line naming the file and
     Events ev{engine};
     ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);  // the fake model reads nothing there
 
-    const JobId bad_key = engine.submit(recipe_request(R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})"));
+    const JobId bad_key =
+        engine.submit(recipe_request(R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})"));
     const JobFailed f = ev.failed(bad_key);
     CHECK(f.code == ErrorCode::InvalidArgument);
     CHECK(f.message.find("test-recipe.json") != std::string::npos);
@@ -225,7 +227,8 @@ BatchAugment greedy_batch(const std::string& name, std::vector<std::string> rows
 
 }  // namespace
 
-TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its two legs run by hand", "[engine_thread][recipe][model]") {
+TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its two legs run by hand",
+          "[engine_thread][recipe][model]") {
     REQUIRE(fs::exists(kTiny / "config.json"));
     const fs::path dir = fs::temp_directory_path() / ("t5s_et_recipe_batch_" + std::to_string(::getpid()));
     fs::remove_all(dir);
@@ -252,11 +255,12 @@ TEST_CASE("engine thread: a batch job with a greedy two-step recipe equals its t
     // The recipe, its back step on a model folder of its own (loaded once for all row batches).
     BatchAugment b = greedy_batch("recipe", rows, "paraphrase: ");
     b.recipe = RecipeSource{R"({"steps": [{"name": "pivot", "prefix": ")" + kForward + R"("},
-      {"name": "back", "from": "pivot", "model": "t5v10-tied-relu", "prefix": ")" + kBack + R"("}], "candidates": ["back"]})",
+      {"name": "back", "from": "pivot", "model": "t5v10-tied-relu", "prefix": ")" +
+                                kBack + R"("}], "candidates": ["back"]})",
                             "batch-recipe.json", kModels};
     const JobId job = engine.submit(b);
     const auto recipe = ev.batch_rows(job, rows.size());
-    CHECK(loads == 2);  // the loaded model and the back step's own, once for three row batches
+    CHECK(loads == 2);                 // the loaded model and the back step's own, once for three row batches
     ev.until(1, [&](const Event& e) {  // progress in rows, as for any batch
         auto* p = std::get_if<Progress>(&e);
         return p && p->job == job && p->done == 5 && p->total == 5;
@@ -308,7 +312,8 @@ TEST_CASE("engine thread: a batch job with a bad recipe fails in one line naming
     Events ev{engine};
     ev.loaded(engine.submit(LoadModel{kTiny, {}}), 10);
     BatchAugment b = greedy_batch("bad", {"a row", "another row"}, "paraphrase: ");
-    b.recipe = RecipeSource{R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})", "bad-recipe.json", kModels};
+    b.recipe =
+        RecipeSource{R"({"steps": [{"name": "pivot", "num_bemas": 2}], "candidates": ["pivot"]})", "bad-recipe.json", kModels};
     const JobFailed f = ev.failed(engine.submit(b));
     CHECK(f.code == ErrorCode::InvalidArgument);
     CHECK(f.message.find("bad-recipe.json") != std::string::npos);

@@ -28,7 +28,8 @@ struct Inbox : test::EventLog {
     template <class T>
     std::optional<T> wait(JobId job, std::vector<Event>* seen = nullptr, std::optional<JobFailed>* failure = nullptr) {
         const size_t from = read;
-        const auto at = find([&](const Event& e) { return test::of_job<JobFailed>(e, job) || test::of_job<T>(e, job); }, 120, from);
+        const auto at =
+            find([&](const Event& e) { return test::of_job<JobFailed>(e, job) || test::of_job<T>(e, job); }, 120, from);
         if (!at) FAIL("timed out waiting for job " << job);
         if (seen) seen->insert(seen->end(), all.begin() + from, all.begin() + *at);
         read = *at + 1;

@@ -7,9 +7,9 @@
 // with UpdateSettings reaches a running batch's next row batch.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "engine_fixtures.h"
 #include "t5s/engine_thread.h"
@@ -74,7 +74,8 @@ void check_kept(const GenerationResult& r, const std::vector<Span>& given) {
         REQUIRE(c.spans.size() == r.spans.size());
         for (size_t k = 0; k < r.spans.size(); ++k) {
             bool found = false;
-            for (const Span& cs : c.spans) found = found || (cs.label == r.spans[k].label && slice(c.text, cs) == slice(r.input, r.spans[k]));
+            for (const Span& cs : c.spans)
+                found = found || (cs.label == r.spans[k].label && slice(c.text, cs) == slice(r.input, r.spans[k]));
             CHECK(found);
         }
     }
@@ -85,14 +86,23 @@ void check_kept(const GenerationResult& r, const std::vector<Span>& given) {
 TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label", "[engine_thread][spans]") {
     const fs::path dir = fresh_dir("dataset");
     const fs::path file = dir / "ner.jsonl";
-    std::ofstream(file) << R"({"text": "Anna flew to 東京 😀 today", "spans": [[0, 4, "PER"], [13, 15, "LOC"]], "label": "travel"})" "\n"
-                        << R"({"text": "no spans here", "label": 3})" "\n"
-                        << R"({"text": "Bob", "entities": [{"start_offset": 0, "end_offset": 3, "label": "PER"}]})" "\n"
-                        << R"({"text": "too short", "spans": [[0, 40, "X"]]})" "\n"
-                        << R"({"text": "overlap", "spans": [[0, 4, "A"], [2, 6, "B"]]})" "\n"
-                        << R"({"text": "abc", "spans": "nope"})" "\n"
-                        << R"({"text": "abc", "spans": [[-1, 2, "A"]]})" "\n"
-                        << R"({"text": "abc", "spans": [[0, 1, {"k": 1}]]})" "\n";
+    std::ofstream(file)
+        << R"({"text": "Anna flew to 東京 😀 today", "spans": [[0, 4, "PER"], [13, 15, "LOC"]], "label": "travel"})"
+           "\n"
+        << R"({"text": "no spans here", "label": 3})"
+           "\n"
+        << R"({"text": "Bob", "entities": [{"start_offset": 0, "end_offset": 3, "label": "PER"}]})"
+           "\n"
+        << R"({"text": "too short", "spans": [[0, 40, "X"]]})"
+           "\n"
+        << R"({"text": "overlap", "spans": [[0, 4, "A"], [2, 6, "B"]]})"
+           "\n"
+        << R"({"text": "abc", "spans": "nope"})"
+           "\n"
+        << R"({"text": "abc", "spans": [[-1, 2, "A"]]})"
+           "\n"
+        << R"({"text": "abc", "spans": [[0, 1, {"k": 1}]]})"
+           "\n";
     EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
@@ -108,15 +118,17 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
     CHECK(loaded.labels == std::vector<std::string>{"travel", "3", ""});
     // The reader's words for each skipped row, with its line (the core's span rules: t5s/span_json.h).
     const std::string f = file.string();
-    CHECK(loaded.warnings == std::vector<std::string>{
-                                 f + ":4: \"spans\": span [0, 40] is not inside the text (9 code points)",
-                                 f + ":5: \"spans\": two spans overlap at code point 2",
-                                 f + ":6: \"spans\": spans must be a list of [start, end, label]",
-                                 f + ":7: \"spans\": span offsets must be integers >= 0 (code points)",
-                                 f + ":8: \"spans\": a span label must be a string",  // an object label: refused as everywhere else
-                             });
+    CHECK(loaded.warnings ==
+          std::vector<std::string>{
+              f + ":4: \"spans\": span [0, 40] is not inside the text (9 code points)",
+              f + ":5: \"spans\": two spans overlap at code point 2",
+              f + ":6: \"spans\": spans must be a list of [start, end, label]",
+              f + ":7: \"spans\": span offsets must be integers >= 0 (code points)",
+              f + ":8: \"spans\": a span label must be a string",  // an object label: refused as everywhere else
+          });
     // An unlabelled file: no spans, no labels.
-    std::ofstream(dir / "plain.jsonl") << R"({"text": "a"})" "\n";
+    std::ofstream(dir / "plain.jsonl") << R"({"text": "a"})"
+                                          "\n";
     const auto plain = w.wait<DatasetLoaded>(engine.submit(LoadDataset{dir / "plain.jsonl", ""}), 30);
     CHECK(plain.rows.size() == 1);
     CHECK(plain.spans.empty());
@@ -124,18 +136,20 @@ TEST_CASE("engine thread: a labelled JSONL file gives each row's spans and label
     fs::remove_all(dir);
 }
 
-TEST_CASE("engine thread: labelled CSV and TSV files give each row's spans and label, bad rows by line", "[engine_thread][spans]") {
+TEST_CASE("engine thread: labelled CSV and TSV files give each row's spans and label, bad rows by line",
+          "[engine_thread][spans]") {
     const fs::path dir = fresh_dir("delimited");
     EngineConfig config = test::quiet_config();
     EngineThread engine(config);
     Waiter w{engine};
     const fs::path csv = dir / "ner.csv";
-    std::ofstream(csv, std::ios::binary) << "id,Text,label,spans\r\n"
-                                         << "1,\"Anna flew to 東京, then home\",travel,\"[[0,4,\"\"PER\"\"],[13,15,\"\"LOC\"\"]]\"\r\n"
-                                         << "2,a plain row,,\r\n"
-                                         << "3,too short,x,\"[[0,99,\"\"X\"\"]]\"\r\n"
-                                         << "4,three,fields\r\n"
-                                         << "5,\"last, good\",food,\r\n";
+    std::ofstream(csv, std::ios::binary)
+        << "id,Text,label,spans\r\n"
+        << "1,\"Anna flew to 東京, then home\",travel,\"[[0,4,\"\"PER\"\"],[13,15,\"\"LOC\"\"]]\"\r\n"
+        << "2,a plain row,,\r\n"
+        << "3,too short,x,\"[[0,99,\"\"X\"\"]]\"\r\n"
+        << "4,three,fields\r\n"
+        << "5,\"last, good\",food,\r\n";
     const auto c = w.wait<DatasetLoaded>(engine.submit(LoadDataset{csv, ""}), 30);
     CHECK(c.columns == std::vector<std::string>{"id", "Text", "label", "spans"});
     CHECK(c.column == "Text");  // the text-looking column, any case
@@ -145,8 +159,9 @@ TEST_CASE("engine thread: labelled CSV and TSV files give each row's spans and l
     CHECK(slice(c.rows[0], c.spans[0][1]) == "東京");
     CHECK(c.spans[1].empty());
     CHECK(c.labels == std::vector<std::string>{"travel", "", "food"});
-    CHECK(c.warnings == std::vector<std::string>{csv.string() + ":4: \"spans\": span [0, 99] is not inside the text (9 code points)",
-                                                 csv.string() + ":5: missing column (3 fields, header has 4)"});
+    CHECK(c.warnings ==
+          std::vector<std::string>{csv.string() + ":4: \"spans\": span [0, 99] is not inside the text (9 code points)",
+                                   csv.string() + ":5: missing column (3 fields, header has 4)"});
 
     const fs::path tsv = dir / "ner.tsv";
     std::ofstream(tsv, std::ios::binary) << "text\tlabel\tspans\n"
@@ -191,13 +206,16 @@ TEST_CASE("engine thread: a Label Studio export gives each task's spans and choi
     CHECK(loaded.spans[1].empty());
     CHECK(loaded.labels == std::vector<std::string>{"travel", ""});
     const std::string f = file.string();
-    CHECK(loaded.warnings == std::vector<std::string>{
-                                 f + ": task 3: labels result [17, 20) says 'Bob' but the text there (code points) is 'ob'",  // UTF-16 offsets
-                                 f + ": task 4: missing text field (looked for \"text\", any case; the row has none; name one with --text-field NAME)"});
+    CHECK(loaded.warnings ==
+          std::vector<std::string>{
+              f + ": task 3: labels result [17, 20) says 'Bob' but the text there (code points) is 'ob'",  // UTF-16 offsets
+              f + ": task 4: missing text field (looked for \"text\", any case; the row has none; name one with --text-field "
+                  "NAME)"});
     fs::remove_all(dir);
 }
 
-TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, forced and recorded", "[engine_thread][spans][model]") {
+TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, forced and recorded",
+          "[engine_thread][spans][model]") {
     const fs::path model = test::tiny_model_dir();
     REQUIRE(fs::exists(model / "config.json"));  // part of the repository
     const fs::path dir = fresh_dir("generate");
@@ -254,7 +272,8 @@ TEST_CASE("engine thread: spans given with Generate and BatchAugment are kept, f
     fs::remove_all(dir);
 }
 
-TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running batch's next rows", "[engine_thread][spans][model]") {
+TEST_CASE("engine thread: protect sent with UpdateSettings reaches a running batch's next rows",
+          "[engine_thread][spans][model]") {
     const fs::path model = test::tiny_model_dir();
     REQUIRE(fs::exists(model / "config.json"));
     EngineConfig config = test::quiet_config();

@@ -51,7 +51,8 @@ const std::string kShared = R"({"steps": [
 
 }  // namespace
 
-TEST_CASE("recipe step models: a model two steps name loads once, an adapter-only step is a second copy", "[recipe][step_models]") {
+TEST_CASE("recipe step models: a model two steps name loads once, an adapter-only step is a second copy",
+          "[recipe][step_models]") {
     const Folders folders;
     const Recipe recipe = folders.recipe(kShared, "shared.json");
     RecordingLoader recording;
@@ -75,9 +76,10 @@ TEST_CASE("recipe step models: a model two steps name loads once, an adapter-onl
     CHECK_THROWS_AS(models.turn(*loaded), Error);
 
     // Another recipe naming a loaded model loads only what is new.
-    const Recipe more = folders.recipe(R"({"steps": [{"name": "a", "model": "other"}, {"name": "b", "model": "other", "adapter": "lora"}],
+    const Recipe more =
+        folders.recipe(R"({"steps": [{"name": "a", "model": "other"}, {"name": "b", "model": "other", "adapter": "lora"}],
                                            "candidates": ["b"]})",
-                                       "more.json");
+                       "more.json");
     models.load_for(more, *loaded);
     REQUIRE(recording.loads.size() == 3);
     CHECK(recording.loads[2] == std::make_pair(folders.dir / "other", folders.dir / "lora"));
@@ -88,7 +90,8 @@ TEST_CASE("recipe step models: a model two steps name loads once, an adapter-onl
     CHECK(models.find(recipe.steps[0]) == nullptr);
 }
 
-TEST_CASE("recipe step models: a failed load names the recipe and the step and keeps none of its call's loads", "[recipe][step_models]") {
+TEST_CASE("recipe step models: a failed load names the recipe and the step and keeps none of its call's loads",
+          "[recipe][step_models]") {
     const Folders folders;
     const auto loaded = make_fake_model(folders.dir / "served", RuntimeOptions{}, 0);
     RecordingLoader recording;
@@ -96,7 +99,8 @@ TEST_CASE("recipe step models: a failed load names the recipe and the step and k
         if (!o.adapter.empty()) throw Error(ErrorCode::CorruptFile, "adapter " + o.adapter.string() + ": no adapter_config.json");
         return recording.loader()(model_dir, o);
     });
-    models.load_for(folders.recipe(R"({"steps": [{"name": "first", "model": "other"}], "candidates": ["first"]})", "first.json"), *loaded);
+    models.load_for(folders.recipe(R"({"steps": [{"name": "first", "model": "other"}], "candidates": ["first"]})", "first.json"),
+                    *loaded);
     REQUIRE(models.size() == 1);
 
     fs::create_directories(folders.dir / "third");
@@ -110,11 +114,12 @@ TEST_CASE("recipe step models: a failed load names the recipe and the step and k
     } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::CorruptFile);
         const std::string message = e.what();
-        CHECK_THAT(message, Catch::StartsWith("recipe bad.json: step 'tuned': adapter ") && Catch::Contains("no adapter_config.json"));
+        CHECK_THAT(message,
+                   Catch::StartsWith("recipe bad.json: step 'tuned': adapter ") && Catch::Contains("no adapter_config.json"));
         CHECK(message.find('\n') == std::string::npos);
     }
-    CHECK(recording.loads.size() == 2);       // "other" once, then "third"
-    CHECK(models.size() == 1);                // "third" went with the failed call
+    CHECK(recording.loads.size() == 2);  // "other" once, then "third"
+    CHECK(models.size() == 1);           // "third" went with the failed call
     CHECK(models.find(bad.steps[1]) == nullptr);
     CHECK(models.find(bad.steps[0]) != nullptr);  // loaded by the call before, kept
 }

@@ -58,7 +58,7 @@ TEST_CASE("advanced decoding: every field of the table is shown once, with a con
     REQUIRE(row_of(rows, "no_repeat_ngram_size"));
     CHECK(row_of(rows, "no_repeat_ngram_size")->control == DecodingControl::Number);
     CHECK(std::string(live_label(row_of(rows, "no_repeat_ngram_size")->field->live)) == "live");  // EveryStep
-    CHECK(std::string(live_label(row_of(rows, "num_beam_groups")->field->live)).empty());       // the request's shape
+    CHECK(std::string(live_label(row_of(rows, "num_beam_groups")->field->live)).empty());         // the request's shape
     CHECK_FALSE(row_of(rows, "num_beams"));
     CHECK_FALSE(row_of(rows, "temperature"));
 }

@@ -172,7 +172,8 @@ TEST_CASE("script: parse ops and chords", "[ui][script]") {
 
 // An empty source used to get its own wording here ("the source text is empty"): now the one rule
 // and words of generate --text, serve and file rows, and no command is sent.
-TEST_CASE_METHOD(test::RecordingController, "controller: an empty source is refused in the words every front end uses", "[ui][controller]") {
+TEST_CASE_METHOD(test::RecordingController, "controller: an empty source is refused in the words every front end uses",
+                 "[ui][controller]") {
     auto& s = c.state();
     for (const char* source : {"", " \t\r\n "}) {
         s.ws.source = source;
@@ -187,8 +188,12 @@ TEST_CASE("controller: the annotator loop produces the right commands", "[ui][co
     std::vector<Command> sent;
     JobId next = 1;
     std::set<unsigned> seen;
-    Controller c([&](Command cmd) { sent.push_back(std::move(cmd)); return next++; },
-                 [&](std::string_view) { seen.insert(1); });
+    Controller c(
+        [&](Command cmd) {
+            sent.push_back(std::move(cmd));
+            return next++;
+        },
+        [&](std::string_view) { seen.insert(1); });
     auto& s = c.state();
     // Generating without a model: a message, no command.
     s.ws.source = "今日は良い天気です";
@@ -256,7 +261,8 @@ TEST_CASE("controller: the annotator loop produces the right commands", "[ui][co
     CHECK(sent.size() == before);
 }
 
-TEST_CASE_METHOD(test::RecordingController, "controller: review queue, accept-and-next, batch and export commands", "[ui][controller]") {
+TEST_CASE_METHOD(test::RecordingController, "controller: review queue, accept-and-next, batch and export commands",
+                 "[ui][controller]") {
     auto& s = c.state();
     s.model.info = ModelInfo{};
     s.batch.path = "/rows.txt";
@@ -342,9 +348,11 @@ TEST_CASE_METHOD(test::RecordingController, "controller: review queue, accept-an
     CHECK(s.monitor.cuda_allocated.size() == 0);
 }
 
-TEST_CASE_METHOD(test::RecordingController, "batch panel: the input reader's files are rows, skipped rows shown with their reasons", "[ui][controller]") {
+TEST_CASE_METHOD(test::RecordingController,
+                 "batch panel: the input reader's files are rows, skipped rows shown with their reasons", "[ui][controller]") {
     // Dropped on the window: every format the input reader reads goes to the batch panel (any case).
-    for (const char* p : {"/d/rows.txt", "/d/rows.jsonl", "/d/rows.ndjson", "/d/rows.CSV", "/d/rows.tsv", "/d/rows.tab", "/d/export.json"})
+    for (const char* p :
+         {"/d/rows.txt", "/d/rows.jsonl", "/d/rows.ndjson", "/d/rows.CSV", "/d/rows.tsv", "/d/rows.tab", "/d/export.json"})
         CHECK(is_rows_file(p));
     for (const char* p : {"/models/t5-small", "/d/model.safetensors", "/d/spiece.model", "/d/rows"}) CHECK_FALSE(is_rows_file(p));
     auto& s = c.state();
@@ -361,7 +369,8 @@ TEST_CASE_METHOD(test::RecordingController, "batch panel: the input reader's fil
     CHECK(s.log.back().text == "/d/export.json: 2 rows, 2 skipped (first: " + skipped[0] + ")");
 }
 
-TEST_CASE_METHOD(test::RecordingController, "controller: training presets, commands and TrainingUpdate events", "[ui][controller][training]") {
+TEST_CASE_METHOD(test::RecordingController, "controller: training presets, commands and TrainingUpdate events",
+                 "[ui][controller][training]") {
     auto& s = c.state();
     auto& t = s.train;
     ModelInfo info;
@@ -475,7 +484,8 @@ TEST_CASE_METHOD(test::RecordingController, "controller: training presets, comma
     CHECK(format_value(0.1234, Unit::Plain) == "0.123");
 }
 
-TEST_CASE_METHOD(test::RecordingController, "controller: history as training data, past runs, continuing a cut-off run", "[ui][controller][training]") {
+TEST_CASE_METHOD(test::RecordingController, "controller: history as training data, past runs, continuing a cut-off run",
+                 "[ui][controller][training]") {
     auto& t = c.state().train;
     t.model_dir = "/models/m";
     t.out_dir = "/runs/new";
@@ -513,7 +523,7 @@ TEST_CASE_METHOD(test::RecordingController, "controller: history as training dat
     c.apply(TrainingRunsLoaded{q, {live_run, cut, done}});
     REQUIRE(t.runs.size() == 3);
     CHECK_FALSE(c.run_interrupted(t.runs[0]));  // the live one
-    CHECK(c.run_interrupted(t.runs[1]));         // running, but nobody runs it: cut off
+    CHECK(c.run_interrupted(t.runs[1]));        // running, but nobody runs it: cut off
     CHECK_FALSE(c.run_interrupted(t.runs[2]));
     // While a run is live nothing else starts.
     const size_t before = sent.size();
@@ -615,7 +625,7 @@ TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", 
     CHECK_FALSE(fonts.needs_rebuild());
     CHECK(fonts.glyph_count() > base);
     CHECK(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x5929) != nullptr);  // 天
-    fonts.note("今日");  // already baked: no rebuild
+    fonts.note("今日");                                                             // already baked: no rebuild
     CHECK_FALSE(fonts.needs_rebuild());
     // What a random tiny model emits: control characters, U+FFFD, stray scripts.
     fonts.note("\xEF\xBF\xBDog~\x01nnb\x16\x03\xEF\xBF\xBD\x0EK~ \xD0\xB2 \xF0\x9F\x98\x80 \xC3");
@@ -634,9 +644,9 @@ TEST_CASE("fonts: the atlas holds the characters shown, and survives odd text", 
     CHECK(fonts.start_async_build());
     CHECK(fonts.async_building());
     CHECK_FALSE(fonts.start_async_build());  // one at a time
-    fonts.note("漢字");                       // in flight: not pending again
+    fonts.note("漢字");                      // in flight: not pending again
     CHECK_FALSE(fonts.needs_rebuild());
-    CHECK_FALSE(fonts.is_baked(0xD55C));      // 한: not until the swap
+    CHECK_FALSE(fonts.is_baked(0xD55C));  // 한: not until the swap
     ImFontAtlas* built = nullptr;
     for (int i = 0; i < 500 && !built; ++i) {
         built = fonts.take_built_atlas();

@@ -13,7 +13,8 @@
 using namespace t5s;
 using namespace t5s::ui;
 
-TEST_CASE_METHOD(test::RecordingController, "controller: adapters switch on the loaded base; LoRA preset; a LoRA run's use", "[ui][controller][lora]") {
+TEST_CASE_METHOD(test::RecordingController, "controller: adapters switch on the loaded base; LoRA preset; a LoRA run's use",
+                 "[ui][controller][lora]") {
     auto& m = c.state().model;
     // No base yet: a message, no command.
     m.adapter_input = "/adapters/a";

@@ -219,7 +219,8 @@ TEST_CASE("models: a loaded model's recorded default task sets the prefix; one u
     auto load = [&](const std::string& dir, std::optional<std::string> default_prefix) {
         ModelInfo info;
         info.generation_config.task_prefix = default_prefix;
-        info.generation_config.tasks.tasks = {{"translate_english_to_chinese", "translate English to Chinese: "}, {"paraphrase", "paraphrase: "}};
+        info.generation_config.tasks.tasks = {{"translate_english_to_chinese", "translate English to Chinese: "},
+                                              {"paraphrase", "paraphrase: "}};
         fake.load(dir, info);
     };
     s.ws.task_prefix = "paraphrase: ";

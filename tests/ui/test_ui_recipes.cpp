@@ -119,7 +119,8 @@ TEST_CASE("recipes: Save as writes the text through the engine and the file beco
     CHECK(f.recipe().error.empty());
 }
 
-TEST_CASE("recipes: files opened or saved are the picker's recent ones, kept in the settings; none is chosen at start", "[ui][recipe]") {
+TEST_CASE("recipes: files opened or saved are the picker's recent ones, kept in the settings; none is chosen at start",
+          "[ui][recipe]") {
     Fake f;
     const std::string shipped = (kRecipes / "demo-back-translation-zh.json").string();
     f.c.workspace().choose_recipe(shipped);

@@ -61,7 +61,8 @@ TEST_CASE("span view: a diff is split at span edges on the text side, CJK and em
     auto runs = mark_spans({{DiffOp::Equal, src}}, {{0, 2, "LOC"}, {4, 7, "number"}});
     CHECK(joined(runs) == "[0|:東京][-1:で ][1|:5 😀][-1: km]");
     // A candidate's diff: spans count only Equal and Insert code points; deleted text is in no span.
-    const std::vector<DiffSegment> diff = {{DiffOp::Equal, "Go to "}, {DiffOp::Delete, "old "}, {DiffOp::Insert, "Zürich"}, {DiffOp::Equal, " now"}};
+    const std::vector<DiffSegment> diff = {
+        {DiffOp::Equal, "Go to "}, {DiffOp::Delete, "old "}, {DiffOp::Insert, "Zürich"}, {DiffOp::Equal, " now"}};
     runs = mark_spans(diff, {{6, 12, "LOC"}});
     CHECK(joined(runs) == "[-1:Go to ][-1:old ][0|:Zürich][-1: now]");
     CHECK(runs[1].op == DiffOp::Delete);

@@ -99,9 +99,7 @@ void BatchController::cancel_batch() {
     if (s.batch.job) ctx.send(Cancel{s.batch.job});
 }
 
-void BatchController::review_in_workspace() {
-    ws_.review(s.batch.rows, s.batch.row_spans, s.batch.labels);
-}
+void BatchController::review_in_workspace() { ws_.review(s.batch.rows, s.batch.row_spans, s.batch.labels); }
 
 void BatchController::apply(const Event& event) {
     auto& b = s.batch;
@@ -162,7 +160,9 @@ void BatchController::apply(const Event& event) {
         for (const auto& r : d->spans) spans += r.size();
         ctx.log(!d->warnings.empty(), d->path.string() + ": " + std::to_string(d->rows.size()) + " rows" +
                                           (spans ? ", " + std::to_string(spans) + " labelled spans" : "") +
-                                          (d->warnings.empty() ? "" : ", " + std::to_string(d->warnings.size()) + " skipped (first: " + d->warnings[0] + ")"));
+                                          (d->warnings.empty() ? ""
+                                                               : ", " + std::to_string(d->warnings.size()) +
+                                                                     " skipped (first: " + d->warnings[0] + ")"));
     }
 }
 

@@ -49,8 +49,6 @@ void ExportController::failed(const JobFailed& e) {
     }
 }
 
-void ExportController::engine_died() {
-    s.exp.job = 0;
-}
+void ExportController::engine_died() { s.exp.job = 0; }
 
 }  // namespace t5s::ui

@@ -81,8 +81,6 @@ void HistoryController::failed(const JobFailed& e) {
     }
 }
 
-void HistoryController::engine_died() {
-    s.history.job = 0;
-}
+void HistoryController::engine_died() { s.history.job = 0; }
 
 }  // namespace t5s::ui

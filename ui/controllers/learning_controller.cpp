@@ -94,9 +94,9 @@ void LearningController::open_learning() {
 
 void LearningController::set_enabled(bool on) {
     s.learn.enabled = on;
-    ctx.log(false,
-            on ? "learning from your decisions: a round every " + std::to_string(s.learn.round.every) + " accepted/edited candidates"
-               : "learning from your decisions: off");
+    ctx.log(false, on ? "learning from your decisions: a round every " + std::to_string(s.learn.round.every) +
+                            " accepted/edited candidates"
+                      : "learning from your decisions: off");
     maybe_start_round();
 }
 
@@ -120,12 +120,9 @@ void LearningController::refresh() {
 bool LearningController::learn_now() {
     auto& l = s.learn;
     l.error.clear();
-    if (l.round_job)
-        l.error = "a round is already running";
-    else if (!s.model.info)
-        l.error = "open a model first: a round continues its adapter";
-    else if (l.adapter_dir.empty())
-        l.error = "no learning folder";
+    if (l.round_job) l.error = "a round is already running";
+    else if (!s.model.info) l.error = "open a model first: a round continues its adapter";
+    else if (l.adapter_dir.empty()) l.error = "no learning folder";
     if (!l.error.empty()) return false;
     LearnNow c;
     c.model_dir = s.model.info->dir;

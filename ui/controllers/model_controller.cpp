@@ -30,8 +30,7 @@ void ModelController::load_model(const std::string& dir, const std::string& adap
     m.load_job = submit(std::move(cmd));
     if (m.load_job) {
         s.job_kind[m.load_job] = "loading model";
-        ctx.log(false,
-                std::string("loading ") + m.path_input + " (" + to_string(m.device) + ", " + to_string(m.precision) + ")");
+        ctx.log(false, std::string("loading ") + m.path_input + " (" + to_string(m.device) + ", " + to_string(m.precision) + ")");
     }
 }
 
@@ -112,8 +111,9 @@ void ModelController::apply(const Event& event) {
         m.adapter_job = 0;
         m.active_adapter = a->dir.string();
         if (m.info) remember_adapter(m.info->dir.string(), m.active_adapter);
-        ctx.log(false, m.active_adapter.empty() ? std::string("adapter removed")
-                                                : "adapter " + m.active_adapter + " (" + std::to_string(a->parameters) + " parameters)");
+        ctx.log(false, m.active_adapter.empty()
+                           ? std::string("adapter removed")
+                           : "adapter " + m.active_adapter + " (" + std::to_string(a->parameters) + " parameters)");
     } else if (auto* e = std::get_if<ModelLoaded>(&event)) {
         if (e->job != m.load_job) return;
         m.load_job = 0;

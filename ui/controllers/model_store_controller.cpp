@@ -11,10 +11,8 @@ namespace {
 
 std::string mib(int64_t bytes) {  // KiB below 1 MiB, so a small file's progress still moves
     char b[32];
-    if (bytes < (int64_t(1) << 20))
-        std::snprintf(b, sizeof b, "%.0f KiB", double(bytes) / 1024.0);
-    else
-        std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+    if (bytes < (int64_t(1) << 20)) std::snprintf(b, sizeof b, "%.0f KiB", double(bytes) / 1024.0);
+    else std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
     return b;
 }
 

@@ -91,16 +91,12 @@ void WorkspaceController::accept() {
     if (s.ws.editing) return commit_edit();
     record(s.ws.list.accept(s.ws.list.selected()));
 }
-void WorkspaceController::reject() {
-    record(s.ws.list.reject(s.ws.list.selected()));
-}
+void WorkspaceController::reject() { record(s.ws.list.reject(s.ws.list.selected())); }
 void WorkspaceController::undo() {
     s.ws.editing = false;
     record(s.ws.list.undo());
 }
-void WorkspaceController::redo() {
-    record(s.ws.list.redo());
-}
+void WorkspaceController::redo() { record(s.ws.list.redo()); }
 
 void WorkspaceController::begin_edit() {
     auto& ws = s.ws;
@@ -118,17 +114,13 @@ void WorkspaceController::commit_edit() {
     record(ws.list.edit(ws.list.selected(), ws.edit_buffer));
 }
 
-void WorkspaceController::cancel_edit() {
-    s.ws.editing = false;
-}
+void WorkspaceController::cancel_edit() { s.ws.editing = false; }
 
 void WorkspaceController::accept_and_next() {
     accept();
     auto& ws = s.ws;
-    if (!ws.queue.empty() && ws.queue_pos + 1 < int(ws.queue.size()))
-        goto_row(ws.queue_pos + 1);
-    else
-        ws.focus_source = true;
+    if (!ws.queue.empty() && ws.queue_pos + 1 < int(ws.queue.size())) goto_row(ws.queue_pos + 1);
+    else ws.focus_source = true;
 }
 
 void WorkspaceController::goto_row(int row) {
@@ -205,8 +197,9 @@ void WorkspaceController::apply(const Event& event) {
         ws.list.sort(display_rank_key(ws.options.rank, ws.list));
         ws.list.select(0);  // the best shown
         if (first.candidates.empty())
-            ws.error = first.dropped.empty() ? "no candidates" : "no candidates: all " + std::to_string(first.dropped.size()) +
-                                                                     " dropped by the filters (" + reason_summary_of(first.dropped) + ")";
+            ws.error = first.dropped.empty() ? "no candidates"
+                                             : "no candidates: all " + std::to_string(first.dropped.size()) +
+                                                   " dropped by the filters (" + reason_summary_of(first.dropped) + ")";
         s.history.stale = true;
     } else if (std::holds_alternative<DecisionRecorded>(event)) {
         if (ws.pending_decisions > 0) --ws.pending_decisions;

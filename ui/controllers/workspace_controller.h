@@ -24,7 +24,7 @@ public:
     void undo();
     void redo();
     void accept_and_next();
-    void goto_row(int row);                             // review queue; generates
+    void goto_row(int row);  // review queue; generates
     // A new review queue, from its first row; `spans` and `labels`: each row's explicit spans and
     // label from a labelled file (may be empty).
     void review(const std::vector<std::string>& rows, const std::vector<std::vector<Span>>& spans = {},
@@ -33,10 +33,10 @@ public:
     // the preview (what the next generation protects) is recomputed when its inputs changed; cheap
     // when nothing did, so the panel calls it every frame.
     void sync_spans();
-    void protect_selection();                 // the source field's selection -> a mark (Ctrl+P)
+    void protect_selection();  // the source field's selection -> a mark (Ctrl+P)
     void remove_mark(size_t index);
     void set_detector(const std::string& detector, bool on);
-    void protect_changed();                   // the regex or the detectors changed: hot swap when valid
+    void protect_changed();  // the regex or the detectors changed: hot swap when valid
     // The workspace options as a request takes them: the seed rule applied, and without an
     // embedding model no similarity bound and no similarity ranking (the sliders show them off).
     GenerationOptions effective_options() const;

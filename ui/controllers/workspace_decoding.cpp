@@ -28,7 +28,8 @@ bool WorkspaceController::set_field_text(const GenerationField& field, const std
 void WorkspaceController::sync_field_texts() {
     auto& ws = s.ws;
     for (const DecodingRow& row : advanced_decoding_rows()) {
-        if (row.control != DecodingControl::List && row.control != DecodingControl::Number && row.control != DecodingControl::OptionalNumber)
+        if (row.control != DecodingControl::List && row.control != DecodingControl::Number &&
+            row.control != DecodingControl::OptionalNumber)
             continue;
         const std::string now = field_json_text(*row.field, ws.options);
         FieldTextVm& box = ws.decoding.field_text[row.field->json];
@@ -54,7 +55,8 @@ void WorkspaceController::paste_settings() {
     }
     const PastedSettings& p = *paste.result;
     ws.options = p.options;
-    const bool prefix = std::any_of(p.applied.begin(), p.applied.end(), [](const AppliedSetting& a) { return a.field == "task_prefix"; });
+    const bool prefix =
+        std::any_of(p.applied.begin(), p.applied.end(), [](const AppliedSetting& a) { return a.field == "task_prefix"; });
     if (prefix) ws.task_prefix = p.options.task_prefix;  // the workspace's prefix box is what a generation uses
     for (const std::string& line : pasted_settings_lines(p)) ctx.log(false, line);
     try {

@@ -103,7 +103,8 @@ void WorkspaceController::remember_recipe(const std::string& path) { remember(&s
 std::optional<RecipeSource> WorkspaceController::recipe_source() const {
     const RecipeVm& r = s.ws.recipe;
     if (!r.active()) return std::nullopt;
-    return RecipeSource{r.text, r.path.empty() ? std::filesystem::path("(untitled)") : std::filesystem::path(r.path), base_dir_of(r.path)};
+    return RecipeSource{r.text, r.path.empty() ? std::filesystem::path("(untitled)") : std::filesystem::path(r.path),
+                        base_dir_of(r.path)};
 }
 
 }  // namespace t5s::ui

@@ -17,9 +17,7 @@ namespace t5s::ui {
 namespace {
 
 // Whether the table has the span columns: a labelled file, or a run that protected spans.
-bool with_span_columns(const BatchVm& b) {
-    return !b.row_spans.empty() || !b.labels.empty() || b.span_total.spans > 0;
-}
+bool with_span_columns(const BatchVm& b) { return !b.row_spans.empty() || !b.labels.empty() || b.span_total.spans > 0; }
 
 // One table row: its number, the file's spans and label, its text; once done, its first candidate
 // and the span counts (lost in red, forced in orange).
@@ -45,7 +43,9 @@ void draw_row(const BatchVm& b, size_t i, bool spans) {
     draw_route_tag(r.route);
     if (!spans) return;
     ImGui::TableNextColumn();
-    const ImVec4 colour = r.counts.lost ? ImVec4(1, 0.45f, 0.45f, 1) : r.counts.forced ? ImVec4(1, 0.62f, 0.2f, 1) : ImVec4(0.55f, 0.75f, 1, 1);
+    const ImVec4 colour = r.counts.lost     ? ImVec4(1, 0.45f, 0.45f, 1)
+                          : r.counts.forced ? ImVec4(1, 0.62f, 0.2f, 1)
+                                            : ImVec4(0.55f, 0.75f, 1, 1);
     ImGui::TextColored(colour, "%s", span_counts_text(r.counts).c_str());
 }
 
@@ -64,8 +64,8 @@ void draw_skipped(const BatchVm& b) {
 void draw_file_row(Controller& ctl, UiState& s) {
     auto& b = s.batch;
     ImGui::SetNextItemWidth(-70);
-    if (ImGui::InputTextWithHint("##file", "rows file: .txt .jsonl .csv .tsv, Label Studio .json (or drop it on the window)", &b.path,
-                                 ImGuiInputTextFlags_EnterReturnsTrue))
+    if (ImGui::InputTextWithHint("##file", "rows file: .txt .jsonl .csv .tsv, Label Studio .json (or drop it on the window)",
+                                 &b.path, ImGuiInputTextFlags_EnterReturnsTrue))
         ctl.load_dataset();
     action_tooltip(ctl.keymap(), Action::OpenBatch);
     ImGui::SameLine();
@@ -111,18 +111,21 @@ void draw_batch_progress(const BatchVm& b, bool paused) {
     if (b.eta_s >= 0) ImGui::Text("%.2f rows/s, ETA %.0f s%s", b.rate, b.eta_s, paused ? " (paused)" : "");
     else ImGui::Text("%.2f rows/s%s", b.rate, paused ? " (paused)" : "");
     ImGui::TextUnformatted(kept_dropped_line(b).c_str());
-    help_marker("Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
-                "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
+    help_marker(
+        "Candidates returned by the rows finished in this run, and those the filters (no copy, distinct, the quality "
+        "thresholds of Generation settings) dropped, by reason. Dropped ones stay in the history.");
     if (const std::string spans = batch_spans_line(b); !spans.empty()) {
         ImGui::TextUnformatted(spans.c_str());
-        help_marker("Protected spans of the rows done (the file's spans and the detectors' of Generation settings). A candidate "
-                    "that lost one is dropped (lost_span); a forced one kept its spans because the decoder put them in.");
+        help_marker(
+            "Protected spans of the rows done (the file's spans and the detectors' of Generation settings). A candidate "
+            "that lost one is dropped (lost_span); a forced one kept its spans because the decoder put them in.");
     }
 }
 
 // One line per row, with its first candidate (and span columns for labelled runs).
 void draw_rows_table(const BatchVm& b) {
-    const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
     const bool spans = with_span_columns(b);
     if (ImGui::BeginTable(spans ? "rows_spans" : "rows", spans ? 5 : 3, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
@@ -173,7 +176,8 @@ void draw_batch_panel(PanelContext& ctx) {
     }
     // The workspace's recipe picker itself: a batch runs the workspace's recipe as its settings.
     if (running || paused) ImGui::BeginDisabled();
-    if (ImGui::CollapsingHeader(s.ws.recipe.active() ? "Recipe (on)###batch recipe" : "Recipe###batch recipe")) draw_recipe_settings(ctl);
+    if (ImGui::CollapsingHeader(s.ws.recipe.active() ? "Recipe (on)###batch recipe" : "Recipe###batch recipe"))
+        draw_recipe_settings(ctl);
     if (running || paused) ImGui::EndDisabled();
     if (b.total > 0 && (running || paused || b.phase == BatchPhase::Done)) draw_batch_progress(b, paused);
     ImGui::TextDisabled("results go to the history; resuming skips rows already done");

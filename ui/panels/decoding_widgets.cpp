@@ -42,14 +42,17 @@ void draw_number(Controller& ctl, const DecodingRow& row, T GenerationOptions::*
     T v = o.*member;
     bool edited = false;
     if constexpr (std::is_same_v<T, float>) {
-        edited = row.control == DecodingControl::Slider ? ImGui::SliderFloat("##v", &v, f.ui_min, f.ui_max, "%.3g") : ImGui::InputFloat("##v", &v, 0, 0, "%g");
+        edited = row.control == DecodingControl::Slider ? ImGui::SliderFloat("##v", &v, f.ui_min, f.ui_max, "%.3g")
+                                                        : ImGui::InputFloat("##v", &v, 0, 0, "%g");
     } else if constexpr (std::is_same_v<T, int>) {
-        edited = row.control == DecodingControl::Slider ? ImGui::SliderInt("##v", &v, int(f.ui_min), int(f.ui_max)) : ImGui::InputInt("##v", &v);
+        edited = row.control == DecodingControl::Slider ? ImGui::SliderInt("##v", &v, int(f.ui_min), int(f.ui_max))
+                                                        : ImGui::InputInt("##v", &v);
     } else {
         edited = ImGui::InputScalar("##v", ImGuiDataType_S64, &v);
     }
     if (!edited) return;
-    if constexpr (std::is_integral_v<T>) ctl.workspace().set_field_text(f, std::to_string(v));  // the range check of every front end
+    if constexpr (std::is_integral_v<T>)
+        ctl.workspace().set_field_text(f, std::to_string(v));  // the range check of every front end
     else ctl.workspace().set_field_text(f, number_text(double(v)));
 }
 
@@ -103,20 +106,17 @@ void draw_control(Controller& ctl, const DecodingRow& row) {
             std::visit(
                 [&](auto member) {
                     using T = std::decay_t<decltype(o.*member)>;
-                    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> || std::is_same_v<T, float>) draw_number(ctl, row, member);
+                    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> || std::is_same_v<T, float>)
+                        draw_number(ctl, row, member);
                 },
                 f.member);
             break;
         case DecodingControl::OptionalNumber:
             draw_optional_number(ctl, row, std::get<std::optional<double> GenerationOptions::*>(f.member));
             break;
-        case DecodingControl::Choice:
-            draw_choice(ctl, f);
-            break;
+        case DecodingControl::Choice: draw_choice(ctl, f); break;
         case DecodingControl::Text:
-        case DecodingControl::List:
-            draw_text(ctl, row);
-            break;
+        case DecodingControl::List: draw_text(ctl, row); break;
     }
     const std::string& error = ctl.state().ws.decoding.field_text[f.json].error;
     if (!error.empty()) {  // the setting keeps its value until the text is valid
@@ -157,9 +157,11 @@ void draw_paste_result(const PasteSettingsVm& paste) {
             ImGui::TextColored(kLiveColour, "  %s = %s%s", a.field.c_str(), a.value.c_str(), from.c_str());
             if (!a.note.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", a.note.c_str());
         }
-        for (const NotAppliedSetting& n : p.not_applied) ImGui::TextColored(kNotAppliedColour, "  not applied: %s - %s", n.key.c_str(), n.why.c_str());
+        for (const NotAppliedSetting& n : p.not_applied)
+            ImGui::TextColored(kNotAppliedColour, "  not applied: %s - %s", n.key.c_str(), n.why.c_str());
     }
-    if (!paste.conflict.empty()) ImGui::TextColored(kErrorColour, "together these settings cannot generate: %s", paste.conflict.c_str());
+    if (!paste.conflict.empty())
+        ImGui::TextColored(kErrorColour, "together these settings cannot generate: %s", paste.conflict.c_str());
     ImGui::PopTextWrapPos();
 }
 

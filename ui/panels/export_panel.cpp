@@ -23,7 +23,8 @@ void draw_export_panel(PanelContext& ctx) {
         e.open = false;
     }
     ImGui::SetNextItemWidth(-80);
-    const bool enter = ImGui::InputTextWithHint("##out", "output file (.jsonl / .csv / .tsv)", &e.path, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter =
+        ImGui::InputTextWithHint("##out", "output file (.jsonl / .csv / .tsv)", &e.path, ImGuiInputTextFlags_EnterReturnsTrue);
     action_tooltip(ctl.keymap(), Action::OpenExport);
     ImGui::SameLine();
     const bool busy = e.job != 0;
@@ -50,9 +51,10 @@ void draw_export_panel(PanelContext& ctx) {
         const float f = e.total > 0 ? float(double(e.done) / double(e.total)) : 0.0f;
         ImGui::ProgressBar(f, ImVec2(-1, 0));
     }
-    if (e.result) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "%lld rows (%lld duplicates skipped) -> %s",
-                                     static_cast<long long>(e.result->rows_written),
-                                     static_cast<long long>(e.result->duplicates_skipped), e.result->path.c_str());
+    if (e.result)
+        ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "%lld rows (%lld duplicates skipped) -> %s",
+                           static_cast<long long>(e.result->rows_written), static_cast<long long>(e.result->duplicates_skipped),
+                           e.result->path.c_str());
     if (!e.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.error.c_str());
     if (e.confirm_overwrite) ImGui::OpenPopup("Overwrite?");
     if (ImGui::BeginPopupModal("Overwrite?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {

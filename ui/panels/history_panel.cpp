@@ -28,8 +28,9 @@ void draw_stored_candidates(const StoredGeneration& g, bool show_dropped) {
     }
     for (const auto& c : g.candidates) {
         const bool ok = c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
-        const ImVec4 colour = ok ? ImVec4(0.4f, 0.9f, 0.4f, 1) : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
-                                                                                                     : ImVec4(0.8f, 0.8f, 0.8f, 1);
+        const ImVec4 colour = ok                                    ? ImVec4(0.4f, 0.9f, 0.4f, 1)
+                              : c.state == CandidateState::Rejected ? ImVec4(1, 0.45f, 0.45f, 1)
+                                                                    : ImVec4(0.8f, 0.8f, 0.8f, 1);
         const size_t rank = size_t(c.index);
         if (c.state != CandidateState::Edited && rank < spans.candidates.size() && !spans.candidates[rank].empty()) {
             ImGui::TextColored(colour, "%s ", to_string(c.state));  // an edit moved the spans: shown plain
@@ -43,7 +44,8 @@ void draw_stored_candidates(const StoredGeneration& g, bool show_dropped) {
     if (!show_dropped) return;
     if (g.dropped.empty()) ImGui::TextDisabled("no dropped candidates");
     for (const auto& d : g.dropped) {
-        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "dropped (%s)  %s", to_string(d.reason).c_str(), d.candidate.text.c_str());
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1), "dropped (%s)  %s", to_string(d.reason).c_str(),
+                           d.candidate.text.c_str());
         const std::string scores = score_line(d.candidate.scores);
         if (!scores.empty()) ImGui::TextDisabled("      %s", scores.c_str());
     }
@@ -80,7 +82,8 @@ void draw_history_panel(PanelContext& ctx) {
     if (h.total >= 0) ImGui::Text("%lld generations", static_cast<long long>(h.total));
     ImGui::SameLine();
     ImGui::Checkbox("dropped", &h.show_dropped);
-    help_marker("Also list the candidates the filters dropped (no copy, distinct, quality thresholds), with the reason and scores.");
+    help_marker(
+        "Also list the candidates the filters dropped (no copy, distinct, quality thresholds), with the reason and scores.");
     if (h.job) {
         ImGui::SameLine();
         ImGui::TextDisabled("(loading)");

@@ -139,7 +139,8 @@ void draw_last_round(const LearningVm& l) {
     RingSeries curve(l.last_curve.size() + 1);
     for (size_t i = 0; i < l.last_curve.size(); ++i) curve.push(double(i + 1), l.last_curve[i]);
     const double n = double(l.last_curve.size());
-    draw_line_chart("round curve", {{&curve, "train loss", kCurveColor}}, Unit::Plain, n, std::max(1.0, n), 90.0f, XAxis::Absolute);
+    draw_line_chart("round curve", {{&curve, "train loss", kCurveColor}}, Unit::Plain, n, std::max(1.0, n), 90.0f,
+                    XAxis::Absolute);
 }
 
 // A count edited in ImGui's int box, kept inside the app's range of the learning table's row `json`.

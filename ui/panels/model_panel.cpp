@@ -77,7 +77,8 @@ void draw_embedder(Controller& ctl) {
     const bool busy = m.embedder_job != 0;
     ImGui::SetNextItemWidth(-140);
     if (ImGui::InputTextWithHint("##embedder", "sentence-transformers folder (modules.json)", &m.embedder_input,
-                                 ImGuiInputTextFlags_EnterReturnsTrue) && !busy)
+                                 ImGuiInputTextFlags_EnterReturnsTrue) &&
+        !busy)
         ctl.load_embedder();
     ImGui::SameLine();
     if (busy) ImGui::BeginDisabled();
@@ -87,9 +88,10 @@ void draw_embedder(Controller& ctl) {
     if (ImGui::Button("Unload##emb")) ctl.unload_embedder();
     if (!m.embedder) ImGui::EndDisabled();
     if (busy) ImGui::EndDisabled();
-    help_marker("A sentence-transformers model (BERT or XLM-R encoder; mean, CLS or max pooling; Dense and Normalize)\n"
-                "scores how well each candidate keeps its source's meaning (cosine similarity).\n"
-                "It runs on the device and precision chosen above.");
+    help_marker(
+        "A sentence-transformers model (BERT or XLM-R encoder; mean, CLS or max pooling; Dense and Normalize)\n"
+        "scores how well each candidate keeps its source's meaning (cosine similarity).\n"
+        "It runs on the device and precision chosen above.");
     if (!m.embedder_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.embedder_error.c_str());
     if (m.embedder) {
         const auto& e = *m.embedder;
@@ -128,8 +130,9 @@ void draw_adapters(Controller& ctl) {
     ImGui::SameLine();
     if (ImGui::Button("Add")) ctl.add_adapter();
     if (busy) ImGui::EndDisabled();
-    help_marker("PEFT LoRA adapters made for this base (t5studio train --lora, or peft's save_pretrained).\n"
-                "Switching applies at the next request; the base stays loaded.");
+    help_marker(
+        "PEFT LoRA adapters made for this base (t5studio train --lora, or peft's save_pretrained).\n"
+        "Switching applies at the next request; the base stays loaded.");
     if (!m.adapter_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.adapter_error.c_str());
 }
 
@@ -151,7 +154,8 @@ void draw_model_panel(PanelContext& ctx) {
     }
     ImGui::SetNextItemWidth(-70);
     if (ImGui::InputTextWithHint("##path", "model folder (config.json, model.safetensors, spiece.model)", &m.path_input,
-                                 ImGuiInputTextFlags_EnterReturnsTrue) && !busy)
+                                 ImGuiInputTextFlags_EnterReturnsTrue) &&
+        !busy)
         ctl.load_model();
     action_tooltip(ctl.keymap(), Action::OpenModel);
     ImGui::SameLine();
@@ -164,8 +168,9 @@ void draw_model_panel(PanelContext& ctx) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(90);
     enum_combo("precision", &m.precision);
-    help_marker("CPU: fp32 is exact, bf16 halves memory, int8 quantises the linear layers.\n"
-                "CUDA: bf16 (or fp16 with fp32 feed-forward outputs) is the measured default.");
+    help_marker(
+        "CPU: fp32 is exact, bf16 halves memory, int8 quantises the linear layers.\n"
+        "CUDA: bf16 (or fp16 with fp32 feed-forward outputs) is the measured default.");
     ImGui::SetNextItemWidth(90);
     ImGui::InputInt("threads (0 = cores)", &m.threads);
     if (m.threads < 0) m.threads = 0;

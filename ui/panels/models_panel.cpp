@@ -103,12 +103,9 @@ void download_row(Controller& ctl, size_t i) {
     } else if (ImGui::Button("Resume")) {
         ctl.models().start_download(d.repo + "@" + d.revision);
     }
-    if (d.phase == DownloadPhase::Running)
-        ImGui::TextDisabled("  %s %s", d.step.c_str(), d.file.c_str());
-    else if (d.phase == DownloadPhase::Done)
-        ImGui::TextColored(kGreen, "  done: %s", d.snapshot.c_str());
-    else
-        ImGui::TextColored(d.phase == DownloadPhase::Failed ? kRed : kAmber, "  %s", d.error.c_str());
+    if (d.phase == DownloadPhase::Running) ImGui::TextDisabled("  %s %s", d.step.c_str(), d.file.c_str());
+    else if (d.phase == DownloadPhase::Done) ImGui::TextColored(kGreen, "  done: %s", d.snapshot.c_str());
+    else ImGui::TextColored(d.phase == DownloadPhase::Failed ? kRed : kAmber, "  %s", d.error.c_str());
     ImGui::PopID();
 }
 

@@ -39,11 +39,13 @@ void draw_picker(Controller& ctl) {
             }
         ImGui::EndCombo();
     }
-    help_marker("A recipe chains generation steps, e.g. English > Chinese > English, and pools the outputs of the steps it "
-                "names as candidates; each candidate shows the route it took. None: one plain generation. The settings "
-                "above are every step's base; a step's own settings go on top.");
+    help_marker(
+        "A recipe chains generation steps, e.g. English > Chinese > English, and pools the outputs of the steps it "
+        "names as candidates; each candidate shows the route it took. None: one plain generation. The settings "
+        "above are every step's base; a step's own settings go on top.");
     ImGui::SetNextItemWidth(260);
-    const bool enter = ImGui::InputTextWithHint("##recipe path", "recipe file (.json)", &r.path_input, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter =
+        ImGui::InputTextWithHint("##recipe path", "recipe file (.json)", &r.path_input, ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
     if (ImGui::Button("Open file") || enter) ctl.workspace().choose_recipe(r.path_input);
     ImGui::SameLine();
@@ -61,8 +63,7 @@ void draw_editor(Controller& ctl) {
     if (!r.editor_open) return;
     const bool saving = r.save_job != 0;
     if (saving) ImGui::BeginDisabled();
-    if (ImGui::InputTextMultiline("##recipe text", &r.text, ImVec2(-1, ImGui::GetTextLineHeight() * 10)))
-        ctl.note_text(r.text);
+    if (ImGui::InputTextMultiline("##recipe text", &r.text, ImVec2(-1, ImGui::GetTextLineHeight() * 10))) ctl.note_text(r.text);
     ImGui::SetNextItemWidth(260);
     ImGui::InputTextWithHint("##recipe save as", "save as (path)", &r.save_as);
     ImGui::SameLine();

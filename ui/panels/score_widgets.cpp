@@ -15,23 +15,17 @@ namespace {
 
 ImU32 tone_colour(BarTone tone) {
     switch (tone) {
-        case BarTone::Inside:
-            return IM_COL32(80, 190, 95, 255);
-        case BarTone::Outside:
-            return IM_COL32(225, 80, 70, 255);
-        case BarTone::Neutral:
-            return IM_COL32(95, 145, 215, 255);
-        case BarTone::Absent:
-            break;
+        case BarTone::Inside: return IM_COL32(80, 190, 95, 255);
+        case BarTone::Outside: return IM_COL32(225, 80, 70, 255);
+        case BarTone::Neutral: return IM_COL32(95, 145, 215, 255);
+        case BarTone::Absent: break;
     }
     return IM_COL32(110, 110, 110, 255);
 }
 
 void draw_bar(const char* label, const ScoreBar& bar, float width) {
-    if (bar.tone == BarTone::Absent)
-        ImGui::TextDisabled("%s", label);
-    else
-        ImGui::TextUnformatted(label);
+    if (bar.tone == BarTone::Absent) ImGui::TextDisabled("%s", label);
+    else ImGui::TextUnformatted(label);
     ImGui::SameLine(0, 4);
     const float line = ImGui::GetTextLineHeight();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -40,8 +34,7 @@ void draw_bar(const char* label, const ScoreBar& bar, float width) {
     dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width, y + h), IM_COL32(55, 55, 60, 255));
     if (bar.tone != BarTone::Absent)
         dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width * bar.fill, y + h), tone_colour(bar.tone));
-    else
-        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + width, y + h), IM_COL32(90, 90, 90, 255));
+    else dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + width, y + h), IM_COL32(90, 90, 90, 255));
     for (const auto& mark : {bar.low, bar.high})
         if (mark)
             dl->AddLine(ImVec2(p.x + width * *mark, y - 2), ImVec2(p.x + width * *mark, y + h + 2), IM_COL32(240, 240, 240, 230),
@@ -56,10 +49,8 @@ bool optional_slider(const char* label, std::optional<double>& value, float low,
     ImGui::PushID(label);
     bool on = value.has_value();
     if (ImGui::Checkbox("##on", &on)) {
-        if (on)
-            value = std::clamp(initial, low, high);
-        else
-            value.reset();
+        if (on) value = std::clamp(initial, low, high);
+        else value.reset();
         changed = true;
     }
     ImGui::SameLine(0, 4);
@@ -75,9 +66,7 @@ bool optional_slider(const char* label, std::optional<double>& value, float low,
     return changed;
 }
 
-float bound_or(const std::optional<double>& v, float fallback) {
-    return v ? float(*v) : fallback;
-}
+float bound_or(const std::optional<double>& v, float fallback) { return v ? float(*v) : fallback; }
 
 }  // namespace
 
@@ -102,25 +91,28 @@ bool draw_threshold_sliders(GenerationOptions& o, bool has_embedder) {
     const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
     ImGui::PushItemWidth(w * 0.5f);
     if (!has_embedder) ImGui::BeginDisabled();
-    changed |= optional_slider("min similarity", o.min_similarity, slider_min(&O::min_similarity), bound_or(o.max_similarity, slider_max(&O::max_similarity)), 0.7f,
+    changed |= optional_slider("min similarity", o.min_similarity, slider_min(&O::min_similarity),
+                               bound_or(o.max_similarity, slider_max(&O::max_similarity)), 0.7f,
                                "Drop a candidate whose meaning (cosine of sentence embeddings) is further from the source.");
     ImGui::SameLine(w);
-    changed |= optional_slider("max similarity", o.max_similarity, bound_or(o.min_similarity, slider_min(&O::min_similarity)), slider_max(&O::max_similarity), 0.98f,
-                               "Drop near copies of the source.");
+    changed |= optional_slider("max similarity", o.max_similarity, bound_or(o.min_similarity, slider_min(&O::min_similarity)),
+                               slider_max(&O::max_similarity), 0.98f, "Drop near copies of the source.");
     if (!has_embedder) {
         ImGui::EndDisabled();
         ImGui::TextDisabled("similarity thresholds: load an embedding model in the Model panel");
     }
-    changed |= optional_slider("min change", o.min_change, slider_min(&O::min_change), bound_or(o.max_change, slider_max(&O::max_change)), 0.1f,
+    changed |= optional_slider("min change", o.min_change, slider_min(&O::min_change),
+                               bound_or(o.max_change, slider_max(&O::max_change)), 0.1f,
                                "Drop a candidate whose wording changes less (change = 1 - chrF to the source).");
     ImGui::SameLine(w);
-    changed |= optional_slider("max change", o.max_change, bound_or(o.min_change, slider_min(&O::min_change)), slider_max(&O::max_change), 0.8f,
+    changed |= optional_slider("max change", o.max_change, bound_or(o.min_change, slider_min(&O::min_change)),
+                               slider_max(&O::max_change), 0.8f,
                                "Drop a candidate whose wording changes more (often: the meaning changed too).");
-    changed |= optional_slider("min back_score", o.min_back_score, slider_min(&O::min_back_score), slider_max(&O::min_back_score), -4.5f,
-                               "Drop a candidate that explains its source badly (mean log-prob of the source given it).");
+    changed |= optional_slider("min back_score", o.min_back_score, slider_min(&O::min_back_score), slider_max(&O::min_back_score),
+                               -4.5f, "Drop a candidate that explains its source badly (mean log-prob of the source given it).");
     ImGui::SameLine(w);
-    changed |= optional_slider("near duplicate", o.near_duplicate, slider_min(&O::near_duplicate), slider_max(&O::near_duplicate), 0.7f,
-                               "Drop a candidate whose chrF with a better-ranked kept one is above this.");
+    changed |= optional_slider("near duplicate", o.near_duplicate, slider_min(&O::near_duplicate), slider_max(&O::near_duplicate),
+                               0.7f, "Drop a candidate whose chrF with a better-ranked kept one is above this.");
     ImGui::PopItemWidth();
     return changed;
 }

@@ -15,13 +15,15 @@ void draw_protect_settings(Controller& ctl) {
         ImGui::SameLine();
         if (ImGui::Checkbox(name.c_str(), &on)) ctl.workspace().set_detector(name, on);
     }
-    help_marker("placeholders: {name}, {{x}}, %s, <tag>, [ID-4411]; numbers with their units; URLs; e-mail addresses.\n"
-                "Each protected span is replaced by a sentinel the model must emit exactly once, and put back in every "
-                "candidate; a candidate that still lost one is dropped (lost_span).");
+    help_marker(
+        "placeholders: {name}, {{x}}, %s, <tag>, [ID-4411]; numbers with their units; URLs; e-mail addresses.\n"
+        "Each protected span is replaced by a sentinel the model must emit exactly once, and put back in every "
+        "candidate; a candidate that still lost one is dropped (lost_span).");
     const float w = ImGui::GetContentRegionAvail().x * 0.5f - 8.0f;
     ImGui::SetNextItemWidth(w * 0.55f);
     if (ImGui::InputTextWithHint("regex", "e.g. [A-Z]{2}-\\d+", &ws.options.protect_regex)) ctl.workspace().protect_changed();
-    help_marker("Matches of this regular expression (RE2 syntax: no backreferences or lookaround) are protected too (label \"regex\").");
+    help_marker(
+        "Matches of this regular expression (RE2 syntax: no backreferences or lookaround) are protected too (label \"regex\").");
     ImGui::SameLine(w);
     ImGui::SetNextItemWidth(w * 0.55f);
     ImGui::InputText("mark label", &ws.mark_label);
@@ -49,7 +51,8 @@ void draw_source_spans(Controller& ctl) {
         ImGui::PopID();
     }
     if (remove < ws.marked_spans.size()) ctl.workspace().remove_mark(remove);
-    draw_marked_text(mark_spans({{DiffOp::Equal, ws.source}}, ws.preview), ws.preview, ImGui::GetContentRegionAvail().x - 12.0f, false);
+    draw_marked_text(mark_spans({{DiffOp::Equal, ws.source}}, ws.preview), ws.preview, ImGui::GetContentRegionAvail().x - 12.0f,
+                     false);
 }
 
 void draw_forced_tag(const CandidateVm& c) {

@@ -127,9 +127,9 @@ void draw_run_row(Controller& ctl, TrainingVm& t, const StoredTrainingRun& r, Ru
         t.selected_run = selected ? 0 : r.id;
     ImGui::TableNextColumn();
     const std::string& oj = r.options_json;  // as training_options_to_json writes it (no spaces)
-    const bool adapter_run = oj.find("\"lora\":true") != std::string::npos ||
-                             (oj.find("\"adapter_dir\":\"") != std::string::npos &&
-                              oj.find("\"adapter_dir\":\"\"") == std::string::npos);
+    const bool adapter_run =
+        oj.find("\"lora\":true") != std::string::npos ||
+        (oj.find("\"adapter_dir\":\"") != std::string::npos && oj.find("\"adapter_dir\":\"\"") == std::string::npos);
     const std::string name = std::filesystem::path(r.model).filename().string();
     ImGui::TextUnformatted(adapter_run ? (name + " + LoRA").c_str() : name.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n-> %s", r.model.c_str(), r.data.c_str(), r.out_dir.c_str());
@@ -145,8 +145,8 @@ void draw_run_row(Controller& ctl, TrainingVm& t, const StoredTrainingRun& r, Ru
     ImGui::Text("%s / %s", r.last_loss >= 0 ? format_value(r.last_loss, Unit::Plain).c_str() : "-",
                 r.best_eval_loss >= 0 ? format_value(r.best_eval_loss, Unit::Plain).c_str() : "-");
     ImGui::TableNextColumn();
-    const bool can_continue = !t.job && (interrupted || r.status == "stopped" || r.status == "time_limit" ||
-                                         r.status == "failed");
+    const bool can_continue =
+        !t.job && (interrupted || r.status == "stopped" || r.status == "time_limit" || r.status == "failed");
     if (can_continue && ImGui::SmallButton("continue")) a.continue_run = r.id;
     if (!r.final_dir.empty()) {
         if (can_continue) ImGui::SameLine();
@@ -167,8 +167,8 @@ void draw_past_runs(Controller& ctl) {
         ImGui::TextDisabled(t.runs_job ? "loading..." : "no training runs recorded yet");
         return;
     }
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_SizingStretchProp;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
     RunActions actions;
     if (ImGui::BeginTable("runs", 6, flags, ImVec2(0, 160))) {
         ImGui::TableSetupScrollFreeze(0, 1);
@@ -190,7 +190,6 @@ void draw_past_runs(Controller& ctl) {
     if (ImGui::SmallButton("refresh")) ctl.refresh_training_runs();
 }
 
-
 // The run's inputs: model, data, output folder, preset and the advanced options.
 void draw_run_setup(Controller& ctl, TrainingVm& t, bool focus, bool active) {
     auto& s = ctl.state();
@@ -202,12 +201,13 @@ void draw_run_setup(Controller& ctl, TrainingVm& t, bool focus, bool active) {
     }
     ImGui::SetNextItemWidth(-120);
     if (focus && !active) ImGui::SetKeyboardFocusHere();  // the model folder is usually filled already
-    if (ImGui::InputTextWithHint("data file", "pairs: .jsonl / .csv / .tsv with source + target (Enter starts)",
-                                 &t.data_file, ImGuiInputTextFlags_EnterReturnsTrue))
+    if (ImGui::InputTextWithHint("data file", "pairs: .jsonl / .csv / .tsv with source + target (Enter starts)", &t.data_file,
+                                 ImGuiInputTextFlags_EnterReturnsTrue))
         ctl.start_training();
     ImGui::Checkbox("+ accepted pairs from the history", &t.data_from_history);
-    help_marker("the accepted and edited candidates of the annotators' history become training pairs "
-                "(written to the output folder as history-pairs.jsonl); with a data file they are added to it");
+    help_marker(
+        "the accepted and edited candidates of the annotators' history become training pairs "
+        "(written to the output folder as history-pairs.jsonl); with a data file they are added to it");
     ImGui::SetNextItemWidth(-120);
     ImGui::InputTextWithHint("output folder", "checkpoints and the final model", &t.out_dir);
     ImGui::SetNextItemWidth(160);
@@ -215,8 +215,8 @@ void draw_run_setup(Controller& ctl, TrainingVm& t, bool focus, bool active) {
     ImGui::SameLine();
     const auto& o = t.options;
     if (o.steps > 0)
-        ImGui::TextDisabled("%lld steps, batch %d x %d, lr %.1e, %s", static_cast<long long>(o.steps), o.batch_size,
-                            o.grad_accum, o.lr, to_string(o.schedule));
+        ImGui::TextDisabled("%lld steps, batch %d x %d, lr %.1e, %s", static_cast<long long>(o.steps), o.batch_size, o.grad_accum,
+                            o.lr, to_string(o.schedule));
     else
         ImGui::TextDisabled("%.1f epochs, batch %d x %d, lr %.1e, %s", o.epochs, o.batch_size, o.grad_accum, o.lr,
                             to_string(o.schedule));
@@ -256,13 +256,13 @@ void draw_run_progress(TrainingVm& t) {
                 t.best_eval >= 0 ? format_value(t.best_eval, Unit::Plain).c_str() : "-", t.lr);
     ImGui::Text("%.0f tokens/s   elapsed %s   ETA %s   memory %s (peak %s)   batch %d x %d", t.tokens_per_s,
                 format_duration(t.elapsed_s).c_str(), t.job ? format_duration(t.eta_s).c_str() : "-",
-                human_bytes(double(t.memory_bytes)).c_str(), human_bytes(double(t.peak_memory_bytes)).c_str(),
-                t.batch_size, t.grad_accum);
+                human_bytes(double(t.memory_bytes)).c_str(), human_bytes(double(t.peak_memory_bytes)).c_str(), t.batch_size,
+                t.grad_accum);
     const double window = std::max(10.0, t.elapsed_s * 1.02);
-    draw_line_chart("loss",
-                    {{&t.train_loss, "train loss", IM_COL32(90, 170, 255, 255)},
-                     {&t.eval_loss, "eval loss", IM_COL32(240, 160, 80, 255)}},
-                    Unit::Plain, t.elapsed_s, window, 180.0f);
+    draw_line_chart(
+        "loss",
+        {{&t.train_loss, "train loss", IM_COL32(90, 170, 255, 255)}, {&t.eval_loss, "eval loss", IM_COL32(240, 160, 80, 255)}},
+        Unit::Plain, t.elapsed_s, window, 180.0f);
     if (!t.last_checkpoint.empty()) ImGui::TextDisabled("last checkpoint: %s", t.last_checkpoint.c_str());
 }
 

@@ -93,8 +93,9 @@ void draw_candidates(Controller& ctl) {
                 ImGui::SetKeyboardFocusHere();
                 ws.focus_edit = false;
             }
-            const bool enter = ImGui::InputTextMultiline("##edit", &ws.edit_buffer, ImVec2(wrap, ImGui::GetTextLineHeight() * 3.5f),
-                                                         ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
+            const bool enter =
+                ImGui::InputTextMultiline("##edit", &ws.edit_buffer, ImVec2(wrap, ImGui::GetTextLineHeight() * 3.5f),
+                                          ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
             if (ImGui::IsItemEdited()) ctl.note_text(ws.edit_buffer);
             if (enter) ctl.commit_edit();
             else if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ctl.cancel_edit();
@@ -129,8 +130,9 @@ void draw_task_presets(UiState& s) {
 // The model in use and, while reviewing a file's rows, the row and its label.
 void draw_status_line(const UiState& s) {
     const auto& ws = s.ws;
-    if (s.model.info) ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(),
-                                          s.model.info->precision.c_str(), s.model.info->device.c_str());
+    if (s.model.info)
+        ImGui::TextDisabled("model: %s (%s, %s)", s.model.info->dir.filename().string().c_str(), s.model.info->precision.c_str(),
+                            s.model.info->device.c_str());
     else ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "no model loaded (Ctrl+O)");
     if (!ws.queue.empty()) {
         ImGui::SameLine();
@@ -159,7 +161,8 @@ void draw_generate_row(Controller& ctl) {
     if (ws.generating()) {
         ImGui::SameLine();
         if (ws.recipe.total > 0) {  // a recipe: which of its steps runs
-            ImGui::Text("recipe step %lld of %lld,", static_cast<long long>(ws.recipe.step + 1), static_cast<long long>(ws.recipe.total));
+            ImGui::Text("recipe step %lld of %lld,", static_cast<long long>(ws.recipe.step + 1),
+                        static_cast<long long>(ws.recipe.total));
             ImGui::SameLine();
         }
         ImGui::Text("generating... step %d, %lld tokens", ws.step, static_cast<long long>(ws.tokens));
@@ -202,8 +205,9 @@ void draw_workspace_panel(PanelContext& ctx) {
     draw_status_line(s);
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("task prefix", &ws.task_prefix);
-    help_marker("Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model; a model that records a "
-                "default task (a T5 Studio fine-tune) starts with its prefix.");
+    help_marker(
+        "Prepended to the source before tokenising, e.g. \"paraphrase: \". Remembered per model; a model that records a "
+        "default task (a T5 Studio fine-tune) starts with its prefix.");
     draw_task_presets(s);
     draw_learning_switch(ctl);
     if (ws.focus_source) {

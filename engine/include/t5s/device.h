@@ -12,10 +12,10 @@ namespace t5s {
 // UI shows "n/a").
 struct CudaMemory {
     bool available = false;
-    int64_t allocated_bytes = 0;     // torch caching allocator: held by live tensors
-    int64_t reserved_bytes = 0;      // torch caching allocator: reserved
-    int64_t peak_bytes = 0;          // peak allocated since start or the last reset_peak_memory()
-    int64_t device_used_bytes = 0;   // whole device, all processes (cudaMemGetInfo)
+    int64_t allocated_bytes = 0;    // torch caching allocator: held by live tensors
+    int64_t reserved_bytes = 0;     // torch caching allocator: reserved
+    int64_t peak_bytes = 0;         // peak allocated since start or the last reset_peak_memory()
+    int64_t device_used_bytes = 0;  // whole device, all processes (cudaMemGetInfo)
     int64_t device_total_bytes = 0;
 };
 
@@ -29,11 +29,11 @@ void reset_peak_memory();
 
 struct DeviceProfile {
     Device device = Device::Cpu;
-    std::string name;                // e.g. "NVIDIA H200" or the CPU model
+    std::string name;                       // e.g. "NVIDIA H200" or the CPU model
     Precision precision = Precision::Fp32;  // recommended
-    int64_t free_bytes = 0;          // device memory free now (CUDA) or MemAvailable (CPU)
-    int max_batch = 0;               // largest safe batch measured for the model (0 = not measured)
-    std::string reason;              // one line explaining the choice
+    int64_t free_bytes = 0;                 // device memory free now (CUDA) or MemAvailable (CPU)
+    int max_batch = 0;                      // largest safe batch measured for the model (0 = not measured)
+    std::string reason;                     // one line explaining the choice
 };
 
 // Hardware-aware defaults: bf16 on GPUs that support it (fp16 otherwise), fp32 on CPUs.

@@ -34,10 +34,10 @@ namespace t5s {
 
 // ---------------------------------------------------------------- shared value types
 struct Timings {
-    double queue_ms = 0.0;        // submit -> start
-    double run_ms = 0.0;          // start -> done
-    int64_t tokens = 0;           // generated tokens (sum over steps)
-    double tokens_per_s = 0.0;    // tokens / run time
+    double queue_ms = 0.0;      // submit -> start
+    double run_ms = 0.0;        // start -> done
+    int64_t tokens = 0;         // generated tokens (sum over steps)
+    double tokens_per_s = 0.0;  // tokens / run time
 };
 
 // CudaMemory: t5s/device.h. Hook for CUDA statistics; by default the engine's query_device_memory() (t5s/device.h).
@@ -46,10 +46,11 @@ using CudaMemoryProbe = std::function<CudaMemory()>;
 struct DirEntry {
     std::string name;
     bool is_dir = false;
-    bool is_model_dir = false;    // holds a config.json
+    bool is_model_dir = false;  // holds a config.json
     int64_t size = 0;
 };
 
+// clang-format off
 // ---------------------------------------------------------------- commands
 struct LoadModel { std::filesystem::path dir; RuntimeOptions runtime; };
 struct UnloadModel {};
@@ -303,6 +304,7 @@ using Event = std::variant<JobStarted, ModelLoaded, ModelUnloaded, EmbedderLoade
                            DirectoryListing, FileWritten, TelemetrySample, TrainingUpdate, TrainingRunRecorded,
                            TrainingRunsLoaded, EngineDied, AdapterSet, ModelPullProgress, ModelPulled, ModelsListed,
                            ModelDeleted, AdapterVersionsListed, LearningRoundDone>;
+// clang-format on
 
 // ---------------------------------------------------------------- the thread
 using ModelFactory = std::function<std::unique_ptr<Model>(const std::filesystem::path&, const RuntimeOptions&)>;
@@ -323,14 +325,14 @@ public:
     EngineThread(const EngineThread&) = delete;
     EngineThread& operator=(const EngineThread&) = delete;
 
-    JobId submit(Command command);           // never blocks (short lock on a queue)
-    std::vector<Event> drain_events();       // swaps the event vector under a lock
+    JobId submit(Command command);      // never blocks (short lock on a queue)
+    std::vector<Event> drain_events();  // swaps the event vector under a lock
     // Blocks until an event is waiting to be drained or `timeout_s` passed; true when one is.
     // For front ends and tests that have nothing else to do than wait (the UI drains per frame).
     bool wait_for_events(double timeout_s);
-    bool alive() const;                      // false once a lane died
+    bool alive() const;  // false once a lane died
     std::string death_message() const;
-    void restart();                          // joins dead lanes, starts fresh ones (model unloaded)
+    void restart();  // joins dead lanes, starts fresh ones (model unloaded)
     int queue_length() const;
 
 private:
@@ -338,6 +340,5 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
-
 
 }  // namespace t5s

@@ -23,11 +23,13 @@ enum class ErrorCode {
 template <>
 struct EnumNames<ErrorCode> {
     static constexpr const char* kWhat = "error code";
-    static constexpr EnumName<ErrorCode> kNames[] = {
-        {ErrorCode::InvalidArgument, "invalid_argument"}, {ErrorCode::FileNotFound, "file_not_found"},
-        {ErrorCode::CorruptFile, "corrupt_file"},         {ErrorCode::Unsupported, "unsupported"},
-        {ErrorCode::OutOfMemory, "out_of_memory"},        {ErrorCode::Cancelled, "cancelled"},
-        {ErrorCode::Internal, "internal"}};
+    static constexpr EnumName<ErrorCode> kNames[] = {{ErrorCode::InvalidArgument, "invalid_argument"},
+                                                     {ErrorCode::FileNotFound, "file_not_found"},
+                                                     {ErrorCode::CorruptFile, "corrupt_file"},
+                                                     {ErrorCode::Unsupported, "unsupported"},
+                                                     {ErrorCode::OutOfMemory, "out_of_memory"},
+                                                     {ErrorCode::Cancelled, "cancelled"},
+                                                     {ErrorCode::Internal, "internal"}};
 };
 
 class Error : public std::runtime_error {

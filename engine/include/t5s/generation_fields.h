@@ -38,29 +38,29 @@ struct FieldRange {
 // A field's member. An enum with a name table (t5s/enum_names.h) is a field kind of its own: its
 // JSON value and flag take the table's names, --help lists them, an unknown one is refused in the
 // table's wording. A new enum-typed option adds its member type here; nothing else changes.
-using OptionMember = std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*,
-                                  bool GenerationOptions::*, std::string GenerationOptions::*,
-                                  std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*,
-                                  TokenIdLists GenerationOptions::*, TokenIds GenerationOptions::*, SequenceBias GenerationOptions::*,
-                                  std::optional<LengthDecay> GenerationOptions::*, std::vector<std::string> GenerationOptions::*,
-                                  ForcedWords GenerationOptions::*>;
+using OptionMember =
+    std::variant<int GenerationOptions::*, int64_t GenerationOptions::*, float GenerationOptions::*, bool GenerationOptions::*,
+                 std::string GenerationOptions::*, std::optional<double> GenerationOptions::*, RankBy GenerationOptions::*,
+                 TokenIdLists GenerationOptions::*, TokenIds GenerationOptions::*, SequenceBias GenerationOptions::*,
+                 std::optional<LengthDecay> GenerationOptions::*, std::vector<std::string> GenerationOptions::*,
+                 ForcedWords GenerationOptions::*>;
 
 // The fields whose value is a JSON list in transformers' form (token ids, sequence biases, stop
 // strings, forced words, the length decay): JSON in every front end, JSON text as a flag's value or
 // in the app's text box (field_json_text / set_field_from_text).
 template <class T>
-inline constexpr bool kListValued = std::is_same_v<T, TokenIdLists> || std::is_same_v<T, TokenIds> || std::is_same_v<T, SequenceBias> ||
-                                    std::is_same_v<T, std::optional<LengthDecay>> || std::is_same_v<T, std::vector<std::string>> ||
-                                    std::is_same_v<T, ForcedWords>;
+inline constexpr bool kListValued = std::is_same_v<T, TokenIdLists> || std::is_same_v<T, TokenIds> ||
+                                    std::is_same_v<T, SequenceBias> || std::is_same_v<T, std::optional<LengthDecay>> ||
+                                    std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, ForcedWords>;
 
 struct GenerationField {
-    const char* json;          // the name in every JSON (a contract)
+    const char* json;  // the name in every JSON (a contract)
     OptionMember member;
-    const char* flag;          // `generate` flag without "--" ("" = none; a contract)
-    const char* value_name;    // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
-    const char* help;          // one line: --help and the app's tooltip (field_help adds an enum's names)
+    const char* flag;        // `generate` flag without "--" ("" = none; a contract)
+    const char* value_name;  // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
+    const char* help;        // one line: --help and the app's tooltip (field_help adds an enum's names)
     Live live = Live::Never;
-    FieldRange range;          // checked by validate_generation_options
+    FieldRange range;              // checked by validate_generation_options
     float ui_min = 0, ui_max = 0;  // the app's slider range (both 0: no slider)
     bool switch_value = true;      // what a switch flag sets (--no-model-scores sets false)
     bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error)
@@ -97,7 +97,8 @@ std::string field_json_text(const GenerationField& field, const GenerationOption
 // The field set from text as a user types it: JSON (a list field also takes its bare form: one id for
 // an id list, a plain string for stop_strings), a number, true/false, or a string field's text
 // itself. Type- and range-checked; InvalidArgument naming `what` (default: the JSON name).
-void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options, const std::string& what = "");
+void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options,
+                         const std::string& what = "");
 
 // A list of token-id lists as JSON text ("[[12, 7], [9]]": a --bad-words-ids value); InvalidArgument
 // naming `what` unless every list is non-empty and holds token ids (integers from 0 to 2^31 - 1).

@@ -55,17 +55,19 @@ struct LengthDecay {
 struct ForcedWordsConstraint {
     TokenIdLists alternatives;
     bool disjunctive = false;
-    bool operator==(const ForcedWordsConstraint& o) const { return alternatives == o.alternatives && disjunctive == o.disjunctive; }
+    bool operator==(const ForcedWordsConstraint& o) const {
+        return alternatives == o.alternatives && disjunctive == o.disjunctive;
+    }
 };
 using ForcedWords = std::vector<ForcedWordsConstraint>;
 
 struct GenerationOptions {
-    int max_new_tokens = 64;          // hard cap on generated tokens (>= 1)
-    int min_new_tokens = 0;           // </s> is forbidden before this many tokens (neutral 0)
-    int num_beams = 1;                // 1 = greedy / plain sampling; > 1 = beam search
-    float length_penalty = 1.0f;      // beam scores = logprob / length^length_penalty (neutral 1.0)
-    bool early_stopping = false;      // beam: stop as soon as num_beams hypotheses are done (HF semantics)
-    int num_return_sequences = 1;     // candidates per input (<= num_beams without sampling)
+    int max_new_tokens = 64;       // hard cap on generated tokens (>= 1)
+    int min_new_tokens = 0;        // </s> is forbidden before this many tokens (neutral 0)
+    int num_beams = 1;             // 1 = greedy / plain sampling; > 1 = beam search
+    float length_penalty = 1.0f;   // beam scores = logprob / length^length_penalty (neutral 1.0)
+    bool early_stopping = false;   // beam: stop as soon as num_beams hypotheses are done (HF semantics)
+    int num_return_sequences = 1;  // candidates per input (<= num_beams without sampling)
     // Group (diverse) beam search, transformers' num_beam_groups / diversity_penalty: the beams split
     // into groups searched one after another at each step, each group's scores lowered by
     // diversity_penalty per earlier group that picked the same token at this step (Hamming diversity).
@@ -93,25 +95,25 @@ struct GenerationOptions {
     TokenIds forced_eos_token_id;             // one of these ends a candidate that reaches the length limit (empty = none)
     SequenceBias sequence_bias;               // biases on token sequences (empty = none)
     std::optional<LengthDecay> exponential_decay_length_penalty;  // </s> favoured more and more after start_index (none = off)
-    bool renormalize_logits = false;          // log-softmax the scores after every processor
-    std::optional<double> max_time;           // seconds: the batch stops when they have passed (none = no limit)
-    std::vector<std::string> stop_strings;    // a candidate ends once its text ends with one (empty = none)
+    bool renormalize_logits = false;                              // log-softmax the scores after every processor
+    std::optional<double> max_time;         // seconds: the batch stops when they have passed (none = no limit)
+    std::vector<std::string> stop_strings;  // a candidate ends once its text ends with one (empty = none)
     // Constrained beam search: every candidate holds each constraint (empty = none).
     ForcedWords force_words_ids;
-    std::string force_words;                  // text form: constraints comma-separated, a constraint's alternatives '|'-separated
-    float penalty_alpha = 0.0f;               // contrastive search with top_k > 1 and no sampling (0 = off)
-    int64_t seed = -1;                // sampling RNG seed per request (-1 = random)
+    std::string force_words;     // text form: constraints comma-separated, a constraint's alternatives '|'-separated
+    float penalty_alpha = 0.0f;  // contrastive search with top_k > 1 and no sampling (0 = off)
+    int64_t seed = -1;           // sampling RNG seed per request (-1 = random)
     // What annotators need on top of HF:
-    bool no_copy = false;             // drop candidates identical to the source (whitespace/width normalised)
-    bool distinct = false;            // drop duplicate candidates (same normalisation)
-    int max_rounds = 4;               // with no_copy/distinct and sampling: re-generate up to this many rounds
-    int batch_size = 8;               // inputs encoded and decoded together
-    int max_source_tokens = 0;        // longest input in tokens (0 = the model's n_positions, else 512); longer is an error
+    bool no_copy = false;       // drop candidates identical to the source (whitespace/width normalised)
+    bool distinct = false;      // drop duplicate candidates (same normalisation)
+    int max_rounds = 4;         // with no_copy/distinct and sampling: re-generate up to this many rounds
+    int batch_size = 8;         // inputs encoded and decoded together
+    int max_source_tokens = 0;  // longest input in tokens (0 = the model's n_positions, else 512); longer is an error
     // Quality scores, filters and ranking (t5s/candidate_scores.h). An empty filter is off.
-    std::string task_prefix;          // prepended to every input, and to each candidate for its back_score
-    RankBy rank = RankBy::None;       // auto: similarity with an embedder, else back_score. Default none: the
-                                      // decoding order, so that existing outputs (HF's beam order) and the
-                                      // server's stay as they were
+    std::string task_prefix;               // prepended to every input, and to each candidate for its back_score
+    RankBy rank = RankBy::None;            // auto: similarity with an embedder, else back_score. Default none: the
+                                           // decoding order, so that existing outputs (HF's beam order) and the
+                                           // server's stay as they were
     std::optional<double> min_similarity;  // drop a candidate whose cosine similarity to its source is lower ([-1, 1])
     std::optional<double> max_similarity;  // ... higher: near copies ([-1, 1])
     std::optional<double> min_change;      // drop a candidate whose change (1 - chrF) is lower ([0, 1])
@@ -155,8 +157,8 @@ bool imply_contrastive_top_k(GenerationOptions* options, std::vector<std::string
 
 // Sampling controls imply sampling: a request that names temperature, top_k, top_p, min_p, typical_p,
 // epsilon_cutoff or eta_cutoff but neither
-// do_sample nor num_beams (and whose settings ask for no beams) samples (so {"num_return_sequences": 3, "temperature": 0.85, "top_p": 0.92}
-// returns 3 sampled candidates instead of a refusal). `named` holds the option names given (their
+// do_sample nor num_beams (and whose settings ask for no beams) samples (so {"num_return_sequences": 3, "temperature": 0.85,
+// "top_p": 0.92} returns 3 sampled candidates instead of a refusal). `named` holds the option names given (their
 // generation_options_to_json names); do_sample is set and "do_sample" appended to it when the rule
 // applies. Returns whether it did. One rule for serve, generate and the app.
 bool imply_sampling(GenerationOptions* options, std::vector<std::string>* named);
@@ -195,15 +197,15 @@ struct StepInfo {
 
 // Per-request controls shared with the caller.
 struct GenerationControl {
-    std::atomic<bool> cancel{false};                 // checked every decoding step
-    std::function<void(const StepInfo&)> on_step;    // called after every step (progress, streaming)
-    std::shared_ptr<SettingsHandle> live_settings;   // if set, re-read every step (sampling knobs, penalties)
+    std::atomic<bool> cancel{false};                // checked every decoding step
+    std::function<void(const StepInfo&)> on_step;   // called after every step (progress, streaming)
+    std::shared_ptr<SettingsHandle> live_settings;  // if set, re-read every step (sampling knobs, penalties)
 };
 
 struct Candidate {
     std::string text;
-    std::vector<int> ids;   // without the decoder start token; ends with </s> when produced
-    double score = 0.0;     // beam: HF sequence score; greedy/sampling: sum of token log-probs
+    std::vector<int> ids;  // without the decoder start token; ends with </s> when produced
+    double score = 0.0;    // beam: HF sequence score; greedy/sampling: sum of token log-probs
     // Quality scores (empty when not computed, e.g. similarity without an embedder):
     std::optional<double> fluency;     // mean log-prob per generated token, as the decoding scored them
     std::optional<double> back_score;  // mean log-prob per token of the source given task_prefix + candidate
@@ -226,8 +228,8 @@ struct DroppedCandidate {
 struct GenerationResult {
     std::string input;
     std::vector<Candidate> candidates;
-    int64_t seed = -1;          // the seed actually used (sampling), so a result can be reproduced
-    int rounds = 1;             // generation rounds needed to find enough distinct candidates
+    int64_t seed = -1;                      // the seed actually used (sampling), so a result can be reproduced
+    int rounds = 1;                         // generation rounds needed to find enough distinct candidates
     std::optional<double> diversity;        // mean pairwise 1 - chrF among the candidates (empty for < 2)
     std::vector<DroppedCandidate> dropped;  // in the order they were dropped
     std::vector<Span> spans;                // the input's protected spans (given and detected), in its text

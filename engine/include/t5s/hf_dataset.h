@@ -15,7 +15,7 @@
 namespace t5s {
 
 struct HfDatasetResult {
-    ExportResult data;               // the data file's (path = DIR/data/train.jsonl)
+    ExportResult data;  // the data file's (path = DIR/data/train.jsonl)
     std::string dir;
     std::vector<std::string> files;  // written, relative to dir: data file, README.md, plots
 };

@@ -84,7 +84,7 @@ struct CandidateRecord {
     std::string text;    // the candidate as generated
     double score = 0.0;  // the generator's score (see t5s::Candidate::score)
     CandidateScores scores;
-    Route route;         // a recipe's steps that made it (empty: a plain generation; NULL in the file)
+    Route route;  // a recipe's steps that made it (empty: a plain generation; NULL in the file)
 };
 
 // A candidate a filter dropped (t5s::DroppedCandidate), kept with its reason (stored as its
@@ -95,23 +95,23 @@ struct DroppedRecord {
 };
 
 struct GenerationRecord {
-    std::string input;                       // the source text as fed to the model (without task prefix)
-    std::vector<CandidateRecord> candidates; // rank = index in this vector (0 = best)
-    std::vector<DroppedRecord> dropped;      // filtered out, in the order they were dropped
-    std::string settings_json = "{}";        // generation_options_to_json(options) of this request
-    int64_t seed = -1;                       // the seed actually used (-1 = unknown / not sampled)
-    std::string model_path;                  // model folder as opened
-    std::string model_hash;                  // content hash of the weights, computed by the caller
-    std::string precision;                   // "fp32" | "bf16" | "fp16" | "int8" (free text)
-    std::string device;                      // "cpu" | "cuda:0" ... (free text)
-    std::string adapter;                     // LoRA adapter folder applied ("" = none); stored in settings_json
-    int64_t adapter_version = 0;             // learning-loop version of that adapter (0 = none); in settings_json
-    double total_ms = 0.0;                   // wall time of the whole request
-    std::string timings_json = "{}";         // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
-    std::string origin;                      // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
-    std::string label_json;                  // the input row's label as JSON text, e.g. "\"PER\"" ("" = none)
-    std::string recipe_json;                 // recipe_record_json of the recipe that made it ("" = none); in settings_json
-    int64_t created_at_ms = 0;               // unix time in ms (UTC); 0 = now
+    std::string input;                        // the source text as fed to the model (without task prefix)
+    std::vector<CandidateRecord> candidates;  // rank = index in this vector (0 = best)
+    std::vector<DroppedRecord> dropped;       // filtered out, in the order they were dropped
+    std::string settings_json = "{}";         // generation_options_to_json(options) of this request
+    int64_t seed = -1;                        // the seed actually used (-1 = unknown / not sampled)
+    std::string model_path;                   // model folder as opened
+    std::string model_hash;                   // content hash of the weights, computed by the caller
+    std::string precision;                    // "fp32" | "bf16" | "fp16" | "int8" (free text)
+    std::string device;                       // "cpu" | "cuda:0" ... (free text)
+    std::string adapter;                      // LoRA adapter folder applied ("" = none); stored in settings_json
+    int64_t adapter_version = 0;              // learning-loop version of that adapter (0 = none); in settings_json
+    double total_ms = 0.0;                    // wall time of the whole request
+    std::string timings_json = "{}";          // optional breakdown, e.g. {"encode_ms":3.1,"decode_ms":40.2}
+    std::string origin;                       // where the input came from: "ui", "cli", "batch:FILE#ROW" ... ("" = unknown)
+    std::string label_json;                   // the input row's label as JSON text, e.g. "\"PER\"" ("" = none)
+    std::string recipe_json;                  // recipe_record_json of the recipe that made it ("" = none); in settings_json
+    int64_t created_at_ms = 0;                // unix time in ms (UTC); 0 = now
 };
 
 // input, candidates (with their scores), dropped candidates and seed of a generation result; the
@@ -123,18 +123,20 @@ enum class CandidateState { None, Accepted, Rejected, Edited };  // Edited = acc
 template <>
 struct EnumNames<CandidateState> {
     static constexpr const char* kWhat = "candidate state";
-    static constexpr EnumName<CandidateState> kNames[] = {{CandidateState::None, "none"}, {CandidateState::Accepted, "accepted"},
-                                                          {CandidateState::Rejected, "rejected"}, {CandidateState::Edited, "edited"}};
+    static constexpr EnumName<CandidateState> kNames[] = {{CandidateState::None, "none"},
+                                                          {CandidateState::Accepted, "accepted"},
+                                                          {CandidateState::Rejected, "rejected"},
+                                                          {CandidateState::Edited, "edited"}};
 };
 
 struct StoredCandidate {
-    int index = 0;                            // rank within its generation (0-based)
-    std::string text;                         // as generated
+    int index = 0;     // rank within its generation (0-based)
+    std::string text;  // as generated
     double score = 0.0;
     CandidateState state = CandidateState::None;
-    std::string final_text;                   // edited text if Edited, else `text`
+    std::string final_text;  // edited text if Edited, else `text`
     CandidateScores scores;
-    Route route;                              // a recipe's steps that made it (empty: none, or recorded before v6)
+    Route route;  // a recipe's steps that made it (empty: none, or recorded before v6)
 };
 
 struct StoredGeneration {
@@ -149,7 +151,7 @@ struct StoredGeneration {
     std::string model_hash;
     std::string precision;
     std::string device;
-    std::string adapter;  // LoRA adapter folder ("" = none)
+    std::string adapter;          // LoRA adapter folder ("" = none)
     int64_t adapter_version = 0;  // learning-loop adapter version (0 = none)
     double total_ms = 0.0;
     std::string timings_json;
@@ -161,8 +163,10 @@ enum class EventKind { Accept, Reject, Edit, Undo, Redo };
 template <>
 struct EnumNames<EventKind> {
     static constexpr const char* kWhat = "event kind";
-    static constexpr EnumName<EventKind> kNames[] = {{EventKind::Accept, "accept"}, {EventKind::Reject, "reject"},
-                                                     {EventKind::Edit, "edit"},     {EventKind::Undo, "undo"},
+    static constexpr EnumName<EventKind> kNames[] = {{EventKind::Accept, "accept"},
+                                                     {EventKind::Reject, "reject"},
+                                                     {EventKind::Edit, "edit"},
+                                                     {EventKind::Undo, "undo"},
                                                      {EventKind::Redo, "redo"}};
 };
 
@@ -191,9 +195,9 @@ struct HistoryFilter {
 // Listing is newest first (descending id). Keyset paging: pass the previous page's next_after_id.
 struct HistoryQuery {
     HistoryFilter filter;
-    GenerationId after_id = 0;   // only generations listed after this one (id < after_id); 0 = from the newest
-    int limit = 50;              // page size (1..10000)
-    bool with_candidates = true; // false: StoredGeneration::candidates left empty (cheaper lists)
+    GenerationId after_id = 0;    // only generations listed after this one (id < after_id); 0 = from the newest
+    int limit = 50;               // page size (1..10000)
+    bool with_candidates = true;  // false: StoredGeneration::candidates left empty (cheaper lists)
 };
 
 struct HistoryPage {
@@ -210,9 +214,11 @@ enum class ExportFormat { Jsonl, Csv, Tsv, LabelStudio, HfDataset };
 template <>
 struct EnumNames<ExportFormat> {
     static constexpr const char* kWhat = "export format";
-    static constexpr EnumName<ExportFormat> kNames[] = {{ExportFormat::Jsonl, "jsonl"}, {ExportFormat::Csv, "csv"}, {ExportFormat::Tsv, "tsv"},
-                                                         {ExportFormat::LabelStudio, "labelstudio"},
-                                                         {ExportFormat::HfDataset, "hf-dataset"}};
+    static constexpr EnumName<ExportFormat> kNames[] = {{ExportFormat::Jsonl, "jsonl"},
+                                                        {ExportFormat::Csv, "csv"},
+                                                        {ExportFormat::Tsv, "tsv"},
+                                                        {ExportFormat::LabelStudio, "labelstudio"},
+                                                        {ExportFormat::HfDataset, "hf-dataset"}};
 };
 
 // One row per exported candidate: source = generation input, target = final text (edited text for
@@ -259,10 +265,10 @@ struct ExportProgress {
 
 struct ExportResult {
     std::string path;
-    int64_t rows_written = 0;        // data rows (header not counted)
+    int64_t rows_written = 0;  // data rows (header not counted)
     int64_t duplicates_skipped = 0;
     int64_t near_duplicates_skipped = 0;
-    int64_t generations = 0;         // generations with >= 1 row written
+    int64_t generations = 0;  // generations with >= 1 row written
     int64_t bytes_written = 0;
 };
 
@@ -273,22 +279,22 @@ struct HistoryProvenance {
         int64_t n = 0;
     };
     int64_t generations = 0;
-    int64_t candidates = 0;           // kept candidates of those generations (before export's filters)
-    std::vector<Count> models;        // generations per model, most used first
-    std::vector<Count> settings;      // generations per distinct settings JSON, most used first
-    std::vector<int64_t> seeds;       // distinct seeds (-1 = none recorded), ascending
-    std::vector<Count> dropped;       // candidates the quality filters dropped, per reason
-    std::vector<Count> recipes;       // generations per recipe "FILE (sha256:...)" (none: plain generations only)
+    int64_t candidates = 0;       // kept candidates of those generations (before export's filters)
+    std::vector<Count> models;    // generations per model, most used first
+    std::vector<Count> settings;  // generations per distinct settings JSON, most used first
+    std::vector<int64_t> seeds;   // distinct seeds (-1 = none recorded), ascending
+    std::vector<Count> dropped;   // candidates the quality filters dropped, per reason
+    std::vector<Count> recipes;   // generations per recipe "FILE (sha256:...)" (none: plain generations only)
 };
 
 // ---- training runs ------------------------------------------------------------------------------------
 // Fine-tuning runs and their curves, so that past runs can be listed and compared, and a run cut off
 // by closing the app (status stays "running") can be resumed from its checkpoints.
 struct TrainingRunRecord {
-    std::string model;          // model folder, or the init config for a run from scratch
-    std::string data;           // data file(s) as the user gave them
-    std::string out_dir;        // where checkpoints and the final model go
-    std::string options_json;   // the caller's serialisation of its options (used to resume)
+    std::string model;         // model folder, or the init config for a run from scratch
+    std::string data;          // data file(s) as the user gave them
+    std::string out_dir;       // where checkpoints and the final model go
+    std::string options_json;  // the caller's serialisation of its options (used to resume)
     int64_t total_steps = 0;
 };
 
@@ -296,8 +302,8 @@ struct TrainingRunRecord {
 struct TrainingPoint {
     int64_t step = 0;
     double elapsed_s = 0;
-    double loss = -1;           // < 0: none at this step
-    double eval_loss = -1;      // < 0: not evaluated at this step
+    double loss = -1;       // < 0: none at this step
+    double eval_loss = -1;  // < 0: not evaluated at this step
     double lr = 0;
     double tokens_per_s = 0;
     int64_t memory_bytes = 0;
@@ -307,15 +313,15 @@ struct StoredTrainingRun {
     int64_t id = 0;
     int64_t started_at_ms = 0;
     int64_t updated_at_ms = 0;
-    std::string status;         // "running" (or cut off: no end was recorded), "completed", "stopped",
-                                // "early_stopping", "time_limit", "failed"
+    std::string status;  // "running" (or cut off: no end was recorded), "completed", "stopped",
+                         // "early_stopping", "time_limit", "failed"
     std::string model, data, out_dir, options_json;
-    int64_t steps = 0;          // last step recorded
+    int64_t steps = 0;  // last step recorded
     int64_t total_steps = 0;
     double last_loss = -1;
     double best_eval_loss = -1;
-    std::string final_dir;      // "" until it finished with a model
-    std::string message;        // failure message / summary
+    std::string final_dir;              // "" until it finished with a model
+    std::string message;                // failure message / summary
     std::vector<TrainingPoint> points;  // by step (only when asked for)
 };
 
@@ -328,14 +334,14 @@ struct HistoryCheck {
 };
 
 struct HistoryStoreOptions {
-    bool durable = false;                   // synchronous=FULL (survives power loss); default NORMAL
-                                            // (WAL: committed rows survive a process crash)
-    int busy_timeout_ms = 5000;             // wait this long for another connection's write lock
-    bool create_if_missing = true;          // false: a missing file is Error(FileNotFound)
-    std::function<int64_t()> clock_ms;      // "now" in unix ms for created_at of rows and events; empty = system clock
+    bool durable = false;               // synchronous=FULL (survives power loss); default NORMAL
+                                        // (WAL: committed rows survive a process crash)
+    int busy_timeout_ms = 5000;         // wait this long for another connection's write lock
+    bool create_if_missing = true;      // false: a missing file is Error(FileNotFound)
+    std::function<int64_t()> clock_ms;  // "now" in unix ms for created_at of rows and events; empty = system clock
     int64_t foreground_check_max_bytes = int64_t{64} << 20;  // files up to this size are quick_checked before
-                                            // the constructor returns (CorruptFile if damaged); larger ones on a
-                                            // background thread, so opening never blocks; < 0: no check
+                                                             // the constructor returns (CorruptFile if damaged); larger ones on a
+                                                             // background thread, so opening never blocks; < 0: no check
 };
 
 class HistoryStore {
@@ -373,7 +379,7 @@ public:
     std::optional<std::string> input_text(GenerationId id);  // "send back to input"
     std::vector<HistoryEvent> events(GenerationId id);       // oldest first
     HistoryPage list(const HistoryQuery& query);
-    int64_t count(const HistoryFilter& filter = {});         // matching generations
+    int64_t count(const HistoryFilter& filter = {});                        // matching generations
     std::optional<GenerationId> find_by_origin(const std::string& origin);  // newest with exactly this origin
 
     // Deletes the generation, its candidates and its events. False if it did not exist.
@@ -398,13 +404,12 @@ public:
 
     // Training runs (training_runs.cpp). Points are upserted by step: a resumed run that restarts
     // from an earlier checkpoint overwrites the points after it, so its curve continues cleanly.
-    int64_t begin_training_run(const TrainingRunRecord& run);           // status "running"; returns the id
-    void reopen_training_run(int64_t id, int64_t total_steps);          // resumed: status back to "running"
+    int64_t begin_training_run(const TrainingRunRecord& run);                        // status "running"; returns the id
+    void reopen_training_run(int64_t id, int64_t total_steps);                       // resumed: status back to "running"
     void add_training_points(int64_t id, const std::vector<TrainingPoint>& points);  // one transaction
-    void end_training_run(int64_t id, const std::string& status, const std::string& final_dir,
-                          const std::string& message);
+    void end_training_run(int64_t id, const std::string& status, const std::string& final_dir, const std::string& message);
     std::vector<StoredTrainingRun> training_runs(int limit = 100, bool with_points = true);  // newest first
-    std::optional<StoredTrainingRun> training_run(int64_t id);          // with points
+    std::optional<StoredTrainingRun> training_run(int64_t id);                               // with points
     bool remove_training_run(int64_t id);
 
 private:

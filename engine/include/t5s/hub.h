@@ -20,8 +20,8 @@
 namespace t5s::hub {
 
 struct RepoRef {
-    std::string repo;                // "ORG/NAME" (or a legacy "NAME")
-    std::string revision = "main";   // branch, tag or 40-hex commit
+    std::string repo;               // "ORG/NAME" (or a legacy "NAME")
+    std::string revision = "main";  // branch, tag or 40-hex commit
 };
 
 // "ORG/NAME" or "ORG/NAME@REV" (also "NAME[@REV]"); nullopt when `text` cannot be a repository id
@@ -65,18 +65,18 @@ std::string display_name(const std::filesystem::path& dir);
 
 // One model found in a cache or a folder, for `t5studio models` and the app's model list.
 struct StoredModel {
-    std::string name;                 // "ORG/NAME" for cache entries, the folder name otherwise
-    std::string revision;             // refs name(s) pointing at this snapshot ("main"), or ""
-    std::string commit;               // snapshot folder name; "" for plain folders
-    std::filesystem::path dir;        // the folder to open
-    std::string kind;                 // "generation" (T5/mT5) or "encoder" (sentence-transformers)
-    std::string architecture;         // model_type: t5, mt5, bert, xlm-roberta
-    int64_t parameters = 0;           // computed from config.json (0 when it cannot be)
-    int64_t disk_bytes = 0;           // bytes of the files the snapshot links to (each blob once)
-    bool complete = true;             // weights present
-    std::string found_in;             // "cache" (the Hugging Face cache), else the folder given that holds it
-    std::string base;                 // an adapter's base_model_name_or_path ("" for models)
-    std::filesystem::path base_dir;   // that base's folder when it was found (empty otherwise)
+    std::string name;                // "ORG/NAME" for cache entries, the folder name otherwise
+    std::string revision;            // refs name(s) pointing at this snapshot ("main"), or ""
+    std::string commit;              // snapshot folder name; "" for plain folders
+    std::filesystem::path dir;       // the folder to open
+    std::string kind;                // "generation" (T5/mT5) or "encoder" (sentence-transformers)
+    std::string architecture;        // model_type: t5, mt5, bert, xlm-roberta
+    int64_t parameters = 0;          // computed from config.json (0 when it cannot be)
+    int64_t disk_bytes = 0;          // bytes of the files the snapshot links to (each blob once)
+    bool complete = true;            // weights present
+    std::string found_in;            // "cache" (the Hugging Face cache), else the folder given that holds it
+    std::string base;                // an adapter's base_model_name_or_path ("" for models)
+    std::filesystem::path base_dir;  // that base's folder when it was found (empty otherwise)
 };
 
 // Estimated memory to run a model of `parameters` at 4 (fp32), 2 (bf16) or 1 (int8) byte(s) per

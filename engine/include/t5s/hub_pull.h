@@ -28,16 +28,16 @@ namespace t5s::hub {
 
 // Why a pull failed: each has its own exit code in `t5studio pull` (docs/model-store.md).
 enum class PullFailure {
-    BadRequest,      // not a repository id, or options that cannot work
-    Unauthorized,    // 401 / 403: gated or private (accept the licence, set HF_TOKEN)
-    NotFound,        // 404: no such repository, revision or file
-    Network,         // connection refused / unreachable / DNS / timed out
-    Server,          // 5xx (or 429) after the retries
-    HashMismatch,    // a file's SHA-256 or size differs from the Hub's
-    DiskFull,        // not enough free space, or a write failed
-    Unsupported,     // an architecture T5 Studio cannot run, or no weights it can read
-    Offline,         // HF_HUB_OFFLINE=1 and the revision is not in the cache
-    Cancelled,       // the cancel flag was set (Ctrl-C); the partial file stays, resumable
+    BadRequest,    // not a repository id, or options that cannot work
+    Unauthorized,  // 401 / 403: gated or private (accept the licence, set HF_TOKEN)
+    NotFound,      // 404: no such repository, revision or file
+    Network,       // connection refused / unreachable / DNS / timed out
+    Server,        // 5xx (or 429) after the retries
+    HashMismatch,  // a file's SHA-256 or size differs from the Hub's
+    DiskFull,      // not enough free space, or a write failed
+    Unsupported,   // an architecture T5 Studio cannot run, or no weights it can read
+    Offline,       // HF_HUB_OFFLINE=1 and the revision is not in the cache
+    Cancelled,     // the cancel flag was set (Ctrl-C); the partial file stays, resumable
 };
 
 }  // namespace t5s::hub
@@ -47,11 +47,11 @@ template <>
 struct EnumNames<hub::PullFailure> {
     static constexpr const char* kWhat = "pull failure";
     using F = hub::PullFailure;
-    static constexpr EnumName<F> kNames[] = {
-        {F::BadRequest, "bad_request"}, {F::Unauthorized, "unauthorized"}, {F::NotFound, "not_found"},
-        {F::Network, "network"},        {F::Server, "server"},             {F::HashMismatch, "hash_mismatch"},
-        {F::DiskFull, "disk_full"},     {F::Unsupported, "unsupported"},   {F::Offline, "offline"},
-        {F::Cancelled, "cancelled"}};
+    static constexpr EnumName<F> kNames[] = {{F::BadRequest, "bad_request"}, {F::Unauthorized, "unauthorized"},
+                                             {F::NotFound, "not_found"},     {F::Network, "network"},
+                                             {F::Server, "server"},          {F::HashMismatch, "hash_mismatch"},
+                                             {F::DiskFull, "disk_full"},     {F::Unsupported, "unsupported"},
+                                             {F::Offline, "offline"},        {F::Cancelled, "cancelled"}};
 };
 }  // namespace t5s
 
@@ -68,42 +68,42 @@ private:
 };
 
 struct PullOptions {
-    std::string repo;                 // "ORG/NAME"
-    std::string revision = "main";    // branch, tag or commit
-    std::string endpoint;             // "" = $HF_ENDPOINT, else https://huggingface.co
-    std::filesystem::path cache;      // "" = cache_dir() ($HF_HUB_CACHE / $HF_HOME/hub / ~/.cache/huggingface/hub)
-    std::string token;                // "" = $HF_TOKEN, else $HF_HOME/token or ~/.cache/huggingface/token
-    bool offline = false;             // also on with HF_HUB_OFFLINE=1: resolve from the cache, no network
-    int max_retries = 4;              // per request, on 5xx / 429 / dropped connections
-    double backoff_s = 0.5;           // first retry delay; doubled each time, at most 8 s
-    long connect_timeout_s = 10;      // per connection attempt
-    long stall_timeout_s = 30;        // a transfer under 1 KiB/s for this long is dropped and retried
+    std::string repo;               // "ORG/NAME"
+    std::string revision = "main";  // branch, tag or commit
+    std::string endpoint;           // "" = $HF_ENDPOINT, else https://huggingface.co
+    std::filesystem::path cache;    // "" = cache_dir() ($HF_HUB_CACHE / $HF_HOME/hub / ~/.cache/huggingface/hub)
+    std::string token;              // "" = $HF_TOKEN, else $HF_HOME/token or ~/.cache/huggingface/token
+    bool offline = false;           // also on with HF_HUB_OFFLINE=1: resolve from the cache, no network
+    int max_retries = 4;            // per request, on 5xx / 429 / dropped connections
+    double backoff_s = 0.5;         // first retry delay; doubled each time, at most 8 s
+    long connect_timeout_s = 10;    // per connection attempt
+    long stall_timeout_s = 30;      // a transfer under 1 KiB/s for this long is dropped and retried
 };
 
 // What a pull is doing now, for a progress line or bar. Bytes are this pull's files; `done`
 // includes bytes already in the cache (reused) and resumed from .incomplete files.
 struct PullProgress {
-    std::string phase;                // "metadata" | "download" | "verify" | "done"
-    std::string file;                 // the file being fetched ("" outside "download")
-    int file_index = 0;               // 1-based
+    std::string phase;   // "metadata" | "download" | "verify" | "done"
+    std::string file;    // the file being fetched ("" outside "download")
+    int file_index = 0;  // 1-based
     int file_count = 0;
     int64_t done_bytes = 0;
     int64_t total_bytes = 0;
-    double rate_bytes_per_s = 0;      // over this pull's network bytes
-    double eta_s = -1;                // -1 = unknown
+    double rate_bytes_per_s = 0;  // over this pull's network bytes
+    double eta_s = -1;            // -1 = unknown
 };
 
 struct PullResult {
     std::string repo;
     std::string commit;
-    std::filesystem::path snapshot;   // the folder to open
-    std::string kind;                 // "generation" | "encoder"
-    std::string architecture;         // model_type
-    std::vector<std::string> files;   // the files linked from the snapshot
+    std::filesystem::path snapshot;  // the folder to open
+    std::string kind;                // "generation" | "encoder"
+    std::string architecture;        // model_type
+    std::vector<std::string> files;  // the files linked from the snapshot
     int64_t total_bytes = 0;
-    int64_t downloaded_bytes = 0;     // fetched over the network in this run
-    int64_t reused_bytes = 0;         // already complete in blobs/ (or resumed from .incomplete)
-    bool from_cache_only = false;     // offline: nothing was fetched
+    int64_t downloaded_bytes = 0;  // fetched over the network in this run
+    int64_t reused_bytes = 0;      // already complete in blobs/ (or resumed from .incomplete)
+    bool from_cache_only = false;  // offline: nothing was fetched
 };
 
 // `text` (a name or words a Hub server chose) safe to print: control bytes, DEL, backslash and

@@ -46,8 +46,10 @@ enum class InputFormat { Text, Jsonl, Csv, Tsv, LabelStudio };
 template <>
 struct EnumNames<InputFormat> {
     static constexpr const char* kWhat = "format";
-    static constexpr EnumName<InputFormat> kNames[] = {{InputFormat::Text, "txt"},   {InputFormat::Jsonl, "jsonl"},
-                                                       {InputFormat::Csv, "csv"},    {InputFormat::Tsv, "tsv"},
+    static constexpr EnumName<InputFormat> kNames[] = {{InputFormat::Text, "txt"},
+                                                       {InputFormat::Jsonl, "jsonl"},
+                                                       {InputFormat::Csv, "csv"},
+                                                       {InputFormat::Tsv, "tsv"},
                                                        {InputFormat::LabelStudio, "labelstudio"}};
 };
 // By extension, then by content (see above). Throws t5s::Error(FileNotFound) when unreadable.
@@ -117,8 +119,8 @@ class InputReader {
 public:
     // Opens the file (format: input_format_of unless given). on_bad is called for every bad row
     // under Skip (may be empty); under Fail the first bad row throws t5s::Error("where: reason").
-    InputReader(std::string path, InputFields fields, BadRowPolicy policy,
-                std::function<void(const BadRow&)> on_bad = {}, std::optional<InputFormat> format = {});
+    InputReader(std::string path, InputFields fields, BadRowPolicy policy, std::function<void(const BadRow&)> on_bad = {},
+                std::optional<InputFormat> format = {});
     ~InputReader();
     InputReader(const InputReader&) = delete;
     InputReader& operator=(const InputReader&) = delete;
@@ -145,7 +147,7 @@ public:
     explicit LineReader(std::istream& in) : in_(in) {}
     // The next line (without its end); false at the end of the input.
     bool next(std::string* line);
-    int64_t line_no() const { return line_no_; }           // 1-based number of the line last read
+    int64_t line_no() const { return line_no_; }          // 1-based number of the line last read
     bool ended_with_newline() const { return newline_; }  // false: the last line has no LF (a cut write?)
 
 private:
@@ -175,9 +177,9 @@ class OutputWriter {
 public:
     // with_source: write the "source" field/column (generate's output).
     OutputWriter(InputFormat format, bool with_source, std::string model_version = "t5studio");
-    std::string begin() const;                    // the header / "[\n"
-    std::string row(const OutputRow& row);        // one row, with its separator
-    std::string end() const;                      // "\n]\n" for Label Studio, else ""
+    std::string begin() const;              // the header / "[\n"
+    std::string row(const OutputRow& row);  // one row, with its separator
+    std::string end() const;                // "\n]\n" for Label Studio, else ""
 
 private:
     InputFormat format_;

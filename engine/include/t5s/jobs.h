@@ -34,9 +34,9 @@ enum class JobKind { LoadModel, UnloadModel, Generate, Batch, Train, Io, Learn }
 template <>
 struct EnumNames<JobKind> {  // learn: a learning-loop round (t5s/learning.h)
     static constexpr const char* kWhat = "job kind";
-    static constexpr EnumName<JobKind> kNames[] = {{JobKind::LoadModel, "load"}, {JobKind::UnloadModel, "unload"},
+    static constexpr EnumName<JobKind> kNames[] = {{JobKind::LoadModel, "load"},    {JobKind::UnloadModel, "unload"},
                                                    {JobKind::Generate, "generate"}, {JobKind::Batch, "batch"},
-                                                   {JobKind::Train, "train"},      {JobKind::Io, "io"},
+                                                   {JobKind::Train, "train"},       {JobKind::Io, "io"},
                                                    {JobKind::Learn, "learn"}};
 };
 
@@ -46,9 +46,9 @@ enum class JobState { Queued, Running, Paused, Finished, Failed, Cancelled };
 template <>
 struct EnumNames<JobState> {
     static constexpr const char* kWhat = "job state";
-    static constexpr EnumName<JobState> kNames[] = {{JobState::Queued, "queued"},     {JobState::Running, "running"},
-                                                    {JobState::Paused, "paused"},     {JobState::Finished, "finished"},
-                                                    {JobState::Failed, "failed"},     {JobState::Cancelled, "cancelled"}};
+    static constexpr EnumName<JobState> kNames[] = {{JobState::Queued, "queued"}, {JobState::Running, "running"},
+                                                    {JobState::Paused, "paused"}, {JobState::Finished, "finished"},
+                                                    {JobState::Failed, "failed"}, {JobState::Cancelled, "cancelled"}};
 };
 
 enum class JobSignal { Cancel, Pause, Resume };

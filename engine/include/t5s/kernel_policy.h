@@ -52,22 +52,22 @@ KernelSwitches read_kernel_switches_from_env();
 
 // An instruction set a hand-written kernel is compiled for; Off = not used (ATen runs instead).
 enum class KernelIsa { Off, Portable, Avx2, Avx512 };
-enum class Fp32Gemm { MklPacked, Panels };   // Panels: batch-invariant (panel_gemm.h)
+enum class Fp32Gemm { MklPacked, Panels };    // Panels: batch-invariant (panel_gemm.h)
 enum class WeightPacking { Auto, Off, All };  // which fp32/bf16 weights are packed at load
 // Amx: AMX tiles from 2 rows, VNNI below. Rows: the device path (int8 activations per row, int32
 // products by at::_int_mm, cuBLASLt's on CUDA), run on the CPU as its twin; never chosen by auto.
 enum class Int8Kernel { Fbgemm, Vnni, Amx, Rows };
 
 struct KernelPolicy {
-    CpuClass detected = CpuClass::Baseline;     // what this CPU is
-    CpuClass cpu = CpuClass::Baseline;          // the class the choices below were made for
-    Fp32Gemm fp32_gemm = Fp32Gemm::MklPacked;   // packed fp32 weights: MKL's sgemm or our panels
+    CpuClass detected = CpuClass::Baseline;       // what this CPU is
+    CpuClass cpu = CpuClass::Baseline;            // the class the choices below were made for
+    Fp32Gemm fp32_gemm = Fp32Gemm::MklPacked;     // packed fp32 weights: MKL's sgemm or our panels
     KernelIsa fp32_panels = KernelIsa::Portable;  // the panel kernel's code: Avx2 or Portable (same bits)
     WeightPacking packing = WeightPacking::Auto;
     Int8Kernel int8 = Int8Kernel::Fbgemm;
-    bool int8_reduced_range = true;             // FBGEMM/oneDNN quantise activations to 7 bits (no VNNI)
-    KernelIsa vocab = KernelIsa::Off;           // greedy pick / in-place log-softmax: Off, Avx2, Avx512
-    KernelIsa step = KernelIsa::Off;            // fused RMS norm + single-query attention: Off = op by op
+    bool int8_reduced_range = true;    // FBGEMM/oneDNN quantise activations to 7 bits (no VNNI)
+    KernelIsa vocab = KernelIsa::Off;  // greedy pick / in-place log-softmax: Off, Avx2, Avx512
+    KernelIsa step = KernelIsa::Off;   // fused RMS norm + single-query attention: Off = op by op
     bool operator==(const KernelPolicy& o) const;
 };
 

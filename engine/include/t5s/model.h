@@ -31,31 +31,35 @@ struct EnumNames<Device> {
 template <>
 struct EnumNames<Precision> {
     static constexpr const char* kWhat = "dtype";
-    static constexpr EnumName<Precision> kNames[] = {
-        {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}, {Precision::Int8, "int8"},
-        {Precision::Fp32, "float32", kAlias}, {Precision::Bf16, "bfloat16", kAlias}, {Precision::Fp16, "float16", kAlias}};
+    static constexpr EnumName<Precision> kNames[] = {{Precision::Fp32, "fp32"},
+                                                     {Precision::Bf16, "bf16"},
+                                                     {Precision::Fp16, "fp16"},
+                                                     {Precision::Int8, "int8"},
+                                                     {Precision::Fp32, "float32", kAlias},
+                                                     {Precision::Bf16, "bfloat16", kAlias},
+                                                     {Precision::Fp16, "float16", kAlias}};
 };
 
 // Most intra-op threads accepted: more is never faster, and 100000 exhausted the process.
 constexpr int kMaxThreads = 1024;
 
 struct RuntimeOptions {
-    Device device = Device::Auto;        // Auto: CUDA if available, else CPU
+    Device device = Device::Auto;  // Auto: CUDA if available, else CPU
     Precision precision = Precision::Fp32;
-    int threads = 0;                     // intra-op threads; 0 = number of physical cores
-    std::filesystem::path adapter;       // LoRA adapter folder (PEFT format) applied at load; empty: none
-    int device_index = 0;                // which CUDA device ("cuda:N"); the first by default
-    std::optional<KernelPolicy> kernels; // CPU kernels (t5s/kernel_policy.h); empty: default_kernel_policy()
+    int threads = 0;                      // intra-op threads; 0 = number of physical cores
+    std::filesystem::path adapter;        // LoRA adapter folder (PEFT format) applied at load; empty: none
+    int device_index = 0;                 // which CUDA device ("cuda:N"); the first by default
+    std::optional<KernelPolicy> kernels;  // CPU kernels (t5s/kernel_policy.h); empty: default_kernel_policy()
 };
 
 struct ModelInfo {
     std::filesystem::path dir;
-    std::string model_type;              // "t5" / "mt5"
-    std::string variant;                 // e.g. "T5 v1.0 (relu, tied head)" or "T5 v1.1 (gated-gelu, untied)"
-    std::string stored_dtype;            // dtype(s) of the tensors on disk, e.g. "F32" or "BF16"
-    std::string precision;               // precision it runs in
-    int64_t activation_bytes = 4;        // bytes of one activation value (CPU int8 computes in fp32)
-    std::string device;                  // "cpu" or "cuda:0"
+    std::string model_type;        // "t5" / "mt5"
+    std::string variant;           // e.g. "T5 v1.0 (relu, tied head)" or "T5 v1.1 (gated-gelu, untied)"
+    std::string stored_dtype;      // dtype(s) of the tensors on disk, e.g. "F32" or "BF16"
+    std::string precision;         // precision it runs in
+    int64_t activation_bytes = 4;  // bytes of one activation value (CPU int8 computes in fp32)
+    std::string device;            // "cpu" or "cuda:0"
     int threads = 0;
     ModelConfig config;                  // token ids as generation_config.json sets them, where it does
     GenerationConfig generation_config;  // generation_config.json (present = false without one)
@@ -65,10 +69,10 @@ struct ModelInfo {
     std::string cpu_class;               // the CPU class its kernels were chosen for, e.g. "avx2" (t5s/kernel_policy.h)
     std::string cpu_class_detected;      // this CPU's class (differs when T5S_CPU_CLASS or the options cap it)
     std::vector<std::pair<std::string, std::string>> kernels;  // (kernel, choice): describe_kernels()
-    int tokenizer_vocab = 0;             // 0 if the folder has no spiece.model or tokenizer.json
-    std::vector<std::string> files;      // files read
-    std::string content_hash;            // fingerprint of config + weights (sizes and sampled bytes), hex
-    std::filesystem::path adapter;       // the LoRA adapter applied now; empty: none
+    int tokenizer_vocab = 0;                                   // 0 if the folder has no spiece.model or tokenizer.json
+    std::vector<std::string> files;                            // files read
+    std::string content_hash;                                  // fingerprint of config + weights (sizes and sampled bytes), hex
+    std::filesystem::path adapter;                             // the LoRA adapter applied now; empty: none
     int64_t adapter_parameter_count = 0;
 };
 
@@ -79,9 +83,9 @@ struct FloatArray {
 };
 
 struct ScoreResult {
-    double loss = 0.0;                       // HF loss with labels: mean over all non-ignored target tokens
+    double loss = 0.0;  // HF loss with labels: mean over all non-ignored target tokens
     std::vector<std::vector<int>> target_ids;
-    std::vector<std::vector<int>> argmax;    // teacher-forced argmax per target position
+    std::vector<std::vector<int>> argmax;  // teacher-forced argmax per target position
 };
 
 using IdBatch = std::vector<std::vector<int>>;
@@ -98,7 +102,7 @@ public:
     virtual const Tokenizer& tokenizer() const = 0;  // throws if the folder had no spiece.model or tokenizer.json
 
     // Ids in (right-padded internally; rows may differ in length), numbers out.
-    virtual FloatArray encoder_hidden(const IdBatch& input_ids) const = 0;             // [B, S, d_model]
+    virtual FloatArray encoder_hidden(const IdBatch& input_ids) const = 0;                            // [B, S, d_model]
     virtual FloatArray logits(const IdBatch& input_ids, const IdBatch& decoder_input_ids) const = 0;  // [B, T, V]
     // labels: target ids per row (padded with -100 internally); decoder inputs are labels shifted right.
     virtual ScoreResult score(const IdBatch& input_ids, const IdBatch& labels) const = 0;

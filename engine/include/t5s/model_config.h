@@ -28,17 +28,17 @@ struct ModelTasks {
 };
 
 struct ModelConfig {
-    std::string model_type = "t5";       // "t5" or "mt5"; others are rejected as unsupported
-    int64_t vocab_size = 32128;          // rows of the embedding / head (may exceed the tokenizer)
+    std::string model_type = "t5";  // "t5" or "mt5"; others are rejected as unsupported
+    int64_t vocab_size = 32128;     // rows of the embedding / head (may exceed the tokenizer)
     int64_t d_model = 512;
-    int64_t d_kv = 64;                   // per-head size; num_heads * d_kv may differ from d_model
+    int64_t d_kv = 64;  // per-head size; num_heads * d_kv may differ from d_model
     int64_t d_ff = 2048;
-    int64_t num_layers = 6;              // encoder blocks
-    int64_t num_decoder_layers = 6;      // decoder blocks (defaults to num_layers)
+    int64_t num_layers = 6;          // encoder blocks
+    int64_t num_decoder_layers = 6;  // decoder blocks (defaults to num_layers)
     int64_t num_heads = 8;
     int64_t relative_attention_num_buckets = 32;
     int64_t relative_attention_max_distance = 128;
-    double dropout_rate = 0.1;           // used only when training
+    double dropout_rate = 0.1;  // used only when training
     double layer_norm_epsilon = 1e-6;
     std::string feed_forward_proj = "relu";  // "relu" | "gated-gelu" | "gated-silu" | "{gated-}ACT"
     std::string dense_act_fn = "relu";       // derived like transformers ("gated-gelu" -> "gelu_new")
@@ -47,10 +47,10 @@ struct ModelConfig {
     int64_t decoder_start_token_id = 0;
     int64_t eos_token_id = 1;
     int64_t pad_token_id = 0;
-    int64_t n_positions = 0;             // config's n_positions (0 = absent): the longest source a request accepts by default
-    std::string torch_dtype;             // dtype the checkpoint says it was saved in ("" if absent)
-    std::string raw_json;                // the original file, kept so checkpoints can be re-saved faithfully
-    ModelTasks tasks;                    // task_specific_params and the default task (written back by model_config_to_json)
+    int64_t n_positions = 0;  // config's n_positions (0 = absent): the longest source a request accepts by default
+    std::string torch_dtype;  // dtype the checkpoint says it was saved in ("" if absent)
+    std::string raw_json;     // the original file, kept so checkpoints can be re-saved faithfully
+    ModelTasks tasks;         // task_specific_params and the default task (written back by model_config_to_json)
 
     int64_t inner_dim() const { return num_heads * d_kv; }
 };

@@ -44,8 +44,8 @@ struct NotAppliedSetting {
 };
 
 struct PastedSettings {
-    std::string form;                  // what was read: "generate(...)", "a keyword list", "a JSON object", ...
-    GenerationOptions options;         // the current settings with the applied keys changed
+    std::string form;           // what was read: "generate(...)", "a keyword list", "a JSON object", ...
+    GenerationOptions options;  // the current settings with the applied keys changed
     std::vector<AppliedSetting> applied;
     std::vector<NotAppliedSetting> not_applied;
 };

@@ -21,7 +21,7 @@ public:
     int width() const { return width_; }
     int height() const { return height_; }
     Rgb at(int x, int y) const;
-    void set(int x, int y, Rgb color);  // ignored outside the picture, so shapes may be clipped
+    void set(int x, int y, Rgb color);                          // ignored outside the picture, so shapes may be clipped
     void fill_rect(int x0, int y0, int x1, int y1, Rgb color);  // [x0, x1) x [y0, y1), clipped
     const std::vector<uint8_t>& pixels() const { return pixels_; }
 

@@ -30,19 +30,19 @@ inline constexpr size_t kMaxRecipeSteps = 16;
 inline constexpr int64_t kMaxRecipeFanOut = 256;
 
 struct RecipeStep {
-    std::string name;                                // unique, not "source"
-    std::string from = kRecipeSource;                // "source" or an earlier step's name
-    std::filesystem::path model;                     // empty: the loaded model; else an existing folder
-    std::optional<std::filesystem::path> adapter;    // nullopt: the loaded model's (a model of its own: none)
-    std::optional<std::string> prefix;               // nullopt: the request's task prefix
-    GenerationOptions settings;                      // the fields of `named`, as the file gives them
-    std::vector<std::string> named;                  // JSON names of the generation fields the step sets
+    std::string name;                              // unique, not "source"
+    std::string from = kRecipeSource;              // "source" or an earlier step's name
+    std::filesystem::path model;                   // empty: the loaded model; else an existing folder
+    std::optional<std::filesystem::path> adapter;  // nullopt: the loaded model's (a model of its own: none)
+    std::optional<std::string> prefix;             // nullopt: the request's task prefix
+    GenerationOptions settings;                    // the fields of `named`, as the file gives them
+    std::vector<std::string> named;                // JSON names of the generation fields the step sets
 };
 
 struct Recipe {
-    std::string file;                    // where it was read from (messages name it)
-    std::vector<RecipeStep> steps;       // in run order
-    std::vector<std::string> candidates; // the steps whose outputs are candidates, each once
+    std::string file;                     // where it was read from (messages name it)
+    std::vector<RecipeStep> steps;        // in run order
+    std::vector<std::string> candidates;  // the steps whose outputs are candidates, each once
 
     const RecipeStep* step(const std::string& name) const;  // null if none has that name
     bool is_candidate(const std::string& name) const;

@@ -39,8 +39,8 @@ struct RecipeRunners {
 // be null (then similarity filters and ranking are refused, as in generate_scored). `spans`: empty,
 // or one list per text. Errors name the recipe file and the step. Each candidate (and each dropped
 // one) carries its route (Candidate::route).
-std::vector<GenerationResult> run_recipe(const Recipe& recipe, const RecipeRunners& runners, const Model& judge, const Embedder* embedder,
-                                         const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
-                                         const GenerationOptions& options);
+std::vector<GenerationResult> run_recipe(const Recipe& recipe, const RecipeRunners& runners, const Model& judge,
+                                         const Embedder* embedder, const std::vector<std::string>& texts,
+                                         const std::vector<std::vector<Span>>& spans, const GenerationOptions& options);
 
 }  // namespace t5s

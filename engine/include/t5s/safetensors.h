@@ -16,9 +16,9 @@ enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
 template <>
 struct EnumNames<DType> {  // the names of the safetensors header
     static constexpr const char* kWhat = "dtype";
-    static constexpr EnumName<DType> kNames[] = {{DType::F32, "F32"}, {DType::F16, "F16"}, {DType::BF16, "BF16"}, {DType::F64, "F64"},
-                                                 {DType::I64, "I64"}, {DType::I32, "I32"}, {DType::I16, "I16"}, {DType::I8, "I8"},
-                                                 {DType::U8, "U8"},   {DType::Bool, "BOOL"}};
+    static constexpr EnumName<DType> kNames[] = {
+        {DType::F32, "F32"}, {DType::F16, "F16"}, {DType::BF16, "BF16"}, {DType::F64, "F64"}, {DType::I64, "I64"},
+        {DType::I32, "I32"}, {DType::I16, "I16"}, {DType::I8, "I8"},     {DType::U8, "U8"},   {DType::Bool, "BOOL"}};
 };
 size_t dtype_size(DType dtype);
 

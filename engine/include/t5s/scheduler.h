@@ -4,8 +4,8 @@
 // queue are encoded and their rows (candidates, beams) join the running batch, and rows that
 // finished leave it, so a short request never waits for a long one. Every request's output is
 // what generate_scored (t5s/candidate_scores.h) gives for each of its texts alone (same greedy and
-// beam ids, same sampled ids for the same seed, same scores, filters, ranking and rounds). Requests are Jobs in the scheduler's JobRegistry: cancelling the job
-// (or passing its timeout) takes its rows out of the batch at the next step.
+// beam ids, same sampled ids for the same seed, same scores, filters, ranking and rounds). Requests are Jobs in the scheduler's
+// JobRegistry: cancelling the job (or passing its timeout) takes its rows out of the batch at the next step.
 //
 // Every generation runs through one: `t5studio serve` keeps one per replica; generate_scored
 // (t5s/candidate_scores.h: the desktop, the batch panel, `t5studio generate`) submits its texts as
@@ -33,7 +33,7 @@ struct ServeRequest {
     // JSON names, t5s/generation_fields.h) taken from `options` instead.
     GenerationOptions options;
     std::vector<std::string> named;
-    double timeout_s = 0.0;  // 0 = none; past it the request ends as cancelled
+    double timeout_s = 0.0;                // 0 = none; past it the request ends as cancelled
     std::vector<std::vector<Span>> spans;  // protected spans per text (t5s/spans.h); empty: none given
     // Optional: settings changed while it runs; their per-step fields (Live::EveryStep,
     // t5s/generation_fields.h) apply from the next step, as GenerationControl::live_settings does.
@@ -44,14 +44,14 @@ struct ServeRequest {
 
 struct RequestOutcome {
     std::vector<GenerationResult> results;  // one per text, in order (complete only without error)
-    std::optional<JobError> error;           // Cancelled (client gone, timeout, shutdown), OutOfMemory...
-    GenerationOptions options;               // the settings it ran with
-    int64_t input_tokens = 0;                // tokens of the texts (</s> included)
-    int64_t output_tokens = 0;               // ids of the candidates returned
-    std::map<DropReason, int64_t> dropped;   // candidates dropped, by rule (option_of names the option that
-                                             // dropped them: "no_copy", "min_change"...); = results' dropped
-    double queued_s = 0.0;                   // submission -> first rows in the batch
-    double first_candidate_s = -1.0;         // submission -> first candidate (-1: none)
+    std::optional<JobError> error;          // Cancelled (client gone, timeout, shutdown), OutOfMemory...
+    GenerationOptions options;              // the settings it ran with
+    int64_t input_tokens = 0;               // tokens of the texts (</s> included)
+    int64_t output_tokens = 0;              // ids of the candidates returned
+    std::map<DropReason, int64_t> dropped;  // candidates dropped, by rule (option_of names the option that
+                                            // dropped them: "no_copy", "min_change"...); = results' dropped
+    double queued_s = 0.0;                  // submission -> first rows in the batch
+    double first_candidate_s = -1.0;        // submission -> first candidate (-1: none)
     double total_s = 0.0;
 };
 
@@ -61,7 +61,7 @@ struct RequestEvents {
     // when its round is scored (later rounds only add after it), with a ranking when its text's
     // rounds end; in the order of the result.
     std::function<void(size_t text_index, const Candidate& candidate)> on_candidate;
-    std::function<void(const RequestOutcome& outcome)> on_done;                        // exactly once
+    std::function<void(const RequestOutcome& outcome)> on_done;  // exactly once
     // After every decoding step the request had rows in: its steps so far and its rows in that step.
     std::function<void(const StepInfo& step)> on_step;
 };
@@ -79,9 +79,9 @@ struct SchedulerStats {
 };
 
 struct StepStats {
-    int rows = 0;             // rows decoded in this step
-    int64_t tokens = 0;       // tokens produced (= rows)
-    double seconds = 0.0;     // the step's wall time (admission included)
+    int rows = 0;          // rows decoded in this step
+    int64_t tokens = 0;    // tokens produced (= rows)
+    double seconds = 0.0;  // the step's wall time (admission included)
 };
 
 // Where the scheduler decodes: on a thread of its own (serve), or on the caller's thread inside
@@ -130,6 +130,5 @@ private:
     JobRegistry jobs_;
     std::unique_ptr<State> state_;
 };
-
 
 }  // namespace t5s

@@ -29,9 +29,9 @@ struct ScoreSummary {
 ScoreSummary summarize_scores(std::string name, const std::vector<std::optional<double>>& values, int bins = 10);
 
 struct ReportInput {
-    std::vector<std::string> score_names;                            // e.g. score, similarity, back_score
-    std::vector<std::vector<std::optional<double>>> score_values;    // per name: one value per candidate
-    std::vector<int64_t> candidates_per_source;                      // per source: its candidates
+    std::vector<std::string> score_names;                          // e.g. score, similarity, back_score
+    std::vector<std::vector<std::optional<double>>> score_values;  // per name: one value per candidate
+    std::vector<int64_t> candidates_per_source;                    // per source: its candidates
     // Per candidate (as score_values): its recipe route's steps, route_steps() e.g. "pivot > back";
     // "" = none. Empty, or no route at all: no per-route section.
     std::vector<std::string> candidate_routes;
@@ -48,7 +48,7 @@ struct Report {
     // Candidates per route (kRouteNone for those without one), most first, then by name; empty
     // without routes. Bar i of plots/candidates_per_route.png is entry i.
     std::vector<std::pair<std::string, int64_t>> candidates_by_route;
-    std::string markdown;                        // "## Score statistics" ... with tables and image links
+    std::string markdown;  // "## Score statistics" ... with tables and image links
     std::vector<ReportPlot> plots;
 };
 

@@ -28,7 +28,7 @@ enum class FlagUse {
 
 template <class Member>
 struct SettingsField {
-    const char* json;        // the name in the JSON (a contract); also the name of a flagless field in messages
+    const char* json;  // the name in the JSON (a contract); also the name of a flagless field in messages
     Member member;
     const char* flag;        // CLI flag without "--" ("" = none; a contract)
     const char* value_name;  // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
@@ -38,19 +38,33 @@ struct SettingsField {
     // --epochs). Validation accepts it; a flag never gives it. NaN = none.
     double unset = std::numeric_limits<double>::quiet_NaN();
     FlagUse use = FlagUse::Table;
-    bool flag_range = false;   // the flag itself refuses values outside `range` (a usage error, exit 2)
-    bool switch_value = true;  // what a switch sets (--no-group-by-length sets false)
+    bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error, exit 2)
+    bool switch_value = true;      // what a switch sets (--no-group-by-length sets false)
     float ui_min = 0, ui_max = 0;  // the app's widget range (both 0: none)
-    bool secret = false;       // never written to JSON (an API key)
+    bool secret = false;           // never written to JSON (an API key)
 
     // A row reads as one line of its table: row(...).within(at_least(1)).widget(1, 4096).
-    SettingsField within(FieldRange r) const { return with([&](SettingsField& f) { f.range = r; }); }
-    SettingsField or_unset(double v) const { return with([&](SettingsField& f) { f.unset = v, f.flag_range = true; }); }
-    SettingsField via(FlagUse u) const { return with([&](SettingsField& f) { f.use = u; }); }
-    SettingsField checked_at_flag() const { return with([&](SettingsField& f) { f.flag_range = true; }); }
-    SettingsField switch_sets(bool v) const { return with([&](SettingsField& f) { f.switch_value = v; }); }
-    SettingsField widget(float lo, float hi) const { return with([&](SettingsField& f) { f.ui_min = lo, f.ui_max = hi; }); }
-    SettingsField kept_secret() const { return with([&](SettingsField& f) { f.secret = true; }); }
+    SettingsField within(FieldRange r) const {
+        return with([&](SettingsField& f) { f.range = r; });
+    }
+    SettingsField or_unset(double v) const {
+        return with([&](SettingsField& f) { f.unset = v, f.flag_range = true; });
+    }
+    SettingsField via(FlagUse u) const {
+        return with([&](SettingsField& f) { f.use = u; });
+    }
+    SettingsField checked_at_flag() const {
+        return with([&](SettingsField& f) { f.flag_range = true; });
+    }
+    SettingsField switch_sets(bool v) const {
+        return with([&](SettingsField& f) { f.switch_value = v; });
+    }
+    SettingsField widget(float lo, float hi) const {
+        return with([&](SettingsField& f) { f.ui_min = lo, f.ui_max = hi; });
+    }
+    SettingsField kept_secret() const {
+        return with([&](SettingsField& f) { f.secret = true; });
+    }
 
 private:
     template <class Edit>
@@ -67,7 +81,7 @@ constexpr FieldRange at_least(double min, const char* words = nullptr) { return 
 constexpr FieldRange above(double min, const char* words = nullptr) { return {min, FieldRange{}.max, true, false, words}; }
 constexpr FieldRange from_to(double min, double max) { return {min, max, false, false, nullptr}; }
 constexpr FieldRange from_below(double min, double max) { return {min, max, false, true, nullptr}; }  // [min, max)
-constexpr FieldRange above_to(double min, double max) { return {min, max, true, false, nullptr}; }     // (min, max]
+constexpr FieldRange above_to(double min, double max) { return {min, max, true, false, nullptr}; }    // (min, max]
 
 // A struct nested in the settings S (TrainingOptions::data), specialised beside the table.
 template <class C, class S>

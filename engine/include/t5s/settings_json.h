@@ -52,8 +52,9 @@ void read_value(const nlohmann::json& v, const std::string& what, const char* na
         if (!v.is_number_integer()) bad("an integer");
         bool fits;
         if (v.is_number_unsigned()) fits = v.get<uint64_t>() <= static_cast<uint64_t>(limits::max());
-        else fits = v.get<int64_t>() >= static_cast<int64_t>(limits::min()) &&
-                    (std::is_unsigned_v<T> || v.get<int64_t>() <= static_cast<int64_t>(limits::max()));
+        else
+            fits = v.get<int64_t>() >= static_cast<int64_t>(limits::min()) &&
+                   (std::is_unsigned_v<T> || v.get<int64_t>() <= static_cast<int64_t>(limits::max()));
         if (!fits) bad("an integer in range");
         *out = v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>()) : static_cast<T>(v.get<int64_t>());
     } else {

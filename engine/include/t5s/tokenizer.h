@@ -39,8 +39,8 @@ public:
     std::string decode(const std::vector<int>& ids, bool skip_special_tokens = true) const;
     std::string id_to_token(int id) const;
 
-    int sp_size() const;          // pieces in the SentencePiece model
-    int vocab_size() const;       // sp_size + extra ids
+    int sp_size() const;     // pieces in the SentencePiece model
+    int vocab_size() const;  // sp_size + extra ids
     int extra_ids() const;
     bool byte_fallback() const;
     bool is_special(int id) const;  // pad, eos, unk, sentinels

@@ -1,14 +1,14 @@
 #include "t5s/atomic_file.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 
 #include <utility>
 
@@ -103,7 +103,8 @@ AtomicFile::AtomicFile(const std::string& path, bool overwrite, std::string what
     if (exists) {
         if (S_ISDIR(st.st_mode)) throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " is a directory");
         if (!overwrite_)
-            throw Error(ErrorCode::InvalidArgument, what_ + " " + path + " already exists (use --force / overwrite to replace it)");
+            throw Error(ErrorCode::InvalidArgument,
+                        what_ + " " + path + " already exists (use --force / overwrite to replace it)");
     }
     const mode_t mode = final_mode(exists ? &st : nullptr);
     remove_abandoned_temp_files(dir, base_of(path));
@@ -181,7 +182,8 @@ void AtomicFile::commit() {
                 temp_.clear();
                 throw Error(ErrorCode::InvalidArgument, what_ + " " + path_ + " already exists (created while exporting)");
             }
-            if (err != EPERM && err != EOPNOTSUPP && err != EXDEV && err != EMLINK) fail("cannot move the finished file into place", err);
+            if (err != EPERM && err != EOPNOTSUPP && err != EXDEV && err != EMLINK)
+                fail("cannot move the finished file into place", err);
             // File systems without hard links: check, then rename (a tiny race, but no silent overwrite in practice).
             struct stat st {};
             if (::lstat(path_.c_str(), &st) == 0) {

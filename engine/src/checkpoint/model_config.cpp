@@ -87,7 +87,6 @@ bool get_bool(const json& j, const char* key, bool fallback, const std::string& 
     return j[key].get<bool>();
 }
 
-
 // 1 + the largest N of the tensors named "<prefix>N.…" (0 when there are none).
 int64_t count_blocks(const std::map<std::string, std::vector<int64_t>>& shapes, const std::string& prefix) {
     int64_t blocks = 0;
@@ -118,8 +117,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     c.raw_json = json_text;
     c.model_type = get_string(j, "model_type", "t5", source);
     if (c.model_type != "t5" && c.model_type != "mt5") {
-        throw Error(ErrorCode::Unsupported, source + ": model_type '" + c.model_type +
-                                                "' is not supported (T5 Studio runs 't5' and 'mt5' checkpoints)");
+        throw Error(ErrorCode::Unsupported,
+                    source + ": model_type '" + c.model_type + "' is not supported (T5 Studio runs 't5' and 'mt5' checkpoints)");
     }
     if (j.contains("architectures") && j["architectures"].is_array()) {
         for (const auto& a : j["architectures"]) {
@@ -137,8 +136,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     c.num_layers = get_positive(j, "num_layers", c.num_layers, source);
     c.num_decoder_layers = get_positive(j, "num_decoder_layers", c.num_layers, source, /*null_is_default=*/true);
     c.num_heads = get_positive(j, "num_heads", c.num_heads, source);
-    c.relative_attention_num_buckets = get_positive(j, "relative_attention_num_buckets", c.relative_attention_num_buckets, source);
-    c.relative_attention_max_distance = get_positive(j, "relative_attention_max_distance", c.relative_attention_max_distance, source);
+    c.relative_attention_num_buckets =
+        get_positive(j, "relative_attention_num_buckets", c.relative_attention_num_buckets, source);
+    c.relative_attention_max_distance =
+        get_positive(j, "relative_attention_max_distance", c.relative_attention_max_distance, source);
     c.n_positions = get_positive(j, "n_positions", 0, source, /*null_is_default=*/true);
     c.dropout_rate = get_number(j, "dropout_rate", c.dropout_rate, source);
     c.layer_norm_epsilon = get_number(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
@@ -174,15 +175,14 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     bool known = false;
     for (const char* a : kActs) known |= c.dense_act_fn == a;
     if (!known) {
-        throw Error(ErrorCode::Unsupported, source + ": feed_forward_proj '" + c.feed_forward_proj +
-                                                "' uses activation '" + c.dense_act_fn + "', which is not supported");
+        throw Error(ErrorCode::Unsupported, source + ": feed_forward_proj '" + c.feed_forward_proj + "' uses activation '" +
+                                                c.dense_act_fn + "', which is not supported");
     }
-    if (c.decoder_start_token_id < 0 || c.decoder_start_token_id >= c.vocab_size ||
-        c.eos_token_id < 0 || c.eos_token_id >= c.vocab_size || c.pad_token_id < 0 || c.pad_token_id >= c.vocab_size) {
+    if (c.decoder_start_token_id < 0 || c.decoder_start_token_id >= c.vocab_size || c.eos_token_id < 0 ||
+        c.eos_token_id >= c.vocab_size || c.pad_token_id < 0 || c.pad_token_id >= c.vocab_size) {
         fail(source, "token ids (pad_token_id " + std::to_string(c.pad_token_id) + ", eos_token_id " +
                          std::to_string(c.eos_token_id) + ", decoder_start_token_id " + std::to_string(c.decoder_start_token_id) +
-                         ") must be inside the vocabulary (0.." +
-                         std::to_string(c.vocab_size - 1) + ")");
+                         ") must be inside the vocabulary (0.." + std::to_string(c.vocab_size - 1) + ")");
     }
     check_id_list(j, "eos_token_id", c.vocab_size, source);
     return c;
@@ -201,11 +201,13 @@ ModelConfig load_model_config(const std::filesystem::path& config_json) {
 void check_config_against_tensors(const ModelConfig& c, const std::map<std::string, std::vector<int64_t>>& shapes,
                                   const std::string& where) {
     auto mismatch = [&](const std::string& what) { throw Error(ErrorCode::CorruptFile, where + ": " + what); };
-    const int64_t encoder_blocks = count_blocks(shapes, "encoder.block."), decoder_blocks = count_blocks(shapes, "decoder.block.");
+    const int64_t encoder_blocks = count_blocks(shapes, "encoder.block."),
+                  decoder_blocks = count_blocks(shapes, "decoder.block.");
     // More blocks than the config uses is what transformers loads too (with a warning); fewer is not.
     if (encoder_blocks < c.num_layers) {
-        mismatch("missing tensor 'encoder.block." + std::to_string(encoder_blocks) + ".layer.0.SelfAttention.q.weight' (config.json num_layers is " +
-                 std::to_string(c.num_layers) + " but the checkpoint has " + std::to_string(encoder_blocks) + " encoder blocks)");
+        mismatch("missing tensor 'encoder.block." + std::to_string(encoder_blocks) +
+                 ".layer.0.SelfAttention.q.weight' (config.json num_layers is " + std::to_string(c.num_layers) +
+                 " but the checkpoint has " + std::to_string(encoder_blocks) + " encoder blocks)");
     }
     if (decoder_blocks < c.num_decoder_layers) {
         mismatch("missing tensor 'decoder.block." + std::to_string(decoder_blocks) +
@@ -221,14 +223,16 @@ void check_config_against_tensors(const ModelConfig& c, const std::map<std::stri
         {"encoder.block.0.layer.0.SelfAttention.o.weight", {c.d_model, c.inner_dim()}},
         {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {c.relative_attention_num_buckets, c.num_heads}},
         {"decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", {c.relative_attention_num_buckets, c.num_heads}},
-        {c.is_gated_act ? "encoder.block.0.layer.1.DenseReluDense.wi_0.weight" : "encoder.block.0.layer.1.DenseReluDense.wi.weight",
+        {c.is_gated_act ? "encoder.block.0.layer.1.DenseReluDense.wi_0.weight"
+                        : "encoder.block.0.layer.1.DenseReluDense.wi.weight",
          {c.d_ff, c.d_model}},
         {"encoder.block.0.layer.1.DenseReluDense.wo.weight", {c.d_model, c.d_ff}},
     };
     for (const auto& [name, shape] : expected) {
         auto it = shapes.find(name);
         if (it != shapes.end() && it->second != shape) {
-            mismatch("tensor '" + name + "' has shape " + shape_text(it->second) + " but config.json implies " + shape_text(shape));
+            mismatch("tensor '" + name + "' has shape " + shape_text(it->second) + " but config.json implies " +
+                     shape_text(shape));
         }
     }
 }

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <tuple>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
-#include "t5s/atomic_file.h"
 #include "base/json_text.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 
 namespace t5s {
@@ -28,9 +28,9 @@ using json = nlohmann::json;
 // bits. Names it knows but T5 Studio cannot hold are Unsupported, not corrupt.
 int reference_dtype_bits(const std::string& s) {
     static const std::pair<const char*, int> kBits[] = {
-        {"BOOL", 8}, {"U8", 8},  {"I8", 8},  {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16}, {"U16", 16},
-        {"F16", 16}, {"BF16", 16}, {"I32", 32}, {"U32", 32}, {"F32", 32}, {"F64", 64}, {"I64", 64}, {"U64", 64},
-        {"F4", 4},   {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"C64", 64}};
+        {"BOOL", 8}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
+        {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},    {"U32", 32},    {"F32", 32},    {"F64", 64},
+        {"I64", 64}, {"U64", 64}, {"F4", 4},    {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"C64", 64}};
     for (const auto& [name, bits] : kBits) {
         if (s == name) return bits;
     }
@@ -88,7 +88,9 @@ Entry parse_entry(const std::string& name, const json& entry, const std::filesys
                           std::to_string(expected));
     }
     const auto known = try_parse_enum<DType>(dtype);
-    if (!known) throw Error(ErrorCode::Unsupported, file.string() + ": " + what + "has dtype " + dtype + ", which T5 Studio does not read");
+    if (!known)
+        throw Error(ErrorCode::Unsupported,
+                    file.string() + ": " + what + "has dtype " + dtype + ", which T5 Studio does not read");
     e.view.dtype = *known;
     return e;
 }
@@ -111,8 +113,8 @@ void parse_safetensors(const unsigned char* bytes, size_t size, const std::files
     if (header_len >= 3 && bytes[8] == 0xEF && bytes[9] == 0xBB && bytes[10] == 0xBF)
         corrupt(file, "bad JSON header: it starts with a UTF-8 byte-order mark");
     // Duplicate names: the last one wins, as in the reference (serde into a HashMap).
-    const json header =
-        parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len), file.string() + ": bad JSON header");
+    const json header = parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes) + 8, header_len),
+                                        file.string() + ": bad JSON header");
     if (!header.is_object()) corrupt(file, "bad JSON header: not an object");
     std::vector<Entry> entries;
     for (auto it = header.begin(); it != header.end(); ++it) {
@@ -158,9 +160,13 @@ void parse_safetensors(const unsigned char* bytes, size_t size, const std::files
 
 size_t dtype_size(DType d) {
     switch (d) {
-        case DType::F64: case DType::I64: return 8;
-        case DType::F32: case DType::I32: return 4;
-        case DType::F16: case DType::BF16: case DType::I16: return 2;
+        case DType::F64:
+        case DType::I64: return 8;
+        case DType::F32:
+        case DType::I32: return 4;
+        case DType::F16:
+        case DType::BF16:
+        case DType::I16: return 2;
         default: return 1;
     }
 }
@@ -181,7 +187,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::filesystem::pa
         if (errno == ENOENT) throw Error(ErrorCode::FileNotFound, file.string() + ": file not found");
         throw Error(ErrorCode::FileNotFound, file.string() + ": cannot open (" + std::strerror(errno) + ")");
     }
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
         throw Error(ErrorCode::FileNotFound, file.string() + ": not a regular file");

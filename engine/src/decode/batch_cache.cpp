@@ -183,7 +183,9 @@ void BatchCache::relocate(const std::vector<int64_t>& sources) {
     for (int64_t slot : slot_of_row_) slot_used_[static_cast<size_t>(slot)] = 1;
     const auto dev = key_bias_.device();
     // Through a gathered copy: a row may be both a source and a destination (beams).
-    auto move = [](at::Tensor view, const at::Tensor& src, const at::Tensor& dst) { view.index_copy_(0, dst, view.index_select(0, src)); };
+    auto move = [](at::Tensor view, const at::Tensor& src, const at::Tensor& dst) {
+        view.index_copy_(0, dst, view.index_select(0, src));
+    };
     if (!from.empty()) {
         const at::Tensor src = long_tensor(from, dev), dst = long_tensor(to, dev);
         for (auto* list : {&self_k_, &self_v_}) {
@@ -218,7 +220,9 @@ bool BatchCache::move_rows_on_host(at::Tensor& pool, const std::vector<int64_t>&
     if (scratch_.numel() < pieces * chunk) scratch_ = at::empty({pieces * chunk}, at::TensorOptions().dtype(at::kByte));
     char* base = static_cast<char*>(pool.data_ptr());
     char* gathered = static_cast<char*>(scratch_.data_ptr());
-    auto piece = [&](const std::vector<int64_t>& rows, int64_t i) { return base + (rows[static_cast<size_t>(i / heads)] * heads + i % heads) * head_bytes; };
+    auto piece = [&](const std::vector<int64_t>& rows, int64_t i) {
+        return base + (rows[static_cast<size_t>(i / heads)] * heads + i % heads) * head_bytes;
+    };
     at::parallel_for(0, pieces, 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) std::memcpy(gathered + i * chunk, piece(from, i), static_cast<size_t>(chunk));
     });

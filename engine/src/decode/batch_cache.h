@@ -52,7 +52,7 @@ private:
     void ensure_positions(int64_t capacity, const at::Tensor& table);
     void ensure_cross(int64_t length);
     int64_t take_slot();
-    void publish();  // st_'s views over the pools' first rows_
+    void publish();                             // st_'s views over the pools' first rows_
     void make_pools(const DecoderState& like);  // empty pools of `like`'s heads, widths and dtype
     // Rows to[j] of a contiguous host pool [R, H, P, dk] take what rows from[j] held in positions
     // [0, positions): one memcpy per (row, head) through scratch_, which stays allocated (fresh
@@ -63,9 +63,9 @@ private:
     // K/V [slots, H, cross_cap, dk] and cross bias [slots, 1, 1, cross_cap] per input slot.
     std::vector<at::Tensor> self_k_, self_v_, cross_k_, cross_v_;
     at::Tensor cross_bias_, key_bias_;
-    at::Tensor scratch_;                 // bytes for move_rows_on_host
-    std::vector<int64_t> slot_of_row_;   // [rows_]: the encoder-side slot each row reads
-    std::vector<char> slot_used_;        // [slot_cap_]
+    at::Tensor scratch_;                // bytes for move_rows_on_host
+    std::vector<int64_t> slot_of_row_;  // [rows_]: the encoder-side slot each row reads
+    std::vector<char> slot_used_;       // [slot_cap_]
     int64_t row_cap_ = 0, slot_cap_ = 0, cross_cap_ = 0, rows_ = 0;
     DecoderState st_;
 };

@@ -13,9 +13,6 @@
 #include <string>
 
 #include "decode/batch_cache.h"
-#include "spans/sentinel_guard.h"
-#include "t5s/error.h"
-#include "t5s/generation_fields.h"
 #include "decode/beam_constraints.h"
 #include "decode/beam_search.h"
 #include "decode/contrastive_search.h"
@@ -23,6 +20,9 @@
 #include "decode/request_settings.h"
 #include "decode/stop_strings.h"
 #include "decode/token_processors.h"
+#include "spans/sentinel_guard.h"
+#include "t5s/error.h"
+#include "t5s/generation_fields.h"
 #include "torch/step_decoding.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -35,18 +35,18 @@ namespace {
 // input i come before those of input i + 1. Greedy / sampling rows leave one by one as they end;
 // a beam group keeps its beams until the search is done.
 struct Group {
-    std::vector<GroupId> ids;    // one per input
-    std::vector<char> dropped;   // removed inputs whose rows decode on with the cohort's
+    std::vector<GroupId> ids;   // one per input
+    std::vector<char> dropped;  // removed inputs whose rows decode on with the cohort's
     GenerationOptions options;
     int64_t per_input = 1;  // rows_for(options)
     int64_t start = 0;      // cache position of the group's first token
     int64_t rows = 0;       // rows in the batch now
     int step = 0;
     std::unique_ptr<BeamSearch> beam;
-    StopCriteria stop;  // stop_strings, max_time
+    StopCriteria stop;                               // stop_strings, max_time
     std::unique_ptr<ContrastiveSearch> contrastive;  // top_k rows per input still decoding
-    std::vector<std::vector<int>> sentinels;  // protected spans (options.keep_sentinels): each input's sentinels
-    std::vector<std::vector<int>> sources;    // each input's ids (the encoder processors read them)
+    std::vector<std::vector<int>> sentinels;         // protected spans (options.keep_sentinels): each input's sentinels
+    std::vector<std::vector<int>> sources;           // each input's ids (the encoder processors read them)
     spans::SentinelRange sentinel_range;
     // Greedy / sampling.
     std::vector<at::Generator> generators;  // one per input: each samples as if alone
@@ -55,9 +55,7 @@ struct Group {
     at::Tensor scores_sum;                  // [slots] double
     std::vector<Candidate> out;             // [slots]
 
-    int64_t input_of_row(int64_t row) const {
-        return beam ? row / per_input : active_rows[static_cast<size_t>(row)] / per_input;
-    }
+    int64_t input_of_row(int64_t row) const { return beam ? row / per_input : active_rows[static_cast<size_t>(row)] / per_input; }
     RowSources row_sources() const {
         RowSources out;
         for (int64_t r = 0; r < rows; ++r) out.push_back(&sources[static_cast<size_t>(input_of_row(r))]);
@@ -122,8 +120,7 @@ std::vector<std::vector<size_t>> cohorts_of(const std::vector<GroupSpec>& specs)
         const bool shared = specs[i].cohort && !(o.num_beam_groups > 1 && !o.stop_strings.empty());
         std::string options = shared ? generation_options_to_json(o) : std::string();
         size_t m = 0;
-        while (m < members.size() && !(shared && specs[members[m][0]].cohort == specs[i].cohort && options_of[m] == options))
-            ++m;
+        while (m < members.size() && !(shared && specs[members[m][0]].cohort == specs[i].cohort && options_of[m] == options)) ++m;
         if (m == members.size()) {
             members.emplace_back();
             options_of.push_back(std::move(options));
@@ -180,10 +177,12 @@ struct BatchDecoder::Impl {
 
     void add(const std::vector<GroupSpec>& specs);
     void prepare_controls(Group& g);
-    void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members, const std::vector<at::Tensor>& encoded);
+    void add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
+                   const std::vector<at::Tensor>& encoded);
     void pick_tokens(Group& g, at::Tensor& logits, at::Tensor& next, at::Tensor& logprob);
     std::vector<int64_t> step_greedy(Group& g, at::Tensor logits, StepReport& report);
-    void process_inputs(const Group& g, at::Tensor& logits, const at::Tensor& sequences, const std::vector<int64_t>& inputs) const;
+    void process_inputs(const Group& g, at::Tensor& logits, const at::Tensor& sequences,
+                        const std::vector<int64_t>& inputs) const;
     std::vector<int64_t> step_contrastive(Group& g, const at::Tensor& logits, const at::Tensor& hidden, StepReport& report);
     void share_taken_positions(std::vector<int64_t>& rows, int64_t offset, int64_t k);
     void finish_inputs(Group& g, const std::vector<int64_t>& finished, StepReport& report);
@@ -224,7 +223,8 @@ void BatchDecoder::Impl::remove_group(size_t index) {
 void BatchDecoder::Impl::add(const std::vector<GroupSpec>& specs) {
     std::vector<at::Tensor> ids;
     for (const auto& spec : specs)
-        ids.push_back(long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), net.device()).view({1, -1}));
+        ids.push_back(
+            long_tensor(std::vector<int64_t>(spec.input_ids.begin(), spec.input_ids.end()), net.device()).view({1, -1}));
     const std::vector<at::Tensor> encoded = net.encode_each(ids);
     for (const auto& members : cohorts_of(specs)) add_group(specs, members, encoded);
 }
@@ -239,8 +239,8 @@ void BatchDecoder::Impl::prepare_controls(Group& g) {
         g.stop.strings = std::make_shared<const StopStrings>(stop_texts, o.stop_strings);
     }
     if (o.max_time)
-        g.stop.deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*o.max_time));
+        g.stop.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                 std::chrono::duration<double>(*o.max_time));
 }
 
 void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const std::vector<size_t>& members,
@@ -288,7 +288,8 @@ void BatchDecoder::Impl::add_group(const std::vector<GroupSpec>& specs, const st
     } else {
         for (int64_t i = 0; i < inputs; ++i)
             g->generators.push_back(at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed < 0 ? 0 : o.seed)));
-        g->sequences = at::full({g->rows, 1}, net.config().decoder_start_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
+        g->sequences =
+            at::full({g->rows, 1}, net.config().decoder_start_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
         for (int64_t r = 0; r < g->rows; ++r) g->active_rows.push_back(r);
         g->scores_sum = at::zeros({g->rows}, encoded[members[0]].options().dtype(at::kDouble));
         g->out.resize(static_cast<size_t>(g->rows));
@@ -361,7 +362,8 @@ std::vector<int64_t> BatchDecoder::Impl::step_greedy(Group& g, at::Tensor logits
         g.out[static_cast<size_t>(slot)] = c;
         const int64_t input = slot / g.per_input;
         if (!g.dropped[static_cast<size_t>(input)])
-            report.rows_finished.push_back({g.ids[static_cast<size_t>(input)], static_cast<int>(slot % g.per_input), std::move(c)});
+            report.rows_finished.push_back(
+                {g.ids[static_cast<size_t>(input)], static_cast<int>(slot % g.per_input), std::move(c)});
         if (ended_inputs.empty() || ended_inputs.back() != input) ended_inputs.push_back(input);
     }
     g.sequences = g.sequences.index_select(0, long_tensor(keep, g.sequences.device()));
@@ -423,8 +425,8 @@ void BatchDecoder::Impl::share_taken_positions(std::vector<int64_t>& rows, int64
 // Of the inputs that had rows end in this step, those with no rows left are done.
 void BatchDecoder::Impl::finish_inputs(Group& g, const std::vector<int64_t>& inputs, StepReport& report) {
     for (int64_t input : inputs) {
-        const bool running = std::any_of(g.active_rows.begin(), g.active_rows.end(),
-                                         [&](int64_t slot) { return slot / g.per_input == input; });
+        const bool running =
+            std::any_of(g.active_rows.begin(), g.active_rows.end(), [&](int64_t slot) { return slot / g.per_input == input; });
         if (running || g.dropped[static_cast<size_t>(input)]) continue;
         const auto first = g.out.begin() + input * g.per_input;
         const GroupId id = g.ids[static_cast<size_t>(input)];
@@ -544,8 +546,8 @@ int BatchDecoder::rows_of(GroupId group) const {
         const auto& alive = g->contrastive->alive();
         return std::find(alive.begin(), alive.end(), input) == alive.end() ? 0 : static_cast<int>(g->per_input);
     }
-    return static_cast<int>(std::count_if(g->active_rows.begin(), g->active_rows.end(),
-                                          [&](int64_t slot) { return slot / g->per_input == input; }));
+    return static_cast<int>(
+        std::count_if(g->active_rows.begin(), g->active_rows.end(), [&](int64_t slot) { return slot / g->per_input == input; }));
 }
 
 StepReport BatchDecoder::step() {
@@ -570,9 +572,7 @@ void BatchDecoder::use_threads_here(int threads) {
     if (threads > 0) at::set_num_threads(threads);
 }
 
-int BatchDecoder::rows() const {
-    return static_cast<int>(impl_->total_rows());
-}
+int BatchDecoder::rows() const { return static_cast<int>(impl_->total_rows()); }
 int BatchDecoder::groups() const {
     int inputs = 0;
     for (const auto& g : impl_->groups) inputs += static_cast<int>(std::count(g->dropped.begin(), g->dropped.end(), 0));

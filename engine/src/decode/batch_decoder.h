@@ -40,9 +40,9 @@ struct FinishedRow {
 };
 
 struct StepReport {
-    int rows = 0;                                // rows decoded in this step
-    std::vector<FinishedRow> rows_finished;      // greedy / sampled rows that ended in this step
-    std::vector<GroupId> groups_finished;        // groups whose every row has ended
+    int rows = 0;                            // rows decoded in this step
+    std::vector<FinishedRow> rows_finished;  // greedy / sampled rows that ended in this step
+    std::vector<GroupId> groups_finished;    // groups whose every row has ended
 };
 
 class BatchDecoder {

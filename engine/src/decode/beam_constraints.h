@@ -46,7 +46,7 @@ public:
 private:
     const ForcedWordsConstraint* spec_;
     int seqlen_;
-    int fulfilled_ = -1;                     // phrasal: index of the last phrase token taken
+    int fulfilled_ = -1;                        // phrasal: index of the last phrase token taken
     std::shared_ptr<std::vector<int>> walked_;  // disjunctive: the trie path taken so far
     bool completed_ = false;
 };

@@ -49,12 +49,24 @@ std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOpt
 at::Tensor PlainBeamSearch::stop_string_hits(const at::Tensor& candidates) const {
     const at::Tensor host = candidates.narrow(2, 0, cur_len_ + 1).to(at::kCPU, at::kLong).contiguous();
     const std::vector<char> ends = stop_.rows_ending(host.data_ptr<int64_t>(), host.size(0) * host.size(1), cur_len_ + 1);
-    return at::tensor(std::vector<uint8_t>(ends.begin(), ends.end())).to(at::kBool).view({host.size(0), host.size(1)}).to(candidates.device());
+    return at::tensor(std::vector<uint8_t>(ends.begin(), ends.end()))
+        .to(at::kBool)
+        .view({host.size(0), host.size(1)})
+        .to(candidates.device());
 }
 
-PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
-    : vocab_(vocab), B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), keep_(2 * o.num_beams), max_length_(o.max_new_tokens + 1),
-      eos_(cfg.eos_token_id), pad_(cfg.pad_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping) {
+PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
+                                 KernelIsa vocab)
+    : vocab_(vocab),
+      B_(inputs),
+      nb_(o.num_beams),
+      V_(cfg.vocab_size),
+      keep_(2 * o.num_beams),
+      max_length_(o.max_new_tokens + 1),
+      eos_(cfg.eos_token_id),
+      pad_(cfg.pad_token_id),
+      length_penalty_(o.length_penalty),
+      early_(o.early_stopping) {
     // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
     auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);

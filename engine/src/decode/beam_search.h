@@ -62,7 +62,8 @@ std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOpt
 
 class PlainBeamSearch final : public BeamSearch {
 public:
-    PlainBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
+    PlainBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device,
+                    KernelIsa vocab);
 
     int64_t rows() const override { return B_ * nb_; }
     at::Tensor last_tokens() const override;

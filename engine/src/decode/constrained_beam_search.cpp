@@ -23,8 +23,16 @@ std::vector<int> appended(std::vector<int> sequence, int token) {
 
 ConstrainedBeamSearch::ConstrainedBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                              KernelIsa vocab)
-    : vocab_(vocab), B_(inputs), nb_(o.num_beams), V_(cfg.vocab_size), max_length_(o.max_new_tokens + 1), eos_(cfg.eos_token_id),
-      pad_(cfg.pad_token_id), length_penalty_(o.length_penalty), early_(o.early_stopping), device_(dev),
+    : vocab_(vocab),
+      B_(inputs),
+      nb_(o.num_beams),
+      V_(cfg.vocab_size),
+      max_length_(o.max_new_tokens + 1),
+      eos_(cfg.eos_token_id),
+      pad_(cfg.pad_token_id),
+      length_penalty_(o.length_penalty),
+      early_(o.early_stopping),
+      device_(dev),
       constraints_(o.force_words_ids) {
     sequences_.assign(static_cast<size_t>(B_ * nb_), std::vector<int>{static_cast<int>(cfg.decoder_start_token_id)});
     // Only each input's first beam starts: the others' -1e9 keeps them out of the first top-k.
@@ -103,7 +111,7 @@ std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::pick(int
             picked.push_back({score[rank], token, row});
         } else if (rank < nb_ && completes_constraints(constraints_, sequences_[static_cast<size_t>(row)])) {
             finished_[static_cast<size_t>(b)].add(appended(tokens_of(row), token), score[rank], cur_len_, length_penalty_,
-                                                   static_cast<size_t>(nb_));
+                                                  static_cast<size_t>(nb_));
         }
     }
     return picked;
@@ -114,7 +122,7 @@ std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::pick(int
 // log-probabilities plus the beam's sum), unless the sequence is already offered; then
 // rank_by_bank picks num_beams from the picked and the offered.
 std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::advance(int64_t b, std::vector<Continuation> picked,
-                                                                               const at::Tensor& scores) const {
+                                                                                const at::Tensor& scores) const {
     std::vector<std::vector<int>> offered;
     std::vector<int> banks;
     for (const Continuation& c : picked) {
@@ -146,20 +154,22 @@ std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::advance(
         for (const auto& s : added) banks.push_back(s.bank());
     }
     if (lookups.empty()) return picked;
-    const at::Tensor found = scores.reshape({-1}).index_select(0, long_tensor(lookups, scores.device())).to(at::kCPU).contiguous();
+    const at::Tensor found =
+        scores.reshape({-1}).index_select(0, long_tensor(lookups, scores.device())).to(at::kCPU).contiguous();
     const size_t first_new = picked.size() - lookups.size();
     for (size_t i = 0; i < lookups.size(); ++i) picked[first_new + i].score = found.data_ptr<float>()[i];
     return rank_by_bank(picked, banks, static_cast<size_t>(nb_));
 }
 
 std::vector<ConstrainedBeamSearch::Continuation> ConstrainedBeamSearch::rank_by_bank(const std::vector<Continuation>& candidates,
-                                                                                    const std::vector<int>& banks, size_t keep) {
+                                                                                     const std::vector<int>& banks, size_t keep) {
     const int64_t n = static_cast<int64_t>(candidates.size());
     // bank * 100 + score in float32 (transformers adds an int64 tensor to a float32 one), ordered by
     // torch's own sort so that ties (-inf scores, float32 rounding) fall as they fall there.
     at::Tensor zipped = at::empty({n}, at::kFloat);
     for (int64_t i = 0; i < n; ++i)
-        zipped.data_ptr<float>()[i] = static_cast<float>(banks[static_cast<size_t>(i)] * 100) + candidates[static_cast<size_t>(i)].score;
+        zipped.data_ptr<float>()[i] =
+            static_cast<float>(banks[static_cast<size_t>(i)] * 100) + candidates[static_cast<size_t>(i)].score;
     const at::Tensor indices = std::get<1>(at::sort(zipped, /*dim=*/0, /*descending=*/true)).contiguous();
     const int64_t* sorted = indices.data_ptr<int64_t>();
     // The rank of each entry within its run of equal banks (numpy's stable argsort orders by it).
@@ -200,13 +210,14 @@ std::vector<std::vector<DecodedSequence>> ConstrainedBeamSearch::results(int num
     for (int64_t b = 0; b < B_; ++b) {
         if (input_done_[static_cast<size_t>(b)]) continue;
         std::vector<char> holds(static_cast<size_t>(nb_), 0);
-        for (int64_t k = 0; k < nb_; ++k) holds[static_cast<size_t>(k)] = completes_constraints(constraints_, sequences_[static_cast<size_t>(b * nb_ + k)]);
+        for (int64_t k = 0; k < nb_; ++k)
+            holds[static_cast<size_t>(k)] = completes_constraints(constraints_, sequences_[static_cast<size_t>(b * nb_ + k)]);
         const bool all = std::count(holds.begin(), holds.end(), 1) < num_return_sequences;
         for (bool holding : {true, false}) {
             for (int64_t k = 0; k < nb_; ++k) {
                 if (static_cast<bool>(holds[static_cast<size_t>(k)]) != holding || (!holding && !all)) continue;
-                finished[static_cast<size_t>(b)].add(running_ids(b * nb_ + k), beam_scores_[static_cast<size_t>(b * nb_ + k)], cur_len_ - 1,
-                                                     length_penalty_, static_cast<size_t>(nb_));
+                finished[static_cast<size_t>(b)].add(running_ids(b * nb_ + k), beam_scores_[static_cast<size_t>(b * nb_ + k)],
+                                                     cur_len_ - 1, length_penalty_, static_cast<size_t>(nb_));
             }
         }
     }

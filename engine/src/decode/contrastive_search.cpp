@@ -28,9 +28,7 @@ double decimal_of(float f) {
 }
 
 // Each vector along the last dimension divided by its length, as _ranking_fast normalises.
-at::Tensor unit(const at::Tensor& x) {
-    return x / at::linalg_vector_norm(x, 2, {x.dim() - 1}, /*keepdim=*/true);
-}
+at::Tensor unit(const at::Tensor& x) { return x / at::linalg_vector_norm(x, 2, {x.dim() - 1}, /*keepdim=*/true); }
 
 }  // namespace
 
@@ -49,8 +47,8 @@ ContrastiveSearch::ContrastiveSearch(int64_t inputs, int64_t top_k, int64_t star
 // they break there. T5's decoder has no padding among the tokens generated, so its cosine mask
 // masks nothing.
 at::Tensor ContrastiveSearch::select(const at::Tensor& hidden, float penalty_alpha) const {
-    const at::Tensor next = unit(hidden.unsqueeze(1));                   // [rows, 1, d]
-    const at::Tensor context = unit(context_.repeat_interleave(k_, 0));  // [rows, T, d]
+    const at::Tensor next = unit(hidden.unsqueeze(1));                                // [rows, 1, d]
+    const at::Tensor context = unit(context_.repeat_interleave(k_, 0));               // [rows, T, d]
     const at::Tensor cosine = at::matmul(context, next.transpose(1, 2)).squeeze(-1);  // [rows, T]
     const at::Tensor penalty = std::get<0>(cosine.max(-1));
     const double alpha = decimal_of(penalty_alpha);
@@ -61,7 +59,8 @@ at::Tensor ContrastiveSearch::select(const at::Tensor& hidden, float penalty_alp
 ContrastiveSearch::StepResult ContrastiveSearch::step(const at::Tensor& logits, const at::Tensor& hidden, float penalty_alpha,
                                                       const Process& process) {
     const int64_t n = static_cast<int64_t>(alive_.size());
-    const at::Tensor chosen = started_ ? select(hidden, penalty_alpha) : at::zeros({n}, at::TensorOptions().dtype(at::kLong).device(device_));
+    const at::Tensor chosen =
+        started_ ? select(hidden, penalty_alpha) : at::zeros({n}, at::TensorOptions().dtype(at::kLong).device(device_));
     std::vector<int64_t> rows = host_longs(chosen);  // the row of each input whose token is taken
     for (int64_t a = 0; a < n; ++a) rows[static_cast<size_t>(a)] += a * k_;
     const at::Tensor row_index = long_tensor(rows, logits.device());
@@ -105,7 +104,8 @@ std::vector<ContrastiveSearch::Finished> ContrastiveSearch::take_finished(std::v
             kept->push_back(a);
             continue;
         }
-        finished.push_back({alive_[static_cast<size_t>(a)], std::vector<int>(row + 1, row + width), scores_[static_cast<size_t>(a)]});
+        finished.push_back(
+            {alive_[static_cast<size_t>(a)], std::vector<int>(row + 1, row + width), scores_[static_cast<size_t>(a)]});
     }
     return finished;
 }

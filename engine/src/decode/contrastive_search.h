@@ -65,13 +65,13 @@ private:
     int max_new_tokens_;
     at::Device device_;
     StopCriteria stop_;
-    std::vector<int64_t> alive_;       // inputs still decoding
-    std::vector<double> scores_;       // per alive input
-    at::Tensor sequences_;             // [alive, 1 + generated] long, the start token first
-    at::Tensor context_;               // [alive, 1 + generated, d]: each token's final hidden state
-    at::Tensor tokens_;                // [alive * k] the candidates the rows feed next
-    at::Tensor probs_, logprobs_;      // [alive, k] the candidates' probabilities and log-probabilities
-    bool started_ = false;             // the start token has been decoded
+    std::vector<int64_t> alive_;   // inputs still decoding
+    std::vector<double> scores_;   // per alive input
+    at::Tensor sequences_;         // [alive, 1 + generated] long, the start token first
+    at::Tensor context_;           // [alive, 1 + generated, d]: each token's final hidden state
+    at::Tensor tokens_;            // [alive * k] the candidates the rows feed next
+    at::Tensor probs_, logprobs_;  // [alive, k] the candidates' probabilities and log-probabilities
+    bool started_ = false;         // the start token has been decoded
 };
 
 }  // namespace t5s

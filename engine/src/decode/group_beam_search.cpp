@@ -40,9 +40,8 @@ void GroupBeamSearch::Hypotheses::add(std::vector<int> ids, double sum_logprobs,
     // transformers sorts (score, index) pairs: the lowest leaves, the next lowest is the new worst.
     std::vector<size_t> order(beams.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return beams[a].score < beams[b].score || (beams[a].score == beams[b].score && a < b);
-    });
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return beams[a].score < beams[b].score || (beams[a].score == beams[b].score && a < b); });
     worst = beams[order[1]].score;
     beams.erase(beams.begin() + static_cast<std::ptrdiff_t>(order[0]));
 }
@@ -55,10 +54,20 @@ bool GroupBeamSearch::Hypotheses::is_done(double best_sum_logprobs, int64_t gene
     return worst >= best_sum_logprobs / std::pow(static_cast<double>(generated), length_penalty);
 }
 
-GroupBeamSearch::GroupBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
-    : vocab_(vocab), B_(inputs), nb_(o.num_beams), G_(o.num_beam_groups), gs_(o.num_beams / o.num_beam_groups), V_(cfg.vocab_size),
-      max_length_(o.max_new_tokens + 1), eos_(cfg.eos_token_id), pad_(cfg.pad_token_id), length_penalty_(o.length_penalty),
-      early_(o.early_stopping), device_(dev) {
+GroupBeamSearch::GroupBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
+                                 KernelIsa vocab)
+    : vocab_(vocab),
+      B_(inputs),
+      nb_(o.num_beams),
+      G_(o.num_beam_groups),
+      gs_(o.num_beams / o.num_beam_groups),
+      V_(cfg.vocab_size),
+      max_length_(o.max_new_tokens + 1),
+      eos_(cfg.eos_token_id),
+      pad_(cfg.pad_token_id),
+      length_penalty_(o.length_penalty),
+      early_(o.early_stopping),
+      device_(dev) {
     sequences_ = at::full({B_ * nb_, max_length_}, cfg.pad_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
     sequences_.select(1, 0).fill_(cfg.decoder_start_token_id);
     // Each group starts from its first beam: the others' -1e9 keeps them out of the first top-k.
@@ -136,7 +145,8 @@ void GroupBeamSearch::step_group(int64_t g, const at::Tensor& log_probs, const a
 
 // transformers' BeamSearchScorer.process for one group: in rank order, </s> among the top
 // group_size ends a hypothesis, any other token continues a beam until group_size beams run.
-void GroupBeamSearch::choose(int64_t g, const at::Tensor& top_scores, const at::Tensor& top_ids, const at::Tensor& seqs, Choice* c) {
+void GroupBeamSearch::choose(int64_t g, const at::Tensor& top_scores, const at::Tensor& top_ids, const at::Tensor& seqs,
+                             Choice* c) {
     const int64_t k = 2 * gs_;
     const float* score = top_scores.data_ptr<float>();
     const int64_t* id = top_ids.data_ptr<int64_t>();
@@ -154,7 +164,8 @@ void GroupBeamSearch::choose(int64_t g, const at::Tensor& top_scores, const at::
             if (token == eos_) {
                 if (rank >= gs_) continue;
                 if (!host.defined()) host = seqs.to(at::kCPU).contiguous();
-                finished_[bg].add(row_ids(host, b * gs_ + beam, true), score[b * k + rank], cur_len_, length_penalty_, static_cast<size_t>(gs_));
+                finished_[bg].add(row_ids(host, b * gs_ + beam, true), score[b * k + rank], cur_len_, length_penalty_,
+                                  static_cast<size_t>(gs_));
             } else {
                 const size_t row = static_cast<size_t>(first + running++);
                 c->tokens[row] = token;
@@ -183,7 +194,7 @@ std::vector<std::vector<DecodedSequence>> GroupBeamSearch::results(int num_retur
         const int64_t first = (bg / G_) * nb_ + (bg % G_) * gs_;
         for (int64_t row = first; row < first + gs_; ++row)
             finished[static_cast<size_t>(bg)].add(row_ids(host, row, false), beam_scores_[static_cast<size_t>(row)], cur_len_ - 1,
-                                                   length_penalty_, static_cast<size_t>(gs_));
+                                                  length_penalty_, static_cast<size_t>(gs_));
     }
     std::vector<std::vector<DecodedSequence>> out(static_cast<size_t>(B_));
     for (int64_t b = 0; b < B_; ++b) {
@@ -197,8 +208,10 @@ std::vector<std::vector<DecodedSequence>> GroupBeamSearch::results(int num_retur
             std::vector<int> ids = e.ids;
             // transformers' finalize writes </s> after a hypothesis shorter than the length limit
             // (one that max_time or a stop string ended while running).
-            if ((ids.empty() || ids.back() != eos_) && static_cast<int64_t>(ids.size()) + 1 < max_length_) ids.push_back(static_cast<int>(eos_));
-            out[static_cast<size_t>(b)].push_back({std::move(ids), static_cast<double>(static_cast<float>(e.score))});  // float32, as transformers returns it
+            if ((ids.empty() || ids.back() != eos_) && static_cast<int64_t>(ids.size()) + 1 < max_length_)
+                ids.push_back(static_cast<int>(eos_));
+            out[static_cast<size_t>(b)].push_back(
+                {std::move(ids), static_cast<double>(static_cast<float>(e.score))});  // float32, as transformers returns it
         }
     }
     return out;

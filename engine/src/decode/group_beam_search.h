@@ -24,7 +24,8 @@ void apply_hamming_diversity(at::Tensor& scores, const at::Tensor& previous, flo
 
 class GroupBeamSearch final : public BeamSearch {
 public:
-    GroupBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
+    GroupBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device,
+                    KernelIsa vocab);
 
     int64_t rows() const override { return B_ * nb_; }
     at::Tensor last_tokens() const override;
@@ -53,7 +54,8 @@ private:
     };
     void step_group(int64_t group, const at::Tensor& log_probs, const at::Tensor& sequences, const GenerationOptions& options,
                     Choice* choice);
-    void choose(int64_t group, const at::Tensor& top_scores, const at::Tensor& top_ids, const at::Tensor& sequences, Choice* choice);
+    void choose(int64_t group, const at::Tensor& top_scores, const at::Tensor& top_ids, const at::Tensor& sequences,
+                Choice* choice);
     std::vector<int> row_ids(const at::Tensor& host_sequences, int64_t row, bool ended) const;
     bool every_row_stops() const;
 
@@ -63,8 +65,8 @@ private:
     double length_penalty_;
     bool early_;
     at::Device device_;
-    at::Tensor sequences_;             // [rows, max_length] (start token first), cur_len_ of them set
-    std::vector<float> beam_scores_;   // [rows] running sums of log-probabilities
+    at::Tensor sequences_;                // [rows, max_length] (start token first), cur_len_ of them set
+    std::vector<float> beam_scores_;      // [rows] running sums of log-probabilities
     std::vector<at::Tensor> group_rows_;  // per group: its rows, input by input [inputs * group_size]
     std::vector<Hypotheses> finished_;    // per input and group: [input * groups + group]
     std::vector<char> group_done_;        // likewise

@@ -33,7 +33,9 @@ bool cpu_topk(const at::Tensor& scores, int64_t n, at::Tensor* values, at::Tenso
     at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
         using Entry = std::pair<float, int64_t>;
         // `better` as the heap's "less": the worst entry (smallest value, then latest index) on top.
-        auto better = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+        auto better = [](const Entry& a, const Entry& b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+        };
         std::vector<Entry> heap;
         for (int64_t r = begin; r < end; ++r) {
             const float* x = in + r * V;
@@ -148,7 +150,8 @@ void apply_encoder_repetition_penalty(at::Tensor& scores, const RowSources& sour
         const std::vector<int>& src = *sources[static_cast<size_t>(r)];
         if (src.empty()) continue;
         at::Tensor row = scores.select(0, r);
-        const at::Tensor ids = at::tensor(std::vector<int64_t>(src.begin(), src.end()), at::TensorOptions().dtype(at::kLong)).to(scores.device());
+        const at::Tensor ids =
+            at::tensor(std::vector<int64_t>(src.begin(), src.end()), at::TensorOptions().dtype(at::kLong)).to(scores.device());
         at::Tensor seen = row.gather(0, ids);
         seen = at::where(seen < 0, seen * inverse, seen / inverse);
         row.scatter_(0, ids, seen);
@@ -187,8 +190,8 @@ void apply_bad_words(at::Tensor& scores, const at::Tensor& sequences, const Toke
     std::vector<int64_t> rows, cols;
     for (const std::vector<int>& seq : bad) {
         const int64_t prefix = static_cast<int64_t>(seq.size()) - 1;
-        if (prefix == 0 && seq[0] == eos_id) continue;             // transformers drops [eos]
-        if (static_cast<int64_t>(seq.size()) > len) continue;      // longer than the sequence so far
+        if (prefix == 0 && seq[0] == eos_id) continue;         // transformers drops [eos]
+        if (static_cast<int64_t>(seq.size()) > len) continue;  // longer than the sequence so far
         for (int64_t r = 0; r < host.size(0); ++r) {
             const int64_t* tail = host.data_ptr<int64_t>() + r * len + (len - prefix);
             bool match = true;
@@ -329,14 +332,16 @@ at::Tensor sample_tokens(at::Tensor& scores, const GenerationOptions& o, at::Gen
     return next.squeeze(1);
 }
 
-void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
-                          spans::SentinelRange range, int max_new_tokens, int64_t eos_id) {
+void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences,
+                          const std::vector<const std::vector<int>*>& row_required, spans::SentinelRange range,
+                          int max_new_tokens, int64_t eos_id) {
     const int64_t lo = range.lo, n = std::min<int64_t>(range.hi, scores.size(1)) - lo;
     if (n <= 0) return;
     at::Tensor slice = scores.narrow(1, lo, n);
     // The scores the allowed sentinels keep: a copy (to() alone would alias a CPU float slice).
     const at::Tensor saved = slice.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
-    const at::Tensor eos_saved = scores.select(1, eos_id).to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    const at::Tensor eos_saved =
+        scores.select(1, eos_id).to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
     slice.fill_(kNegInf);
     const at::Tensor host = host_longs(sequences);
     const int64_t len = host.size(1);

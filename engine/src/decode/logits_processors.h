@@ -44,8 +44,8 @@ void apply_min_new_tokens(at::Tensor& scores, int64_t new_tokens, int min_new_to
 void apply_temperature(at::Tensor& scores, float temperature);
 void apply_top_k(at::Tensor& scores, int top_k);
 void apply_top_p(at::Tensor& scores, float top_p);
-void apply_min_p(at::Tensor& scores, float min_p);            // HF MinPLogitsWarper (0: off)
-void apply_typical_p(at::Tensor& scores, float typical_p);    // HF TypicalLogitsWarper (1: off)
+void apply_min_p(at::Tensor& scores, float min_p);             // HF MinPLogitsWarper (0: off)
+void apply_typical_p(at::Tensor& scores, float typical_p);     // HF TypicalLogitsWarper (1: off)
 void apply_epsilon_cutoff(at::Tensor& scores, float epsilon);  // HF EpsilonLogitsWarper (0: off)
 void apply_eta_cutoff(at::Tensor& scores, float eta);          // HF EtaLogitsWarper (0: off)
 // The warpers of `options`, in that order.
@@ -75,8 +75,9 @@ std::tuple<at::Tensor, at::Tensor> topk_distinct_fast(const at::Tensor& scores, 
 // of its own and </s>'s: where the model would end, it places a span), and the next one is forced
 // (all other scores -inf) when only as many steps are left. Applied after the other processors,
 // before the warpers.
-void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences, const std::vector<const std::vector<int>*>& row_required,
-                          spans::SentinelRange range, int max_new_tokens, int64_t eos_id);
+void apply_sentinel_guard(at::Tensor& scores, const at::Tensor& sequences,
+                          const std::vector<const std::vector<int>*>& row_required, spans::SentinelRange range,
+                          int max_new_tokens, int64_t eos_id);
 
 // All processors of `options` in HF's order (sequence bias, penalties, the forcing and suppressing
 // ones of decode/token_processors.h; then warpers when sampling; renormalize_logits last). `sources`

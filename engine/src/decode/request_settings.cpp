@@ -12,14 +12,16 @@ namespace t5s {
 namespace {
 
 std::string outside_vocab(const char* field, int64_t id, int64_t vocab) {
-    return std::string(field) + ": token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)";
+    return std::string(field) + ": token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) +
+           " tokens)";
 }
 
 // bad_words as token sequences, appended to bad_words_ids (neither changes while a group decodes).
 void resolve_bad_words(GenerationOptions* o, const Tokenizer* tokenizer, int64_t vocab) {
     if (!o->bad_words.empty()) {
         if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "bad_words needs the model's tokenizer");
-        TokenIdLists words = bad_words_token_ids(o->bad_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
+        TokenIdLists words =
+            bad_words_token_ids(o->bad_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
         o->bad_words_ids.insert(o->bad_words_ids.end(), words.begin(), words.end());
         o->bad_words.clear();
     }
@@ -32,7 +34,8 @@ void resolve_bad_words(GenerationOptions* o, const Tokenizer* tokenizer, int64_t
 void resolve_force_words(GenerationOptions* o, const Tokenizer* tokenizer, int64_t vocab) {
     if (!o->force_words.empty()) {
         if (!tokenizer) throw Error(ErrorCode::InvalidArgument, "force_words needs the model's tokenizer");
-        ForcedWords words = force_words_token_ids(o->force_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
+        ForcedWords words =
+            force_words_token_ids(o->force_words, [&](const std::string& w) { return tokenizer->encode(w, /*add_eos=*/false); });
         if (words.empty()) throw Error(ErrorCode::InvalidArgument, "force_words: no word in \"" + o->force_words + "\"");
         o->force_words_ids.insert(o->force_words_ids.end(), words.begin(), words.end());
         o->force_words.clear();
@@ -48,11 +51,12 @@ void resolve_force_words(GenerationOptions* o, const Tokenizer* tokenizer, int64
 
 void resolve_model_settings(GenerationOptions* o, const Tokenizer* tokenizer, int64_t vocab) {
     resolve_bad_words(o, tokenizer, vocab);
-    if (const std::string outside = token_settings_outside_vocab(*o, vocab); !outside.empty()) throw Error(ErrorCode::InvalidArgument, outside);
+    if (const std::string outside = token_settings_outside_vocab(*o, vocab); !outside.empty())
+        throw Error(ErrorCode::InvalidArgument, outside);
     resolve_force_words(o, tokenizer, vocab);
     if (is_contrastive_search(*o) && o->top_k > vocab)
-        throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o->top_k) + ") must be <= the vocabulary (" + std::to_string(vocab) +
-                                                    " tokens) for contrastive search");
+        throw Error(ErrorCode::InvalidArgument, "top_k (" + std::to_string(o->top_k) + ") must be <= the vocabulary (" +
+                                                    std::to_string(vocab) + " tokens) for contrastive search");
 }
 
 }  // namespace t5s

@@ -11,8 +11,8 @@ namespace {
 
 // Python's str.isspace(), which str.strip() removes.
 bool python_space(char32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-           c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 // HF: the token's last n = min(len(token), len(stop) - pos) characters equal stop's n characters
@@ -47,7 +47,8 @@ TokenTexts stop_string_token_texts(const Tokenizer& tokenizer) {
     return texts;
 }
 
-StopStrings::StopStrings(std::shared_ptr<const TokenTexts> texts, const std::vector<std::string>& stop_strings) : texts_(std::move(texts)) {
+StopStrings::StopStrings(std::shared_ptr<const TokenTexts> texts, const std::vector<std::string>& stop_strings)
+    : texts_(std::move(texts)) {
     for (const std::string& s : stop_strings) {
         stops_.push_back(decode_code_points(s));
         window_ = std::max<int64_t>(window_, static_cast<int64_t>(stops_.back().size()));
@@ -58,8 +59,9 @@ StopStrings::StopStrings(std::shared_ptr<const TokenTexts> texts, const std::vec
         for (const std::u32string& token : *texts_) {
             for (size_t m = 1; m <= token.size() && !any_end; ++m) {
                 const size_t n = std::min(m, stop.size());
-                any_end = n > 0 && std::equal(token.begin() + static_cast<std::ptrdiff_t>(m - n), token.begin() + static_cast<std::ptrdiff_t>(m),
-                                              stop.end() - static_cast<std::ptrdiff_t>(n));
+                any_end = n > 0 &&
+                          std::equal(token.begin() + static_cast<std::ptrdiff_t>(m - n),
+                                     token.begin() + static_cast<std::ptrdiff_t>(m), stop.end() - static_cast<std::ptrdiff_t>(n));
             }
             if (any_end) break;
         }
@@ -89,7 +91,8 @@ bool StopStrings::ends_with(const std::u32string& stop, const int64_t* ids, int6
     for (size_t m = 1; m <= last->size(); ++m) {
         // End overlap: the token's first m characters end with stop's last min(m, |stop|).
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(m), need);
-        if (!std::equal(last->begin() + static_cast<std::ptrdiff_t>(m) - n, last->begin() + static_cast<std::ptrdiff_t>(m), stop.end() - n))
+        if (!std::equal(last->begin() + static_cast<std::ptrdiff_t>(m) - n, last->begin() + static_cast<std::ptrdiff_t>(m),
+                        stop.end() - n))
             continue;
         int64_t matched = n;
         for (int64_t j = window - 2; matched < need && j >= 0; --j) {

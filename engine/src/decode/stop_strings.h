@@ -39,8 +39,8 @@ private:
 // transformers' stopping criteria beyond the length and </s>, for one search: StopStringCriteria
 // (per row) and MaxTimeCriteria (every row at once, once the time has passed).
 struct StopCriteria {
-    std::shared_ptr<const StopStrings> strings;                         // null: no stop strings
-    std::optional<std::chrono::steady_clock::time_point> deadline;      // none: no max_time
+    std::shared_ptr<const StopStrings> strings;                     // null: no stop strings
+    std::optional<std::chrono::steady_clock::time_point> deadline;  // none: no max_time
     bool time_up() const { return deadline && std::chrono::steady_clock::now() > *deadline; }
     // Per row of `ids` (rows x length, row-major, the start token first): does a stop string end it?
     std::vector<char> rows_ending(const int64_t* ids, int64_t rows, int64_t length) const;

@@ -46,8 +46,8 @@ void apply_sequence_bias(at::Tensor& scores, const at::Tensor& sequences, const 
     for (const SequenceBiasEntry& e : entries)
         for (int id : e.ids)
             if (id < 0 || id >= V)
-                throw Error(ErrorCode::InvalidArgument, "sequence_bias: token id " + std::to_string(id) + " is outside the vocabulary (" +
-                                                            std::to_string(V) + " tokens)");
+                throw Error(ErrorCode::InvalidArgument, "sequence_bias: token id " + std::to_string(id) +
+                                                            " is outside the vocabulary (" + std::to_string(V) + " tokens)");
     const SequenceBias bias = as_transformers_dict(entries);
     // The columns biased and, per row, the bias transformers accumulates for each in float32: the
     // one-token bias first, then each longer sequence's where the row ends with its prefix.
@@ -73,7 +73,8 @@ void apply_sequence_bias(at::Tensor& scores, const at::Tensor& sequences, const 
         }
     }
     const at::Tensor index = long_tensor(cols, scores.device());
-    const at::Tensor added = at::tensor(acc).view({rows, static_cast<int64_t>(cols.size())}).to(scores.device(), scores.scalar_type());
+    const at::Tensor added =
+        at::tensor(acc).view({rows, static_cast<int64_t>(cols.size())}).to(scores.device(), scores.scalar_type());
     scores.index_copy_(1, index, scores.index_select(1, index) + added);
 }
 
@@ -117,12 +118,14 @@ void apply_renormalize(at::Tensor& scores, bool renormalize) {
 std::string token_settings_outside_vocab(const GenerationOptions& o, int64_t vocab) {
     auto outside = [&](int id) { return id < 0 || id >= vocab; };
     auto message = [&](const char* field, int id) {
-        return std::string(field) + ": token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + " tokens)";
+        return std::string(field) + ": token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) +
+               " tokens)";
     };
     for (const SequenceBiasEntry& e : o.sequence_bias)
         for (int id : e.ids)
             if (outside(id)) return message("sequence_bias", id);
-    if (o.forced_bos_token_id >= 0 && outside(o.forced_bos_token_id)) return message("forced_bos_token_id", o.forced_bos_token_id);
+    if (o.forced_bos_token_id >= 0 && outside(o.forced_bos_token_id))
+        return message("forced_bos_token_id", o.forced_bos_token_id);
     for (int id : o.forced_eos_token_id)
         if (outside(id)) return message("forced_eos_token_id", id);
     return "";

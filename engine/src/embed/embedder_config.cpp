@@ -65,12 +65,9 @@ EncoderConfig read_encoder_config(const fs::path& file, std::vector<std::string>
     EncoderConfig c;
     c.file = file;
     const std::string type = string_field(j, "model_type", file, "");
-    if (type == "bert")
-        c.architecture = "bert";
-    else if (type == "xlm-roberta")
-        c.architecture = "xlm-roberta";
-    else
-        unsupported("model_type '" + type + "' (supported: bert, xlm-roberta)", file);
+    if (type == "bert") c.architecture = "bert";
+    else if (type == "xlm-roberta") c.architecture = "xlm-roberta";
+    else unsupported("model_type '" + type + "' (supported: bert, xlm-roberta)", file);
     const std::string act = string_field(j, "hidden_act", file, "gelu");
     if (act != "gelu") unsupported("hidden_act '" + act + "' (supported: gelu)", file);
     const std::string pos = string_field(j, "position_embedding_type", file, "absolute");
@@ -103,12 +100,10 @@ std::string read_pooling(const fs::path& file, int hidden_size, std::vector<std:
     std::vector<std::string> modes;
     if (j.contains("pooling_mode")) {
         const json& m = j["pooling_mode"];
-        if (m.is_string())
-            modes.push_back(m.get<std::string>());
+        if (m.is_string()) modes.push_back(m.get<std::string>());
         else if (m.is_array())
             for (const auto& x : m) modes.push_back(x.is_string() ? x.get<std::string>() : x.dump());
-        else
-            corrupt(file, "field 'pooling_mode' must be a string or a list");
+        else corrupt(file, "field 'pooling_mode' must be a string or a list");
     } else {
         static const std::pair<const char*, const char*> kFlags[] = {
             {"pooling_mode_cls_token", "cls"},
@@ -146,8 +141,7 @@ DenseConfig read_dense(const fs::path& dir, int in_dim, std::vector<std::string>
     d.out_features = int_field(j, "out_features", file);
     d.bias = bool_field(j, "bias", file, true);
     const std::string act = string_field(j, "activation_function", file, "torch.nn.modules.activation.Tanh");
-    if (act == "torch.nn.modules.activation.Tanh")
-        d.tanh = true;
+    if (act == "torch.nn.modules.activation.Tanh") d.tanh = true;
     else if (act != "torch.nn.modules.linear.Identity")
         unsupported("Dense activation_function '" + act + "' (supported: Tanh, Identity)", file);
     if (d.in_features != in_dim) {

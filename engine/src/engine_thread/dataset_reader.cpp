@@ -35,8 +35,9 @@ DatasetRows read_dataset(const std::filesystem::path& path, const std::string& c
         out.column = chosen_column(out.columns, column, file);
         fields.texts = {{out.column}};
     }
-    InputReader reader(file, fields, BadRowPolicy::Skip, [&](const BadRow& bad) { out.warnings.push_back(bad.where + ": " + bad.reason); },
-                       format);
+    InputReader reader(
+        file, fields, BadRowPolicy::Skip, [&](const BadRow& bad) { out.warnings.push_back(bad.where + ": " + bad.reason); },
+        format);
     InputRecord record;
     bool labelled = false;
     while (reader.next(&record)) {

@@ -75,8 +75,8 @@ struct EngineImpl {
 
     // Model lane only.
     std::unique_ptr<Model> model;
-    RuntimeOptions model_runtime;      // what `model` was loaded with: a recipe's step models load so too
-    KeptRecipe kept_recipe;            // the last Generate's recipe and its step models (recipe_jobs.cpp)
+    RuntimeOptions model_runtime;              // what `model` was loaded with: a recipe's step models load so too
+    KeptRecipe kept_recipe;                    // the last Generate's recipe and its step models (recipe_jobs.cpp)
     std::shared_ptr<const Embedder> embedder;  // shared: a scorer may hold it while a new one loads
     std::string model_hash;
     std::unique_ptr<HistoryStore> model_history;
@@ -127,8 +127,9 @@ struct EngineImpl {
     std::vector<GenerationResult> run_recipe_texts(Job& job, const RecipeSource& source, const std::vector<std::string>& texts,
                                                    const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
                                                    const std::function<void(int64_t, int64_t)>& on_step_start);
-    std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
-                                                 const GenerationOptions& options, GenerationControl* control);
+    std::vector<GenerationResult> generate_texts(const std::vector<std::string>& texts,
+                                                 const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+                                                 GenerationControl* control);
     JobEnd run_batch(LaneTask& task);
     void run_training(Job& job, TrainingJob& trainer, const StartTraining& cmd);
     HistoryStore* history_for_model_lane();

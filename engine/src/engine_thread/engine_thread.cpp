@@ -1,11 +1,11 @@
 // EngineThread: three worker lanes (model, io, download), a telemetry sampler, and the routing
 // between them. The job bodies live in model_jobs.cpp, io_jobs.cpp and hub_jobs.cpp.
-#include "t5s/device.h"
 #include "t5s/engine_thread.h"
+#include "t5s/device.h"
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 
 #include "engine_thread/engine_impl.h"
 #include "t5s/generation_fields.h"
@@ -23,9 +23,7 @@ void EngineImpl::emit(Event event) {
     events_cv.notify_all();
 }
 
-void EngineImpl::fail(JobId job, ErrorCode code, std::string message) {
-    emit(JobFailed{job, code, std::move(message)});
-}
+void EngineImpl::fail(JobId job, ErrorCode code, std::string message) { emit(JobFailed{job, code, std::move(message)}); }
 
 void EngineImpl::fail(Job& job, ErrorCode code, std::string message) {
     job.fail(code, message);
@@ -230,8 +228,7 @@ std::vector<Event> EngineThread::drain_events() {
 
 bool EngineThread::wait_for_events(double timeout_s) {
     std::unique_lock<std::mutex> lock(impl_->events_mutex);
-    return impl_->events_cv.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                                     [&] { return !impl_->events.empty(); });
+    return impl_->events_cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return !impl_->events.empty(); });
 }
 
 bool EngineThread::alive() const {

@@ -11,9 +11,7 @@ namespace t5s::detail {
 
 namespace {
 
-std::filesystem::path cache_or_default(const std::filesystem::path& cache) {
-    return cache.empty() ? hub::cache_dir() : cache;
-}
+std::filesystem::path cache_or_default(const std::filesystem::path& cache) { return cache.empty() ? hub::cache_dir() : cache; }
 
 // Bytes of the regular files under `dir` (symlinks not followed: each blob counted once).
 int64_t bytes_under(const std::filesystem::path& dir) {

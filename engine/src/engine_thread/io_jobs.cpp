@@ -1,11 +1,11 @@
 // Io-lane jobs: datasets, history queries and decisions, export, directory listings, file writes.
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fcntl.h>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 #include "engine_thread/dataset_reader.h"
 #include "engine_thread/engine_impl.h"
@@ -69,8 +69,7 @@ DirectoryListing list_directory(JobId id, const std::filesystem::path& dir) {
 }  // namespace
 
 HistoryStore& EngineImpl::history_for_io_lane() {
-    if (config.history_db.empty())
-        throw Error(ErrorCode::InvalidArgument, "no history database configured");
+    if (config.history_db.empty()) throw Error(ErrorCode::InvalidArgument, "no history database configured");
     if (!io_history) io_history = std::make_unique<HistoryStore>(config.history_db.string());
     return *io_history;
 }

@@ -43,8 +43,10 @@ std::string read_bounded(const std::filesystem::path& file) {
 }  // namespace
 
 Recipe read_recipe_source(const RecipeSource& source) {
-    if (source.json.empty() && source.file.empty()) throw Error(ErrorCode::InvalidArgument, "recipe: neither its text nor its file was given");
-    if (source.json.empty() && source.base_dir.empty()) return load_recipe(source.file);  // at most kMaxRecipeBytes; base: its folder
+    if (source.json.empty() && source.file.empty())
+        throw Error(ErrorCode::InvalidArgument, "recipe: neither its text nor its file was given");
+    if (source.json.empty() && source.base_dir.empty())
+        return load_recipe(source.file);  // at most kMaxRecipeBytes; base: its folder
     const std::string text = source.json.empty() ? read_bounded(source.file) : source.json;
     if (int64_t(text.size()) > kMaxRecipeBytes)
         throw Error(ErrorCode::InvalidArgument, "recipe " + name_of(source) + ": larger than " +

@@ -19,7 +19,8 @@ public:
     // The recipe of `source`, its step models loaded beside `loaded`. Throws the parser's one-line
     // Error, or a step model's load error with the recipe and the step named; a failed prepare
     // keeps nothing.
-    const Recipe& prepare(const RecipeSource& source, const Model& loaded, const RuntimeOptions& runtime, const ModelFactory& factory);
+    const Recipe& prepare(const RecipeSource& source, const Model& loaded, const RuntimeOptions& runtime,
+                          const ModelFactory& factory);
     // The model a step runs on (prepare first): its own, else the loaded model as it is.
     const Model& model_for(const RecipeStep& step) const;
     // Frees the recipe and its step models (the loaded model changed or went away).

@@ -1,17 +1,17 @@
 // Model-lane jobs: load, generate, batch augmentation. Everything that touches the Model runs here.
 #include <algorithm>
 
-#include "t5s/device.h"
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include "t5s/device.h"
 
 #include "engine_thread/engine_impl.h"
 #include "t5s/candidate_scores.h"
+#include "t5s/overload.h"
 #include "t5s/seed.h"
 #include "t5s/training_record.h"
-#include "t5s/overload.h"
 
 namespace t5s::detail {
 
@@ -20,7 +20,6 @@ namespace {
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
-
 
 HistoryStore* EngineImpl::history_for_model_lane() {
     if (config.history_db.empty()) return nullptr;
@@ -119,7 +118,8 @@ GenerationRecord make_record(const GenerationResult& r, const GenerationOptions&
 // (generate_scored with no embedder); going through it keeps test doubles that implement only
 // generate() usable. Spans given with the texts go through generate_scored (the detected ones, from
 // options.protect, through either).
-std::vector<GenerationResult> EngineImpl::generate_texts(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+std::vector<GenerationResult> EngineImpl::generate_texts(const std::vector<std::string>& texts,
+                                                         const std::vector<std::vector<Span>>& spans,
                                                          const GenerationOptions& options, GenerationControl* control) {
     const std::shared_ptr<const Embedder> scorer = embedder;
     const bool given = std::any_of(spans.begin(), spans.end(), [](const std::vector<Span>& s) { return !s.empty(); });
@@ -308,10 +308,8 @@ void EngineImpl::run_training(Job& job, TrainingJob& trainer, const StartTrainin
         throw;
     }
     const std::string stop_reason = to_string(result.stop_reason);
-    recorder.finished(stop_reason, result.final_model_dir,
-                      stop_reason + " after " + std::to_string(result.steps) + " steps");
-    emit(JobFinished{id, "train",
-                     stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
+    recorder.finished(stop_reason, result.final_model_dir, stop_reason + " after " + std::to_string(result.steps) + " steps");
+    emit(JobFinished{id, "train", stop_reason + " after " + std::to_string(result.steps) + " steps: " + result.final_model_dir});
 }
 
 }  // namespace t5s::detail

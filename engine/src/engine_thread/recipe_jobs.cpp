@@ -8,8 +8,10 @@
 
 namespace t5s::detail {
 
-std::vector<GenerationResult> EngineImpl::run_recipe_texts(Job& job, const RecipeSource& source, const std::vector<std::string>& texts,
-                                                           const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
+std::vector<GenerationResult> EngineImpl::run_recipe_texts(Job& job, const RecipeSource& source,
+                                                           const std::vector<std::string>& texts,
+                                                           const std::vector<std::vector<Span>>& spans,
+                                                           const GenerationOptions& options,
                                                            const std::function<void(int64_t, int64_t)>& on_step_start) {
     const Recipe& recipe = kept_recipe.prepare(source, *model, model_runtime, config.model_factory);
     const int64_t steps = int64_t(recipe.steps.size());

@@ -109,9 +109,7 @@ JobId EngineImpl::submit(Command command) {
     return enqueue_job(std::move(command));
 }
 
-std::optional<JobId> EngineImpl::act_now(const Command& command) {
-    return std::visit(ActNow{*this}, command);
-}
+std::optional<JobId> EngineImpl::act_now(const Command& command) { return std::visit(ActNow{*this}, command); }
 
 JobId EngineImpl::enqueue_job(Command command) {
     const Route r = std::visit([](const auto& c) { return route(c); }, command);

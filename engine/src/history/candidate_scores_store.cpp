@@ -47,18 +47,23 @@ void bind_route(Stmt& stmt, int index, const Route& route) {
 
 Route read_route(const Stmt& stmt, int column, const Db& db, GenerationId id, int64_t position, const char* what) {
     if (stmt.is_null(column)) return {};
-    return route_of_json_text(stmt.text(column), "history database " + db.path() + " is damaged: generation " + std::to_string(id) +
-                                                     " " + what + " " + std::to_string(position));
+    return route_of_json_text(stmt.text(column), "history database " + db.path() + " is damaged: generation " +
+                                                     std::to_string(id) + " " + what + " " + std::to_string(position));
 }
 
 void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& dropped) {
     if (dropped.empty()) return;
-    Stmt ins(db, "INSERT INTO dropped_candidates (generation_id, position, text, score, reason, similarity, back_score, change, "
-                 "fluency, route) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    Stmt ins(db,
+             "INSERT INTO dropped_candidates (generation_id, position, text, score, reason, similarity, back_score, change, "
+             "fluency, route) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     for (size_t i = 0; i < dropped.size(); ++i) {
         ins.reset();
         const DroppedRecord& d = dropped[i];
-        ins.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, d.candidate.text).bind(4, d.candidate.score).bind(5, to_string(d.reason));
+        ins.bind(1, id)
+            .bind(2, static_cast<int64_t>(i))
+            .bind(3, d.candidate.text)
+            .bind(4, d.candidate.score)
+            .bind(5, to_string(d.reason));
         bind_scores(ins, 6, d.candidate.scores);
         bind_route(ins, 10, d.candidate.route);
         ins.run();
@@ -66,8 +71,9 @@ void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& d
 }
 
 std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
-    Stmt s(db, "SELECT text, score, reason, similarity, back_score, change, fluency, route, position FROM dropped_candidates "
-               "WHERE generation_id = ?1 ORDER BY position");
+    Stmt s(db,
+           "SELECT text, score, reason, similarity, back_score, change, fluency, route, position FROM dropped_candidates "
+           "WHERE generation_id = ?1 ORDER BY position");
     s.bind(1, id);
     std::vector<DroppedRecord> out;
     while (s.step()) {
@@ -75,10 +81,12 @@ std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
         const std::string text = s.text(2);
         const std::optional<DropCause> reason = try_parse_drop_cause(text);
         if (!reason)
-            throw Error(ErrorCode::CorruptFile, "history database " + db.path() + " is damaged: generation " + std::to_string(id) +
-                                                    " has a dropped candidate whose reason is '" + text + "'");
-        out.push_back({CandidateRecord{s.text(0), s.real(1), read_scores(s, 3), read_route(s, 7, db, id, s.int64(8), "dropped candidate")},
-                       *reason});
+            throw Error(ErrorCode::CorruptFile, "history database " + db.path() + " is damaged: generation " +
+                                                    std::to_string(id) + " has a dropped candidate whose reason is '" + text +
+                                                    "'");
+        out.push_back(
+            {CandidateRecord{s.text(0), s.real(1), read_scores(s, 3), read_route(s, 7, db, id, s.int64(8), "dropped candidate")},
+             *reason});
     }
     return out;
 }

@@ -8,7 +8,7 @@
 
 namespace t5s::history {
 
-CandidateState state_from_int(int64_t value);         // unknown values read as None
+CandidateState state_from_int(int64_t value);  // unknown values read as None
 int state_to_int(CandidateState state);
 
 }  // namespace t5s::history

@@ -11,15 +11,16 @@ namespace t5s::history {
 
 namespace {
 
-const char* const kColumns[] = {"source", "target", "kind", "state", "score", "rank",
-                                "generation_id", "model", "model_hash", "created_at"};
+const char* const kColumns[] = {"source", "target",        "kind",  "state",      "score",
+                                "rank",   "generation_id", "model", "model_hash", "created_at"};
 
 // The scores of a row, by name in the listing order (an original row has none: all null).
 std::vector<std::pair<const char*, std::optional<double>>> row_scores(const ExportRow& row) {
     std::vector<std::pair<const char*, std::optional<double>>> out;
     const CandidateScores none;
-    for_each_score(row.original || !row.scores ? none : *row.scores,
-                   [&](const char* name, const std::optional<double>& value) { out.push_back({name, value}); });
+    for_each_score(row.original || !row.scores ? none : *row.scores, [&](const char* name, const std::optional<double>& value) {
+        out.push_back({name, value});
+    });
     return out;
 }
 
@@ -107,7 +108,8 @@ void append_export_row(ExportFormat format, const ExportRow& row, std::string& o
     std::vector<std::string> score_texts;
     if (with_scores)
         for (const auto& [name, value] : row_scores(row)) score_texts.push_back(value ? format_number(*value) : "");
-    std::vector<std::string_view> fields = {row.source, row.target, kind, state, score, rank, gen, row.model, row.model_hash, created};
+    std::vector<std::string_view> fields = {row.source, row.target, kind,      state,          score,
+                                            rank,       gen,        row.model, row.model_hash, created};
     fields.insert(fields.end(), score_texts.begin(), score_texts.end());
     const std::string label = row.label_json.empty() ? "" : label_text(std::string(row.label_json));
     const std::string source_spans = spans_cell(row.source_spans), target_spans = spans_cell(row.target_spans);

@@ -14,7 +14,7 @@ namespace t5s::history {
 struct ExportRow {
     std::string_view source;
     std::string_view target;
-    bool original = false;          // kind "original" (state, score, rank empty / null)
+    bool original = false;  // kind "original" (state, score, rank empty / null)
     CandidateState state = CandidateState::None;
     double score = 0.0;
     int rank = 0;
@@ -27,11 +27,11 @@ struct ExportRow {
     // their offsets in it (code points; none for an edited candidate, whose text moved them).
     const std::vector<Span>* source_spans = nullptr;
     const std::vector<Span>* target_spans = nullptr;
-    std::string_view label_json;  // the generation's input row label ("" = none)
+    std::string_view label_json;   // the generation's input row label ("" = none)
     const Route* route = nullptr;  // a recipe candidate's route (null or empty: none)
 };
 
-std::string format_number(double value);            // shortest round-trip text, e.g. -1.25
+std::string format_number(double value);  // shortest round-trip text, e.g. -1.25
 
 // with_scores adds the columns similarity, back_score, change, fluency after created_at; with_labels
 // then label, source_spans, target_spans (CSV/TSV; JSONL has "label" whenever the row has one);

@@ -20,7 +20,7 @@ struct DataFileSummary {
     ReportInput report;                     // their scores, candidates per generation
 };
 
-std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& provenance,
-                         const ExportOptions& options, const ExportResult& written, const Report& report);
+std::string dataset_card(const DataFileSummary& data, const HistoryProvenance& provenance, const ExportOptions& options,
+                         const ExportResult& written, const Report& report);
 
 }  // namespace t5s::history

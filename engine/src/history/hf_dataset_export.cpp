@@ -32,7 +32,9 @@ history::DataFileSummary summarize_data_file(const fs::path& path) {
     int64_t generation = -1;
     while (std::getline(in, line)) {
         const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
-        if (!row.is_object()) throw Error(ErrorCode::CorruptFile, "data file " + path.string() + ": line " + std::to_string(d.rows + 1) + " is not a JSON object");
+        if (!row.is_object())
+            throw Error(ErrorCode::CorruptFile,
+                        "data file " + path.string() + ": line " + std::to_string(d.rows + 1) + " is not a JSON object");
         ++d.rows;
         d.has_source_spans |= row.contains("source_spans");
         d.has_target_spans |= row.contains("target_spans");
@@ -54,7 +56,8 @@ history::DataFileSummary summarize_data_file(const fs::path& path) {
         d.has_route |= route != row.end();
         d.report.candidate_routes.push_back(
             route == row.end() ? std::string()
-                               : route_steps(route_of_json_text(route->dump(), "data file " + path.string() + ": line " + std::to_string(d.rows))));
+                               : route_steps(route_of_json_text(
+                                     route->dump(), "data file " + path.string() + ": line " + std::to_string(d.rows))));
         for (size_t i = 0; i < d.report.score_names.size(); ++i)
             d.report.score_values[i].push_back(number_or_null(row, d.report.score_names[i].c_str()));
     }
@@ -72,8 +75,7 @@ void remove_old_plots(const fs::path& dir) {
 }  // namespace
 
 HfDatasetResult export_hf_dataset(HistoryStore& store, const std::string& dir, const ExportOptions& options,
-                                  const std::function<void(const ExportProgress&)>& progress,
-                                  const std::atomic<bool>* cancel) {
+                                  const std::function<void(const ExportProgress&)>& progress, const std::atomic<bool>* cancel) {
     prepare_report_folder(fs::path(dir), options.overwrite, "export folder", " (--force replaces its dataset files)");
     prepare_report_folder(fs::path(dir) / "data", /*overwrite=*/true, "export folder");
     ExportOptions data_options = options;

@@ -4,12 +4,12 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "t5s/atomic_file.h"
 #include "history/candidate_scores_store.h"
 #include "history/codes.h"
 #include "history/export_format.h"
 #include "history/query_filter.h"
 #include "history/sqlite_db.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/input_reader.h"
@@ -73,9 +73,9 @@ public:
             near.threshold = *options.near_dedupe;
             near_index_ = std::make_unique<NearDuplicateIndex>(near);
         }
-        out_ = options.format == ExportFormat::LabelStudio ? labelstudio_.begin()
-                                                            : history::export_header(options.format, options.with_scores, options.with_labels,
-                                                                                     with_route);
+        out_ = options.format == ExportFormat::LabelStudio
+                   ? labelstudio_.begin()
+                   : history::export_header(options.format, options.with_scores, options.with_labels, with_route);
         file_.write(out_);
     }
 
@@ -135,7 +135,8 @@ std::string score_conditions(const ExportOptions& o) {
 }
 
 // One candidate row of kExportColumns (and its "original" row first when it starts a generation).
-void write_candidate(const history::Db& db, const Stmt& rows, bool new_generation, const ExportOptions& options, RowWriter& writer) {
+void write_candidate(const history::Db& db, const Stmt& rows, bool new_generation, const ExportOptions& options,
+                     RowWriter& writer) {
     const std::string source = rows.text(2);
     const std::string model = rows.text(3);
     const std::string model_hash = rows.text(4);

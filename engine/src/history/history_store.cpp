@@ -19,16 +19,16 @@
 
 namespace t5s {
 
+using history::build_where;
 using history::Db;
+using history::kGenerationColumns;
+using history::read_generation;
 using history::ReadTransaction;
+using history::state_from_int;
+using history::state_to_int;
 using history::Stmt;
 using history::Transaction;
 using history::Where;
-using history::build_where;
-using history::kGenerationColumns;
-using history::read_generation;
-using history::state_from_int;
-using history::state_to_int;
 
 namespace {
 // Unknown text reads as Redo (the schema's CHECK forbids it).
@@ -57,7 +57,8 @@ struct HistoryStore::Impl {
         if (path != ":memory:" && !path.empty()) {
             const std::string mode = db.query_text("PRAGMA journal_mode = WAL");
             if (mode != "wal")
-                throw Error(ErrorCode::Internal, "history database " + path + ": cannot enable WAL (journal mode is " + mode + ")");
+                throw Error(ErrorCode::Internal,
+                            "history database " + path + ": cannot enable WAL (journal mode is " + mode + ")");
         }
         db.exec(options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
         version = static_cast<int>(db.query_int("PRAGMA user_version"));
@@ -65,7 +66,8 @@ struct HistoryStore::Impl {
         const int64_t rows = db.query_int("SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'generations'");
         int64_t analyzed = -1;
         if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'") > 0)
-            analyzed = db.query_int("SELECT coalesce(max(CAST(stat AS INTEGER)), -1) FROM sqlite_stat1 WHERE tbl = 'generations'");
+            analyzed =
+                db.query_int("SELECT coalesce(max(CAST(stat AS INTEGER)), -1) FROM sqlite_stat1 WHERE tbl = 'generations'");
         analyzed_rows = analyzed;
         // Sampled estimates are rough: re-analyze only when the table changed size by 4x or more.
         if (rows >= 1000 && (analyzed < 0 || rows > 4 * analyzed || 4 * rows < analyzed)) analyze(rows);
@@ -109,9 +111,12 @@ struct HistoryStore::Impl {
             app_id = db.query_int("PRAGMA application_id");  // the header only
         } catch (const Error&) {
         }
-        if (e.code() != ErrorCode::CorruptFile || app_id != history::kApplicationId || message.find(" is damaged") != std::string::npos) throw e;
+        if (e.code() != ErrorCode::CorruptFile || app_id != history::kApplicationId ||
+            message.find(" is damaged") != std::string::npos)
+            throw e;
         const auto cause = message.rfind(" (");
-        throw Error(ErrorCode::CorruptFile, "history database " + path + " is damaged" + (cause == std::string::npos ? "" : message.substr(cause)));
+        throw Error(ErrorCode::CorruptFile,
+                    "history database " + path + " is damaged" + (cause == std::string::npos ? "" : message.substr(cause)));
     }
 
     // A file shorter than its header's page count lost its tail (copy cut short, disk trouble).
@@ -123,24 +128,21 @@ struct HistoryStore::Impl {
         if (::stat(path.c_str(), &st) != 0) return;
         const int64_t expected = db.query_int("PRAGMA page_count") * db.query_int("PRAGMA page_size");
         if (static_cast<int64_t>(st.st_size) < expected)
-            throw Error(ErrorCode::CorruptFile, "history database " + path + " is truncated (" +
-                                                    std::to_string(st.st_size) + " bytes, its header says " +
-                                                    std::to_string(expected) + ")");
+            throw Error(ErrorCode::CorruptFile, "history database " + path + " is truncated (" + std::to_string(st.st_size) +
+                                                    " bytes, its header says " + std::to_string(expected) + ")");
     }
 
-    int64_t now() const {
-        return options.clock_ms ? options.clock_ms() : unix_ms_now();
-    }
+    int64_t now() const { return options.clock_ms ? options.clock_ms() : unix_ms_now(); }
 
     GenerationId insert(const GenerationRecord& r, Stmt& gen, Stmt& cand) {
         gen.reset();
         gen.bind(1, r.created_at_ms != 0 ? r.created_at_ms : now())
             .bind(2, r.input)
             .bind(3, settings_json_with_recipe(
-                      settings_json_with_adapter_version(
-                          settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter),
-                          r.adapter_version),
-                      r.recipe_json))
+                         settings_json_with_adapter_version(
+                             settings_json_with_adapter(r.settings_json.empty() ? std::string("{}") : r.settings_json, r.adapter),
+                             r.adapter_version),
+                         r.recipe_json))
             .bind(4, r.seed)
             .bind(5, r.model_path)
             .bind(6, r.model_hash)
@@ -171,8 +173,9 @@ struct HistoryStore::Impl {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
     int candidate_count(GenerationId id) {
-        Stmt s(db, "SELECT (SELECT count(*) FROM candidates WHERE generation_id = ?1), "
-                   "EXISTS (SELECT 1 FROM generations WHERE id = ?1)");
+        Stmt s(db,
+               "SELECT (SELECT count(*) FROM candidates WHERE generation_id = ?1), "
+               "EXISTS (SELECT 1 FROM generations WHERE id = ?1)");
         s.bind(1, id);
         s.step();
         if (s.int64(1) == 0) throw Error(ErrorCode::InvalidArgument, "history: no generation with id " + std::to_string(id));
@@ -196,8 +199,7 @@ struct HistoryStore::Impl {
             up.bind(1, id).bind(2, i).bind(3, state_to_int(states[static_cast<size_t>(i)].state));
             if (states[static_cast<size_t>(i)].state == CandidateState::Edited)
                 up.bind(4, states[static_cast<size_t>(i)].edited_text);
-            else
-                up.bind_null(4);
+            else up.bind_null(4);
             up.run();
         }
     }
@@ -208,10 +210,12 @@ struct HistoryStore::Impl {
         if (index < 0 || index >= count)
             throw Error(ErrorCode::InvalidArgument, "history: generation " + std::to_string(id) + " has no candidate " +
                                                         std::to_string(index) + " (it has " + std::to_string(count) + ")");
-        Stmt ins(db, "INSERT INTO events (generation_id, kind, candidate_rank, text, target_event_id, created_at) "
-                     "VALUES (?1, ?2, ?3, ?4, NULL, ?5)");
+        Stmt ins(db,
+                 "INSERT INTO events (generation_id, kind, candidate_rank, text, target_event_id, created_at) "
+                 "VALUES (?1, ?2, ?3, ?4, NULL, ?5)");
         ins.bind(1, id).bind(2, std::string(to_string(kind))).bind(3, index).bind(5, now());
-        if (text) ins.bind(4, *text); else ins.bind_null(4);
+        if (text) ins.bind(4, *text);
+        else ins.bind_null(4);
         ins.run();
         const int64_t event_id = db.last_insert_id();
         const auto events = load_events(id);
@@ -228,8 +232,9 @@ struct HistoryStore::Impl {
         const auto& stack = kind == EventKind::Undo ? log.done : log.undone;
         if (stack.empty()) return 0;  // nothing to do; the transaction rolls back (nothing written)
         const history::EventRow* target = stack.back();
-        Stmt ins(db, "INSERT INTO events (generation_id, kind, candidate_rank, text, target_event_id, created_at) "
-                     "VALUES (?1, ?2, ?3, NULL, ?4, ?5)");
+        Stmt ins(db,
+                 "INSERT INTO events (generation_id, kind, candidate_rank, text, target_event_id, created_at) "
+                 "VALUES (?1, ?2, ?3, NULL, ?4, ?5)");
         ins.bind(1, id).bind(2, std::string(to_string(kind))).bind(3, target->rank).bind(4, target->id).bind(5, now());
         ins.run();
         const int64_t event_id = db.last_insert_id();
@@ -346,8 +351,9 @@ std::optional<std::string> HistoryStore::input_text(GenerationId id) {
 std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
     require_undamaged();
     std::vector<HistoryEvent> out;
-    Stmt s(impl_->db, "SELECT id, kind, candidate_rank, text, target_event_id, created_at FROM events "
-                      "WHERE generation_id = ?1 ORDER BY id");
+    Stmt s(impl_->db,
+           "SELECT id, kind, candidate_rank, text, target_event_id, created_at FROM events "
+           "WHERE generation_id = ?1 ORDER BY id");
     s.bind(1, id);
     while (s.step()) {
         HistoryEvent e;

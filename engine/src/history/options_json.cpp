@@ -2,8 +2,8 @@
 // the adapter, its version, the protected spans and the recipe.
 #include <filesystem>
 #include <fstream>
-#include <string>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "hub/sha256.h"
 #include "t5s/error.h"
@@ -11,7 +11,6 @@
 #include "t5s/recipe.h"
 
 namespace t5s {
-
 
 std::string settings_json_with_adapter(const std::string& settings_json, const std::string& adapter) {
     if (adapter.empty()) return settings_json;
@@ -98,7 +97,8 @@ std::string recipe_record_json(const std::filesystem::path& file) {
     std::error_code ec;
     const std::uintmax_t size = std::filesystem::file_size(file, ec);
     if (ec) throw Error(ErrorCode::FileNotFound, "recipe " + file.string() + ": cannot be read (" + ec.message() + ")");
-    if (size > static_cast<std::uintmax_t>(kMaxRecipeBytes)) throw Error(ErrorCode::InvalidArgument, "recipe " + file.string() + ": larger than 256 KiB");
+    if (size > static_cast<std::uintmax_t>(kMaxRecipeBytes))
+        throw Error(ErrorCode::InvalidArgument, "recipe " + file.string() + ": larger than 256 KiB");
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
     return recipe_record((ec ? file : absolute).lexically_normal().string(), hub::sha256_file(file));
 }

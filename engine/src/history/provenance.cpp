@@ -40,25 +40,30 @@ HistoryProvenance HistoryStore::provenance(const HistoryFilter& filter) {
     }
     p.models = counts(db(),
                       "SELECT g.model_path || CASE WHEN g.model_hash = '' THEN '' ELSE ' (' || g.model_hash || ')' END, "
-                      "count(*) FROM generations g" + where + " GROUP BY 1 ORDER BY 2 DESC, 1",
+                      "count(*) FROM generations g" +
+                          where + " GROUP BY 1 ORDER BY 2 DESC, 1",
                       w);
     // The seed and the recipe have their own lists and the spans are per input: none is a setting
     // shared by generations.
-    p.settings = counts(db(),
-                        "SELECT CASE WHEN json_valid(g.settings_json) THEN json_remove(g.settings_json, '$.spans', '$.seed', '$.recipe') "
-                        "ELSE g.settings_json END, count(*) FROM generations g" + where + " GROUP BY 1 ORDER BY 2 DESC, 1",
-                        w);
+    p.settings =
+        counts(db(),
+               "SELECT CASE WHEN json_valid(g.settings_json) THEN json_remove(g.settings_json, '$.spans', '$.seed', '$.recipe') "
+               "ELSE g.settings_json END, count(*) FROM generations g" +
+                   where + " GROUP BY 1 ORDER BY 2 DESC, 1",
+               w);
     {
         Stmt s(db(), ("SELECT DISTINCT g.seed FROM generations g" + where + " ORDER BY 1").c_str());
         w.apply(s);
         while (s.step()) p.seeds.push_back(s.int64(0));
     }
-    p.recipes = counts(db(),
-                       "SELECT json_extract(g.settings_json, '$.recipe.file') || ' (sha256:' || "
-                       "coalesce(json_extract(g.settings_json, '$.recipe.sha256'), '?') || ')', count(*) FROM generations g" +
-                           where + " AND CASE WHEN json_valid(g.settings_json) THEN json_type(g.settings_json, '$.recipe.file') END = 'text'"
-                           " GROUP BY 1 ORDER BY 2 DESC, 1",
-                       w);
+    p.recipes =
+        counts(db(),
+               "SELECT json_extract(g.settings_json, '$.recipe.file') || ' (sha256:' || "
+               "coalesce(json_extract(g.settings_json, '$.recipe.sha256'), '?') || ')', count(*) FROM generations g" +
+                   where +
+                   " AND CASE WHEN json_valid(g.settings_json) THEN json_type(g.settings_json, '$.recipe.file') END = 'text'"
+                   " GROUP BY 1 ORDER BY 2 DESC, 1",
+               w);
     p.dropped = counts(db(),
                        "SELECT dc.reason, count(*) FROM generations g JOIN dropped_candidates dc ON dc.generation_id = g.id" +
                            where + " GROUP BY 1 ORDER BY 2 DESC, 1",

@@ -21,7 +21,8 @@ const std::string& leg_field(const nlohmann::json& leg, const char* key, size_t 
     const auto it = leg.find(key);
     if (it == leg.end() || !it->is_string()) refuse(where, std::string("has a leg without a text \"") + key + "\"");
     const std::string& value = it->get_ref<const std::string&>();
-    if (value.size() > max_bytes) refuse(where, std::string("has a \"") + key + "\" over " + std::to_string(max_bytes) + " bytes");
+    if (value.size() > max_bytes)
+        refuse(where, std::string("has a \"") + key + "\" over " + std::to_string(max_bytes) + " bytes");
     return value;
 }
 
@@ -38,7 +39,8 @@ Route route_of_json_text(const std::string& text, const std::string& where) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) refuse(where, "is not valid JSON");
     if (!j.is_array()) refuse(where, "is not a list");
-    if (j.size() > kMaxStoredRouteLegs) refuse(where, "has " + std::to_string(j.size()) + " legs, more than " + std::to_string(kMaxStoredRouteLegs));
+    if (j.size() > kMaxStoredRouteLegs)
+        refuse(where, "has " + std::to_string(j.size()) + " legs, more than " + std::to_string(kMaxStoredRouteLegs));
     Route route;
     route.reserve(j.size());
     for (const auto& leg : j) {

@@ -136,9 +136,8 @@ int migrate(Db& db, int target_version) {
     const int64_t app_id = db.query_int("PRAGMA application_id");
     const int64_t objects = db.query_int("SELECT count(*) FROM sqlite_master");
     if (found > target_version)
-        throw Error(ErrorCode::Unsupported, "history database " + db.path() + " has schema version " +
-                                                std::to_string(found) + ", newer than this T5 Studio supports (" +
-                                                std::to_string(target_version) + ")");
+        throw Error(ErrorCode::Unsupported, "history database " + db.path() + " has schema version " + std::to_string(found) +
+                                                ", newer than this T5 Studio supports (" + std::to_string(target_version) + ")");
     if ((app_id != 0 && app_id != kApplicationId) || (found == 0 && objects > 0) || (found > 0 && objects == 0))
         throw Error(ErrorCode::CorruptFile,
                     "history database " + db.path() + " is not a T5 Studio history (an unrelated SQLite file)");

@@ -1,8 +1,8 @@
 #include "history/sqlite_db.h"
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstring>
-#include <sys/stat.h>
 
 #include "t5s/error.h"
 

@@ -25,9 +25,9 @@ public:
     Stmt& bind(int index, const std::string& value);  // bound as TEXT, copied by SQLite
     Stmt& bind_null(int index);
 
-    bool step();       // true: a row is available; false: done
-    void run();        // step until done (for statements without rows)
-    void reset();      // reset + clear bindings, ready for reuse
+    bool step();   // true: a row is available; false: done
+    void run();    // step until done (for statements without rows)
+    void reset();  // reset + clear bindings, ready for reuse
 
     int64_t int64(int column) const;
     double real(int column) const;
@@ -50,8 +50,8 @@ public:
     sqlite3* handle() const { return db_; }
     const std::string& path() const { return path_; }
 
-    void exec(const char* sql);             // SQL without parameters (DDL, pragmas)
-    int64_t query_int(const char* sql);     // first column of the first row (0 if none)
+    void exec(const char* sql);          // SQL without parameters (DDL, pragmas)
+    int64_t query_int(const char* sql);  // first column of the first row (0 if none)
     std::string query_text(const char* sql);
     int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
     int changes() const { return sqlite3_changes(db_); }

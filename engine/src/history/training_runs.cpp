@@ -70,7 +70,12 @@ int64_t HistoryStore::begin_training_run(const TrainingRunRecord& run) {
     Stmt s(db(),
            "INSERT INTO training_runs (started_at, updated_at, status, model, data, out_dir, options_json, total_steps) "
            "VALUES (?1, ?1, 'running', ?2, ?3, ?4, ?5, ?6)");
-    s.bind(1, now_ms()).bind(2, run.model).bind(3, run.data).bind(4, run.out_dir).bind(5, run.options_json).bind(6, run.total_steps);
+    s.bind(1, now_ms())
+        .bind(2, run.model)
+        .bind(3, run.data)
+        .bind(4, run.out_dir)
+        .bind(5, run.options_json)
+        .bind(6, run.total_steps);
     s.run();
     const int64_t id = db().last_insert_id();
     tx.commit();

@@ -16,9 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool repo_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
+bool repo_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 bool valid_part(const std::string& s) {
     if (s.empty() || s.size() > 96 || s == "." || s == ".." || s.front() == '-' || s.front() == '.') return false;
@@ -84,10 +82,8 @@ fs::path cache_dir() {
 fs::path repo_folder(const fs::path& cache, const std::string& repo) {
     std::string name = "models--";
     for (char c : repo) {
-        if (c == '/')
-            name += "--";
-        else
-            name += c;
+        if (c == '/') name += "--";
+        else name += c;
     }
     return cache / name;
 }

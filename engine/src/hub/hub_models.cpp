@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -171,7 +171,8 @@ void search_folder(FolderSearch& s, const fs::path& dir, int depth) {
     std::error_code ec;
     std::vector<fs::path> subs;
     for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_directory(ec) && e.path().filename().string().front() != '.') subs.push_back(e.path());  // .tmp-*, .old-*: being written
+        if (e.is_directory(ec) && e.path().filename().string().front() != '.')
+            subs.push_back(e.path());  // .tmp-*, .old-*: being written
     std::sort(subs.begin(), subs.end());
     for (const fs::path& sub : subs) search_folder(s, sub, depth + 1);
 }

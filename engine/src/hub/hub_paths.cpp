@@ -12,9 +12,7 @@ namespace {
 
 constexpr size_t kMaxPathBytes = 1024, kMaxComponentBytes = 255, kMaxComponents = 32;
 
-bool control(unsigned char c) {
-    return c < 0x20 || c == 0x7f;
-}
+bool control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
 }  // namespace
 

@@ -13,19 +13,13 @@ namespace {
 
 ErrorCode error_code(PullFailure f) {
     switch (f) {
-        case PullFailure::BadRequest:
-            return ErrorCode::InvalidArgument;
+        case PullFailure::BadRequest: return ErrorCode::InvalidArgument;
         case PullFailure::NotFound:
-        case PullFailure::Offline:
-            return ErrorCode::FileNotFound;
-        case PullFailure::HashMismatch:
-            return ErrorCode::CorruptFile;
-        case PullFailure::Unsupported:
-            return ErrorCode::Unsupported;
-        case PullFailure::Cancelled:
-            return ErrorCode::Cancelled;
-        default:
-            return ErrorCode::Internal;
+        case PullFailure::Offline: return ErrorCode::FileNotFound;
+        case PullFailure::HashMismatch: return ErrorCode::CorruptFile;
+        case PullFailure::Unsupported: return ErrorCode::Unsupported;
+        case PullFailure::Cancelled: return ErrorCode::Cancelled;
+        default: return ErrorCode::Internal;
     }
 }
 

@@ -8,11 +8,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "t5s/env.h"
 #include "hub/hub_fetch.h"
 #include "hub/hub_http.h"
 #include "hub/hub_paths.h"
 #include "hub/hub_plan.h"
+#include "t5s/env.h"
 #include "t5s/hub.h"
 
 namespace t5s::hub {

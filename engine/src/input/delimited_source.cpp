@@ -43,7 +43,8 @@ public:
             if (r.stray_quote) throw RowProblem{where, "stray quote: text after a quoted field's closing quote"};
             if (r.fields.size() != header_.size())
                 throw RowProblem{where, std::string(r.fields.size() < header_.size() ? "missing" : "extra") + " column (" +
-                                            std::to_string(r.fields.size()) + " fields, header has " + std::to_string(header_.size()) + ")"};
+                                            std::to_string(r.fields.size()) + " fields, header has " +
+                                            std::to_string(header_.size()) + ")"};
             record_from_object(object_of(r.fields, where), fields_, where, record);
             return true;
         }
@@ -82,7 +83,8 @@ private:
             if ((spans || column == "label") && cells[k].empty()) continue;
             if (spans) {
                 row[column] = nlohmann::json::parse(cells[k], nullptr, false);
-                if (row[column].is_discarded()) throw RowProblem{where, "'" + column + "' is not a JSON list of [start, end, label]"};
+                if (row[column].is_discarded())
+                    throw RowProblem{where, "'" + column + "' is not a JSON list of [start, end, label]"};
             } else if (column == "label" && fields_.numeric_label) {
                 const nlohmann::json number = nlohmann::json::parse(cells[k], nullptr, false);
                 row[column] = number.is_number() ? number : nlohmann::json(cells[k]);

@@ -43,7 +43,8 @@ std::optional<InputFormat> input_format_named(const std::string& path) {
 
 InputFormat input_format_of(const std::string& path) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(ErrorCode::InvalidArgument, path + ": is a directory, not an input file");
     if (const std::optional<InputFormat> named = input_format_named(path)) return *named;
     const std::string ext = lower_extension(path);
     const char first = first_content_byte(path);
@@ -70,7 +71,8 @@ namespace input {
 std::ifstream open_input(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::error_code ec;
-    if (!in && !std::filesystem::exists(path, ec)) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file (not found)");
+    if (!in && !std::filesystem::exists(path, ec))
+        throw Error(ErrorCode::FileNotFound, path + ": cannot open input file (not found)");
     if (!in) throw Error(ErrorCode::FileNotFound, path + ": cannot open input file");
     return in;
 }

@@ -14,7 +14,8 @@ InputReader::InputReader(std::string path, InputFields fields, BadRowPolicy poli
         if (!txt) {
             const auto dot = path_.find_last_of("./");
             const std::string ext = dot != std::string::npos && path_[dot] == '.' ? path_.substr(dot) : "";
-            throw Error(ErrorCode::InvalidArgument, path_ + ": unknown data format '" + ext + "' (expected .jsonl, .json, .csv or .tsv)");
+            throw Error(ErrorCode::InvalidArgument,
+                        path_ + ": unknown data format '" + ext + "' (expected .jsonl, .json, .csv or .tsv)");
         }
         format_ = InputFormat::Tsv;
     }

@@ -4,8 +4,8 @@
 // a result's "text", when present, must be what the task's text holds there.
 #include "input/input_source.h"
 #include "t5s/error.h"
-#include "t5s/text_offsets.h"
 #include "t5s/span_json.h"
+#include "t5s/text_offsets.h"
 
 namespace t5s::input {
 namespace {
@@ -38,7 +38,8 @@ std::string pick_text(nlohmann::json& row, const std::vector<std::string>& names
     return names[0];
 }
 
-void add_result(const nlohmann::json& r, const std::string& text, const std::string& where, nlohmann::json& spans, nlohmann::json& label) {
+void add_result(const nlohmann::json& r, const std::string& text, const std::string& where, nlohmann::json& spans,
+                nlohmann::json& label) {
     if (!r.is_object() || !r.contains("value") || !r["value"].is_object()) return;
     const nlohmann::json& v = r["value"];
     if (v.contains("labels") && v["labels"].is_array()) {
@@ -48,8 +49,8 @@ void add_result(const nlohmann::json& r, const std::string& text, const std::str
         const std::string name = !v["labels"].empty() && v["labels"][0].is_string() ? v["labels"][0].get<std::string>() : "";
         const std::string there(code_point_slice(text, start, end));
         if (v.contains("text") && v["text"].is_string() && start >= 0 && end > start && v["text"].get<std::string>() != there)
-            throw RowProblem{where, "labels result [" + std::to_string(start) + ", " + std::to_string(end) + ") says '" + v["text"].get<std::string>() +
-                                        "' but the text there (code points) is '" + there + "'"};
+            throw RowProblem{where, "labels result [" + std::to_string(start) + ", " + std::to_string(end) + ") says '" +
+                                        v["text"].get<std::string>() + "' but the text there (code points) is '" + there + "'"};
         spans.push_back({start, end, name});
     } else if (v.contains("choices") && v["choices"].is_array() && !v["choices"].empty()) {
         label = v["choices"].size() == 1 ? v["choices"][0] : v["choices"];
@@ -69,7 +70,8 @@ public:
         if (next_ >= tasks_.size()) return false;
         const nlohmann::json& task = tasks_[next_++];
         const std::string where = path_ + ": task " + std::to_string(next_);
-        if (!task.is_object() || !task.contains("data") || !task["data"].is_object()) throw RowProblem{where, "no \"data\" object"};
+        if (!task.is_object() || !task.contains("data") || !task["data"].is_object())
+            throw RowProblem{where, "no \"data\" object"};
         nlohmann::json row = task["data"];
         for (const char* name : kSpanFieldNames) row.erase(name);  // a task's spans are its results
         std::string first;

@@ -16,7 +16,8 @@ public:
             if (is_blank_line(line)) continue;
             const std::string where = path_ + ":" + std::to_string(lines_.line_no());
             require_utf8_field(line, "line", where);
-            if (json_ || line[line.find_first_not_of(" \t")] == '{') {  // text files: a '{' line is a JSON row (generate's contract)
+            if (json_ ||
+                line[line.find_first_not_of(" \t")] == '{') {  // text files: a '{' line is a JSON row (generate's contract)
                 record_from_object(parse(line, where), fields_, where, record);
             } else {  // the line is the text (checked above: UTF-8, not blank)
                 record->where = where;

@@ -19,7 +19,10 @@ ojson labelstudio_results(const OutputRow& row) {
         ojson labels = ojson::array();
         if (!s.label.empty()) labels.push_back(s.label);
         const std::string text(code_point_slice(row.text, s.start, s.end));
-        results.push_back({{"id", "span" + std::to_string(k)}, {"from_name", "label"}, {"to_name", "text"}, {"type", "labels"},
+        results.push_back({{"id", "span" + std::to_string(k)},
+                           {"from_name", "label"},
+                           {"to_name", "text"},
+                           {"type", "labels"},
                            {"value", {{"start", s.start}, {"end", s.end}, {"text", text}, {"labels", labels}}}});
     }
     if (!row.label_json.empty()) {
@@ -30,7 +33,11 @@ ojson labelstudio_results(const OutputRow& row) {
         } else {
             choices.push_back(label_text(row.label_json));
         }
-        results.push_back({{"id", "label"}, {"from_name", "choice"}, {"to_name", "text"}, {"type", "choices"}, {"value", {{"choices", choices}}}});
+        results.push_back({{"id", "label"},
+                           {"from_name", "choice"},
+                           {"to_name", "text"},
+                           {"type", "choices"},
+                           {"value", {{"choices", choices}}}});
     }
     return results;
 }
@@ -43,7 +50,9 @@ std::string label_text(const std::string& label_json) {
 }
 
 OutputWriter::OutputWriter(InputFormat format, bool with_source, std::string model_version)
-    : format_(format == InputFormat::Text ? InputFormat::Jsonl : format), with_source_(with_source), model_version_(std::move(model_version)) {}
+    : format_(format == InputFormat::Text ? InputFormat::Jsonl : format),
+      with_source_(with_source),
+      model_version_(std::move(model_version)) {}
 
 std::string OutputWriter::begin() const {
     if (format_ == InputFormat::LabelStudio) return "[\n";

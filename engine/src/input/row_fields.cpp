@@ -93,7 +93,8 @@ void record_from_object(const nlohmann::json& row, const InputFields& fields, co
     const auto label = row.find("label");
     if (fields.numeric_label && (label == row.end() || !label->is_number()))
         throw RowProblem{where, "needs a numeric field \"label\""};
-    if (label != row.end() && !label->is_null()) record->label_json = label->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (label != row.end() && !label->is_null())
+        record->label_json = label->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace t5s::input

@@ -6,13 +6,9 @@
 
 namespace t5s {
 
-bool is_empty_text(std::string_view text) {
-    return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
+bool is_empty_text(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
-std::string empty_text_message(const std::string& where) {
-    return where + ": empty text";
-}
+std::string empty_text_message(const std::string& where) { return where + ": empty text"; }
 
 void require_source_text(std::string_view text, const std::string& where) {
     if (is_empty_text(text)) throw Error(ErrorCode::InvalidArgument, empty_text_message(where));

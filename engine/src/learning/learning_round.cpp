@@ -1,5 +1,8 @@
 // One round of the learning loop (t5s/learning.h): pairs from the history, a held-out slice by a
 // hash of each pair, the LoRA trainer on new + replayed pairs, adoption only on a lower held-out loss.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,20 +11,17 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
-#include "t5s/atomic_file.h"
-#include "t5s/training_record.h"
 #include "base/file_io.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/history_store.h"
 #include "t5s/learning.h"
+#include "t5s/model.h"
 #include "t5s/settings_json.h"
 #include "t5s/training_fields.h"
+#include "t5s/training_record.h"
 #include "t5s/utc_time.h"
-#include "t5s/model.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -150,7 +150,8 @@ Split split_pairs(const std::vector<TextPair>& pairs, const std::set<std::string
     }
     std::mt19937_64 rng(o.seed);
     std::shuffle(older.begin(), older.end(), rng);
-    if (static_cast<int64_t>(older.size()) > o.replay_pairs) older.resize(static_cast<size_t>(std::max<int64_t>(0, o.replay_pairs)));
+    if (static_cast<int64_t>(older.size()) > o.replay_pairs)
+        older.resize(static_cast<size_t>(std::max<int64_t>(0, o.replay_pairs)));
     s.replay = std::move(older);
     return s;
 }
@@ -201,14 +202,22 @@ json round_manifest(const LearningOptions& o, const LearningRoundResult& r, cons
                     const std::vector<double>& train_losses) {
     json curve = json::array();  // 4 decimals: a curve, not a checkpoint
     for (double l : train_losses) curve.push_back(std::round(l * 1e4) / 1e4);
-    return {{"kind", "t5studio-learning"}, {"round", r.round},
-            {"base_model", o.model_dir},   {"previous_version", r.previous_version},
-            {"created_at", utc_iso8601(unix_ms_now(), /*milliseconds=*/false)},     {"pairs_total", r.pairs_total},
-            {"pairs_new", r.pairs_new},    {"pairs_replay", r.pairs_replay},
-            {"pairs_heldout", r.pairs_heldout}, {"negatives", r.negatives},
-            {"loss_before", r.loss_before}, {"loss_after", r.loss_after},
-            {"steps", r.steps},            {"stop_reason", to_string(tr.stop_reason)},
-            {"elapsed_s", r.elapsed_s},    {"train_losses", curve},
+    return {{"kind", "t5studio-learning"},
+            {"round", r.round},
+            {"base_model", o.model_dir},
+            {"previous_version", r.previous_version},
+            {"created_at", utc_iso8601(unix_ms_now(), /*milliseconds=*/false)},
+            {"pairs_total", r.pairs_total},
+            {"pairs_new", r.pairs_new},
+            {"pairs_replay", r.pairs_replay},
+            {"pairs_heldout", r.pairs_heldout},
+            {"negatives", r.negatives},
+            {"loss_before", r.loss_before},
+            {"loss_after", r.loss_after},
+            {"steps", r.steps},
+            {"stop_reason", to_string(tr.stop_reason)},
+            {"elapsed_s", r.elapsed_s},
+            {"train_losses", curve},
             {"settings", round_settings(o, tr.final_model_dir)}};
 }
 
@@ -219,13 +228,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 std::string LearningRoundResult::to_json() const {
-    return json({{"status", status},         {"why", why},
-                 {"version", version},       {"previous_version", previous_version},
-                 {"round", round},           {"pairs_total", pairs_total},
-                 {"pairs_new", pairs_new},   {"pairs_replay", pairs_replay},
-                 {"pairs_heldout", pairs_heldout}, {"negatives", negatives},
-                 {"loss_before", loss_before}, {"loss_after", loss_after},
-                 {"steps", steps},           {"elapsed_s", elapsed_s},
+    return json({{"status", status},
+                 {"why", why},
+                 {"version", version},
+                 {"previous_version", previous_version},
+                 {"round", round},
+                 {"pairs_total", pairs_total},
+                 {"pairs_new", pairs_new},
+                 {"pairs_replay", pairs_replay},
+                 {"pairs_heldout", pairs_heldout},
+                 {"negatives", negatives},
+                 {"loss_before", loss_before},
+                 {"loss_after", loss_after},
+                 {"steps", steps},
+                 {"elapsed_s", elapsed_s},
                  {"adapter", adapter}})
         .dump();
 }
@@ -326,7 +342,8 @@ LearningRoundResult run_learning_round(const LearningOptions& o, const std::func
     r.pairs_heldout = static_cast<int64_t>(s.heldout.size());
     if (r.pairs_new < std::max<int64_t>(1, o.min_new_pairs) || s.heldout.empty()) {
         r.status = "waiting";
-        r.why = std::to_string(r.pairs_new) + " new pairs (a round needs " + std::to_string(std::max<int64_t>(1, o.min_new_pairs)) +
+        r.why = std::to_string(r.pairs_new) + " new pairs (a round needs " +
+                std::to_string(std::max<int64_t>(1, o.min_new_pairs)) +
                 (s.heldout.empty() ? " and at least 2 pairs in all)" : ")");
         r.round = 0;
         r.elapsed_s = seconds_since(t0);

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "t5s/atomic_file.h"
 #include "base/file_io.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/learning.h"
 #include "t5s/settings_fields.h"
@@ -60,7 +60,8 @@ int64_t current_adapter_version(const std::string& adapter_dir) {
         throw Error(ErrorCode::CorruptFile, file.string() + ": expected {\"version\": N}");
     const int64_t v = it->get<int64_t>();
     if (v > 0 && adapter_version_of_dir(adapter_version_dir(adapter_dir, v)) != v)
-        throw Error(ErrorCode::CorruptFile, file.string() + ": version " + std::to_string(v) + " has no adapter folder with a manifest");
+        throw Error(ErrorCode::CorruptFile,
+                    file.string() + ": version " + std::to_string(v) + " has no adapter folder with a manifest");
     return v;
 }
 
@@ -86,7 +87,8 @@ std::vector<AdapterVersion> list_adapter_versions(const std::string& adapter_dir
 void restore_adapter_version(const std::string& adapter_dir, int64_t version) {
     constexpr FieldRange kVersions = at_least(0, ">= 0, where 0 is the base model");
     if (version < 0)
-        throw Error(ErrorCode::InvalidArgument, range_message(adapter_dir + ": version", kVersions, static_cast<double>(version)));
+        throw Error(ErrorCode::InvalidArgument,
+                    range_message(adapter_dir + ": version", kVersions, static_cast<double>(version)));
     if (version > 0 && adapter_version_of_dir(adapter_version_dir(adapter_dir, version)) != version)
         throw Error(ErrorCode::InvalidArgument, adapter_dir + ": no adapter version " + std::to_string(version));
     fs::create_directories(adapter_dir);

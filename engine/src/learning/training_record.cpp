@@ -12,7 +12,8 @@ TrainingRecorder::TrainingRecorder(HistoryStore* history, int64_t continue_run, 
     if (continue_run > 0) {
         // A run to continue must exist: the caller asked for it by id.
         if (!history_->training_run(continue_run))
-            throw Error(ErrorCode::InvalidArgument, "history " + history_->path() + ": no training run " + std::to_string(continue_run));
+            throw Error(ErrorCode::InvalidArgument,
+                        "history " + history_->path() + ": no training run " + std::to_string(continue_run));
         history_->reopen_training_run(continue_run, 0);
         run_ = continue_run;
         return;

@@ -7,12 +7,12 @@
 #include <numeric>
 
 #include "embed/embedder_config.h"
-#include "text/unicode_text.h"
 #include "t5s/embed_tokenizer.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"
 #include "t5s/settings_fields.h"
 #include "t5s/tokenizer.h"
+#include "text/unicode_text.h"
 #include "torch/bert_encoder.h"
 #include "torch/runtime.h"
 #include "torch/torch_errors.h"
@@ -123,7 +123,8 @@ private:
     void load_tokenizer() {
         tokenizer_ = EmbedTokenizer::load(spec_.transformer_dir);
         const bool wordpiece = tokenizer_->kind() == EmbedTokenizer::Kind::WordPiece;
-        const fs::path file = EmbedTokenizer::folder_file(spec_.transformer_dir);  // vocab.txt, sentencepiece.bpe.model or tokenizer.json
+        const fs::path file =
+            EmbedTokenizer::folder_file(spec_.transformer_dir);  // vocab.txt, sentencepiece.bpe.model or tokenizer.json
         info_.files.push_back(file.string());
         info_.tokenizer = wordpiece ? "wordpiece" : "sentencepiece-xlmr";
         const auto& enc = spec_.encoder;

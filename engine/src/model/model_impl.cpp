@@ -9,16 +9,16 @@
 #include <optional>
 #include <shared_mutex>
 
-#include "t5s/generation_limits.h"
+#include "decode/batch_decoder.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/device.h"
 #include "t5s/error.h"
+#include "t5s/generation_limits.h"
 #include "t5s/model.h"
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
-#include "torch/mean_log_probs.h"
-#include "decode/batch_decoder.h"
 #include "torch/lora.h"
+#include "torch/mean_log_probs.h"
 #include "torch/runtime.h"
 #include "torch/t5_network.h"
 #include "torch/torch_errors.h"
@@ -106,8 +106,9 @@ public:
             info_.files.push_back(tokenizer_file.string());
             info_.tokenizer_vocab = tokenizer_->vocab_size();
             if (tokenizer_->vocab_size() > config.vocab_size) {
-                throw Error(ErrorCode::CorruptFile, tokenizer_file.string() + ": tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
-                                                        " ids but config.json vocab_size is " + std::to_string(config.vocab_size));
+                throw Error(ErrorCode::CorruptFile,
+                            tokenizer_file.string() + ": tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                                " ids but config.json vocab_size is " + std::to_string(config.vocab_size));
             }
         }
         for (const auto& [name, t] : params) info_.parameter_count += t.numel();
@@ -132,8 +133,8 @@ public:
 
         info_.dir = dir;
         info_.model_type = config.model_type;
-        info_.variant = std::string(config.is_gated_act ? "T5 v1.1 style (" : "T5 v1.0 style (") + config.feed_forward_proj + ", " +
-                        (config.tie_word_embeddings ? "tied head" : "untied head") + ")";
+        info_.variant = std::string(config.is_gated_act ? "T5 v1.1 style (" : "T5 v1.0 style (") + config.feed_forward_proj +
+                        ", " + (config.tie_word_embeddings ? "tied head" : "untied head") + ")";
         info_.stored_dtype = loaded.stored_dtypes;
         info_.precision = to_string(rt_.precision);
         info_.activation_bytes = static_cast<int64_t>(c10::elementSize(rt_.compute_dtype));
@@ -173,7 +174,9 @@ public:
     }
     bool has_tokenizer() const override { return tokenizer_.has_value(); }
     const Tokenizer& tokenizer() const override {
-        if (!tokenizer_) throw Error(ErrorCode::FileNotFound, info_.dir.string() + ": no tokenizer (spiece.model or tokenizer.json) in the model folder");
+        if (!tokenizer_)
+            throw Error(ErrorCode::FileNotFound,
+                        info_.dir.string() + ": no tokenizer (spiece.model or tokenizer.json) in the model folder");
         return *tokenizer_;
     }
 
@@ -249,7 +252,8 @@ public:
         std::shared_lock<std::shared_mutex> adapter_lock(adapter_mutex_);
         check_ids(input_ids);
         check_ids(labels);
-        if (input_ids.size() != labels.size()) throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
+        if (input_ids.size() != labels.size())
+            throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
         auto [ids, mask] = pad_batch(input_ids, net_->config().pad_token_id, rt_.device);
         auto [lab, lab_mask] = pad_batch(labels, -100, rt_.device);
         return guarded([&] { return per_row_mean_log_probs(*net_, ids, mask, lab); });
@@ -276,8 +280,8 @@ private:
         for (const auto& row : batch) {
             for (int id : row) {
                 if (id < 0 || id >= v) {
-                    throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                                                std::to_string(v) + ")");
+                    throw Error(ErrorCode::InvalidArgument,
+                                "token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(v) + ")");
                 }
             }
         }
@@ -287,7 +291,7 @@ private:
     ModelInfo info_;
     std::optional<Tokenizer> tokenizer_;
     std::unique_ptr<T5Network> net_;
-    std::shared_ptr<LoraAdapter> adapter_;  // what net_'s LoRA terms reference
+    std::shared_ptr<LoraAdapter> adapter_;     // what net_'s LoRA terms reference
     mutable std::shared_mutex adapter_mutex_;  // requests share it; set_adapter takes it alone
 };
 

@@ -107,7 +107,8 @@ void from_json(const nlohmann::json& v, const std::string& name, std::optional<L
         return;
     }
     const bool start_ok = v.is_array() && v.size() == 2 && is_token_id(v[0]);  // an index, in the same range as an id
-    if (!start_ok || !is_finite_number(v[1])) bad(name, "[start_index, decay_factor]: an integer >= 0 and a finite number, e.g. [8, 1.2]");
+    if (!start_ok || !is_finite_number(v[1]))
+        bad(name, "[start_index, decay_factor]: an integer >= 0 and a finite number, e.g. [8, 1.2]");
     *out = LengthDecay{static_cast<int>(v[0].get<int64_t>()), v[1].get<double>()};
 }
 
@@ -129,7 +130,9 @@ void from_json(const nlohmann::json& v, const std::string& name, std::vector<std
 
 void from_json(const nlohmann::json& v, const std::string& name, ForcedWords* out) {
     auto refuse = [&] {
-        bad(name, "a list of constraints, each a list of token ids (a phrase) or a list of such lists (any one of them), e.g. [[12, 7], [[9], [4, 5]]]");
+        bad(name,
+            "a list of constraints, each a list of token ids (a phrase) or a list of such lists (any one of them), e.g. [[12, "
+            "7], [[9], [4, 5]]]");
     };
     if (!v.is_array()) refuse();
     ForcedWords words;

@@ -40,7 +40,8 @@ public:
         std::vector<int64_t> ids;
         if (!v || !v->is_array()) return ids;
         for (const json& x : *v) {
-            if (!x.is_number_integer() || x.get<int64_t>() < 0 || (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(max)))
+            if (!x.is_number_integer() || x.get<int64_t>() < 0 ||
+                (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(max)))
                 bad(key, "entries must be token ids", x);
             ids.push_back(x.get<int64_t>());
         }
@@ -85,12 +86,14 @@ private:
 // transformers' keys that are generation fields of the same name, type and meaning: read through the
 // field table (t5s/generation_fields.h), which checks them as it checks a request's.
 const std::set<std::string>& table_keys() {
+    // clang-format off
     static const std::set<std::string> kKeys = {"encoder_no_repeat_ngram_size", "encoder_repetition_penalty", "bad_words_ids",
                                                 "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "num_beam_groups", "diversity_penalty",
                                                 "force_words_ids", "penalty_alpha",
                                                 "suppress_tokens", "begin_suppress_tokens", "forced_bos_token_id", "forced_eos_token_id",
                                                 "sequence_bias", "exponential_decay_length_penalty", "renormalize_logits", "max_time",
                                                 "stop_strings"};
+    // clang-format on
     return kKeys;
 }
 
@@ -116,31 +119,39 @@ void read_table_keys(const json& j, const std::string& source, GenerationConfig*
 // The keys parse_generation_config applies.
 bool is_applied_key(const std::string& key) {
     if (table_keys().count(key)) return true;
+    // clang-format off
     static const std::set<std::string> kApplied = {
         "decoder_start_token_id", "eos_token_id", "pad_token_id", "max_new_tokens", "max_length", "min_new_tokens", "min_length",
         "num_beams", "num_return_sequences", "top_k", "no_repeat_ngram_size", "do_sample", "early_stopping", "temperature",
         "top_p", "repetition_penalty", "length_penalty"};
+    // clang-format on
     return kApplied.count(key) > 0;
 }
 
 // transformers' GenerationConfig keys that change no output of a T5 generate(): metadata, caching,
 // what generate() returns, assisted decoding (the same output, faster), compilation.
 bool is_bookkeeping_key(const std::string& key) {
+    // clang-format off
     static const std::set<std::string> kBookkeeping = {
         "_from_model_config", "transformers_version", "_commit_hash", "bos_token_id", "use_cache", "cache_implementation",
         "cache_config", "return_legacy_cache", "prefill_chunk_size", "output_attentions", "output_hidden_states",
         "output_scores", "output_logits", "return_dict_in_generate", "num_assistant_tokens", "num_assistant_tokens_schedule",
         "assistant_confidence_threshold", "prompt_lookup_num_tokens", "max_matching_ngram_size", "assistant_early_exit",
         "assistant_lookbehind", "target_lookbehind", "compile_config", "disable_compile", "is_assistant", "low_memory"};
+    // clang-format on
     return kBookkeeping.count(key) > 0;
 }
 
 // The generation settings of transformers T5 Studio does not apply yet, each with the values that
 // turn it off (transformers' defaults: none of them changes the output).
 const std::map<std::string, std::vector<json>>& unsupported_settings() {
-    static const std::map<std::string, std::vector<json>> kUnsupported = {
-        {"constraints", {}}, {"remove_invalid_values", {false}}, {"token_healing", {false}}, {"guidance_scale", {1.0}},
-        {"dola_layers", {}}, {"watermarking_config", {}}, {"forced_decoder_ids", {json::array()}}};
+    static const std::map<std::string, std::vector<json>> kUnsupported = {{"constraints", {}},
+                                                                          {"remove_invalid_values", {false}},
+                                                                          {"token_healing", {false}},
+                                                                          {"guidance_scale", {1.0}},
+                                                                          {"dola_layers", {}},
+                                                                          {"watermarking_config", {}},
+                                                                          {"forced_decoder_ids", {json::array()}}};
     return kUnsupported;
 }
 
@@ -270,8 +281,10 @@ GenerationConfig with_task(GenerationConfig g, const std::string& name) {
 // The GenerationOptions fields a model folder's defaults set, each a std::optional of the same name
 // in GenerationConfig: one list for what apply_generation_config applies and what
 // generation_config_fields reports as applied (`info`'s sources).
+// clang-format off
 #define T5S_MODEL_DEFAULT_FIELDS(X)                                                                                 \
     X(max_new_tokens) X(min_new_tokens) X(num_beams) X(num_return_sequences) X(top_k) X(no_repeat_ngram_size)     \
+// clang-format on
     X(do_sample) X(early_stopping) X(temperature) X(top_p) X(repetition_penalty) X(length_penalty) X(task_prefix)
 
 void apply_generation_config(const GenerationConfig& g, const std::set<std::string>& given, GenerationOptions* o) {
@@ -317,6 +330,7 @@ std::vector<std::string> generation_config_fields(const GenerationConfig& g) {
 
 std::string generation_config_to_json(const GenerationConfig& g) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
+// clang-format off
 #define T5S_SHOW(field) \
     if (g.field) j[#field] = *g.field;
     T5S_SHOW(decoder_start_token_id) T5S_SHOW(eos_token_id) T5S_SHOW(pad_token_id) T5S_SHOW(max_new_tokens)
@@ -324,7 +338,8 @@ std::string generation_config_to_json(const GenerationConfig& g) {
     T5S_SHOW(early_stopping) T5S_SHOW(temperature) T5S_SHOW(top_k) T5S_SHOW(top_p) T5S_SHOW(repetition_penalty)
     T5S_SHOW(length_penalty) T5S_SHOW(no_repeat_ngram_size)
 #undef T5S_SHOW
-    const nlohmann::ordered_json table = nlohmann::ordered_json::parse(generation_options_to_json(g.table_settings));
+        // clang-format on
+        const nlohmann::ordered_json table = nlohmann::ordered_json::parse(generation_options_to_json(g.table_settings));
     for (const std::string& name : g.table_fields) j[name] = table[name];
     return j.dump();
 }

@@ -27,6 +27,7 @@ constexpr FieldRange within(double min, double max, bool min_open = false) { ret
 // json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word,
 // transformers' flag and what it counts beyond the field. A help line states its default as
 // {default} (or {default:point}: 1.0), filled from GenerationOptions{} (t5s/help_defaults.h).
+// clang-format off
 constexpr GenerationField kFields[] = {
     {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default {default})", kNext, at_least(1), 1, 512, true, true, "",
      "max-length", 1},
@@ -115,6 +116,7 @@ constexpr GenerationField kFields[] = {
     {"protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"", kNext},
     {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this regex (RE2 syntax: no backreferences or lookaround; label \"regex\")", kNext},
 };
+// clang-format on
 
 std::string number_text(double v) {
     char text[32];
@@ -235,7 +237,8 @@ std::string field_json_text(const GenerationField& field, const GenerationOption
     return j.at(field.json).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options, const std::string& what) {
+void set_field_from_text(const GenerationField& field, const std::string& text, GenerationOptions* options,
+                         const std::string& what) {
     const std::string name = what.empty() ? field.json : what;
     std::visit(
         [&](auto member) {
@@ -268,13 +271,11 @@ std::string generation_options_to_json(const GenerationOptions& options) {
                 const auto& v = options.*member;
                 using T = std::decay_t<decltype(v)>;
                 if constexpr (std::is_same_v<T, std::optional<double>>)
-                    j[f.json] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);  // an empty filter is null (off)
-                else if constexpr (kHasEnumNames<T>)
-                    j[f.json] = to_string(v);  // by its name, as before it was an enum
-                else if constexpr (kListValued<T>)
-                    j[f.json] = field_values::to_json(v);
-                else
-                    j[f.json] = v;
+                    j[f.json] =
+                        v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);  // an empty filter is null (off)
+                else if constexpr (kHasEnumNames<T>) j[f.json] = to_string(v);  // by its name, as before it was an enum
+                else if constexpr (kListValued<T>) j[f.json] = field_values::to_json(v);
+                else j[f.json] = v;
             },
             f.member);
     }
@@ -297,7 +298,8 @@ GenerationOptions generation_options_from_json(const std::string& json) {
     return options;
 }
 
-GenerationOptions with_named_fields(GenerationOptions into, const GenerationOptions& from, const std::vector<std::string>& named) {
+GenerationOptions with_named_fields(GenerationOptions into, const GenerationOptions& from,
+                                    const std::vector<std::string>& named) {
     for (const auto& name : named) {
         const GenerationField* f = find_generation_field(name);
         if (!f) throw Error(ErrorCode::InvalidArgument, "unknown generation setting '" + name + "'");

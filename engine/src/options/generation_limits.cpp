@@ -50,7 +50,7 @@ double estimate_generation_bytes(const ModelConfig& c, int64_t inputs, int64_t s
     // Encoder: scores, bias and softmax [n, H, s, s]; hidden states and the feed-forward activations.
     const double encoder = 3.0 * n * heads * s * s * e + 2.0 * n * s * (static_cast<double>(c.d_ff) + 3.0 * c.d_model) * e;
     const double step = 4.0 * rows * static_cast<double>(c.vocab_size) * 4.0;  // fp32 logits, log-softmax, processors
-    const double sequences = 4.0 * rows * cap * 8.0;                            // int64 ids, beam bookkeeping
+    const double sequences = 4.0 * rows * cap * 8.0;                           // int64 ids, beam bookkeeping
     return self_cache + self_bias + cross_kv + encoder + step + sequences;
 }
 
@@ -59,11 +59,12 @@ void check_generation_memory(const ModelConfig& config, int64_t inputs, int64_t 
     if (available_bytes <= 0) return;
     const double need = estimate_generation_bytes(config, inputs, source_tokens, options, element_bytes);
     if (need <= static_cast<double>(available_bytes)) return;
-    throw Error(ErrorCode::OutOfMemory,
-                "generation would need about " + gigabytes(need) + " but only " + gigabytes(static_cast<double>(available_bytes)) +
-                    " are free on " + device + " (max_new_tokens " + std::to_string(options.max_new_tokens) + ", beams " +
-                    std::to_string(options.num_beams) + ", batch " + std::to_string(inputs) + " x " +
-                    std::to_string(source_tokens) + " source tokens); lower --max-new-tokens, --beams or --batch-size");
+    throw Error(ErrorCode::OutOfMemory, "generation would need about " + gigabytes(need) + " but only " +
+                                            gigabytes(static_cast<double>(available_bytes)) + " are free on " + device +
+                                            " (max_new_tokens " + std::to_string(options.max_new_tokens) + ", beams " +
+                                            std::to_string(options.num_beams) + ", batch " + std::to_string(inputs) + " x " +
+                                            std::to_string(source_tokens) +
+                                            " source tokens); lower --max-new-tokens, --beams or --batch-size");
 }
 
 }  // namespace t5s

@@ -20,7 +20,8 @@ void check_beam_groups(const GenerationOptions& o) {
     if (o.do_sample) bad("num_beam_groups: group beam search does not sample (do_sample must be false)");
     if (o.num_beams % o.num_beam_groups != 0) bad("num_beam_groups (" + groups + ") must divide num_beams (" + beams + ")");
     if (o.num_beam_groups == 1) bad("diversity_penalty needs num_beam_groups > 1 (it penalises a group by the groups before it)");
-    if (o.diversity_penalty == 0.0f) bad("diversity_penalty must be > 0 with num_beam_groups > 1, otherwise the groups are identical");
+    if (o.diversity_penalty == 0.0f)
+        bad("diversity_penalty must be > 0 with num_beam_groups > 1, otherwise the groups are identical");
 }
 
 // Constrained beam search as transformers' GenerationConfig.validate, ConstrainedBeamSearchScorer
@@ -36,9 +37,11 @@ void check_forced_words(const GenerationOptions& o) {
     for (size_t i = 0; i < o.force_words_ids.size(); ++i) {
         const ForcedWordsConstraint& c = o.force_words_ids[i];
         const std::string which = "force_words_ids: constraint " + std::to_string(i + 1);
-        if (c.alternatives.empty() || (!c.disjunctive && c.alternatives.size() != 1)) bad(which + " must be one list of token ids or a list of such lists");
+        if (c.alternatives.empty() || (!c.disjunctive && c.alternatives.size() != 1))
+            bad(which + " must be one list of token ids or a list of such lists");
         for (const auto& a : c.alternatives) {
-            if (a.empty() || std::any_of(a.begin(), a.end(), [](int id) { return id < 0; })) bad(which + " holds an empty list or a negative id");
+            if (a.empty() || std::any_of(a.begin(), a.end(), [](int id) { return id < 0; }))
+                bad(which + " holds an empty list or a negative id");
             for (const auto& other : c.alternatives) {
                 if (&other != &a && a.size() <= other.size() && std::equal(a.begin(), a.end(), other.begin()))
                     bad(which + ": one alternative is the start of another, or the same (transformers refuses it)");
@@ -56,13 +59,15 @@ void validate_generation_options(const GenerationOptions& o) {
     if (o.min_new_tokens > o.max_new_tokens) bad("min_new_tokens must be <= max_new_tokens");
     if (!o.do_sample && o.num_return_sequences > o.num_beams) {
         bad("num_return_sequences (" + std::to_string(o.num_return_sequences) + ") must be <= num_beams (" +
-            std::to_string(o.num_beams) + ") without sampling: set do_sample, or num_beams to " + std::to_string(o.num_return_sequences));
+            std::to_string(o.num_beams) + ") without sampling: set do_sample, or num_beams to " +
+            std::to_string(o.num_return_sequences));
     }
     check_forced_words(o);  // before the general refusals: transformers names force_words_ids first
     if (o.do_sample && o.num_beams > 1) bad("beam sampling is not supported: use num_beams=1 with sampling");
     check_beam_groups(o);
     if (o.do_sample && o.temperature <= 0.0f) bad("temperature must be > 0 when sampling");
-    if (o.min_similarity && o.max_similarity && *o.min_similarity > *o.max_similarity) bad("min_similarity must be <= max_similarity");
+    if (o.min_similarity && o.max_similarity && *o.min_similarity > *o.max_similarity)
+        bad("min_similarity must be <= max_similarity");
     if (o.min_change && o.max_change && *o.min_change > *o.max_change) bad("min_change must be <= max_change");
     spans::parse_protect(o.protect);
     spans::check_protect_regex(o.protect_regex);
@@ -93,7 +98,8 @@ int decoding_rows_per_input(const GenerationOptions& o) {
 
 bool imply_contrastive_top_k(GenerationOptions* options, std::vector<std::string>* named) {
     auto has = [&](const char* name) { return std::find(named->begin(), named->end(), name) != named->end(); };
-    if (options->penalty_alpha <= 0.0f || has("top_k") || options->top_k != 0 || options->do_sample || options->num_beams > 1) return false;
+    if (options->penalty_alpha <= 0.0f || has("top_k") || options->top_k != 0 || options->do_sample || options->num_beams > 1)
+        return false;
     if (!options->force_words_ids.empty() || !options->force_words.empty()) return false;
     options->top_k = 50;  // transformers' GenerationConfig default
     named->push_back("top_k");

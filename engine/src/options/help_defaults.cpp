@@ -39,9 +39,10 @@ std::string default_number_text(double v, bool single) {
     const int count = static_cast<int>(digits.size());
     if (exponent <= -3)  // below 0.01: 5e-4, 1.5e-8
         return sign + digits[0] + (count > 1 ? "." + digits.substr(1) : "") + "e" + std::to_string(exponent);
-    if (exponent < 0) return sign + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;  // 0.05
+    if (exponent < 0) return sign + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;             // 0.05
     if (exponent >= count - 1) return sign + digits + std::string(static_cast<size_t>(exponent - (count - 1)), '0');  // 120
-    return sign + digits.substr(0, static_cast<size_t>(exponent) + 1) + "." + digits.substr(static_cast<size_t>(exponent) + 1);  // 2.5
+    return sign + digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
+           digits.substr(static_cast<size_t>(exponent) + 1);  // 2.5
 }
 
 std::string default_integer_text(long long v) { return std::to_string(v); }
@@ -54,7 +55,8 @@ std::string fill_default_mark(std::string_view help, const std::string* text, co
     if (at == std::string_view::npos) return std::string(help);
     const std::string* value = pointed ? (point.empty() ? nullptr : &point) : text;
     if (!value)
-        throw std::logic_error(std::string("field ") + field + ": its help holds " + std::string(mark) + " but its default has no such text");
+        throw std::logic_error(std::string("field ") + field + ": its help holds " + std::string(mark) +
+                               " but its default has no such text");
     return std::string(help.substr(0, at)) + *value + std::string(help.substr(at + mark.size()));
 }
 

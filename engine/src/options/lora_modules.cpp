@@ -70,7 +70,8 @@ std::vector<std::string> parse_lora_targets(const std::string& text, const Model
         start = comma + 1;
     }
     if (out.empty())
-        throw Error(ErrorCode::InvalidArgument, "--lora-targets: empty; valid: " + join(lora_target_names(config)) + ", all-linear");
+        throw Error(ErrorCode::InvalidArgument,
+                    "--lora-targets: empty; valid: " + join(lora_target_names(config)) + ", all-linear");
     lora_module_paths(config, out, "--lora-targets");
     return out;
 }

@@ -29,9 +29,10 @@ struct IsOptional<std::optional<T>> : std::true_type {};
 
 // What generate() takes besides settings: the model's inputs.
 bool is_model_input(const std::string& key) {
-    static const std::set<std::string> kInputs = {"input_ids",       "inputs",           "attention_mask",  "decoder_input_ids",
-                                                  "decoder_attention_mask", "encoder_outputs", "inputs_embeds", "token_type_ids",
-                                                  "input_features",  "pixel_values",     "labels"};
+    static const std::set<std::string> kInputs = {
+        "input_ids",       "inputs",        "attention_mask", "decoder_input_ids", "decoder_attention_mask",
+        "encoder_outputs", "inputs_embeds", "token_type_ids", "input_features",    "pixel_values",
+        "labels"};
     return kInputs.count(key) > 0;
 }
 
@@ -50,12 +51,16 @@ constexpr OtherArgument kOtherArguments[] = {
     {"logits_processor", NotAppliedKind::Unsupported, "custom logits processors are Python code: they cannot be pasted"},
     {"stopping_criteria", NotAppliedKind::Unsupported, "custom stopping criteria are Python code: they cannot be pasted"},
     {"prefix_allowed_tokens_fn", NotAppliedKind::Unsupported, "a Python function: it cannot be pasted"},
-    {"generation_config", NotAppliedKind::Unsupported, "a GenerationConfig object: paste GenerationConfig(...) or its JSON itself"},
+    {"generation_config", NotAppliedKind::Unsupported,
+     "a GenerationConfig object: paste GenerationConfig(...) or its JSON itself"},
     {"negative_prompt_ids", NotAppliedKind::Unsupported, "classifier-free guidance is not supported"},
     {"negative_prompt_attention_mask", NotAppliedKind::Unsupported, "classifier-free guidance is not supported"},
-    {"decoder_start_token_id", NotAppliedKind::Unsupported, "the model's own token ids are used (its config.json and generation_config.json)"},
-    {"eos_token_id", NotAppliedKind::Unsupported, "the model's own token ids are used (its config.json and generation_config.json)"},
-    {"pad_token_id", NotAppliedKind::Unsupported, "the model's own token ids are used (its config.json and generation_config.json)"},
+    {"decoder_start_token_id", NotAppliedKind::Unsupported,
+     "the model's own token ids are used (its config.json and generation_config.json)"},
+    {"eos_token_id", NotAppliedKind::Unsupported,
+     "the model's own token ids are used (its config.json and generation_config.json)"},
+    {"pad_token_id", NotAppliedKind::Unsupported,
+     "the model's own token ids are used (its config.json and generation_config.json)"},
 };
 
 const OtherArgument* other_argument(const std::string& key) {
@@ -83,7 +88,8 @@ bool holds(const GenerationField& f) {
 }
 
 bool holds_optional(const GenerationField& f) {
-    return std::visit([](auto member) { return IsOptional<std::decay_t<decltype(GenerationOptions{}.*member)>>::value; }, f.member);
+    return std::visit([](auto member) { return IsOptional<std::decay_t<decltype(GenerationOptions{}.*member)>>::value; },
+                      f.member);
 }
 
 class Applier {
@@ -99,9 +105,9 @@ public:
     void positional(const PastedArgument& a) {
         if (a.kind == PastedArgument::Kind::Unpacked)
             not_applied(a.text, NotAppliedKind::NotASetting,
-                        "unpacks a Python variable the pasted text does not show (the model's inputs; settings must be pasted as they are)");
-        else
-            not_applied(a.text, NotAppliedKind::NotASetting, "a positional argument: generate()'s input, not a setting");
+                        "unpacks a Python variable the pasted text does not show (the model's inputs; settings must be pasted as "
+                        "they are)");
+        else not_applied(a.text, NotAppliedKind::NotASetting, "a positional argument: generate()'s input, not a setting");
     }
 
     void keyword(const PastedArgument& a, bool own_field_given_too) {
@@ -111,7 +117,8 @@ public:
         const GenerationField* alias = field ? nullptr : field_by_alias(key);
         if (!a.value) {
             if (const OtherArgument* o = other_argument(key)) return not_applied(key, o->kind, o->why);
-            return not_applied(key, NotAppliedKind::NotAValue, "'" + a.text + "' is a Python expression: only literal values are read (write the value)");
+            return not_applied(key, NotAppliedKind::NotAValue,
+                               "'" + a.text + "' is a Python expression: only literal values are read (write the value)");
         }
         if (field) return set(*field, key, *a.value);
         if (alias && alias->alias_offset == 0) return set(*alias, key, *a.value);
@@ -167,13 +174,16 @@ private:
         if (!value.is_number_integer()) return not_applied(key, NotAppliedKind::Refused, key + " must be an integer");
         const int64_t min_new = std::isfinite(f.range.min) ? static_cast<int64_t>(f.range.min) : 0;
         const int64_t lowest = min_new > 0 ? min_new + f.alias_offset : 0;
-        const int64_t v = value.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), INT64_MAX)) : value.get<int64_t>();
-        const std::string counting = key + " counts the decoder start token: " + f.json + " = " + key + " - " + std::to_string(f.alias_offset);
+        const int64_t v = value.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), INT64_MAX))
+                                                     : value.get<int64_t>();
+        const std::string counting =
+            key + " counts the decoder start token: " + f.json + " = " + key + " - " + std::to_string(f.alias_offset);
         if (v < lowest) {
             const std::string refused = range_message(key, at_least(static_cast<double>(lowest)), static_cast<double>(v));
             return not_applied(key, NotAppliedKind::Refused, refused + "; " + counting);
         }
-        set(f, key, json(std::max(min_new, v - f.alias_offset)), key + " " + std::to_string(v) + " counts the decoder start token");
+        set(f, key, json(std::max(min_new, v - f.alias_offset)),
+            key + " " + std::to_string(v) + " counts the decoder start token");
     }
 
     // A key that is no field: transformers' bookkeeping, an off value, or a setting not supported.
@@ -184,9 +194,9 @@ private:
             case ForeignSetting::Neutral:
                 return not_applied(key, NotAppliedKind::NoEffect, value.dump() + " is transformers' default, which turns it off");
             case ForeignSetting::Unsupported:
-                return not_applied(key, NotAppliedKind::Unsupported, "T5 Studio does not support it yet: the output would differ from transformers'");
-            case ForeignSetting::Unknown:
-                break;
+                return not_applied(key, NotAppliedKind::Unsupported,
+                                   "T5 Studio does not support it yet: the output would differ from transformers'");
+            case ForeignSetting::Unknown: break;
         }
         not_applied(key, NotAppliedKind::Unknown, "not a generation setting T5 Studio or transformers knows");
     }
@@ -199,12 +209,14 @@ private:
     void imply_decoding_mode() {
         GenerationOptions& o = out_.options;
         if (imply_sampling(&o, &named_)) {
-            out_.applied.push_back({"do_sample", "do_sample", "true", "implied: sampling settings without num_beams or do_sample sample"});
+            out_.applied.push_back(
+                {"do_sample", "do_sample", "true", "implied: sampling settings without num_beams or do_sample sample"});
         } else if (named("num_beams") && !named("do_sample") && o.num_beams > 1 && o.do_sample) {
             o.do_sample = false;
             named_.push_back("do_sample");
             out_.applied.push_back({"do_sample", "do_sample", "false",
-                                    "implied: num_beams=" + std::to_string(o.num_beams) + " without do_sample is beam search (transformers' default)"});
+                                    "implied: num_beams=" + std::to_string(o.num_beams) +
+                                        " without do_sample is beam search (transformers' default)"});
         } else if (named("penalty_alpha") && !named("do_sample") && o.penalty_alpha > 0.0f && o.top_k > 1 && o.do_sample) {
             o.do_sample = false;
             named_.push_back("do_sample");
@@ -213,7 +225,8 @@ private:
                                         " without do_sample is contrastive search (transformers' default)"});
         }
         if (imply_contrastive_top_k(&o, &named_))
-            out_.applied.push_back({"top_k", "top_k", "50", "implied: penalty_alpha without top_k searches transformers' default of 50 candidates"});
+            out_.applied.push_back(
+                {"top_k", "top_k", "50", "implied: penalty_alpha without top_k searches transformers' default of 50 candidates"});
     }
 
     PastedSettings out_;
@@ -264,7 +277,8 @@ std::vector<std::string> pasted_settings_lines(const PastedSettings& pasted) {
         applied += (applied.empty() ? "" : ", ") + a.field + "=" + a.value;
         if (!a.note.empty()) applied += " (" + a.note + ")";
     }
-    std::vector<std::string> lines{"pasted settings from " + pasted.form + ": " + (applied.empty() ? "nothing applied" : "applied " + applied)};
+    std::vector<std::string> lines{"pasted settings from " + pasted.form + ": " +
+                                   (applied.empty() ? "nothing applied" : "applied " + applied)};
     for (const NotAppliedSetting& n : pasted.not_applied)
         lines.push_back("  not applied: " + n.key + " (" + kind_words(n.kind) + ": " + n.why + ")");
     return lines;

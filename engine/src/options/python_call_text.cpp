@@ -19,7 +19,9 @@ using json = nlohmann::json;
 // skips the whole expression instead.
 struct NotLiteral {};
 
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; }
+bool is_name_start(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+}
 bool is_name_char(char c) { return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
 std::string shortened(const std::string& text) {
@@ -47,9 +49,10 @@ public:
         bool any_keyword = false;
         for (const PastedArgument& a : call.arguments) any_keyword = any_keyword || a.kind == PastedArgument::Kind::Keyword;
         if (!any_keyword)
-            throw Error(ErrorCode::InvalidArgument,
-                        "pasted settings: no settings found in " + call.form +
-                            " (paste generate()'s keyword arguments such as num_beams=5, GenerationConfig(...), or a JSON object)");
+            throw Error(
+                ErrorCode::InvalidArgument,
+                "pasted settings: no settings found in " + call.form +
+                    " (paste generate()'s keyword arguments such as num_beams=5, GenerationConfig(...), or a JSON object)");
         return call;
     }
 
@@ -63,8 +66,8 @@ private:
         for (size_t k = 0; k < end; ++k)
             if (s_[k] == '\n') ++line, line_start = k + 1;
         const int64_t column = 1 + code_point_of_byte(s_.substr(line_start), end - line_start);  // code points, not bytes
-        throw Error(ErrorCode::InvalidArgument,
-                    "pasted settings: " + problem + " (line " + std::to_string(line) + ", column " + std::to_string(column) + ")");
+        throw Error(ErrorCode::InvalidArgument, "pasted settings: " + problem + " (line " + std::to_string(line) + ", column " +
+                                                    std::to_string(column) + ")");
     }
     [[noreturn]] void fail(const std::string& problem) const { fail(problem, i_); }
 
@@ -133,8 +136,10 @@ private:
         uint32_t v = 0;
         for (int k = 0; k < count; ++k) {
             const char c = peek();
-            if (!std::isxdigit(static_cast<unsigned char>(c))) fail("a \\x, \\u or \\U escape needs " + std::to_string(count) + " hex digits");
-            v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+            if (!std::isxdigit(static_cast<unsigned char>(c)))
+                fail("a \\x, \\u or \\U escape needs " + std::to_string(count) + " hex digits");
+            v = v * 16 +
+                static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
             ++i_;
         }
         return v;
@@ -149,7 +154,10 @@ private:
             case 't': *value += '\t'; return;
             case 'r': *value += '\r'; return;
             case '0': *value += '\0'; return;
-            case '\\': case '\'': case '"': case '/': *value += c; return;
+            case '\\':
+            case '\'':
+            case '"':
+            case '/': *value += c; return;
             case '\n': return;  // a continued line
             case 'x': utf8_append(*value, hex_digits(2)); return;
             case 'U': {
@@ -286,7 +294,9 @@ private:
             std::string text = string_literal();
             for (;;) {  // "a" "b" is "ab", as in Python
                 skip_space();
-                if (string_prefix_length() == std::string::npos || peek() == 'f' || peek() == 'F' || peek() == 'b' || peek() == 'B') break;
+                if (string_prefix_length() == std::string::npos || peek() == 'f' || peek() == 'F' || peek() == 'b' ||
+                    peek() == 'B')
+                    break;
                 text += string_literal();
             }
             return text;
@@ -307,7 +317,8 @@ private:
         while (!at_end()) {
             const char c = peek();
             if (open.empty() && (is_separator(close) || at_close(close))) break;
-            if (string_prefix_length() != std::string::npos && (c == '\'' || c == '"' || !is_name_char(i_ > 0 ? s_[i_ - 1] : ' '))) {
+            if (string_prefix_length() != std::string::npos &&
+                (c == '\'' || c == '"' || !is_name_char(i_ > 0 ? s_[i_ - 1] : ' '))) {
                 string_literal();
                 continue;
             }
@@ -317,7 +328,8 @@ private:
                 if (i_ != before) continue;
             }
             if (c == '(' || c == '[' || c == '{') {
-                if (open.size() >= size_t(kMaxPastedNesting)) fail("nested more than " + std::to_string(kMaxPastedNesting) + " deep");
+                if (open.size() >= size_t(kMaxPastedNesting))
+                    fail("nested more than " + std::to_string(kMaxPastedNesting) + " deep");
                 open += c == '(' ? ')' : c == '[' ? ']' : '}';
             } else if (c == ')' || c == ']' || c == '}') {
                 if (open.empty() || open.back() != c) fail(std::string("unexpected '") + c + "'");

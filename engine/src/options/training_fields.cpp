@@ -17,6 +17,7 @@ TrainingField row(const char* json, TrainingMember m, const char* flag, const ch
 }
 
 std::vector<TrainingField> training_rows() {
+    // clang-format off
     return {
         row("model_dir", &O::model_dir, "model", "DIR", "model folder to fine-tune (or --init-config)").via(kModelFlag),
         row("init_config", &O::init_config, "init-config", "FILE", "config.json of a new model trained from scratch, with a vocabulary trained on the data"),
@@ -80,13 +81,16 @@ std::vector<TrainingField> training_rows() {
         row("sample_max_new_tokens", &O::sample_max_new_tokens, "", "", "tokens generated per validation sample (default {default})").within(at_least(1)),
         row("auto_reduce_batch_on_oom", &O::auto_reduce_batch_on_oom, "", "", "CUDA out of memory: halve the micro-batch, double the accumulation"),
     };
+    // clang-format on
 }
 
-LearningField lrow(const char* json, LearningMember m, const char* flag, const char* value_name, const char* help, FieldRange range) {
+LearningField lrow(const char* json, LearningMember m, const char* flag, const char* value_name, const char* help,
+                   FieldRange range) {
     return LearningField{json, m, flag, value_name, help}.within(range).checked_at_flag();
 }
 
 std::vector<LearningField> learning_rows() {
+    // clang-format off
     return {
         lrow("model_dir", &L::model_dir, "model", "DIR", "the base model folder", kAnyValue),
         lrow("history_path", &L::history_path, "history", "PATH", "the history database whose decisions are the training pairs", kAnyValue),
@@ -115,6 +119,7 @@ std::vector<LearningField> learning_rows() {
         lrow("device", &L::device, "", "", "where the round trains (default {default})", kAnyValue),
         lrow("min_improvement", &L::min_improvement, "", "", "adopted only if the held-out loss drops by more than this (default {default})", kAnyValue),
     };
+    // clang-format on
 }
 
 }  // namespace
@@ -124,13 +129,17 @@ const std::vector<TrainingField>& training_fields() {
     return fields;
 }
 
-const TrainingField* find_training_field(const std::string& json_name) { return find_settings_field(training_fields(), json_name); }
+const TrainingField* find_training_field(const std::string& json_name) {
+    return find_settings_field(training_fields(), json_name);
+}
 
 const std::vector<LearningField>& learning_fields() {
     static const std::vector<LearningField> fields = learning_rows();
     return fields;
 }
 
-std::string learning_options_error(const LearningOptions& options) { return settings_first_range_error(learning_fields(), options); }
+std::string learning_options_error(const LearningOptions& options) {
+    return settings_first_range_error(learning_fields(), options);
+}
 
 }  // namespace t5s

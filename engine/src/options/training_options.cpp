@@ -11,14 +11,16 @@ namespace {
 
 // What no single row can say: which fields go together.
 void check_combinations(const TrainingOptions& o) {
-    if (o.model_dir.empty() == o.init_config.empty()) bad("give exactly one of --model DIR (fine-tune) or --init-config FILE (from scratch)");
+    if (o.model_dir.empty() == o.init_config.empty())
+        bad("give exactly one of --model DIR (fine-tune) or --init-config FILE (from scratch)");
     if (o.data_file.empty()) bad("--data FILE is required");
     if (o.out_dir.empty()) bad("--out DIR is required");
 }
 
 void check_devices(const TrainingOptions& o) {
     if (o.precision == Precision::Int8) bad("--precision int8 is for inference; train in fp32, bf16 or fp16");
-    if (o.precision == TrainPrecision::Fp16 && o.device == TrainDevice::Cpu) bad("--precision fp16 needs CUDA; use bf16 on the CPU");
+    if (o.precision == TrainPrecision::Fp16 && o.device == TrainDevice::Cpu)
+        bad("--precision fp16 needs CUDA; use bf16 on the CPU");
     const bool lora = o.lora || !o.adapter_dir.empty();
     if (lora && o.model_dir.empty()) bad("--lora needs --model DIR (the frozen base)");
     if (o.lora_base_precision != Precision::Fp32 && !lora) bad("--lora-base-precision needs --lora or --adapter");

@@ -63,11 +63,7 @@ fs::path asset_file(const std::string& name) {
     return {};
 }
 
-fs::path user_config_dir() {
-    return xdg_dir("XDG_CONFIG_HOME", ".config");
-}
-fs::path user_data_dir() {
-    return xdg_dir("XDG_DATA_HOME", ".local/share");
-}
+fs::path user_config_dir() { return xdg_dir("XDG_CONFIG_HOME", ".config"); }
+fs::path user_data_dir() { return xdg_dir("XDG_DATA_HOME", ".local/share"); }
 
 }  // namespace t5s

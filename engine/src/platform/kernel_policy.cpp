@@ -47,9 +47,7 @@ CpuFeatures detect() {
     return f;
 }
 #else
-CpuFeatures detect() {
-    return {};
-}
+CpuFeatures detect() { return {}; }
 #endif
 
 // Each switch's choices, as docs/performance.md's table lists them.
@@ -186,14 +184,10 @@ KernelPolicy resolve_kernel_policy(const std::optional<KernelPolicy>& requested)
 std::vector<std::pair<std::string, std::string>> describe_kernels(const KernelPolicy& p) {
     auto isa = [](KernelIsa i, const char* off) -> std::string {
         switch (i) {
-            case KernelIsa::Off:
-                return off;
-            case KernelIsa::Portable:
-                return "portable";
-            case KernelIsa::Avx2:
-                return "AVX2";
-            case KernelIsa::Avx512:
-                return "AVX-512";
+            case KernelIsa::Off: return off;
+            case KernelIsa::Portable: return "portable";
+            case KernelIsa::Avx2: return "AVX2";
+            case KernelIsa::Avx512: return "AVX-512";
         }
         return "?";
     };

@@ -12,9 +12,7 @@ namespace t5s {
 namespace {
 
 // The number of a "Key:   123 kB" line of /proc, in kB.
-int64_t kb_value(const std::string& line) {
-    return std::stoll(line.substr(line.find(':') + 1));
-}
+int64_t kb_value(const std::string& line) { return std::stoll(line.substr(line.find(':') + 1)); }
 
 // The "Key:" line of /proc/self/status or /proc/meminfo, in bytes; 0 when absent.
 int64_t proc_kb_field(const char* file, const std::string& key) {
@@ -82,14 +80,8 @@ int64_t release_clean_file_pages() {
     return released;
 }
 
-int64_t process_rss_bytes() {
-    return proc_kb_field("/proc/self/status", "VmRSS:");
-}
-int64_t process_peak_rss_bytes() {
-    return proc_kb_field("/proc/self/status", "VmHWM:");
-}
-int64_t host_available_bytes() {
-    return proc_kb_field("/proc/meminfo", "MemAvailable:");
-}
+int64_t process_rss_bytes() { return proc_kb_field("/proc/self/status", "VmRSS:"); }
+int64_t process_peak_rss_bytes() { return proc_kb_field("/proc/self/status", "VmHWM:"); }
+int64_t host_available_bytes() { return proc_kb_field("/proc/meminfo", "MemAvailable:"); }
 
 }  // namespace t5s

@@ -8,14 +8,17 @@
 namespace t5s {
 
 std::vector<double> Model::mean_log_probs(const IdBatch& input_ids, const IdBatch& labels) const {
-    if (input_ids.size() != labels.size()) throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
+    if (input_ids.size() != labels.size())
+        throw Error(ErrorCode::InvalidArgument, "mean_log_probs: inputs and labels differ in rows");
     std::vector<double> out;
     for (size_t i = 0; i < input_ids.size(); ++i) out.push_back(-score({input_ids[i]}, {labels[i]}).loss);
     return out;
 }
 
-std::vector<double> mean_log_probs_in_passes(const Model& model, const IdBatch& inputs, const IdBatch& labels, int rows_per_pass) {
-    if (inputs.size() != labels.size()) throw Error(ErrorCode::InvalidArgument, "mean_log_probs_in_passes: inputs and labels differ in rows");
+std::vector<double> mean_log_probs_in_passes(const Model& model, const IdBatch& inputs, const IdBatch& labels,
+                                             int rows_per_pass) {
+    if (inputs.size() != labels.size())
+        throw Error(ErrorCode::InvalidArgument, "mean_log_probs_in_passes: inputs and labels differ in rows");
     std::vector<double> out;
     out.reserve(inputs.size());
     const size_t chunk = static_cast<size_t>(std::max(rows_per_pass, 1));
@@ -30,7 +33,8 @@ std::vector<double> mean_log_probs_in_passes(const Model& model, const IdBatch& 
 
 std::vector<double> back_scores(const Model& model, const std::vector<std::string>& candidates,
                                 const std::vector<std::string>& sources, const std::string& task_prefix, int batch_size) {
-    if (candidates.size() != sources.size()) throw Error(ErrorCode::InvalidArgument, "back_scores: candidates and sources differ in count");
+    if (candidates.size() != sources.size())
+        throw Error(ErrorCode::InvalidArgument, "back_scores: candidates and sources differ in count");
     const Tokenizer& tok = model.tokenizer();
     IdBatch inputs, labels;
     for (size_t i = 0; i < candidates.size(); ++i) {

@@ -17,8 +17,8 @@ namespace t5s {
 void rank_candidates(std::vector<Candidate>* candidates, RankBy key);
 
 struct CandidateSelection {
-    std::vector<Candidate> kept;                // at most `count`, best first
-    std::vector<DroppedCandidate> dropped;      // by a score bound or as a near duplicate
+    std::vector<Candidate> kept;            // at most `count`, best first
+    std::vector<DroppedCandidate> dropped;  // by a score bound or as a near duplicate
 };
 
 // Filters `pool` with the bounds of `o`, ranks the rest by `rank_key`, then walks them keeping up to

@@ -69,9 +69,7 @@ double chrf(std::string_view hypothesis, std::string_view reference) {
     return f_score(stats);
 }
 
-double change_score(std::string_view candidate, std::string_view source) {
-    return 1.0 - chrf(candidate, source);
-}
+double change_score(std::string_view candidate, std::string_view source) { return 1.0 - chrf(candidate, source); }
 
 std::optional<double> diversity_score(const std::vector<std::string>& candidates) {
     const size_t n = candidates.size();

@@ -28,9 +28,7 @@ constexpr ReasonOption kOptions[] = {
 };
 static_assert(std::size(kOptions) == std::size(EnumNames<DropReason>::kNames), "one option per drop reason");
 
-bool ends_with_comparison(std::string_view name) {
-    return !name.empty() && (name.back() == '<' || name.back() == '>');
-}
+bool ends_with_comparison(std::string_view name) { return !name.empty() && (name.back() == '<' || name.back() == '>'); }
 
 // A whole finite number (what %.4g printed), else nullopt.
 std::optional<double> number_of(std::string_view text) {
@@ -44,13 +42,9 @@ std::optional<double> number_of(std::string_view text) {
 
 }  // namespace
 
-bool has_threshold(DropReason kind) {
-    return ends_with_comparison(to_string(kind));
-}
+bool has_threshold(DropReason kind) { return ends_with_comparison(to_string(kind)); }
 
-bool is_score_bound(DropReason kind) {
-    return has_threshold(kind) && kind != DropReason::NearDuplicate;
-}
+bool is_score_bound(DropReason kind) { return has_threshold(kind) && kind != DropReason::NearDuplicate; }
 
 const char* option_of(DropReason kind) {
     for (const auto& r : kOptions)

@@ -42,9 +42,7 @@ void validate(const MinHashOptions& o) {
     require_in("minhash shingle_size", from_to(1, 64), o.shingle_size);
 }
 
-double candidate_probability(double jaccard, int rows, int bands) {
-    return 1.0 - std::pow(1.0 - std::pow(jaccard, rows), bands);
-}
+double candidate_probability(double jaccard, int rows, int bands) { return 1.0 - std::pow(1.0 - std::pow(jaccard, rows), bands); }
 
 uint64_t band_key(const std::vector<uint32_t>& sig, size_t begin, size_t rows) {
     uint64_t h = 0;
@@ -122,8 +120,8 @@ NearDuplicateIndex::NearDuplicateIndex(const NearDuplicateOptions& options)
     require_in("near-duplicate threshold", above_to(0, 1), options.threshold);
     const int k = options.minhash.num_permutations;
     rows_ = options.rows_per_band == 0 ? choose_rows_per_band(k, options.threshold) : options.rows_per_band;
-    require(rows_ >= 1 && k % rows_ == 0,
-            "near-duplicate rows_per_band must divide num_permutations (" + std::to_string(k) + "), got " + std::to_string(rows_));
+    require(rows_ >= 1 && k % rows_ == 0, "near-duplicate rows_per_band must divide num_permutations (" + std::to_string(k) +
+                                              "), got " + std::to_string(rows_));
     buckets_.resize(static_cast<size_t>(k / rows_));
 }
 

@@ -10,8 +10,8 @@
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/quality.h"
-#include "text/text_normalize.h"
 #include "t5s/text_offsets.h"
+#include "text/text_normalize.h"
 
 namespace t5s {
 namespace {
@@ -158,7 +158,8 @@ int rounds_allowed(const GenerationOptions& o) { return (filters_active(o) && o.
 
 void require_scores_available(const GenerationOptions& o, const Embedder* embedder) {
     if (embedder) return;
-    if (o.rank == RankBy::Similarity) throw Error(ErrorCode::InvalidArgument, "invalid generation setting: rank similarity needs an embedder");
+    if (o.rank == RankBy::Similarity)
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: rank similarity needs an embedder");
     if (o.min_similarity || o.max_similarity)
         throw Error(ErrorCode::InvalidArgument, "invalid generation setting: min_similarity/max_similarity need an embedder");
 }
@@ -168,8 +169,10 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
     std::vector<Candidate> fresh;
     for (auto& c : decoded) {
         const std::string key = normalize_for_compare(c.text);
-        const bool kept = c.spans.size() == input->plan.spans.size() && spans::keeps_spans(input->source, c.text, input->plan.spans);
-        if (o.drop_invalid_text && is_broken_text(c.text, input->source)) input->dropped.push_back({std::move(c), {DropReason::InvalidText}});
+        const bool kept =
+            c.spans.size() == input->plan.spans.size() && spans::keeps_spans(input->source, c.text, input->plan.spans);
+        if (o.drop_invalid_text && is_broken_text(c.text, input->source))
+            input->dropped.push_back({std::move(c), {DropReason::InvalidText}});
         else if (!kept) input->dropped.push_back({std::move(c), {DropReason::LostSpan}});
         else if (o.no_copy && key == source) input->dropped.push_back({std::move(c), {DropReason::Copy}});
         else if (o.distinct && !input->seen.insert(key).second) input->dropped.push_back({std::move(c), {DropReason::Duplicate}});

@@ -36,7 +36,8 @@ std::string plan_input(InputRounds* input, const std::string& text, const std::v
 std::vector<Span> source_spans(const InputRounds& input);
 
 // Sets text (spans restored), spans and forced_spans of one round's decoded candidates of `input`.
-void decode_round(const Tokenizer& tokenizer, const InputRounds& input, const GenerationOptions& o, std::vector<Candidate>* decoded);
+void decode_round(const Tokenizer& tokenizer, const InputRounds& input, const GenerationOptions& o,
+                  std::vector<Candidate>* decoded);
 
 // Rounds that may run: max_rounds when sampling with any filter on; without sampling a second
 // round would repeat the first, so 1.
@@ -53,7 +54,7 @@ std::vector<Candidate> screen_round(InputRounds* input, std::vector<Candidate> d
 
 struct RoundCandidates {
     InputRounds* input = nullptr;
-    std::vector<Candidate> candidates;          // from screen_round
+    std::vector<Candidate> candidates;           // from screen_round
     const GenerationOptions* options = nullptr;  // the input's settings (task prefix, fluency)
 };
 

@@ -50,8 +50,12 @@ void read_settings(const json& step, const std::string& where, RecipeStep* out) 
     json fields = json::object();
     for (const auto& [key, value] : step.items()) {
         if (kStepKeys.count(key)) continue;
-        if (!find_generation_field(key)) refuse(where, "unknown setting " + in_quotes(key) + " (a generation setting's JSON name, or name, from, model, adapter, prefix)");
-        if (kRequestOnlyFields.count(key)) refuse(where, in_quotes(key) + " is the request's (spans are masked once from the source and kept through every step)");
+        if (!find_generation_field(key))
+            refuse(where, "unknown setting " + in_quotes(key) +
+                              " (a generation setting's JSON name, or name, from, model, adapter, prefix)");
+        if (kRequestOnlyFields.count(key))
+            refuse(where,
+                   in_quotes(key) + " is the request's (spans are masked once from the source and kept through every step)");
         if (key == "task_prefix") refuse(where, "give the step's prefix as \"prefix\"");
         if (value.is_null()) continue;  // null: the request's value
         fields[key] = value;
@@ -77,7 +81,8 @@ RecipeStep read_step(const json& j, size_t index, const std::string& file, const
     where = file + ": step " + in_quotes(step.name);
     if (const auto from = j.find("from"); from != j.end() && !from->is_null()) step.from = string_value(*from, where, "from");
     if (const auto m = j.find("model"); m != j.end() && !m->is_null()) step.model = existing_folder(*m, where, "model", base_dir);
-    if (const auto a = j.find("adapter"); a != j.end() && !a->is_null()) step.adapter = existing_folder(*a, where, "adapter", base_dir);
+    if (const auto a = j.find("adapter"); a != j.end() && !a->is_null())
+        step.adapter = existing_folder(*a, where, "adapter", base_dir);
     if (const auto p = j.find("prefix"); p != j.end() && !p->is_null()) step.prefix = string_value(*p, where, "prefix");
     read_settings(j, where, &step);
     return step;
@@ -92,8 +97,9 @@ void check_order(const Recipe& r) {
         if (s.from == s.name) refuse(where, "'from' names the step itself (a cycle)");
         if (s.from != kRecipeSource && !earlier.count(s.from)) {
             const bool later = std::any_of(r.steps.begin(), r.steps.end(), [&](const RecipeStep& o) { return o.name == s.from; });
-            refuse(where, "'from' " + in_quotes(s.from) + (later ? " is a later step (steps run in order: a step reads the source or an earlier step)"
-                                                              : " is neither \"source\" nor an earlier step"));
+            refuse(where, "'from' " + in_quotes(s.from) +
+                              (later ? " is a later step (steps run in order: a step reads the source or an earlier step)"
+                                     : " is neither \"source\" nor an earlier step"));
         }
         earlier.insert(s.name);
     }
@@ -109,8 +115,10 @@ void check_candidates(const Recipe& r) {
         for (const auto& field : step->named) {
             const auto& judging = recipe_judging_fields();
             if (std::find(judging.begin(), judging.end(), field) != judging.end())
-                refuse(r.file + ": step " + in_quotes(name), in_quotes(field) + " judges candidates, and a candidate step's are judged against the source "
-                                                          "with the request's settings: set it there");
+                refuse(r.file + ": step " + in_quotes(name),
+                       in_quotes(field) +
+                           " judges candidates, and a candidate step's are judged against the source "
+                           "with the request's settings: set it there");
         }
     }
 }
@@ -138,8 +146,9 @@ int64_t Recipe::fan_out(size_t index, const GenerationOptions& request) const {
 }
 
 const std::vector<std::string>& recipe_judging_fields() {
-    static const std::vector<std::string> names = {"no_copy", "distinct", "rank", "min_similarity", "max_similarity", "min_change",
-                                                   "max_change", "min_back_score", "near_duplicate", "model_scores", "drop_invalid_text"};
+    static const std::vector<std::string> names = {
+        "no_copy",    "distinct",       "rank",           "min_similarity", "max_similarity",   "min_change",
+        "max_change", "min_back_score", "near_duplicate", "model_scores",   "drop_invalid_text"};
     return names;
 }
 
@@ -149,7 +158,8 @@ Recipe parse_recipe(const std::string& json_text, const std::string& file, const
     const json j = parse_json_text(json_text, "recipe " + file);
     if (!j.is_object()) refuse(file, "must be a JSON object with \"steps\" and \"candidates\"");
     for (const auto& [key, value] : j.items())
-        if (key != "steps" && key != "candidates" && key != "description") refuse(file, "unknown key " + in_quotes(key) + " (steps, candidates, description)");
+        if (key != "steps" && key != "candidates" && key != "description")
+            refuse(file, "unknown key " + in_quotes(key) + " (steps, candidates, description)");
     Recipe r;
     r.file = file;
     const auto steps = j.find("steps");
@@ -167,7 +177,8 @@ Recipe parse_recipe(const std::string& json_text, const std::string& file, const
 
 Recipe load_recipe(const std::filesystem::path& path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorCode::FileNotFound, "recipe " + path.string() + ": no such file (or not a file)");
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error(ErrorCode::FileNotFound, "recipe " + path.string() + ": no such file (or not a file)");
     const auto size = std::filesystem::file_size(path, ec);
     if (!ec && static_cast<int64_t>(size) > kMaxRecipeBytes)
         refuse(path.string(), "larger than " + std::to_string(kMaxRecipeBytes / 1024) + " KiB (a recipe is a few steps)");

@@ -12,7 +12,8 @@ namespace t5s {
 
 void check_recipe_fits(const Recipe& recipe, const Model& loaded) {
     const ModelInfo& info = loaded.info();
-    const double width = info.parameter_count > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.parameter_count) : 4.0;
+    const double width =
+        info.parameter_count > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.parameter_count) : 4.0;
     const int bytes_per_weight = std::clamp(static_cast<int>(std::lround(width)), 1, 4);
     const std::vector<RecipeModelLoad> loads = recipe_model_loads(recipe, info.dir, bytes_per_weight);
     if (loads.empty()) return;

@@ -63,8 +63,8 @@ void check_recipe_memory(const Recipe& recipe, const std::vector<RecipeModelLoad
                 " " + (load.bytes > 0 ? gigabytes(load.bytes) : "(size unknown)");
     }
     if (available_bytes <= 0 || total <= available_bytes) return;
-    throw Error(ErrorCode::OutOfMemory, "recipe " + recipe.file + ": its step models need about " + gigabytes(total) + " (" + each +
-                                            ") but only " + gigabytes(available_bytes) + " are free on " + device +
+    throw Error(ErrorCode::OutOfMemory, "recipe " + recipe.file + ": its step models need about " + gigabytes(total) + " (" +
+                                            each + ") but only " + gigabytes(available_bytes) + " are free on " + device +
                                             " beside the loaded model; use fewer distinct models or a lower precision");
 }
 

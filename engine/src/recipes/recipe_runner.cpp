@@ -26,7 +26,8 @@ struct Sources {
     bool protects = false;
 };
 
-Sources plan_sources(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans, const GenerationOptions& o) {
+Sources plan_sources(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+                     const GenerationOptions& o) {
     Sources s;
     s.inputs.resize(texts.size());
     for (size_t i = 0; i < texts.size(); ++i) {
@@ -70,8 +71,9 @@ void check_steps(const Recipe& r, const GenerationOptions& request, const Embedd
         }
         const int64_t n = r.fan_out(i, request);
         if (n > kMaxRecipeFanOut)
-            refuse_step(r, r.steps[i], "one source fans out to " + std::to_string(n) + " texts here (at most " +
-                                           std::to_string(kMaxRecipeFanOut) + "): fewer num_return_sequences");
+            refuse_step(r, r.steps[i],
+                        "one source fans out to " + std::to_string(n) + " texts here (at most " +
+                            std::to_string(kMaxRecipeFanOut) + "): fewer num_return_sequences");
     }
 }
 
@@ -84,8 +86,9 @@ std::string text_with_sentinels(const Tokenizer& tok, const std::vector<int>& id
 }
 
 // One step over all its inputs as one batched generation; every candidate of every input is a leg.
-std::vector<Leg> run_step(const Recipe& r, size_t index, const std::vector<Leg>& inputs, const Model& model, const Embedder* embedder,
-                          const GenerationOptions& o, const Sources& sources, const RecipeRunners& runners) {
+std::vector<Leg> run_step(const Recipe& r, size_t index, const std::vector<Leg>& inputs, const Model& model,
+                          const Embedder* embedder, const GenerationOptions& o, const Sources& sources,
+                          const RecipeRunners& runners) {
     const RecipeStep& step = r.steps[index];
     std::vector<std::string> texts;
     for (const Leg& leg : inputs) texts.push_back(leg.text);
@@ -163,7 +166,8 @@ std::vector<GenerationResult> run_recipe(const Recipe& recipe, const RecipeRunne
     if (!spans.empty() && spans.size() != texts.size())
         throw Error(ErrorCode::InvalidArgument, "generate: spans must be given for every text or for none");
     GenerationOptions request = options;
-    request.seed = any_step_samples(recipe, options) ? resolve_seed(options.seed) : options.seed;  // one seed, every step's derived from it
+    request.seed =
+        any_step_samples(recipe, options) ? resolve_seed(options.seed) : options.seed;  // one seed, every step's derived from it
     validate_generation_options(request);
     require_scores_available(request, embedder);
     check_steps(recipe, request, embedder);

@@ -33,8 +33,8 @@ RgbImage draw_bar_chart(const std::vector<int64_t>& counts, BarChartLayout layou
         const int x0 = slot_x(static_cast<int>(i)), x1 = slot_x(static_cast<int>(i) + 1) - 1;  // 1 pixel gap
         image.fill_rect(x0, base_y - heights[i], x1, base_y, kBarColor);
     }
-    image.fill_rect(layout.left - 1, base_y, layout.left + plot_w, base_y + 1, kAxisColor);      // x axis
-    image.fill_rect(layout.left - 1, layout.top, layout.left, base_y + 1, kAxisColor);           // y axis
+    image.fill_rect(layout.left - 1, base_y, layout.left + plot_w, base_y + 1, kAxisColor);  // x axis
+    image.fill_rect(layout.left - 1, layout.top, layout.left, base_y + 1, kAxisColor);       // y axis
     for (int i = 0; i <= bars; ++i) image.fill_rect(slot_x(i), base_y + 1, slot_x(i) + 1, base_y + 6, kAxisColor);
     for (int q = 0; q <= 4; ++q) {
         const int y = base_y - plot_h * q / 4;

@@ -12,7 +12,7 @@ inline constexpr Rgb kBarColor{0x4c, 0x72, 0xb0};  // used by nothing else in th
 inline constexpr Rgb kAxisColor{0x20, 0x20, 0x20};
 
 struct BarChartLayout {
-    int width = 640, height = 360;  // the picture; wider when bars would be under 3 pixels apart
+    int width = 640, height = 360;                     // the picture; wider when bars would be under 3 pixels apart
     int left = 40, right = 16, top = 16, bottom = 32;  // margins around the plot area
 };
 

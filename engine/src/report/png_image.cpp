@@ -48,17 +48,14 @@ void RgbImage::fill_rect(int x0, int y0, int x1, int y1, Rgb color) {
 
 std::string encode_png(const uint8_t* pixels, int width, int height, int channels) {
     if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide || (channels != 3 && channels != 4))
-        throw Error(ErrorCode::InvalidArgument, "PNG: cannot encode a " + std::to_string(width) + "x" +
-                                                    std::to_string(height) + " picture with " +
-                                                    std::to_string(channels) + " channels");
+        throw Error(ErrorCode::InvalidArgument, "PNG: cannot encode a " + std::to_string(width) + "x" + std::to_string(height) +
+                                                    " picture with " + std::to_string(channels) + " channels");
     std::string out;
     if (!stbi_write_png_to_func(append_bytes, &out, width, height, channels, pixels, width * channels))
         throw Error(ErrorCode::Internal, "PNG: encoding failed");
     return out;
 }
 
-void write_png_file(const std::filesystem::path& path, const RgbImage& image) {
-    write_file_atomic(path, encode_png(image));
-}
+void write_png_file(const std::filesystem::path& path, const RgbImage& image) { write_file_atomic(path, encode_png(image)); }
 
 }  // namespace t5s

@@ -40,21 +40,24 @@ std::string cell(const std::string& text) {
 }  // namespace
 
 void add_route_section(const ReportInput& input, Report* report) {
-    const bool any = std::any_of(input.candidate_routes.begin(), input.candidate_routes.end(), [](const auto& r) { return !r.empty(); });
+    const bool any =
+        std::any_of(input.candidate_routes.begin(), input.candidate_routes.end(), [](const auto& r) { return !r.empty(); });
     if (!any) return;
     report->candidates_by_route = count_routes(input.candidate_routes);
     const std::string file = "plots/candidates_per_route.png";
     std::string md = "\n## Candidates per route\n\n" + std::to_string(input.candidate_routes.size()) + " candidates, " +
                      std::to_string(report->candidates_by_route.size()) +
                      " routes (the recipe steps that made a candidate). Bars: candidates per route, in the table's order; "
-                     "the means are over the candidates that have the score.\n\n![candidates per route](" + file + ")\n\n| route | candidates";
+                     "the means are over the candidates that have the score.\n\n![candidates per route](" +
+                     file + ")\n\n| route | candidates";
     std::string rule = "|---|---";
     for (const auto& name : input.score_names) md += " | mean " + name, rule += "|---";
     md += " |\n" + rule + "|\n";
     std::vector<int64_t> counts;
     for (const auto& [route, n] : report->candidates_by_route) {
         md += "| " + cell(route) + " | " + std::to_string(n);
-        for (size_t s = 0; s < input.score_names.size() && s < input.score_values.size(); ++s) md += " | " + route_mean(input, s, route);
+        for (size_t s = 0; s < input.score_names.size() && s < input.score_values.size(); ++s)
+            md += " | " + route_mean(input, s, route);
         md += " |\n";
         counts.push_back(n);
     }

@@ -12,8 +12,9 @@ namespace t5s {
 namespace {
 
 std::string stats_table(const std::vector<ScoreSummary>& scores) {
-    std::string md = "| score | count | missing | mean | min | q1 | median | q3 | max |\n"
-                     "|---|---|---|---|---|---|---|---|---|\n";
+    std::string md =
+        "| score | count | missing | mean | min | q1 | median | q3 | max |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& s : scores) {
         md += "| " + s.name + " | " + std::to_string(s.count) + " | " + std::to_string(s.missing);
         for (double v : {s.mean, s.min, s.q1, s.median, s.q3, s.max}) md += " | " + (s.count ? report_number(v) : "-");
@@ -54,10 +55,11 @@ Report build_report(const ReportInput& input) {
     Report report;
     for (size_t i = 0; i < input.score_names.size(); ++i) {
         static const std::vector<std::optional<double>> kNone;
-        report.scores.push_back(summarize_scores(input.score_names[i], i < input.score_values.size() ? input.score_values[i] : kNone));
+        report.scores.push_back(
+            summarize_scores(input.score_names[i], i < input.score_values.size() ? input.score_values[i] : kNone));
     }
-    report.markdown = "## Score statistics\n\nOver the candidates; missing = not computed for that candidate.\n\n" +
-                      stats_table(report.scores);
+    report.markdown =
+        "## Score statistics\n\nOver the candidates; missing = not computed for that candidate.\n\n" + stats_table(report.scores);
     for (const auto& s : report.scores) {
         if (s.count == 0) continue;
         const std::string file = "plots/" + s.name + ".png";
@@ -87,7 +89,9 @@ void write_report_plots(const std::filesystem::path& dir, const Report& report) 
         const std::filesystem::path path = dir / plot.file;
         std::error_code ec;
         std::filesystem::create_directories(path.parent_path(), ec);
-        if (ec) throw Error(ErrorCode::InvalidArgument, "cannot create the folder " + path.parent_path().string() + ": " + ec.message());
+        if (ec)
+            throw Error(ErrorCode::InvalidArgument,
+                        "cannot create the folder " + path.parent_path().string() + ": " + ec.message());
         write_png_file(path, plot.image);
     }
 }

@@ -18,7 +18,8 @@ RequestRounds::RequestRounds(const std::vector<std::string>& texts, const std::v
       streamed_(texts.size(), 0) {
     if (!spans.empty() && spans.size() != texts.size())
         throw Error(ErrorCode::InvalidArgument, "'spans' must have one list per text");
-    for (size_t i = 0; i < texts.size(); ++i) plan_input(&inputs_[i], texts[i], spans.empty() ? std::vector<Span>() : spans[i], options);
+    for (size_t i = 0; i < texts.size(); ++i)
+        plan_input(&inputs_[i], texts[i], spans.empty() ? std::vector<Span>() : spans[i], options);
 }
 
 bool RequestRounds::protects() const {

@@ -15,15 +15,15 @@
 namespace t5s::scheduler {
 
 struct FinishedRound {
-    size_t input = 0;  // which text of the request
-    int round = 0;     // 0 = the first
+    size_t input = 0;                   // which text of the request
+    int round = 0;                      // 0 = the first
     std::vector<Candidate> candidates;  // decoded (text set), in row order
 };
 
 struct RoundsOutcome {
-    std::vector<std::pair<size_t, int>> retries;         // (input, round) to decode next
-    std::vector<size_t> finished;                        // inputs whose result is now final
-    std::vector<std::pair<size_t, Candidate>> settled;   // candidates settled in this step, in result order
+    std::vector<std::pair<size_t, int>> retries;        // (input, round) to decode next
+    std::vector<size_t> finished;                       // inputs whose result is now final
+    std::vector<std::pair<size_t, Candidate>> settled;  // candidates settled in this step, in result order
 };
 
 class RequestRounds {
@@ -31,8 +31,8 @@ public:
     // `texts` without the task prefix; `spans` their protected spans (empty: none given; else one
     // list per text); `options` complete (seed resolved). `embedder` may be null. Plans the spans
     // (InvalidArgument on bad spans or settings).
-    RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans, const GenerationOptions& options,
-                  const Embedder* embedder);
+    RequestRounds(const std::vector<std::string>& texts, const std::vector<std::vector<Span>>& spans,
+                  const GenerationOptions& options, const Embedder* embedder);
 
     // Protected spans: whether any text has some; what to encode for text i (spans masked); the
     // spans in text i; a finished round's candidates of text i decoded (spans restored).
@@ -60,7 +60,7 @@ private:
     RankBy rank_key_ = RankBy::None;
     int rounds_allowed_;
     std::vector<InputRounds> inputs_;
-    std::vector<size_t> streamed_;                   // per input: settled candidates already handed out
+    std::vector<size_t> streamed_;                  // per input: settled candidates already handed out
     std::vector<std::pair<size_t, int>> screened_;  // (input, round) between screen() and decide()
 };
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <future>
 
-#include "quality/scored_rounds.h"
 #include "decode/batch_decoder.h"
+#include "quality/scored_rounds.h"
 #include "t5s/candidate_scores.h"
 #include "t5s/error.h"
 #include "t5s/scheduler.h"

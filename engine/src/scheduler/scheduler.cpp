@@ -13,11 +13,11 @@
 #include <set>
 #include <thread>
 
-#include "t5s/generation_limits.h"
 #include "decode/batch_decoder.h"
 #include "scheduler/request_rounds.h"
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
+#include "t5s/generation_limits.h"
 #include "t5s/process_memory.h"
 #include "t5s/seed.h"
 
@@ -44,7 +44,7 @@ struct Pending {
     std::shared_ptr<SettingsHandle> live;  // the caller's running settings (ServeRequest::live)
     uint64_t live_version = 0;             // the version last applied
     const std::atomic<bool>* cancel_flag = nullptr;
-    int steps = 0;                         // decoding steps it had rows in (RequestEvents::on_step)
+    int steps = 0;  // decoding steps it had rows in (RequestEvents::on_step)
 };
 
 struct GroupOwner {
@@ -59,9 +59,9 @@ struct Scheduler::State {
     Scheduler& owner;
     std::mutex mutex;
     std::condition_variable wake, idle;
-    std::deque<std::shared_ptr<Pending>> queue;     // requests with texts not yet admitted
+    std::deque<std::shared_ptr<Pending>> queue;                                       // requests with texts not yet admitted
     std::deque<std::pair<std::shared_ptr<Pending>, std::pair<size_t, int>>> retries;  // (input, round) re-runs
-    std::vector<std::shared_ptr<Pending>> active;   // admitted, not finished
+    std::vector<std::shared_ptr<Pending>> active;                                     // admitted, not finished
     std::function<void(const StepStats&)> observer;
     std::atomic<bool> draining{false}, stopping{false};
     bool until_idle = false;  // run_until_idle(): collect stops once everything finished
@@ -88,9 +88,13 @@ struct Scheduler::State {
     void finish(const std::shared_ptr<Pending>& p);
 };
 
-Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults, const Embedder* embedder,
-                     SchedulerThread where)
-    : model_(model), embedder_(embedder), limits_(limits), defaults_(std::move(defaults)), state_(std::make_unique<State>(*this)) {
+Scheduler::Scheduler(const Model& model, SchedulerLimits limits, std::shared_ptr<SettingsHandle> defaults,
+                     const Embedder* embedder, SchedulerThread where)
+    : model_(model),
+      embedder_(embedder),
+      limits_(limits),
+      defaults_(std::move(defaults)),
+      state_(std::make_unique<State>(*this)) {
     if (!defaults_) defaults_ = std::make_shared<SettingsHandle>();
     limits_.max_batch = std::max(1, limits_.max_batch);
     limits_.max_queue = std::max(1, limits_.max_queue);
@@ -164,7 +168,9 @@ std::shared_ptr<Job> Scheduler::submit(ServeRequest request, RequestEvents event
     p->live_version = p->live ? p->live->version() : 0;
     p->cancel_flag = request.cancel;
     p->submitted = Clock::now();
-    if (request.timeout_s > 0) p->deadline = p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
+    if (request.timeout_s > 0)
+        p->deadline =
+            p->submitted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request.timeout_s));
     {
         std::lock_guard<std::mutex> lock(state_->mutex);
         if (state_->draining || static_cast<int>(state_->queue.size()) >= limits_.max_queue) return nullptr;
@@ -308,7 +314,8 @@ void Scheduler::State::add_groups(std::vector<Admission>& admit) {
     std::vector<std::pair<const Pending*, int>> cohorts;  // a request's inputs of one round decode as one group
     for (auto& [p, where] : admit) {
         if (p->finished) continue;
-        if (where.first == 0 && where.second == 0) p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
+        if (where.first == 0 && where.second == 0)
+            p->outcome.queued_s = seconds_since(p->submitted);  // not again for later rounds
         p->job->set_state(JobState::Running);
         GenerationOptions o = p->outcome.options;
         if (where.second > 0) o.seed = p->outcome.options.seed + where.second;  // as Model::generate's rounds
@@ -500,7 +507,9 @@ void Scheduler::run() {
             for (const auto& p : cancelled) {
                 const bool timed_out = p->deadline && Clock::now() > *p->deadline && !p->job->cancel_requested();
                 s.fail(p, ErrorCode::Cancelled,
-                       timed_out ? "request timed out (timeout_s)" : s.stopping ? "server shutting down" : "request cancelled");
+                       timed_out    ? "request timed out (timeout_s)"
+                       : s.stopping ? "server shutting down"
+                                    : "request cancelled");
             }
             s.add_groups(admit);
             s.step_once();

@@ -18,7 +18,8 @@ std::vector<int> sentinels_in(const std::vector<int>& input_ids, SentinelRange r
     return out;
 }
 
-GuardStep guard_step(const std::vector<int>& required, const int64_t* generated, int64_t n, int max_new_tokens, SentinelRange range) {
+GuardStep guard_step(const std::vector<int>& required, const int64_t* generated, int64_t n, int max_new_tokens,
+                     SentinelRange range) {
     GuardStep step;
     for (int id : required) {
         if (std::find(generated, generated + n, static_cast<int64_t>(id)) == generated + n) step.remaining.push_back(id);

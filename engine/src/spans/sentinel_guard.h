@@ -32,7 +32,8 @@ struct GuardStep {
 };
 
 // The rule at the step after `generated` (n tokens, start token excluded).
-GuardStep guard_step(const std::vector<int>& required, const int64_t* generated, int64_t n, int max_new_tokens, SentinelRange range);
+GuardStep guard_step(const std::vector<int>& required, const int64_t* generated, int64_t n, int max_new_tokens,
+                     SentinelRange range);
 
 // How many tokens of a finished candidate's ids the rule forced (a pure function of the ids).
 int count_forced(const std::vector<int>& required, const std::vector<int>& ids, int max_new_tokens, SentinelRange range);

@@ -39,7 +39,7 @@ const char* const kNumber = R"((?:(?:\$|€|£|¥)[\t\n\v\f\r ]?)?[-+]?[0-9]+(?:
 const char* const kUrl = R"((?:https?://|www\.)[^\t\n\v\f\r <>"'{}]+)";
 const char* const kEmail = R"([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})";
 // A number's optional unit, in the order they are tried: the first one not followed by a letter.
-const char* const kUnits[] = {"%",  "°C", "°F", "°",  "kg", "km",  "cm",  "mm",  "mg",   "ml", "GB", "MB", "KB",
+const char* const kUnits[] = {"%",  "°C", "°F", "°",  "kg",  "km",  "cm",  "mm",   "mg", "ml", "GB", "MB", "KB",
                               "TB", "kB", "px", "ms", "min", "USD", "EUR", "km/h", "m",  "g",  "l",  "h",  "s"};
 
 constexpr size_t kMaxRegexBytes = 256;
@@ -142,15 +142,19 @@ std::unique_ptr<RE2> compile_protect_regex(const std::string& regex) {
     int depth = 0, deepest = 0;
     for (char c : regex) deepest = std::max(deepest, depth += c == '(' ? 1 : c == ')' ? -1 : 0);
     if (regex.size() > kMaxRegexBytes || deepest > kMaxRegexDepth)
-        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: at most " + std::to_string(kMaxRegexBytes) +
-                                                    " bytes and " + std::to_string(kMaxRegexDepth) + " nested groups");
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: at most " +
+                                                    std::to_string(kMaxRegexBytes) + " bytes and " +
+                                                    std::to_string(kMaxRegexDepth) + " nested groups");
     auto re = compile(regex, true);
     if (!re->ok())
-        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: not a valid RE2 regex (no backreferences "
-                                                "or lookaround): " + re->error());
+        throw Error(ErrorCode::InvalidArgument,
+                    "invalid generation setting: protect_regex: not a valid RE2 regex (no backreferences "
+                    "or lookaround): " +
+                        re->error());
     if (re->ProgramSize() > kMaxRegexProgram)
-        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: too complex (" + std::to_string(re->ProgramSize()) +
-                                                    " RE2 instructions, at most " + std::to_string(kMaxRegexProgram) +
+        throw Error(ErrorCode::InvalidArgument, "invalid generation setting: protect_regex: too complex (" +
+                                                    std::to_string(re->ProgramSize()) + " RE2 instructions, at most " +
+                                                    std::to_string(kMaxRegexProgram) +
                                                     "): use smaller counted repetitions ({n})");
     return re;
 }

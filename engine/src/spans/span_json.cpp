@@ -49,7 +49,8 @@ std::vector<Span> spans_from_json(const nlohmann::json& j, const std::string& wh
             span.end = offset_of(*field(s, "end", "end_offset"), where);
             if (s.contains("label")) span.label = label_of(s["label"], where);
         } else {
-            throw Error(ErrorCode::InvalidArgument, where + ": a span must be [start, end, label] or {\"start\", \"end\", \"label\"}");
+            throw Error(ErrorCode::InvalidArgument,
+                        where + ": a span must be [start, end, label] or {\"start\", \"end\", \"label\"}");
         }
         if (span.end <= span.start) throw Error(ErrorCode::InvalidArgument, where + ": a span must have end > start");
         out.push_back(std::move(span));

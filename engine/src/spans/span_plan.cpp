@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "spans/span_detect.h"
-#include "t5s/span_preview.h"
 #include "t5s/error.h"
+#include "t5s/span_preview.h"
 #include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 #include "text/unicode_space.h"
@@ -24,15 +24,15 @@ std::vector<ByteSpan> explicit_byte_spans(const std::string& text, const std::ve
     std::vector<ByteSpan> out;
     for (const Span& s : given) {
         if (!span_inside(s.start, s.end, length) || s.start == s.end)
-            throw Error(ErrorCode::InvalidArgument, "spans: " + span_name(s) + " is not inside the text (0.." + std::to_string(length) +
-                                                        " code points) or is empty");
+            throw Error(ErrorCode::InvalidArgument, "spans: " + span_name(s) + " is not inside the text (0.." +
+                                                        std::to_string(length) + " code points) or is empty");
         out.push_back({byte_of_code_point(text, s.start), byte_of_code_point(text, s.end), s.label});
     }
     std::sort(out.begin(), out.end(), [](const ByteSpan& a, const ByteSpan& b) { return a.begin < b.begin; });
     for (size_t i = 1; i < out.size(); ++i) {
         if (overlaps(out[i - 1], out[i]))
-            throw Error(ErrorCode::InvalidArgument, "spans: two spans overlap at code point " +
-                                                        std::to_string(code_point_of_byte(text, out[i].begin)));
+            throw Error(ErrorCode::InvalidArgument,
+                        "spans: two spans overlap at code point " + std::to_string(code_point_of_byte(text, out[i].begin)));
     }
     return out;
 }
@@ -55,7 +55,8 @@ bool space_at(const std::string& text, size_t byte, bool before) {
 
 }  // namespace
 
-SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_spans, const GenerationOptions& options, int max_spans) {
+SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_spans, const GenerationOptions& options,
+                    int max_spans) {
     SpanPlan plan;
     const std::vector<std::string> detectors = parse_protect(options.protect);
     if (explicit_spans.empty() && detectors.empty() && options.protect_regex.empty()) {
@@ -74,8 +75,9 @@ SpanPlan plan_spans(const std::string& text, const std::vector<Span>& explicit_s
     }
     std::sort(chosen.begin(), chosen.end(), [](const ByteSpan& a, const ByteSpan& b) { return a.begin < b.begin; });
     if (static_cast<int>(chosen.size()) > max_spans)
-        throw Error(ErrorCode::InvalidArgument, "spans: the input has " + std::to_string(chosen.size()) + " protected spans; at most " +
-                                                    std::to_string(max_spans) + " (the model's sentinels)");
+        throw Error(ErrorCode::InvalidArgument, "spans: the input has " + std::to_string(chosen.size()) +
+                                                    " protected spans; at most " + std::to_string(max_spans) +
+                                                    " (the model's sentinels)");
     size_t at = 0;
     for (size_t k = 0; k < chosen.size(); ++k) {
         const ByteSpan& b = chosen[k];

@@ -11,7 +11,7 @@
 namespace t5s::spans {
 
 struct PlannedSpan {
-    std::string text;           // the span's text in the source
+    std::string text;  // the span's text in the source
     std::string label;
     int sentinel = 0;           // N of <extra_id_N>
     bool space_before = false;  // the source has whitespace right before the span (at its start: any whitespace)

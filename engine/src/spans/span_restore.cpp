@@ -28,7 +28,8 @@ bool starts_hugging(const std::string& s) {
     if (s.empty()) return true;
     char32_t cp;
     utf8_decode(s, 0, &cp);
-    return is_python_space(cp) || unspaced_script(cp) || std::string_view(".,;:!?)]}\"'/").find(s.front()) != std::string_view::npos;
+    return is_python_space(cp) || unspaced_script(cp) ||
+           std::string_view(".,;:!?)]}\"'/").find(s.front()) != std::string_view::npos;
 }
 
 size_t count_occurrences(const std::string& text, const std::string& needle) {
@@ -69,7 +70,8 @@ RestoredText restore_spans(const SpanPlan& plan, const std::vector<int>& ids, co
             continue;
         }
         const PlannedSpan& s = *it->second;
-        if ((s.space_before || (previous && previous->space_after)) && !out.text.empty() && !ends_with_space(out.text)) out.text += ' ';
+        if ((s.space_before || (previous && previous->space_after)) && !out.text.empty() && !ends_with_space(out.text))
+            out.text += ' ';
         const int64_t start = code_point_length(out.text);
         out.text += s.text;
         out.spans.push_back(Span{start, start + code_point_length(s.text), s.label});

@@ -1,7 +1,7 @@
 // Sentence-encoder tokenizers from tokenizer.json (transformers' fast tokenizers): WordPiece with
 // BertNormalizer + BertPreTokenizer, or XLM-R's Unigram.
-#include "text/embed_tokenizers.h"
 #include "t5s/error.h"
+#include "text/embed_tokenizers.h"
 #include "text/tokenizer_json.h"
 
 namespace t5s::embed_detail {

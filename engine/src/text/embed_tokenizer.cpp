@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "text/embed_tokenizers.h"
 #include "t5s/error.h"
 #include "t5s/settings_fields.h"
+#include "text/embed_tokenizers.h"
 
 namespace t5s {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "text/embed_common.h"
 #include "t5s/embed_tokenizer.h"
+#include "text/embed_common.h"
 
 namespace t5s {
 struct TokenizerJson;

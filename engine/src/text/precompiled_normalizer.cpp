@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "text/unicode_text.h"
 #include "text/spiece_validate.h"
 #include "text/unicode_space.h"
+#include "text/unicode_text.h"
 
 namespace t5s {
 namespace {

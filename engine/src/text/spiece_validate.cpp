@@ -1,8 +1,8 @@
 #include "text/spiece_validate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <iterator>
 #include <set>
 #include <vector>
@@ -21,14 +21,15 @@ namespace {
 struct Field {
     uint32_t number = 0;
     int wire_type = 0;
-    uint64_t varint = 0;        // wire type 0
-    std::string_view bytes;     // wire type 2 (length-delimited)
+    uint64_t varint = 0;     // wire type 0
+    std::string_view bytes;  // wire type 2 (length-delimited)
 };
 
 // Reads the fields of one message in order; every length is checked against the bytes left.
 class WireReader {
 public:
-    WireReader(std::string_view data, const std::string& file, const char* message) : data_(data), file_(file), message_(message) {}
+    WireReader(std::string_view data, const std::string& file, const char* message)
+        : data_(data), file_(file), message_(message) {}
 
     bool next(Field* f) {
         if (pos_ == data_.size()) return false;
@@ -186,7 +187,7 @@ TrainerSpec check_trainer_spec(std::string_view spec, const std::string& file) {
     for (Field f; r.next(&f);) {
         if (f.wire_type != 0) continue;
         const auto value = static_cast<int64_t>(static_cast<int32_t>(f.varint));  // int32 fields, -1 sign-extended
-        if (f.number == 3 && (f.varint < 1 || f.varint > 4))  // UNIGRAM, BPE, WORD, CHAR
+        if (f.number == 3 && (f.varint < 1 || f.varint > 4))                      // UNIGRAM, BPE, WORD, CHAR
             corrupt(file, "trainer_spec.model_type " + std::to_string(value) + " is not one of UNIGRAM, BPE, WORD, CHAR");
         if (f.number == 40) t.unk_id = value;
         if (f.number == 41) t.bos_id = value;
@@ -197,10 +198,12 @@ TrainerSpec check_trainer_spec(std::string_view spec, const std::string& file) {
 }
 
 void check_special_ids(const TrainerSpec& t, size_t pieces, const std::string& file) {
-    const std::pair<const char*, int64_t> ids[] = {{"unk_id", t.unk_id}, {"bos_id", t.bos_id}, {"eos_id", t.eos_id}, {"pad_id", t.pad_id}};
+    const std::pair<const char*, int64_t> ids[] = {
+        {"unk_id", t.unk_id}, {"bos_id", t.bos_id}, {"eos_id", t.eos_id}, {"pad_id", t.pad_id}};
     for (const auto& [name, id] : ids) {
         if (id < -1 || id >= static_cast<int64_t>(pieces))
-            corrupt(file, std::string("trainer_spec.") + name + " " + std::to_string(id) + " is outside the " + std::to_string(pieces) + " pieces");
+            corrupt(file, std::string("trainer_spec.") + name + " " + std::to_string(id) + " is outside the " +
+                              std::to_string(pieces) + " pieces");
     }
     if (t.unk_id < 0) corrupt(file, "trainer_spec.unk_id must name a piece");
 }
@@ -244,9 +247,7 @@ void check_user_defined_nesting(const std::set<std::string_view>& user_defined, 
 
 }  // namespace
 
-void validate_precompiled_charsmap(std::string_view blob, const std::string& file) {
-    check_charsmap(blob, file, "Precompiled");
-}
+void validate_precompiled_charsmap(std::string_view blob, const std::string& file) { check_charsmap(blob, file, "Precompiled"); }
 
 void validate_spiece_model(std::string_view model, const std::string& file) {
     WireReader r(model, file, "ModelProto");

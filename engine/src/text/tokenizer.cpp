@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "t5s/error.h"
 #include "text/sentencepiece_model.h"
 #include "text/spiece_validate.h"
-#include "t5s/error.h"
 #include "text/tokenizer_impl.h"
 #include "text/unicode_space.h"
 
@@ -18,7 +18,7 @@ namespace {
 // A piece of input text: either plain text for SentencePiece or one special token.
 struct Chunk {
     std::string_view text;
-    int special_id = -1;  // >= 0 for <pad>, </s>, <unk>, <extra_id_N>
+    int special_id = -1;         // >= 0 for <pad>, </s>, <unk>, <extra_id_N>
     bool strips_around = false;  // sentinels eat whitespace on both sides (lstrip=rstrip=True in HF)
 };
 

@@ -22,7 +22,8 @@ size_t pieces_before_sentinels(const TJ& tj) {
 
 void check_t5_layout(const TJ& tj) {
     if (tj.model != TJ::Model::Unigram) {
-        throw Error(ErrorCode::Unsupported, tj.file + ": a WordPiece tokenizer.json is not a T5 tokenizer (T5 and mT5 use Unigram)");
+        throw Error(ErrorCode::Unsupported,
+                    tj.file + ": a WordPiece tokenizer.json is not a T5 tokenizer (T5 and mT5 use Unigram)");
     }
     for (const auto& a : tj.added_tokens) {
         if (a.id >= static_cast<int>(tj.pieces.size())) {
@@ -72,7 +73,8 @@ fs::path Tokenizer::folder_file(const fs::path& model_dir) {
 
 Tokenizer Tokenizer::load_folder(const fs::path& model_dir) {
     const fs::path file = folder_file(model_dir);
-    if (file.empty()) throw Error(ErrorCode::FileNotFound, model_dir.string() + ": no spiece.model or tokenizer.json in the model folder");
+    if (file.empty())
+        throw Error(ErrorCode::FileNotFound, model_dir.string() + ": no spiece.model or tokenizer.json in the model folder");
     return file.filename() == "spiece.model" ? load(file) : load_tokenizer_json(file);
 }
 

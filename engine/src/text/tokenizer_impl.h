@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "text/embed_common.h"
 #include "t5s/tokenizer.h"
+#include "text/embed_common.h"
 #include "text/json_unigram.h"
 
 namespace t5s {

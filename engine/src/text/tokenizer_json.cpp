@@ -37,8 +37,13 @@ std::string base64_decode(const TJ& tj, const std::string& in) {
     uint32_t acc = 0;
     int bits = 0;
     for (char c : in) {
-        int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
-              : c == '+' ? 62 : c == '/' ? 63 : c == '=' ? -2 : -1;
+        int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+                : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                : c >= '0' && c <= '9' ? c - '0' + 52
+                : c == '+'             ? 62
+                : c == '/'             ? 63
+                : c == '='             ? -2
+                                       : -1;
         if (v == -2) break;
         if (v < 0) corrupt(tj, "Precompiled.precompiled_charsmap is not base64");
         acc = (acc << 6) | static_cast<uint32_t>(v);
@@ -120,14 +125,16 @@ void read_normalizer(TJ& tj, const json& n) {
         tj.clean_text = field<bool>(tj, n, "clean_text", true);
         tj.handle_chinese_chars = field<bool>(tj, n, "handle_chinese_chars", true);
         tj.lowercase = field<bool>(tj, n, "lowercase", true);
-        if (n.contains("strip_accents") && !n["strip_accents"].is_null()) tj.strip_accents = field<bool>(tj, n, "strip_accents", false);
+        if (n.contains("strip_accents") && !n["strip_accents"].is_null())
+            tj.strip_accents = field<bool>(tj, n, "strip_accents", false);
     } else {
         unsupported(tj, "normalizer type " + type);
     }
 }
 
 void read_metaspace(TJ& tj, const json& p) {
-    if (field<std::string>(tj, p, "replacement", "\xE2\x96\x81") != "\xE2\x96\x81") unsupported(tj, "Metaspace replacement other than \"\xE2\x96\x81\"");
+    if (field<std::string>(tj, p, "replacement", "\xE2\x96\x81") != "\xE2\x96\x81")
+        unsupported(tj, "Metaspace replacement other than \"\xE2\x96\x81\"");
     const std::string scheme = field<std::string>(tj, p, "prepend_scheme", "");
     if (scheme.empty()) {
         tj.metaspace.prepend = field<bool>(tj, p, "add_prefix_space", true) ? Prepend::Always : Prepend::Never;
@@ -220,9 +227,9 @@ bool MetaspaceRule::prefix(std::string_view chunk, bool at_start) const {
     char32_t first = 0;
     if (!chunk.empty()) utf8_decode(chunk, 0, &first);
     const bool leading_space = is_python_space(first);
-    if (whitespace_split) return want;            // words lose their spaces; each gets "▁" when wanted
+    if (whitespace_split) return want;                  // words lose their spaces; each gets "▁" when wanted
     if (collapse_spaces) return want || leading_space;  // a run of leading spaces becomes one "▁"
-    return want && !leading_space;                // a leading space is the "▁" itself
+    return want && !leading_space;                      // a leading space is the "▁" itself
 }
 
 int TokenizerJson::added_id(const std::string& content) const {

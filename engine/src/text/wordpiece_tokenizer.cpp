@@ -3,13 +3,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "text/embed_common.h"
-#include "text/embed_tokenizers.h"
-#include "text/unicode_text.h"
 #include "base/file_io.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
+#include "text/embed_common.h"
+#include "text/embed_tokenizers.h"
 #include "text/unicode_space.h"
+#include "text/unicode_text.h"
 
 namespace t5s::embed_detail {
 namespace {

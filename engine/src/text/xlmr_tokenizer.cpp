@@ -2,12 +2,12 @@
 // (sentencepiece.bpe.model) or its fast one (tokenizer.json, whose vocabulary has the final ids).
 #include <memory>
 
-#include "text/embed_common.h"
-#include "text/embed_tokenizers.h"
-#include "text/sentencepiece_model.h"
 #include "t5s/error.h"
 #include "t5s/tokenizer.h"
+#include "text/embed_common.h"
+#include "text/embed_tokenizers.h"
 #include "text/json_unigram.h"
+#include "text/sentencepiece_model.h"
 
 namespace t5s::embed_detail {
 namespace {
@@ -36,8 +36,9 @@ public:
         const auto& p = tj.pieces;
         if (p.size() < 5 || p[0].first != "<s>" || p[1].first != "<pad>" || p[2].first != "</s>" || p[3].first != "<unk>" ||
             tj.unk_id != kUnk || tj.added_id("<mask>") != static_cast<int>(p.size()) - 1) {
-            throw Error(ErrorCode::Unsupported, tj.file + ": Unigram vocabulary does not have XLM-R's layout "
-                                                          "(expected <s>, <pad>, </s>, <unk> first and <mask> last)");
+            throw Error(ErrorCode::Unsupported, tj.file +
+                                                    ": Unigram vocabulary does not have XLM-R's layout "
+                                                    "(expected <s>, <pad>, </s>, <unk> first and <mask> last)");
         }
         json_ = std::make_unique<JsonUnigram>(tj, p.size());
         load_serialized_sentencepiece(json_->take_with_prefix_model(), tj.file, sp_);

@@ -128,8 +128,6 @@ int64_t BertEncoder::weight_bytes() const {
     return n;
 }
 
-std::string BertEncoder::matmul_kernel() const {
-    return layers_.empty() ? "none" : layers_.front().ffn_in.linear.kernel_name();
-}
+std::string BertEncoder::matmul_kernel() const { return layers_.empty() ? "none" : layers_.front().ffn_in.linear.kernel_name(); }
 
 }  // namespace t5s

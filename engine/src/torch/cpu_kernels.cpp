@@ -42,9 +42,9 @@ struct VecOps {
 };
 
 #define T5S_VEC_OPS(NAME, TARGET)                                                                            \
-    TARGET float NAME##_dot(const float* a, const float* b, int64_t n) { return dot_body(a, b, n); }          \
+    TARGET float NAME##_dot(const float* a, const float* b, int64_t n) { return dot_body(a, b, n); }         \
     TARGET void NAME##_axpy(float alpha, const float* x, float* y, int64_t n) { axpy_body(alpha, x, y, n); } \
-    TARGET void NAME##_widen(const bf16* in, float* out, int64_t n) { widen_body(in, out, n); }               \
+    TARGET void NAME##_widen(const bf16* in, float* out, int64_t n) { widen_body(in, out, n); }              \
     constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen};
 
 T5S_VEC_OPS(portable, )

@@ -19,13 +19,13 @@ at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, doubl
 // to [., H, 1, L]. With kv_rows (host, [B] long) query row b reads k/v row kv_rows[b] instead, and
 // bias has one row per k/v row (or 1). Unscaled scores (T5), softmax in fp32. Returns the heads
 // merged: [B, 1, H * dk].
-at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                          const at::Tensor& bias, KernelIsa isa, const at::Tensor& kv_rows = {});
+at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                                          KernelIsa isa, const at::Tensor& kv_rows = {});
 
 // The same for bf16 tensors, rounding to bf16 wherever transformers' bf16 ops do (every op
 // output), computing in fp32 in between.
 at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa);
-at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                           const at::Tensor& bias, KernelIsa isa, const at::Tensor& kv_rows = {});
+at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                                           KernelIsa isa, const at::Tensor& kv_rows = {});
 
 }  // namespace t5s

@@ -28,12 +28,12 @@ struct CudaAllocatorStats {
 // All of these need cuda_available() to be true first.
 CudaAllocatorStats cuda_allocator_stats(int device);
 void cuda_reset_peak_stats(int device);
-void cuda_release_cached_memory();  // the torch allocator's cached blocks back to the driver
+void cuda_release_cached_memory();                            // the torch allocator's cached blocks back to the driver
 std::pair<int64_t, int64_t> cuda_free_and_total(int device);  // bytes (cudaMemGetInfo)
 void cuda_synchronize(int device);
 
 struct CudaDeviceInfo {
-    std::string name;   // "NVIDIA H200"
+    std::string name;          // "NVIDIA H200"
     int major = 0, minor = 0;  // compute capability
 };
 CudaDeviceInfo cuda_device_info(int device);  // via the driver API (libcuda.so.1)

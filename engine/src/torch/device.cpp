@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "t5s/process_memory.h"
 #include "torch/cuda_backend.h"
@@ -55,8 +55,8 @@ DeviceProfile recommend_profile(Device requested) {
         p.free_bytes = cuda_free_and_total(0).first;
         // T5 v1.1 / mT5 overflow in fp16 (transformers #9295); bf16 keeps fp32's range.
         p.precision = dev.major >= 8 ? Precision::Bf16 : Precision::Fp16;
-        p.reason = p.name + " (compute " + std::to_string(dev.major) + "." + std::to_string(dev.minor) + "): " +
-                   (dev.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
+        p.reason = p.name + " (compute " + std::to_string(dev.major) + "." + std::to_string(dev.minor) +
+                   "): " + (dev.major >= 8 ? "bf16 tensor cores" : "no bf16: fp16 with fp32 feed-forward output and clamping");
         return p;
     }
     p.device = Device::Cpu;
@@ -69,9 +69,7 @@ DeviceProfile recommend_profile(Device requested) {
 
 int measure_max_batch(const Model& model, int input_tokens, int new_tokens, double budget_fraction) {
     const bool cuda = model.info().device.rfind("cuda", 0) == 0;
-    auto used = [&]() -> int64_t {
-        return cuda ? query_device_memory().cuda.peak_bytes : process_peak_rss_bytes();
-    };
+    auto used = [&]() -> int64_t { return cuda ? query_device_memory().cuda.peak_bytes : process_peak_rss_bytes(); };
     const int64_t free_bytes = cuda ? recommend_profile(Device::Cuda).free_bytes : host_available_bytes();
     GenerationOptions o;
     o.max_new_tokens = new_tokens;

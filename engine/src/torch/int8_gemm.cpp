@@ -48,7 +48,8 @@ T5S_VNNI void quantize_rows(const float* x, int64_t m, int64_t k, int64_t kp, ui
             _mm512_mask_cvtusepi32_storeu_epi8(o + c, 0xFFFF, q);
         }
         if (tail) {
-            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, xr + full), inv)), shift);
+            const __m512i q =
+                _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, xr + full), inv)), shift);
             _mm512_mask_cvtusepi32_storeu_epi8(o + full, tail, q);
         }
         std::memset(o + k, 128, static_cast<size_t>(kp - k));
@@ -62,7 +63,8 @@ inline __mmask16 column_mask(int64_t left) {
 
 // y = (acc - comp) * w_scale * row_scale: int32 sums back to fp32 for one row of one block.
 T5S_VNNI inline void store_scaled(__m512i acc, __m512i comp, __m512 wscale, float ascale, float* y, __mmask16 mask) {
-    const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, comp)), wscale), _mm512_set1_ps(ascale));
+    const __m512 v =
+        _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, comp)), wscale), _mm512_set1_ps(ascale));
     _mm512_mask_storeu_ps(y, mask, v);
 }
 
@@ -193,7 +195,8 @@ T5S_AMX void amx_columns(int64_t begin, int64_t end, int64_t blocks, const uint8
         for (int64_t r0 = 0; r0 < m; r0 += 32) {
             const int rows0 = static_cast<int>(std::min<int64_t>(16, m - r0));
             const int rows1 = static_cast<int>(std::clamp<int64_t>(m - r0 - 16, 0, 16));
-            if (rows0 != configured0 || rows1 != configured1) configure_amx(rows0, rows1), configured0 = rows0, configured1 = rows1;
+            if (rows0 != configured0 || rows1 != configured1)
+                configure_amx(rows0, rows1), configured0 = rows0, configured1 = rows1;
             const uint8_t* a = qa + r0 * kp;
             if (rows1 > 0 && two_b) amx_tile<true, true>(a, kp, b, block_stride, chunks, acc);
             else if (rows1 > 0) amx_tile<true, false>(a, kp, b, block_stride, chunks, acc);
@@ -222,7 +225,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float row_abs_max(c
     for (float l : lane) m = l > m ? l : m;
     return m;
 }
-__attribute__((target_clones("avx512f", "avx2", "default"))) void round_row_int8(const float* x, int64_t n, float scale, int8_t* out) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void round_row_int8(const float* x, int64_t n, float scale,
+                                                                                 int8_t* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(std::clamp(std::nearbyint(x[i] / scale), -127.0f, 127.0f));
 }
 bool cpu_rows(const at::Tensor& w) { return w.is_cpu() && w.scalar_type() == at::kFloat && w.dim() == 2 && w.is_contiguous(); }
@@ -271,7 +275,8 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
     w.n = q.size(0), w.k = q.size(1);
     const int64_t np = round_up(w.n, kLanes), kp = round_up(w.k, kKChunk);
     // No copy when the shape needs no padding (T5's layers: multiples of 64 and 16).
-    const at::Tensor padded = (kp == w.k && np == w.n) ? q.contiguous() : at::constant_pad_nd(q.contiguous(), {0, kp - w.k, 0, np - w.n}, 0);
+    const at::Tensor padded =
+        (kp == w.k && np == w.n) ? q.contiguous() : at::constant_pad_nd(q.contiguous(), {0, kp - w.k, 0, np - w.n}, 0);
     // [np/16, 16, kp/4, 4] -> [np/16, kp/4, 16, 4]: one 64-byte vector per (block, 4 inputs).
     w.packed = padded.view({np / kLanes, kLanes, kp / 4, 4}).permute({0, 2, 1, 3}).contiguous();
     // Summed in int32 without an int32 copy of the weight (the head's would be 4x its size).

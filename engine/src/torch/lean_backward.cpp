@@ -33,8 +33,8 @@ struct FrozenLinearFunction : torch::autograd::Function<FrozenLinearFunction> {
 };
 
 struct LoraTermKeepingInput : torch::autograd::Function<LoraTermKeepingInput> {
-    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
-                              double scale, double dropout) {
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& a,
+                              const at::Tensor& b, double scale, double dropout) {
         auto [h, keep] = at::native_dropout(x, dropout, true);
         at::Tensor u = at::linear(h, a);  // [.., r]
         ctx->save_for_backward({x, keep, a, b, u});

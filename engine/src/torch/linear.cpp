@@ -8,17 +8,15 @@
 
 #include "t5s/error.h"
 #include "t5s/overload.h"
+#include "torch/int8_rows_linear.h"
 #include "torch/lean_backward.h"
 #include "torch/packed_gemm.h"
-#include "torch/int8_rows_linear.h"
 #include "torch/panel_gemm.h"
 
 namespace t5s {
 namespace {
 
-c10::OperatorHandle quantized_op(const char* name) {
-    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
+c10::OperatorHandle quantized_op(const char* name) { return c10::Dispatcher::singleton().findSchemaOrThrow(name, ""); }
 
 // FBGEMM is fastest for a few rows, oneDNN from about 16 (beams x inputs, candidates).
 constexpr int64_t kWideRows = 16;
@@ -157,7 +155,8 @@ int64_t Linear::bytes() const {
             },
             [](const Int8Rows& f) -> int64_t { return f.q.numel() + f.q.size(0) * 4; },
             [](const Frozen& f) -> int64_t {
-                return f.values.numel() * static_cast<int64_t>(f.values.element_size()) + (f.row_scale.defined() ? f.values.size(0) * 4 : 0);
+                return f.values.numel() * static_cast<int64_t>(f.values.element_size()) +
+                       (f.row_scale.defined() ? f.values.size(0) * 4 : 0);
             },
         },
         form_);
@@ -168,7 +167,9 @@ std::string Linear::kernel_name() const {
         Overload{
             [](const std::monostate&) -> std::string { return "none"; },
             [](const Plain& f) { return std::string("ATen linear (") + c10::toString(f.weight.scalar_type()) + ")"; },
-            [](const Fp32Panels& f) -> std::string { return f.isa == KernelIsa::Avx2 ? "fp32 panels (AVX2)" : "fp32 panels (portable)"; },
+            [](const Fp32Panels& f) -> std::string {
+                return f.isa == KernelIsa::Avx2 ? "fp32 panels (AVX2)" : "fp32 panels (portable)";
+            },
             [](const Fp32Packed&) -> std::string { return "fp32 MKL packed"; },
             [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
             [](const CpuInt8& f) -> std::string { return f.kernel == Int8Kernel::Amx ? "int8 AMX" : "int8 AVX512-VNNI"; },
@@ -226,10 +227,8 @@ void Linear::pack_for_cpu(const KernelPolicy& kernels) {
     at::Tensor packed = bf16 ? pack_linear_weight_bf16(w) : pack_linear_weight(w);
     if (!packed.defined()) return;
     const int64_t out = w.size(0), in = w.size(1);
-    if (bf16)
-        form_ = Bf16Reordered{packed, out, in};
-    else
-        form_ = Fp32Packed{packed, out, in};
+    if (bf16) form_ = Bf16Reordered{packed, out, in};
+    else form_ = Fp32Packed{packed, out, in};
 }
 
 }  // namespace t5s

@@ -73,7 +73,8 @@ public:
         double scale = 1.0;
         double dropout = 0.0;  // active only while the owning network trains
     };
-    using Form = std::variant<std::monostate, Plain, Fp32Panels, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows, Frozen>;
+    using Form =
+        std::variant<std::monostate, Plain, Fp32Panels, Fp32Packed, Bf16Reordered, CpuInt8, FbgemmInt8, Int8Rows, Frozen>;
 
     Linear() = default;
     explicit Linear(at::Tensor weight) : form_(Plain{std::move(weight)}) {}

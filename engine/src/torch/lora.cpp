@@ -6,8 +6,8 @@
 #include <cstring>
 #include <set>
 
-#include "t5s/atomic_file.h"
 #include "base/file_io.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
 #include "t5s/settings_fields.h"
@@ -47,13 +47,26 @@ bool set_in_json(const json& cfg, const char* key) {
 void reject_unsupported(const json& cfg, const fs::path& file) {
     // Options that change the math or the module set; present and non-empty means we would
     // compute something other than PEFT.
-    static const char* const kKeys[] = {"use_dora",        "modules_to_save",   "layers_to_transform", "layers_pattern",
-                                        "rank_pattern",    "alpha_pattern",     "fan_in_fan_out",      "layer_replication",
-                                        "lora_bias",       "use_qalora",        "trainable_token_indices",
-                                        "target_parameters", "exclude_modules", "alora_invocation_tokens", "use_bdlora",
-                                        "megatron_config", "arrow_config"};
+    static const char* const kKeys[] = {"use_dora",
+                                        "modules_to_save",
+                                        "layers_to_transform",
+                                        "layers_pattern",
+                                        "rank_pattern",
+                                        "alpha_pattern",
+                                        "fan_in_fan_out",
+                                        "layer_replication",
+                                        "lora_bias",
+                                        "use_qalora",
+                                        "trainable_token_indices",
+                                        "target_parameters",
+                                        "exclude_modules",
+                                        "alora_invocation_tokens",
+                                        "use_bdlora",
+                                        "megatron_config",
+                                        "arrow_config"};
     for (const char* key : kKeys)
-        if (set_in_json(cfg, key)) throw Error(ErrorCode::Unsupported, std::string("unsupported: ") + key + " in " + file.string());
+        if (set_in_json(cfg, key))
+            throw Error(ErrorCode::Unsupported, std::string("unsupported: ") + key + " in " + file.string());
     if (cfg.contains("bias") && cfg["bias"] != "none")
         throw Error(ErrorCode::Unsupported, "unsupported: bias " + cfg["bias"].dump() + " in " + file.string());
     if (cfg.value("peft_type", std::string("LORA")) != "LORA")
@@ -66,7 +79,9 @@ at::Tensor to_fp32_tensor(const TensorView& v, const fs::path& file) {
         case DType::F32: t = at::kFloat; break;
         case DType::F16: t = at::kHalf; break;
         case DType::BF16: t = at::kBFloat16; break;
-        default: throw Error(ErrorCode::Unsupported, file.string() + ": " + v.name + ": dtype " + to_string(v.dtype) + " is not a float type");
+        default:
+            throw Error(ErrorCode::Unsupported,
+                        file.string() + ": " + v.name + ": dtype " + to_string(v.dtype) + " is not a float type");
     }
     at::Tensor out = at::empty(v.shape, at::TensorOptions().dtype(t));
     if (v.nbytes) std::memcpy(out.data_ptr(), v.data, v.nbytes);
@@ -87,7 +102,8 @@ LoraSettings read_lora_config(const fs::path& dir) {
     const fs::path file = dir / "adapter_config.json";
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": adapter folder not found");
-    if (!fs::exists(file, ec)) throw Error(ErrorCode::FileNotFound, dir.string() + ": no adapter_config.json in the adapter folder");
+    if (!fs::exists(file, ec))
+        throw Error(ErrorCode::FileNotFound, dir.string() + ": no adapter_config.json in the adapter folder");
     json cfg;
     try {
         cfg = json::parse(read_text(file));
@@ -134,10 +150,12 @@ LoraAdapter load_lora_adapter(const fs::path& dir, const ModelConfig& config) {
         const bool is_a = name.size() > n && name.compare(name.size() - n, n, kSuffixA) == 0;
         const bool is_b = name.size() > n && name.compare(name.size() - n, n, kSuffixB) == 0;
         if (name.rfind(kPrefix, 0) != 0 || (!is_a && !is_b))
-            throw Error(ErrorCode::Unsupported, file.string() + ": unsupported tensor " + name + " (only lora_A / lora_B weights)");
+            throw Error(ErrorCode::Unsupported,
+                        file.string() + ": unsupported tensor " + name + " (only lora_A / lora_B weights)");
         const std::string path = name.substr(std::strlen(kPrefix), name.size() - std::strlen(kPrefix) - n);
         auto it = shapes.find(path);
-        if (it == shapes.end()) throw Error(ErrorCode::CorruptFile, file.string() + ": " + name + ": no such linear layer in the base model");
+        if (it == shapes.end())
+            throw Error(ErrorCode::CorruptFile, file.string() + ": " + name + ": no such linear layer in the base model");
         const std::vector<int64_t> want = is_a ? std::vector<int64_t>{adapter.settings.r, it->second[1]}
                                                : std::vector<int64_t>{it->second[0], adapter.settings.r};
         if (view.shape != want) {
@@ -163,21 +181,30 @@ void save_lora_adapter(const fs::path& dir, const LoraAdapter& adapter) {
         for (const auto& [suffix, t] : {std::pair<const char*, at::Tensor>{kSuffixA, m.a}, {kSuffixB, m.b}}) {
             at::Tensor c = t.detach().to(at::kCPU, at::kFloat).contiguous();
             keep.push_back(c);
-            out.push_back({kPrefix + path + suffix, DType::F32, std::vector<int64_t>(c.sizes().begin(), c.sizes().end()), c.data_ptr(),
-                           static_cast<size_t>(c.numel()) * sizeof(float)});
+            out.push_back({kPrefix + path + suffix, DType::F32, std::vector<int64_t>(c.sizes().begin(), c.sizes().end()),
+                           c.data_ptr(), static_cast<size_t>(c.numel()) * sizeof(float)});
         }
     }
     write_safetensors(dir / "adapter_model.safetensors", out);
     const json targets = s.targets.size() == 1 && s.targets[0] == "all-linear" ? json("all-linear") : json(s.targets);
-    json cfg = {{"peft_type", "LORA"},         {"task_type", "SEQ_2_SEQ_LM"},
-                {"r", s.r},                    {"lora_alpha", s.alpha},
-                {"lora_dropout", s.dropout},   {"target_modules", targets},
-                {"bias", "none"},              {"use_rslora", s.rslora},
-                {"use_dora", false},           {"fan_in_fan_out", false},
-                {"inference_mode", true},      {"init_lora_weights", true},
-                {"modules_to_save", nullptr},  {"layers_to_transform", nullptr},
-                {"layers_pattern", nullptr},   {"rank_pattern", json::object()},
-                {"alpha_pattern", json::object()}, {"revision", nullptr},
+    json cfg = {{"peft_type", "LORA"},
+                {"task_type", "SEQ_2_SEQ_LM"},
+                {"r", s.r},
+                {"lora_alpha", s.alpha},
+                {"lora_dropout", s.dropout},
+                {"target_modules", targets},
+                {"bias", "none"},
+                {"use_rslora", s.rslora},
+                {"use_dora", false},
+                {"fan_in_fan_out", false},
+                {"inference_mode", true},
+                {"init_lora_weights", true},
+                {"modules_to_save", nullptr},
+                {"layers_to_transform", nullptr},
+                {"layers_pattern", nullptr},
+                {"rank_pattern", json::object()},
+                {"alpha_pattern", json::object()},
+                {"revision", nullptr},
                 {"base_model_name_or_path", s.base_model.empty() ? json(nullptr) : json(s.base_model)}};
     write_file_atomic(dir / "adapter_config.json", cfg.dump(2) + "\n");
 }

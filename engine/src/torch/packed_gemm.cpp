@@ -127,8 +127,8 @@ at::Tensor pack_linear_weight_bf16(const at::Tensor& weight) {
 
 at::Tensor packed_linear_bf16(const at::Tensor& x, const at::Tensor& packed) {
     static const std::optional<c10::OperatorHandle> linear = mkldnn_op("mkldnn::_linear_pointwise");
-    std::vector<c10::IValue> stack{x.contiguous(), packed, c10::IValue(), std::string("none"),
-                                   c10::List<std::optional<at::Scalar>>(), c10::IValue()};
+    std::vector<c10::IValue> stack{
+        x.contiguous(), packed, c10::IValue(), std::string("none"), c10::List<std::optional<at::Scalar>>(), c10::IValue()};
     linear->callBoxed(&stack);
     return stack[0].toTensor();
 }

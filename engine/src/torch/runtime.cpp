@@ -2,8 +2,8 @@
 
 #include "torch/cuda_backend.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 
 #include <fstream>
@@ -49,13 +49,15 @@ ResolvedRuntime resolve_runtime(const RuntimeOptions& options) {
     const std::string cuda_name = options.device_index > 0 ? "cuda:" + std::to_string(options.device_index) : "cuda";
     if (options.device == Device::Cuda && !has_cuda) {
         const std::string why = cuda_backend_message();
-        throw Error(ErrorCode::InvalidArgument,
-                    "device '" + cuda_name + "' requested but no CUDA GPU is available on this machine" + (why.empty() ? "" : " (" + why + ")"));
+        throw Error(ErrorCode::InvalidArgument, "device '" + cuda_name +
+                                                    "' requested but no CUDA GPU is available on this machine" +
+                                                    (why.empty() ? "" : " (" + why + ")"));
     }
     if (has_cuda) {
         const int count = static_cast<int>(at::detail::getCUDAHooks().deviceCount());
         if (options.device_index < 0 || options.device_index >= count)
-            throw Error(ErrorCode::InvalidArgument, "device '" + cuda_name + "' requested but this machine has " + std::to_string(count) +
+            throw Error(ErrorCode::InvalidArgument, "device '" + cuda_name + "' requested but this machine has " +
+                                                        std::to_string(count) +
                                                         " CUDA device(s): cuda:0 to cuda:" + std::to_string(count - 1));
     }
     r.device = has_cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device_index)) : at::Device(at::kCPU);

@@ -25,8 +25,8 @@ public:
     // Several inputs [1, S_i] (no padding), each result [1, S_i, d] as if encoded alone.
     virtual std::vector<at::Tensor> encode_each(const std::vector<at::Tensor>& input_ids) const = 0;
     // rows_per_input: beams or candidates per input.
-    virtual DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask,
-                                        int64_t capacity, int64_t rows_per_input) const = 0;
+    virtual DecoderState start_decoding(const at::Tensor& encoder_hidden, const at::Tensor& attention_mask, int64_t capacity,
+                                        int64_t rows_per_input) const = 0;
     // The encoder side of several inputs' decoding (encode_each's results, each [1, S_i, d]): per
     // input its cross-attention K/V and mask, each as if alone, projected in one pass. The states'
     // self-attention caches have no positions (the caller keeps its own); self_bias_table is the

@@ -54,7 +54,8 @@ struct AutocastState {
 };
 
 at::Generator default_generator(at::Device device) {
-    return at::globalContext().defaultGenerator(device.is_cuda() ? at::Device(at::kCUDA, device.index() < 0 ? 0 : device.index()) : at::Device(at::kCPU));
+    return at::globalContext().defaultGenerator(device.is_cuda() ? at::Device(at::kCUDA, device.index() < 0 ? 0 : device.index())
+                                                                 : at::Device(at::kCPU));
 }
 
 }  // namespace
@@ -91,7 +92,8 @@ struct BlockCheckpoint : torch::autograd::Function<BlockCheckpoint> {
         return {run(*net, index, decoder, acts)};
     }
 
-    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad_out) {
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grad_out) {
         const auto* net = reinterpret_cast<const T5Network*>(ctx->saved_data["net"].toInt());
         const int64_t index = ctx->saved_data["index"].toInt();
         const bool decoder = ctx->saved_data["decoder"].toBool();
@@ -145,7 +147,6 @@ struct BlockCheckpoint : torch::autograd::Function<BlockCheckpoint> {
         return result;
     }
 };
-
 
 at::Tensor T5Network::checkpointed_block(size_t index, bool decoder, const std::vector<at::Tensor>& acts) const {
     // TensorList (not std::vector) so that autograd sees every element as an input.

@@ -41,8 +41,9 @@ std::vector<DecoderState> T5Network::start_decoding_each(const std::vector<at::T
     // does); a row's K/V do not depend on the rows beside it where the linear layer's rows do not.
     std::vector<DecoderState> states(encoded.size());
     if (encoded.empty()) return states;
-    const at::Tensor table =
-        table_capacity > 0 ? position_bias(decoder_[0].self_attn.relative_bias, table_capacity, table_capacity, false) : at::Tensor();
+    const at::Tensor table = table_capacity > 0
+                                 ? position_bias(decoder_[0].self_attn.relative_bias, table_capacity, table_capacity, false)
+                                 : at::Tensor();
     const at::Tensor packed = encoded.size() == 1 ? encoded[0] : at::cat(encoded, 1);
     const auto opts = packed.options();
     for (size_t i = 0; i < encoded.size(); ++i) {

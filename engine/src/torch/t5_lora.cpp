@@ -115,7 +115,8 @@ void T5Network::hold_frozen_base(at::ScalarType dtype) {
     }
     for (auto it = params_.begin(); it != params_.end();) {
         const std::string& n = it->first;
-        const bool norm_or_bias = n.find("layer_norm") != std::string::npos || n.find("relative_attention_bias") != std::string::npos;
+        const bool norm_or_bias =
+            n.find("layer_norm") != std::string::npos || n.find("relative_attention_bias") != std::string::npos;
         it = norm_or_bias ? std::next(it) : params_.erase(it);
     }
 }

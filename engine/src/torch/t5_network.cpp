@@ -35,9 +35,9 @@ std::vector<Linear*> linear_layers(EncoderLayer& l) {
 }
 
 std::vector<Linear*> linear_layers(DecoderLayer& l) {
-    return {&l.self_attn.q,   &l.self_attn.k,   &l.self_attn.v,  &l.self_attn.o,  &l.self_attn.qkv, &l.self_attn.kv,
-            &l.cross_attn.q,  &l.cross_attn.k,  &l.cross_attn.v, &l.cross_attn.o, &l.cross_attn.qkv, &l.cross_attn.kv,
-            &l.ff.wi,         &l.ff.wi_0,       &l.ff.wi_1,      &l.ff.wo};
+    return {&l.self_attn.q,  &l.self_attn.k,  &l.self_attn.v,  &l.self_attn.o,  &l.self_attn.qkv,  &l.self_attn.kv,
+            &l.cross_attn.q, &l.cross_attn.k, &l.cross_attn.v, &l.cross_attn.o, &l.cross_attn.qkv, &l.cross_attn.kv,
+            &l.ff.wi,        &l.ff.wi_0,      &l.ff.wi_1,      &l.ff.wo};
 }
 
 std::vector<const Linear*> linear_layers(const EncoderLayer& l) {
@@ -198,8 +198,9 @@ int64_t T5Network::weight_bytes() const {
     };
     // The head shares the embedding's storage when tied and still plain.
     const auto* frozen_head = std::get_if<Linear::Frozen>(&head_.form());
-    const bool head_is_embedding = (head_.weight().defined() && head_.weight().is_same(shared_)) ||
-                                   (frozen_head && (frozen_head->values.is_same(shared_) || frozen_head->values.is_same(shared_int8_)));
+    const bool head_is_embedding =
+        (head_.weight().defined() && head_.weight().is_same(shared_)) ||
+        (frozen_head && (frozen_head->values.is_same(shared_) || frozen_head->values.is_same(shared_int8_)));
     const int64_t head_bytes = head_is_embedding ? 0 : head_.bytes();
     int64_t total = tensor_bytes(shared_) + tensor_bytes(shared_int8_) + tensor_bytes(shared_scale_) + head_bytes +
                     tensor_bytes(enc_final_ln_) + tensor_bytes(dec_final_ln_);
@@ -237,8 +238,8 @@ bool T5Network::use_fused_cpu_kernels(const at::Tensor& x) const {
 
 bool T5Network::fused_single_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
     const at::ScalarType t = q.scalar_type();
-    return q.size(2) == 1 && use_fused_cpu_kernels(q) && k.scalar_type() == t && v.scalar_type() == t && bias.scalar_type() == t &&
-           k.stride(3) == 1 && v.stride(3) == 1 && q.stride(3) == 1;
+    return q.size(2) == 1 && use_fused_cpu_kernels(q) && k.scalar_type() == t && v.scalar_type() == t &&
+           bias.scalar_type() == t && k.stride(3) == 1 && v.stride(3) == 1 && q.stride(3) == 1;
 }
 
 at::Tensor T5Network::attend_merged(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) const {
@@ -253,8 +254,9 @@ at::Tensor T5Network::attend_cross(const at::Tensor& q, const DecoderState& st, 
     const at::Tensor &k = st.cross_k[layer], &v = st.cross_v[layer];
     if (st.cross_rows.defined()) {
         if (fused_single_query(q, k, v, st.cross_bias)) {
-            return q.scalar_type() == at::kFloat ? single_query_attention_cpu_f32(q, k, v, st.cross_bias, kernels_.step, st.cross_rows)
-                                                 : single_query_attention_cpu_bf16(q, k, v, st.cross_bias, kernels_.step, st.cross_rows);
+            return q.scalar_type() == at::kFloat
+                       ? single_query_attention_cpu_f32(q, k, v, st.cross_bias, kernels_.step, st.cross_rows)
+                       : single_query_attention_cpu_bf16(q, k, v, st.cross_bias, kernels_.step, st.cross_rows);
         }
         const at::Tensor rows = st.cross_rows.to(k.device());  // op by op: each row's own copy
         return attend_merged(q, k.index_select(0, rows), v.index_select(0, rows), st.cross_bias.index_select(0, rows));
@@ -313,7 +315,9 @@ at::Tensor T5Network::attend(const at::Tensor& q, const at::Tensor& k, const at:
 }
 
 at::Tensor T5Network::mask_to_bias(const at::Tensor& attention_mask) const {
-    const double min = dtype_ == at::kHalf ? -65504.0 : dtype_ == at::kBFloat16 ? -3.3895313892515355e38 : std::numeric_limits<float>::lowest();
+    const double min = dtype_ == at::kHalf       ? -65504.0
+                       : dtype_ == at::kBFloat16 ? -3.3895313892515355e38
+                                                 : std::numeric_limits<float>::lowest();
     at::Tensor m = attention_mask.to(dtype_).unsqueeze(1).unsqueeze(1);
     return (1.0 - m) * min;
 }
@@ -331,8 +335,8 @@ at::Tensor T5Network::relative_position_bucket(const at::Tensor& relative_positi
     }
     const int64_t max_exact = num_buckets / 2;
     at::Tensor is_small = rp < max_exact;
-    at::Tensor large = max_exact + (at::log(rp.to(at::kFloat) / max_exact) / std::log(static_cast<double>(max_distance) / max_exact) *
-                                    (num_buckets - max_exact))
+    at::Tensor large = max_exact + (at::log(rp.to(at::kFloat) / max_exact) /
+                                    std::log(static_cast<double>(max_distance) / max_exact) * (num_buckets - max_exact))
                                        .to(at::kLong);
     large = at::min(large, at::full_like(large, num_buckets - 1));
     return buckets + at::where(is_small, rp, large);
@@ -376,7 +380,8 @@ at::Tensor T5Network::attend_each(const AttentionWeights& a, const at::Tensor& x
                                   const std::vector<at::Tensor>& biases) const {
     // One input at a time: ATen's batched products over several inputs do not give the bits of
     // one input's (checked by the scheduler tests' bitwise case).
-    const std::vector<at::Tensor> projected = a.qkv.ready() ? std::vector<at::Tensor>{a.qkv(x)} : std::vector<at::Tensor>{a.q(x), a.k(x), a.v(x)};
+    const std::vector<at::Tensor> projected =
+        a.qkv.ready() ? std::vector<at::Tensor>{a.qkv(x)} : std::vector<at::Tensor>{a.q(x), a.k(x), a.v(x)};
     std::vector<at::Tensor> merged;
     int64_t offset = 0;
     for (size_t i = 0; i < lengths.size(); ++i) {
@@ -439,7 +444,9 @@ at::Tensor T5Network::decode(const at::Tensor& decoder_input_ids, const at::Tens
     const int64_t T = decoder_input_ids.size(1);
     at::Tensor h = dropout(embed(decoder_input_ids));
     at::Tensor causal = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(h.device())).triu(1);
-    const double min = dtype_ == at::kHalf ? -65504.0 : dtype_ == at::kBFloat16 ? -3.3895313892515355e38 : std::numeric_limits<float>::lowest();
+    const double min = dtype_ == at::kHalf       ? -65504.0
+                       : dtype_ == at::kBFloat16 ? -3.3895313892515355e38
+                                                 : std::numeric_limits<float>::lowest();
     at::Tensor causal_bias = at::zeros({T, T}, h.options()).masked_fill(causal, min);
     at::Tensor self_bias = position_bias(decoder_[0].self_attn.relative_bias, T, T, false) + causal_bias;
     at::Tensor cross_bias = mask_to_bias(attention_mask);
@@ -469,6 +476,5 @@ at::Tensor T5Network::shift_right(const at::Tensor& labels) const {
     shifted.narrow(1, 1, labels.size(1) - 1).copy_(labels.narrow(1, 0, labels.size(1) - 1));
     return shifted.masked_fill(shifted == -100, config_.pad_token_id);
 }
-
 
 }  // namespace t5s

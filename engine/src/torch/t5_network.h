@@ -21,8 +21,8 @@ namespace t5s {
 // separate q/k/v (cross: k/v) are then empty. Training keeps them separate.
 struct AttentionWeights {
     Linear q, k, v, o;
-    Linear qkv;  // fused q|k|v (inference, self-attention)
-    Linear kv;   // fused k|v (inference, cross-attention)
+    Linear qkv;                // fused q|k|v (inference, self-attention)
+    Linear kv;                 // fused k|v (inference, cross-attention)
     at::Tensor relative_bias;  // [buckets, heads] in the first block only
 };
 
@@ -153,8 +153,8 @@ public:
     static void reorder_beams(DecoderState& state, const at::Tensor& rows);
 
     // Relative position buckets exactly as transformers computes them.
-    static at::Tensor relative_position_bucket(const at::Tensor& relative_position, bool bidirectional,
-                                               int64_t num_buckets, int64_t max_distance);
+    static at::Tensor relative_position_bucket(const at::Tensor& relative_position, bool bidirectional, int64_t num_buckets,
+                                               int64_t max_distance);
     at::Tensor position_bias(const at::Tensor& bias_weight, int64_t query_len, int64_t key_len, bool bidirectional) const;
 
 private:
@@ -180,8 +180,8 @@ private:
     // encode_each's self-attention: x [1, sum(lengths), d] -> the merged heads of every input, in order.
     at::Tensor attend_each(const AttentionWeights& a, const at::Tensor& x, const std::vector<int64_t>& lengths,
                            const std::vector<at::Tensor>& biases) const;
-    at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias,
-                             const at::Tensor& enc, const at::Tensor& cross_bias) const;
+    at::Tensor decoder_layer(const DecoderLayer& l, const at::Tensor& h, const at::Tensor& self_bias, const at::Tensor& enc,
+                             const at::Tensor& cross_bias) const;
     at::Tensor dropout(const at::Tensor& x) const;
     bool checkpoint_blocks() const;
     // One block under gradient checkpointing (t5_checkpoint.cpp): `acts` are the block inputs
@@ -197,7 +197,7 @@ private:
     std::vector<DecoderLayer> decoder_;
     at::Tensor shared_, enc_final_ln_, dec_final_ln_;
     at::Tensor shared_int8_, shared_scale_;  // int8 embedding table [V, d] and row scales [V, 1]
-    Linear head_;  // the output projection; tied models: the embedding table as a Linear
+    Linear head_;                            // the output projection; tied models: the embedding table as a Linear
     at::ScalarType dtype_ = at::kFloat;
     at::Device device_{at::kCPU};
     bool training_ = false;

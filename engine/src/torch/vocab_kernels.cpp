@@ -19,7 +19,7 @@ T5S_AVX512 inline __m512 exp_nonpositive(__m512 x) {
     const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);  // ln2 high part
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);      // ln2 low part
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);     // ln2 low part
     __m512 p = _mm512_set1_ps(1.0f / 720);
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
@@ -37,7 +37,9 @@ T5S_AVX512 double sum_exp(const float* x, int64_t v, float m) {
     const __m512 vm = _mm512_set1_ps(m);
     __m512 sum = _mm512_setzero_ps();
     for (int64_t c = 0; c < full; c += 16) sum = _mm512_add_ps(sum, exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(x + c), vm)));
-    if (tail) sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vm))));
+    if (tail)
+        sum = _mm512_add_ps(sum,
+                            _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), vm))));
     return _mm512_reduce_add_ps(sum);
 }
 
@@ -81,7 +83,8 @@ T5S_AVX512 void log_softmax_row(float* x, int64_t v, float m) {
 // The same three passes on AVX2 (8 lanes): exp by the same polynomial, 2^n through the exponent bits.
 T5S_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 n =
+        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
     __m256 p = _mm256_set1_ps(1.0f / 720);
@@ -107,7 +110,8 @@ T5S_AVX2 double sum_exp_avx2(const float* x, int64_t v, float m) {
     const int64_t full = v - v % 8;
     const __m256 vm = _mm256_set1_ps(m);
     __m256 sum = _mm256_setzero_ps();
-    for (int64_t c = 0; c < full; c += 8) sum = _mm256_add_ps(sum, exp_nonpositive_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + c), vm)));
+    for (int64_t c = 0; c < full; c += 8)
+        sum = _mm256_add_ps(sum, exp_nonpositive_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + c), vm)));
     double total = horizontal_sum(sum);
     for (int64_t c = full; c < v; ++c) total += std::exp(static_cast<double>(x[c] - m));
     return total;
@@ -169,8 +173,8 @@ void log_softmax_one(KernelIsa isa, float* x, int64_t v, float m) {
 bool fits(const at::Tensor& logits, KernelIsa isa) {
     const CpuFeatures& cpu = detect_cpu_features();
     const bool runnable = (isa == KernelIsa::Avx2 && cpu.avx2_fma) || (isa == KernelIsa::Avx512 && cpu.avx512);
-    return runnable && logits.is_cpu() && logits.scalar_type() == at::kFloat &&
-           logits.dim() == 2 && logits.stride(1) == 1 && logits.size(1) > 0 && logits.size(1) <= std::numeric_limits<int32_t>::max();
+    return runnable && logits.is_cpu() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.stride(1) == 1 &&
+           logits.size(1) > 0 && logits.size(1) <= std::numeric_limits<int32_t>::max();
 }
 
 }  // namespace

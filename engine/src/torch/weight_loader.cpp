@@ -114,9 +114,10 @@ std::vector<fs::path> shards_from_index(const fs::path& index) {
     }
     std::set<std::string> names;
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
-        if (!it.value().is_string()) throw Error(ErrorCode::CorruptFile, index.string() + ": weight_map values must be file names");
+        if (!it.value().is_string())
+            throw Error(ErrorCode::CorruptFile, index.string() + ": weight_map values must be file names");
         const std::string shard = it.value().get<std::string>();
-        if (shard.find('/') != std::string::npos || shard == ".." ) {
+        if (shard.find('/') != std::string::npos || shard == "..") {
             throw Error(ErrorCode::CorruptFile, index.string() + ": shard name '" + shard + "' must be a plain file name");
         }
         names.insert(shard);
@@ -159,13 +160,15 @@ LoadedWeights load_checkpoint_tensors(const fs::path& dir, WeightStorage storage
         read_torch_bin(bin, out);
     } else if (fs::exists(bin_index)) {
         for (const auto& f : shards_from_index(bin_index)) {
-            if (!fs::exists(f)) throw Error(ErrorCode::FileNotFound, f.string() + ": shard listed in " + bin_index.string() + " is missing");
+            if (!fs::exists(f))
+                throw Error(ErrorCode::FileNotFound, f.string() + ": shard listed in " + bin_index.string() + " is missing");
             read_torch_bin(f, out);
         }
         out.files.insert(out.files.begin(), bin_index.string());
     } else {
-        throw Error(ErrorCode::FileNotFound, dir.string() + ": no weights (model.safetensors, model.safetensors.index.json, "
-                                                            "pytorch_model.bin or pytorch_model.bin.index.json)");
+        throw Error(ErrorCode::FileNotFound, dir.string() +
+                                                 ": no weights (model.safetensors, model.safetensors.index.json, "
+                                                 "pytorch_model.bin or pytorch_model.bin.index.json)");
     }
     std::set<std::string> dtypes;
     for (const auto& [name, t] : out.tensors) dtypes.insert(dtype_name(t.scalar_type()));
@@ -214,7 +217,8 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> t5_parameter_shapes(co
     return s;
 }
 
-std::map<std::string, at::Tensor> select_t5_parameters(LoadedWeights& loaded, const ModelConfig& config, const std::string& where) {
+std::map<std::string, at::Tensor> select_t5_parameters(LoadedWeights& loaded, const ModelConfig& config,
+                                                       const std::string& where) {
     auto& t = loaded.tensors;
     // Real checkpoints omit the aliases of shared.weight; accept whichever copy is present.
     if (!t.count("shared.weight")) {
@@ -225,7 +229,8 @@ std::map<std::string, at::Tensor> select_t5_parameters(LoadedWeights& loaded, co
             }
         }
     }
-    if (config.tie_word_embeddings && !t.count("shared.weight") && t.count("lm_head.weight")) t["shared.weight"] = t["lm_head.weight"];
+    if (config.tie_word_embeddings && !t.count("shared.weight") && t.count("lm_head.weight"))
+        t["shared.weight"] = t["lm_head.weight"];
     // Sizes from config.json are checked against the tensors first: a num_layers of 10^12 would
     // otherwise enumerate 10^12 block names before the first missing one is noticed.
     std::map<std::string, std::vector<int64_t>> table;

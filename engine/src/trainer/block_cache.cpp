@@ -148,14 +148,8 @@ private:
 
 }  // namespace
 
-CpuBlockCacheScope::CpuBlockCacheScope() {
-    BlockCache::instance().install();
-}
-CpuBlockCacheScope::~CpuBlockCacheScope() {
-    BlockCache::instance().uninstall();
-}
-CpuBlockCacheStats cpu_block_cache_stats() {
-    return BlockCache::instance().stats();
-}
+CpuBlockCacheScope::CpuBlockCacheScope() { BlockCache::instance().install(); }
+CpuBlockCacheScope::~CpuBlockCacheScope() { BlockCache::instance().uninstall(); }
+CpuBlockCacheStats cpu_block_cache_stats() { return BlockCache::instance().stats(); }
 
 }  // namespace t5s

@@ -1,16 +1,16 @@
 #include "trainer/checkpoint.h"
 
 #include <fcntl.h>
-#include <cerrno>
 #include <signal.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "t5s/atomic_file.h"
 #include "base/file_io.h"
+#include "t5s/atomic_file.h"
 #include "t5s/error.h"
 #include "t5s/safetensors.h"
 
@@ -46,8 +46,13 @@ at::ScalarType to_scalar(DType d) {
 }
 
 std::string default_tokenizer_config() {
-    nlohmann::json j = {{"tokenizer_class", "T5Tokenizer"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"},
-                        {"pad_token", "<pad>"}, {"extra_ids", 100}, {"model_max_length", 512}, {"legacy", true}};
+    nlohmann::json j = {{"tokenizer_class", "T5Tokenizer"},
+                        {"eos_token", "</s>"},
+                        {"unk_token", "<unk>"},
+                        {"pad_token", "<pad>"},
+                        {"extra_ids", 100},
+                        {"model_max_length", 512},
+                        {"legacy", true}};
     nlohmann::json extra = nlohmann::json::array();
     for (int i = 0; i < 100; ++i) extra.push_back("<extra_id_" + std::to_string(i) + ">");
     j["additional_special_tokens"] = extra;

@@ -52,7 +52,8 @@ std::shared_ptr<LoraAdapter> make_lora_trainable(TrainableModel& m, LoraAdapter 
     if (base != Precision::Fp32) {
         const at::ScalarType held = base == Precision::Bf16 ? at::kBFloat16 : base == Precision::Fp16 ? at::kHalf : at::kChar;
         m.net->hold_frozen_base(held);
-        for (auto it = m.params.begin(); it != m.params.end();) it = m.net->params().count(it->first) ? std::next(it) : m.params.erase(it);
+        for (auto it = m.params.begin(); it != m.params.end();)
+            it = m.net->params().count(it->first) ? std::next(it) : m.params.erase(it);
     }
     auto shared = std::make_shared<LoraAdapter>(std::move(adapter));
     m.named.clear();
@@ -73,10 +74,13 @@ TrainableModel init_trainable(const ModelConfig& c, uint64_t seed, at::Device de
     for (const auto& [name, shape] : t5_parameter_shapes(c)) {
         at::Tensor t = at::empty(shape, at::kFloat);
         auto normal = [&](double std) { t.normal_(0.0, std, gen); };
-        auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+        auto ends = [&](const std::string& s) {
+            return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+        };
         if (name.find("layer_norm") != std::string::npos) t.fill_(factor * 1.0);
         else if (name == "shared.weight" || name == "lm_head.weight") normal(factor * 1.0);
-        else if (ends(".wi.weight") || ends(".wi_0.weight") || ends(".wi_1.weight")) normal(factor * std::pow(double(c.d_model), -0.5));
+        else if (ends(".wi.weight") || ends(".wi_0.weight") || ends(".wi_1.weight"))
+            normal(factor * std::pow(double(c.d_model), -0.5));
         else if (ends(".wo.weight")) normal(factor * std::pow(double(c.d_ff), -0.5));
         else if (ends(".q.weight")) normal(factor * std::pow(double(c.d_model * c.d_kv), -0.5));
         else if (ends(".k.weight") || ends(".v.weight")) normal(factor * std::pow(double(c.d_model), -0.5));
@@ -88,7 +92,8 @@ TrainableModel init_trainable(const ModelConfig& c, uint64_t seed, at::Device de
     return finish(c, std::move(params));
 }
 
-Batch make_batch_from_ids(const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets, at::Device device) {
+Batch make_batch_from_ids(const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets,
+                          at::Device device) {
     Batch b;
     const int64_t B = static_cast<int64_t>(sources.size());
     size_t S = 1, T = 1;

@@ -22,7 +22,7 @@ struct TrainableModel {
     ModelConfig config;
     std::map<std::string, at::Tensor> params;  // HF name -> fp32 leaf (requires_grad)
     std::unique_ptr<T5Network> net;
-    std::vector<NamedParam> named;             // unique tensors (tied weights once), layer norms without decay
+    std::vector<NamedParam> named;  // unique tensors (tied weights once), layer norms without decay
 };
 
 // Fine-tune start point: config.json + weights of an HF folder, fp32 on `device`.
@@ -42,7 +42,8 @@ struct Batch {
     int64_t source_tokens = 0, target_tokens = 0;  // real (non-pad) tokens
 };
 Batch make_batch(const std::vector<TokenizedPair>& data, const std::vector<int64_t>& rows, at::Device device);
-Batch make_batch_from_ids(const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets, at::Device device);
+Batch make_batch_from_ids(const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets,
+                          at::Device device);
 
 // Forward pass with autocast per `precision` (bf16: CPU and CUDA; fp16: CUDA). Returns the HF loss
 // (mean over labels != -100) in fp32.

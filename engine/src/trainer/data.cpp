@@ -7,8 +7,8 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "t5s/input_reader.h"
 #include "t5s/error.h"
+#include "t5s/input_reader.h"
 #include "t5s/tokenizer.h"
 #include "t5s/trainer.h"
 #include "trainer/data_internal.h"
@@ -22,7 +22,8 @@ PairSet load_pairs(const std::string& file, const DataOptions& options) {
     InputRecord row;
     while (reader.next(&row)) out.pairs.push_back({options.source_prefix + row.texts[0], std::move(row.texts[1]), row.where});
     if (out.pairs.empty()) {
-        std::string why = out.bad_rows.empty() ? "" : " (first bad row " + out.bad_rows[0].where + ": " + out.bad_rows[0].reason + ")";
+        std::string why =
+            out.bad_rows.empty() ? "" : " (first bad row " + out.bad_rows[0].where + ": " + out.bad_rows[0].reason + ")";
         throw Error(ErrorCode::CorruptFile, file + ": no usable pairs" + why);
     }
     return out;
@@ -56,8 +57,8 @@ std::string histogram_text(const LengthHistogram& h) {
     int64_t lo = 1;
     for (size_t b = 0; b < h.counts.size(); ++b) {
         if (h.counts[b]) {
-            o << "  " << lo << "-" << (h.bucket_upper[b] == INT64_MAX ? std::string("inf") : std::to_string(h.bucket_upper[b])) << ": "
-              << h.counts[b];
+            o << "  " << lo << "-" << (h.bucket_upper[b] == INT64_MAX ? std::string("inf") : std::to_string(h.bucket_upper[b]))
+              << ": " << h.counts[b];
         }
         lo = h.bucket_upper[b] + 1;
     }
@@ -95,13 +96,17 @@ DataReport make_data_report(const std::vector<TokenizedPair>& tokenized, const s
     auto pct = [](double x) { return std::to_string(static_cast<int>(std::round(x * 1000)) / 10.0).substr(0, 4) + "%"; };
     if (r.source_unk_rate > 0.01)
         r.warnings.push_back("source <unk> rate " + pct(r.source_unk_rate) +
-                             ": the vocabulary does not cover this text (e.g. an English T5 vocabulary on Japanese); consider mT5 or a from-scratch vocabulary");
+                             ": the vocabulary does not cover this text (e.g. an English T5 vocabulary on Japanese); consider "
+                             "mT5 or a from-scratch vocabulary");
     if (r.target_unk_rate > 0.01)
-        r.warnings.push_back("target <unk> rate " + pct(r.target_unk_rate) + ": the model cannot learn to produce these characters");
+        r.warnings.push_back("target <unk> rate " + pct(r.target_unk_rate) +
+                             ": the model cannot learn to produce these characters");
     if (r.truncated_sources > r.pairs / 20)
-        r.warnings.push_back(std::to_string(r.truncated_sources) + " sources exceed max_source_len " + std::to_string(max_source_len));
+        r.warnings.push_back(std::to_string(r.truncated_sources) + " sources exceed max_source_len " +
+                             std::to_string(max_source_len));
     if (r.truncated_targets > r.pairs / 20)
-        r.warnings.push_back(std::to_string(r.truncated_targets) + " targets exceed max_target_len " + std::to_string(max_target_len));
+        r.warnings.push_back(std::to_string(r.truncated_targets) + " targets exceed max_target_len " +
+                             std::to_string(max_target_len));
     if (r.duplicates > r.pairs / 10) r.warnings.push_back(std::to_string(r.duplicates) + " duplicate pairs");
     return r;
 }

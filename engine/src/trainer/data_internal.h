@@ -10,7 +10,7 @@
 namespace t5s {
 
 struct TokenizedPair {
-    std::vector<int> source, target;  // truncated to the max lengths, ending in </s>
+    std::vector<int> source, target;                   // truncated to the max lengths, ending in </s>
     int64_t full_source_len = 0, full_target_len = 0;  // before truncation
 };
 

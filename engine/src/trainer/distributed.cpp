@@ -8,9 +8,9 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -64,9 +64,7 @@ int64_t bucket_bytes_from_env() {
     return kBucketKiB << 10;
 }
 
-std::string heartbeat_key(int rank) {
-    return "t5s/heartbeat/" + std::to_string(rank);
-}
+std::string heartbeat_key(int rank) { return "t5s/heartbeat/" + std::to_string(rank); }
 
 }  // namespace
 

@@ -18,7 +18,7 @@ int64_t count_parameters(const ModelConfig& c) {
     const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff, H = c.num_heads;
     const int64_t ff = (c.is_gated_act ? 3 : 2) * d * f;
     const int64_t attn = 4 * d * i;
-    int64_t p = c.vocab_size * d;                          // shared
+    int64_t p = c.vocab_size * d;  // shared
     p += c.num_layers * (attn + ff + 2 * d) + c.relative_attention_num_buckets * H + d;
     p += c.num_decoder_layers * (2 * attn + ff + 3 * d) + c.relative_attention_num_buckets * H + d;
     if (!c.tie_word_embeddings) p += c.vocab_size * d;
@@ -51,7 +51,8 @@ LoraActivations lora_activation_elements(const ModelConfig& c, int64_t B, int64_
         const bool encoder = m.path.rfind("encoder.", 0) == 0;
         const std::string name = m.path.substr(m.path.rfind('.') + 1);
         const std::string module = m.path.substr(0, m.path.rfind('.'));
-        const bool reads_encoder = !encoder && module.find("EncDecAttention") != std::string::npos && (name == "k" || name == "v");
+        const bool reads_encoder =
+            !encoder && module.find("EncDecAttention") != std::string::npos && (name == "k" || name == "v");
         const int64_t tokens = B * (encoder || reads_encoder ? S : T);
         const std::string input = (name == "q" || name == "k" || name == "v") ? module + (reads_encoder ? ".enc" : ".normed")
                                   : name.rfind("wi", 0) == 0                  ? module + ".ff_in"
@@ -67,15 +68,17 @@ LoraActivations lora_activation_elements(const ModelConfig& c, int64_t B, int64_
 // quarter element each). Per encoder layer: the norms' inputs and outputs, q k v and o's input, the
 // feed-forward's masks and wo's input, softmax output + dropped-out weights + mask; the decoder adds
 // cross-attention (its k|v over the source).
-Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout, const LoraActivations& lora) {
+Activations activation_elements(const ModelConfig& c, int64_t B, int64_t S, int64_t T, bool dropout,
+                                const LoraActivations& lora) {
     const int64_t d = c.d_model, i = c.inner_dim(), f = c.d_ff * (c.is_gated_act ? 2 : 1), H = c.num_heads;
     const double q = dropout ? 0.25 : 0.0;  // one bool mask
     const double ff = c.is_gated_act ? 2.0 : 1.5;
     const double attn = 2.0 + q;
-    const int64_t enc_layer = static_cast<int64_t>(B * S * ((4 + 2 * q) * d + 4 * i + ff * f) + attn * B * H * S * S) + lora.enc_layer;
-    const int64_t dec_layer = static_cast<int64_t>(B * T * ((6 + 3 * q) * d + 6 * i + ff * f) + B * S * 2 * i +
-                                                   attn * B * H * (T * T + T * S)) +
-                              lora.dec_layer;
+    const int64_t enc_layer =
+        static_cast<int64_t>(B * S * ((4 + 2 * q) * d + 4 * i + ff * f) + attn * B * H * S * S) + lora.enc_layer;
+    const int64_t dec_layer =
+        static_cast<int64_t>(B * T * ((6 + 3 * q) * d + 6 * i + ff * f) + B * S * 2 * i + attn * B * H * (T * T + T * S)) +
+        lora.dec_layer;
     const int64_t head = 3 * B * T * c.vocab_size;  // logits, log-softmax, their gradient
     const int64_t embed = B * (S + T) * d * 2;
     Activations a;
@@ -168,10 +171,9 @@ std::string MemoryEstimate::to_text() const {
     std::ostringstream o;
     o << "memory plan (" << device << "): " << parameters << " parameters";
     if (trainable_parameters != parameters) o << " (trainable " << trainable_parameters << ")";
-    o << "; weights " << gib(weight_bytes) << ", gradients "
-      << gib(gradient_bytes) << ", optimizer " << gib(optimizer_bytes) << ", activations " << gib(activation_bytes)
-      << " (without checkpointing " << gib(activation_bytes_no_ckpt) << ", with " << gib(activation_bytes_ckpt) << "); peak ~"
-      << gib(total_bytes);
+    o << "; weights " << gib(weight_bytes) << ", gradients " << gib(gradient_bytes) << ", optimizer " << gib(optimizer_bytes)
+      << ", activations " << gib(activation_bytes) << " (without checkpointing " << gib(activation_bytes_no_ckpt) << ", with "
+      << gib(activation_bytes_ckpt) << "); peak ~" << gib(total_bytes);
     if (process_bytes >= 0) o << " (incl. " << gib(process_bytes) << " the process held before loading)";
     if (free_bytes > 0) {
         o << " of " << gib(free_bytes) << " free" << (fits ? "" : " - DOES NOT FIT");

@@ -23,7 +23,8 @@ T5sNcclCreateBackend open_module() {
     std::lock_guard<std::mutex> lock(mutex);
     if (create) return create;
 #ifndef T5S_NCCL_MODULE_PATH
-    throw Error(ErrorCode::InvalidArgument, "NCCL: this build has no NCCL module (LibTorch without CUDA); use T5S_DIST_BACKEND=gloo");
+    throw Error(ErrorCode::InvalidArgument,
+                "NCCL: this build has no NCCL module (LibTorch without CUDA); use T5S_DIST_BACKEND=gloo");
 #else
     // Installed: the t5studio-cuda package's copy beside libtorch_cuda; build tree: the one built.
     const auto lib_dir = installed_lib_dir();
@@ -53,7 +54,7 @@ bool use_nccl_for_gradients(bool cuda_run) {
 }
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
-                                                   int device_index, std::chrono::milliseconds timeout) {
+                                                    int device_index, std::chrono::milliseconds timeout) {
     if (!cuda_available(true)) {
         const std::string why = cuda_backend_message();
         throw Error(ErrorCode::InvalidArgument, "NCCL needs a usable CUDA GPU on rank " + std::to_string(rank) + " (LOCAL_RANK " +

@@ -16,6 +16,6 @@ bool use_nccl_for_gradients(bool cuda_run);
 // ProcessGroupNCCL on GPU `device_index` over `store`. Throws t5s::Error naming what is missing
 // (the CUDA backend, the module, or NCCL's own reason).
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
-                                                   int device_index, std::chrono::milliseconds timeout);
+                                                    int device_index, std::chrono::milliseconds timeout);
 
 }  // namespace t5s

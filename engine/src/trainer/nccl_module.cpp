@@ -24,7 +24,7 @@ void copy_message(const std::string& text, char* out, size_t out_size) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void* t5s_nccl_create_backend(const T5sNcclRequest* request, char* error,
-                                                                                 size_t error_size) {
+                                                                                size_t error_size) {
     try {
         auto* store = static_cast<c10d::Store*>(request->store);
         const auto device = static_cast<c10::DeviceIndex>(request->device_index);

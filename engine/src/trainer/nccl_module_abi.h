@@ -16,5 +16,4 @@ struct T5sNcclRequest {
 // A c10d::Backend* holding one reference (c10::intrusive_ptr<c10d::Backend>::reclaim takes it), or
 // nullptr with the reason in `error`.
 using T5sNcclCreateBackend = void* (*)(const T5sNcclRequest* request, char* error, size_t error_size);
-
 }

@@ -1,7 +1,7 @@
 #include "trainer/optim.h"
 
-#include <c10/core/GradMode.h>
 #include <ATen/ops/_fused_adamw.h>  // LibTorch >= 2.1, the oldest the build accepts
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 
@@ -13,7 +13,8 @@ namespace {
 at::Tensor state_of(const std::map<std::string, at::Tensor>& in, const std::string& key, const at::Tensor& like) {
     auto it = in.find(key);
     if (it == in.end()) throw Error(ErrorCode::CorruptFile, "optimizer state: missing '" + key + "'");
-    if (it->second.sizes() != like.sizes()) throw Error(ErrorCode::CorruptFile, "optimizer state: shape mismatch for '" + key + "'");
+    if (it->second.sizes() != like.sizes())
+        throw Error(ErrorCode::CorruptFile, "optimizer state: shape mismatch for '" + key + "'");
     return it->second.to(like.device(), like.scalar_type()).contiguous();
 }
 
@@ -75,8 +76,8 @@ private:
     bool fused_step(double lr) {
         for (const NamedParam& np : params_) {
             const at::Tensor& grad = np.tensor.grad();
-            if (grad.defined() && (np.tensor.scalar_type() != at::kFloat || grad.is_sparse() || grad.scalar_type() != at::kFloat ||
-                                   np.tensor.device() != params_[0].tensor.device())) {
+            if (grad.defined() && (np.tensor.scalar_type() != at::kFloat || grad.is_sparse() ||
+                                   grad.scalar_type() != at::kFloat || np.tensor.device() != params_[0].tensor.device())) {
                 return false;
             }
         }
@@ -247,7 +248,8 @@ double schedule_factor(ScheduleKind kind, int64_t step, int64_t warmup, int64_t 
         case ScheduleKind::Linear:
             return std::max(0.0, static_cast<double>(total - step) / static_cast<double>(std::max<int64_t>(1, total - warmup)));
         case ScheduleKind::Cosine: {
-            const double progress = static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(1, total - warmup));
+            const double progress =
+                static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(1, total - warmup));
             return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * 0.5 * 2.0 * progress)));
         }
     }

@@ -15,8 +15,8 @@ namespace t5s {
 
 struct NamedParam {
     std::string name;
-    at::Tensor tensor;       // fp32 leaf with requires_grad
-    bool decay = true;       // weight decay applies (not to layer norms, as HF's Trainer)
+    at::Tensor tensor;  // fp32 leaf with requires_grad
+    bool decay = true;  // weight decay applies (not to layer norms, as HF's Trainer)
 };
 
 class Optimizer {
@@ -25,7 +25,7 @@ public:
     // One update of every parameter that has a gradient. `lr` = scheduled learning rate (ignored
     // by Adafactor with relative_step). Returns the effective lr used (for logging).
     virtual double step(double lr) = 0;
-    virtual void state_tensors(std::map<std::string, at::Tensor>& out) const = 0;    // for checkpoints
+    virtual void state_tensors(std::map<std::string, at::Tensor>& out) const = 0;      // for checkpoints
     virtual void load_state_tensors(const std::map<std::string, at::Tensor>& in) = 0;  // throws on mismatch
     virtual int64_t state_bytes() const = 0;
 };
@@ -38,7 +38,7 @@ struct AdafactorSettings {
     double eps1 = 1e-30, eps2 = 1e-3;  // transformers' eps=(1e-30, 1e-3)
     double clip_threshold = 1.0;
     double decay_rate = -0.8;
-    double beta1 = -1;                 // < 0: no first moment (transformers' beta1=None)
+    double beta1 = -1;  // < 0: no first moment (transformers' beta1=None)
     double weight_decay = 0.0;
     bool scale_parameter = true;
     bool relative_step = true;

@@ -20,9 +20,7 @@ using json = nlohmann::json;
 
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool is_checkpoint_name(const std::string& name) {
     return starts_with(name, "checkpoint-") && name.size() > 11 && name.find_first_not_of("0123456789", 11) == std::string::npos;

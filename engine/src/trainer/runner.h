@@ -134,7 +134,7 @@ private:
     std::atomic<bool>& paused_;
     std::atomic<bool>& stop_;
     const std::function<void(const TrainingEvent&)>& cb_;
-    Distributed* dist_ = nullptr;  // null: a single process
+    Distributed* dist_ = nullptr;     // null: a single process
     CpuBlockCacheScope block_cache_;  // the run's large CPU tensors reuse freed blocks (declared first: outlives them)
 
     at::Device device_{at::kCPU};

@@ -6,9 +6,9 @@
 
 #include <fstream>
 
+#include "decode/batch_decoder.h"
 #include "t5s/atomic_file.h"
 #include "t5s/run_folder.h"
-#include "decode/batch_decoder.h"
 #include "trainer/runner.h"
 
 namespace t5s {

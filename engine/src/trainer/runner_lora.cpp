@@ -36,11 +36,12 @@ void Runner::setup_lora() {
     lora_ = make_lora_trainable(model_, std::move(adapter), device_, o_.lora_base_precision);
     const int64_t trainable = lora_->parameter_count();
     char buf[256];
-    std::snprintf(buf, sizeof buf, "LoRA r=%lld alpha=%g dropout=%g%s on %zu layers, base held in %s: trainable parameters %lld of %lld (%.3f%%)",
+    std::snprintf(buf, sizeof buf,
+                  "LoRA r=%lld alpha=%g dropout=%g%s on %zu layers, base held in %s: trainable parameters %lld of %lld (%.3f%%)",
                   static_cast<long long>(lora_->settings.r), lora_->settings.alpha, lora_->settings.dropout,
                   lora_->settings.rslora ? " rsLoRA" : "", lora_->modules.size(), to_string(o_.lora_base_precision),
-                  static_cast<long long>(trainable),
-                  static_cast<long long>(base_count + trainable), 100.0 * trainable / double(base_count + trainable));
+                  static_cast<long long>(trainable), static_cast<long long>(base_count + trainable),
+                  100.0 * trainable / double(base_count + trainable));
     message(TrainingEvent::Kind::Message, buf);
 }
 

@@ -89,10 +89,9 @@ void Runner::setup_data_and_model() {
         if (!cks.empty()) {
             resume_from_ = cks.back().second;
             if (!check_resume_identity(o_, resume_from_.string()))
-                message(TrainingEvent::Kind::Message,
-                        "--resume: " + resume_from_.string() + " predates run identities; its model, data and prefix are not checked");
-        } else
-            message(TrainingEvent::Kind::Message, "--resume: no checkpoint in " + out_.string() + ", starting fresh");
+                message(TrainingEvent::Kind::Message, "--resume: " + resume_from_.string() +
+                                                          " predates run identities; its model, data and prefix are not checked");
+        } else message(TrainingEvent::Kind::Message, "--resume: no checkpoint in " + out_.string() + ", starting fresh");
     }
     std::vector<TextPair> pairs;
     int64_t bad_rows = 0;
@@ -142,7 +141,7 @@ void Runner::load_data(std::vector<TextPair>& pairs, int64_t& bad_rows) {
 void Runner::load_tokenizer_and_model(const std::vector<TextPair>& pairs) {
     std::error_code ec;
     if (!resume_from_.empty()) {
-        spiece_ = Tokenizer::folder_file(resume_from_);  // spiece.model, else tokenizer.json
+        spiece_ = Tokenizer::folder_file(resume_from_);                // spiece.model, else tokenizer.json
         if (spiece_.empty()) spiece_ = resume_from_ / "spiece.model";  // loading it says it is missing
         tokenizer_src_ = resume_from_;
     } else if (!o_.model_dir.empty()) {

@@ -22,7 +22,8 @@ void train_sentencepiece(const std::vector<std::string>& texts, const std::strin
         }
         if (!out) throw Error(ErrorCode::Internal, corpus + ": cannot write the vocabulary corpus");
     }
-    const std::string args = "--input=" + corpus + " --model_prefix=" + model_prefix + " --vocab_size=" + std::to_string(vocab_size) +
+    const std::string args = "--input=" + corpus + " --model_prefix=" + model_prefix +
+                             " --vocab_size=" + std::to_string(vocab_size) +
                              " --model_type=unigram --character_coverage=0.9995 --byte_fallback=true"
                              " --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1 --pad_piece=<pad> --eos_piece=</s> --unk_piece=<unk>"
                              " --normalization_rule_name=nmt_nfkc --split_digits=true --input_sentence_size=2000000"
