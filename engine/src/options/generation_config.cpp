@@ -284,8 +284,8 @@ GenerationConfig with_task(GenerationConfig g, const std::string& name) {
 // clang-format off
 #define T5S_MODEL_DEFAULT_FIELDS(X)                                                                                 \
     X(max_new_tokens) X(min_new_tokens) X(num_beams) X(num_return_sequences) X(top_k) X(no_repeat_ngram_size)     \
-// clang-format on
     X(do_sample) X(early_stopping) X(temperature) X(top_p) X(repetition_penalty) X(length_penalty) X(task_prefix)
+// clang-format on
 
 void apply_generation_config(const GenerationConfig& g, const std::set<std::string>& given, GenerationOptions* o) {
 #define T5S_APPLY(field) \
