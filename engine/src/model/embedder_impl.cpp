@@ -11,6 +11,7 @@
 #include "t5s/embedder.h"
 #include "t5s/error.h"
 #include "t5s/settings_fields.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 #include "text/unicode_text.h"
 #include "torch/bert_encoder.h"
@@ -147,7 +148,7 @@ private:
     std::string prepare(const std::string& text) const {
         if (!spec_.do_lower_case) return text;
         require_valid_utf8(text, "input text");
-        return embed_detail::u32_to_utf8(embed_detail::to_lower(embed_detail::utf8_to_u32(text)));
+        return embed_detail::u32_to_utf8(embed_detail::to_lower(decode_code_points(text)));
     }
 
     // Pooled, Dense, normalised embeddings of ids[rows], as float32 [rows, dim] on the CPU.

@@ -132,17 +132,6 @@ std::u32string nfc(const std::u32string& text) {
     return out;
 }
 
-std::u32string utf8_to_u32(std::string_view text) {
-    std::u32string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size();) {
-        char32_t cp;
-        i += utf8_decode(text, i, &cp);
-        out.push_back(cp);
-    }
-    return out;
-}
-
 std::string u32_to_utf8(std::u32string_view text) {
     std::string out;
     out.reserve(text.size());

@@ -13,8 +13,7 @@ std::u32string to_lower(const std::u32string& text);  // str.lower() without the
 std::u32string nfd(const std::u32string& text);       // unicodedata.normalize("NFD", ...)
 std::u32string nfc(const std::u32string& text);       // unicodedata.normalize("NFC", ...)
 
-// Input must be valid UTF-8 (callers run require_valid_utf8 first).
-std::u32string utf8_to_u32(std::string_view text);
+// Code points back to UTF-8 (UTF-8 to code points: t5s::decode_code_points, t5s/text_offsets.h).
 std::string u32_to_utf8(std::u32string_view text);
 
 }  // namespace t5s::embed_detail

@@ -5,6 +5,7 @@
 
 #include "base/file_io.h"
 #include "t5s/error.h"
+#include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
 #include "text/embed_common.h"
 #include "text/embed_tokenizers.h"
@@ -90,7 +91,7 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSpec spec) : spec_(std::move(spe
     start_id_ = require_token(spec_.cls);
     end_id_ = require_token(spec_.sep);
     pad_id_ = require_token(spec_.pad);
-    for (const std::string& s : spec_.never_split) never_split_.insert(utf8_to_u32(s));
+    for (const std::string& s : spec_.never_split) never_split_.insert(decode_code_points(s));
     // Special tokens without an id yet are looked up; those missing from the vocabulary are [UNK].
     for (SpecialToken& s : spec_.specials) {
         if (s.id < 0) s.id = lookup(s.text) < 0 ? unk_id_ : lookup(s.text);
@@ -129,7 +130,7 @@ std::vector<std::u32string> WordPieceTokenizer::basic_tokenize(std::string_view 
     std::vector<std::u32string> out;
     // PreTrainedTokenizer.tokenize lower-cases the text one character at a time (so no final-sigma
     // context) before the BasicTokenizer sees it; never_split entries must then be lower case.
-    std::u32string chars = utf8_to_u32(text);
+    std::u32string chars = decode_code_points(text);
     if (spec_.lower) chars = to_lower(chars);
     const std::u32string cleaned = clean_and_space_cjk(chars);
     for (std::u32string& tok : split_whitespace(spec_.nfc ? nfc(cleaned) : cleaned)) {
