@@ -36,27 +36,28 @@ def source_files(root):
 
 
 def main():
+    fix = "--fix" in sys.argv[1:]
     args = [a for a in sys.argv[1:] if a != "--fix"]
     root = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent)
     exe = clang_format_14()
     if not exe:
         print("check_format: clang-format 14 is not installed (Debian: apt-get install clang-format-14)")
         return 77  # ctest SKIP_RETURN_CODE: reported as skipped, not passed
+    files = list(source_files(root))
     differ = []
-    for path in source_files(root):
+    for path in files:
         formatted = subprocess.run([exe, "--style=file", str(path)], capture_output=True, cwd=root, check=True).stdout
         if formatted != path.read_bytes():
             differ.append(path.relative_to(root))
-            if "--fix" in sys.argv:
+            if fix:
                 path.write_bytes(formatted)
     for rel in differ:
-        print(f"{'fixed' if '--fix' in sys.argv else 'FAIL not formatted'}: {rel}")
-    if differ and "--fix" not in sys.argv:
+        print(f"{'fixed' if fix else 'FAIL not formatted'}: {rel}")
+    if differ and not fix:
         print(f"{len(differ)} file(s) differ from clang-format 14; fix them with: python3 tests/check_format.py --fix")
         return 1
-    print(f"OK: {sum(1 for _ in source_files(root))} files formatted")
+    print(f"OK: {len(files)} files formatted")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,7 +14,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 exec "$root/.venv/bin/python" - "$root" "$@" <<'PY'
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 root = sys.argv[1]
 ap = argparse.ArgumentParser(prog="process_bench.sh")
@@ -79,7 +79,7 @@ def run_once(argv, env_extra):
 
 
 print("CPU class:", bandwidth_limit.cpu_class(), flush=True)
-report = {"cpu_class": bandwidth_limit.cpu_class(), "model": args.model, "rows": args.rows, "new_tokens": args.new_tokens, "threads": args.threads, "rows_by": []}
+report = {"cpu_class": bandwidth_limit.cpu_class(), "model": args.model, "rows": args.rows, "new_tokens": args.new_tokens, "threads": args.threads, "results": []}
 print(f"{args.model}, {args.rows} inputs x {args.new_tokens} tokens, {args.threads} threads, {args.rounds} rounds")
 print("| batch | dtype | t5studio s | full exit s | CTranslate2 s | CT2 / t5studio | exit saves | RSS MB t5s / CT2 |")
 print("|---|---|---|---|---|---|---|---|")
@@ -95,10 +95,11 @@ for batch in [int(b) for b in args.batches.split(",")]:
                 rss[name] = max(rss.get(name, 0), m)
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"batch": batch, "dtype": dtype, "median_s": med, "peak_rss_mb": rss, "runs_s": times}
-        report["rows_by"].append(row)
+        report["results"].append(row)
         print(f"| {batch} | {dtype} | {med['t5studio']:.2f} | {med['t5studio_full_exit']:.2f} | {med['ctranslate2']:.2f} | "
               f"{med['ctranslate2'] / med['t5studio']:.2f}x | {1000 * (med['t5studio_full_exit'] - med['t5studio']):.0f} ms | "
               f"{rss['t5studio']:.0f} / {rss['ctranslate2']:.0f} |", flush=True)
 if args.json:
     json.dump(report, open(args.json, "w"), indent=1)
+shutil.rmtree(work)
 PY
