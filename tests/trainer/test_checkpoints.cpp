@@ -45,37 +45,14 @@ void require_complete_checkpoints(const fs::path& out) {
     }
 }
 
+// A command line, flags beside their values (clang-format would put one word on each line).
+// clang-format off
 std::vector<std::string> train_args(const fs::path& data, const fs::path& out, int steps) {
-    return {"train",
-            "--model",
-            model_dir("t5v10-tied-relu").string(),
-            "--data",
-            data.string(),
-            "--out",
-            out.string(),
-            "--steps",
-            std::to_string(steps),
-            "--batch-size",
-            "4",
-            "--grad-accum",
-            "2",
-            "--lr",
-            "1e-3",
-            "--save-every",
-            "5",
-            "--eval-every",
-            "40",
-            "--keep-last",
-            "2",
-            "--threads",
-            "1",
-            "--seed",
-            "7",
-            "--dropout",
-            "0.1",
-            "--log-every",
-            "1"};
+    return {"train", "--model", model_dir("t5v10-tied-relu").string(), "--data", data.string(), "--out", out.string(),
+            "--steps", std::to_string(steps), "--batch-size", "4", "--grad-accum", "2", "--lr", "1e-3", "--save-every", "5",
+            "--eval-every", "40", "--keep-last", "2", "--threads", "1", "--seed", "7", "--dropout", "0.1", "--log-every", "1"};
 }
+// clang-format on
 
 void export_logits(const fs::path& model, const fs::path& dest, const std::string& name) {
     auto m = Model::load(model, RuntimeOptions{Device::Cpu, Precision::Fp32, 1});
