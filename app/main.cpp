@@ -13,7 +13,7 @@
 #include "t5s/version.h"
 
 #ifdef T5S_WITH_GUI
-int t5s_run_gui(int argc, char** argv);  // ui/app_main.cpp
+int t5s_run_gui(int argc, char** argv);  // desktop/desktop_main.cpp
 #endif
 
 namespace {
@@ -31,7 +31,8 @@ const Command kCommands[] = {
 const CommandSpec kHelpSpec{"help", "list the subcommands; `t5studio help SUBCOMMAND` lists its flags", {}};
 const CommandSpec kVersionSpec{"version", "print the version of t5studio and of LibTorch (also --version)", {}};
 
-// The desktop app's own flags (ui/app_window.cpp's parse_app_options reads them).
+// The desktop app's own flags: desktop/desktop_flags.cpp's table reads them (cli_consistency checks
+// that each of its flags is listed here).
 const char* kFooter =
     "With no subcommand t5studio opens the desktop app:\n"
     "  t5studio [--model DIR] [--history DB] [--config-dir DIR] [--scale S] [--size WxH]\n"

@@ -55,7 +55,7 @@ def cycle_edges(edges):
 
 
 # app/ folder -> the app/ folders it must not include.
-APP_FORBIDDEN = {"common": {"cli", "serve"}, "serve": {"cli"}}
+APP_FORBIDDEN = {"common": {"cli", "serve", "desktop"}, "serve": {"cli", "desktop"}, "desktop": {"cli", "serve"}}
 
 
 def app_violations(app):

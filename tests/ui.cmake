@@ -19,14 +19,18 @@ if(TARGET t5s_ui_logic)
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_learning.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_spans.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_kernels.cpp
                                ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_settings.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_decoding.cpp
-                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_recipes.cpp)
-  target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main)
-  target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_ui_recipes.cpp
+                               # t5studio's own flags (the desktop app's), read by the CLI's flag machinery
+                               ${CMAKE_CURRENT_SOURCE_DIR}/ui/test_desktop_flags.cpp ${CMAKE_SOURCE_DIR}/app/desktop/desktop_flags.cpp
+                               ${CMAKE_SOURCE_DIR}/app/common/args.cpp)
+  target_link_libraries(test_ui_logic PRIVATE t5s_ui_logic t5s_catch_main CLI11::CLI11)
+  target_include_directories(test_ui_logic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/app)
   target_compile_definitions(test_ui_logic PRIVATE T5S_SOURCE_ROOT="${CMAKE_SOURCE_DIR}")
   add_test(NAME ui_logic COMMAND test_ui_logic "~[may_skip]")
   add_test(NAME ui_settings COMMAND test_ui_logic "[settings]")  # settings.json alone (ctest -R settings)
   add_test(NAME ui_decoding COMMAND test_ui_logic "[decoding]")  # Advanced decoding and Paste settings alone
   add_test(NAME ui_recipes COMMAND test_ui_logic "[recipe]")  # the workspace's recipe picker, editor and routes alone
+  add_test(NAME desktop_flags COMMAND test_ui_logic "[desktop_flags]")  # t5studio's own flags alone
   # The CJK glyph checks need a CJK font installed: skipped, with the reason, where there is none.
   t5s_add_skippable_test(ui_logic_cjk_fonts $<TARGET_FILE:test_ui_logic> "[fonts]")
 endif()
@@ -51,8 +55,10 @@ endif()
 # The GUI alone (t5s_run_gui without the CLI): the e2e test uses t5studio itself when
 # T5S_E2E_USE_T5STUDIO=ON, else this (same code path, fewer dependencies).
 if(TARGET t5s_ui)
-  add_executable(t5studio_gui ${CMAKE_CURRENT_SOURCE_DIR}/ui/gui_main.cpp)
-  target_link_libraries(t5studio_gui PRIVATE t5s_ui)
+  add_executable(t5studio_gui ${CMAKE_CURRENT_SOURCE_DIR}/ui/gui_main.cpp ${CMAKE_SOURCE_DIR}/app/desktop/desktop_main.cpp
+                              ${CMAKE_SOURCE_DIR}/app/desktop/desktop_flags.cpp ${CMAKE_SOURCE_DIR}/app/common/args.cpp)
+  target_link_libraries(t5studio_gui PRIVATE t5s_ui CLI11::CLI11)
+  target_include_directories(t5studio_gui PRIVATE ${CMAKE_SOURCE_DIR}/app)
 endif()
 option(T5S_E2E_USE_T5STUDIO "Run the UI end-to-end test on the t5studio binary" ON)
 find_program(T5S_XVFB_RUN xvfb-run)

@@ -23,70 +23,10 @@
 #include "panels/panels.h"
 #include "settings.h"
 #include "t5s/engine_thread.h"
-#include "t5s/hub.h"
 #include "t5s/install_paths.h"
-#include "t5s/settings_fields.h"
 #include "test_driver.h"
 
 namespace t5s::ui {
-
-bool parse_app_options(int argc, char** argv, AppOptions& o, std::string* error) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) {
-                *error = a + " needs a value";
-                return false;
-            }
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        if (a == "--model") {
-            if (!value(o.model)) return false;
-            try {
-                o.model = hub::resolve_model(o.model).string();      // a folder, or ORG/NAME[@REV] from the HF cache
-                if (const auto base = hub::adapter_base(o.model)) {  // an adapter folder: its base with it, as the CLI does
-                    if (!base->dir) {
-                        *error = o.model + " is a LoRA adapter (base " + (base->name.empty() ? "unnamed" : base->name) +
-                                 ", not a folder and not in the Hugging Face cache): open its base, then the adapter";
-                        return false;
-                    }
-                    o.adapter = o.model;
-                    o.model = base->dir->string();
-                }
-            } catch (const Error& e) {
-                *error = e.what();
-                return false;
-            }
-        } else if (a == "--history") {
-            if (!value(o.history_db)) return false;
-        } else if (a == "--config-dir") {
-            if (!value(o.config_dir)) return false;
-        } else if (a == "--test-script") {
-            if (!value(o.test_script)) return false;
-        } else if (a == "--screenshot-dir") {
-            if (!value(o.screenshot_dir)) return false;
-        } else if (a == "--scale") {
-            if (!value(v)) return false;
-            constexpr FieldRange kScales = from_to(0.5, 3);
-            o.scale = std::strtof(v.c_str(), nullptr);
-            if (!settings_in_range(kScales, o.scale)) {
-                *error = range_message("--scale", kScales, v);
-                return false;
-            }
-        } else if (a == "--size") {
-            if (!value(v) || std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240) {
-                *error = "--size wants WxH, e.g. 1600x1000";
-                return false;
-            }
-        } else {
-            *error = "unknown flag '" + a + "'";
-            return false;
-        }
-    }
-    return true;
-}
 
 namespace {
 

@@ -23,10 +23,13 @@ const Flag* find_flag(const CommandSpec& spec, const std::string& name) {
 
 bool is_switch(const Flag& f) { return f.kind != FlagKind::Positional && f.value_name.empty(); }
 
+// "t5studio generate"; "t5studio" for the program's own flags (the desktop app's).
+std::string command_line(const CommandSpec& spec) { return spec.name.empty() ? "t5studio" : "t5studio " + spec.name; }
+
 // The CLI11 app of one subcommand: one option per row of its table, every value kept as text (the
 // accessors convert and range-check it, naming the flag), every occurrence kept (TakeAll).
 std::unique_ptr<CLI::App> make_app(const CommandSpec& spec, std::map<const CLI::Option*, const Flag*>* flag_of) {
-    auto app = std::make_unique<CLI::App>(spec.summary, "t5studio " + spec.name);
+    auto app = std::make_unique<CLI::App>(spec.summary, command_line(spec));
     app->allow_extras();  // unknown arguments come back in remaining(), reported with the nearest flag
     app->get_formatter()->column_width(30);
     for (const Flag& f : spec.flags) {
@@ -65,7 +68,7 @@ std::string unknown_flag_message(const std::string& arg, const CommandSpec& spec
         if (f.kind != FlagKind::Positional && f.alias_of.empty()) names.push_back(f.name);  // suggest the flag, not its alias
     const std::string near = nearest_name(name, names);
     if (!near.empty()) return "unknown flag --" + name + "; did you mean --" + near + "?";
-    return "unknown flag --" + name + " (t5studio " + spec.name + " --help lists the flags)";
+    return "unknown flag --" + name + " (" + command_line(spec) + " --help lists the flags)";
 }
 
 }  // namespace
@@ -165,11 +168,11 @@ void Args::open_adapter_as_model(const CommandSpec& spec) {
                                   ? std::string("no base model (adapter_config.json has no base_model_name_or_path)")
                                   : "base " + base->name;
     if (!base->dir)
-        throw Error(ErrorCode::FileNotFound, adapter + " is a LoRA adapter (" + named +
-                                                 ", not a folder and not in the Hugging Face cache" +
-                                                 (base->name.empty() ? std::string() : ": t5studio pull " + base->name) +
-                                                 "); or give --model BASE_DIR --adapter " + adapter);
-    if (!find_flag(spec, "adapter"))
+        throw Error(ErrorCode::FileNotFound,
+                    adapter + " is a LoRA adapter (" + named + ", not a folder and not in the Hugging Face cache" +
+                        (base->name.empty() ? std::string() : ": t5studio pull " + base->name) + ")" +
+                        (spec.model_may_be_adapter ? std::string() : "; or give --model BASE_DIR --adapter " + adapter));
+    if (!find_flag(spec, "adapter") && !spec.model_may_be_adapter)
         throw UsageError(adapter + " is a LoRA adapter (" + named + "): give --model " + base->dir->string() +
                          ", or merge the two (t5studio train --merge)");
     if (has("adapter"))

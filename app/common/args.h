@@ -57,9 +57,12 @@ struct FlagRows {
 };
 
 struct CommandSpec {
-    std::string name;     // the subcommand
+    std::string name;     // the subcommand ("" = t5studio's own flags: the desktop app's)
     std::string summary;  // one line for `t5studio --help`
     std::vector<Flag> flags;
+    // --model may name a LoRA adapter folder though the command has no --adapter flag: it opens as
+    // its base with the adapter all the same (the desktop app; Args::open_adapter_as_model).
+    bool model_may_be_adapter = false;
     CommandSpec(std::string name_, std::string summary_, std::initializer_list<FlagRows> rows)
         : name(std::move(name_)), summary(std::move(summary_)) {
         for (const FlagRows& r : rows) flags.insert(flags.end(), r.flags.begin(), r.flags.end());
