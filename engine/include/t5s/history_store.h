@@ -192,11 +192,16 @@ struct HistoryFilter {
     std::string origin_prefix;   // origin starts with this; "" = any
 };
 
+// The largest page the store lists (HistoryStore::list's limit, training_runs' limit): every front
+// end that asks for "all of them" or clamps a page size uses these.
+inline constexpr int kMaxHistoryPage = 10000;
+inline constexpr FieldRange kHistoryPageRange{1, kMaxHistoryPage};
+
 // Listing is newest first (descending id). Keyset paging: pass the previous page's next_after_id.
 struct HistoryQuery {
     HistoryFilter filter;
     GenerationId after_id = 0;    // only generations listed after this one (id < after_id); 0 = from the newest
-    int limit = 50;               // page size (1..10000)
+    int limit = 50;               // page size (kHistoryPageRange)
     bool with_candidates = true;  // false: StoredGeneration::candidates left empty (cheaper lists)
 };
 

@@ -371,8 +371,8 @@ std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
 
 HistoryPage HistoryStore::list(const HistoryQuery& query) {
     require_undamaged();
-    if (query.limit < 1 || query.limit > 10000)
-        throw Error(ErrorCode::InvalidArgument, range_message("history: page size", from_to(1, 10000), query.limit));
+    if (!settings_in_range(kHistoryPageRange, query.limit))
+        throw Error(ErrorCode::InvalidArgument, range_message("history: page size", kHistoryPageRange, query.limit));
     Where w = build_where(query.filter);
     if (query.after_id > 0) {
         w.add("g.id < ?" + std::to_string(w.binders.size() + 1));
