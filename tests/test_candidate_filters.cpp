@@ -26,10 +26,10 @@ std::string validation_message(const GenerationOptions& o) {
 
 Candidate scored(const std::string& text, double back, double change, std::optional<double> similarity = std::nullopt) {
     Candidate c{text, {}, 0.0};
-    c.back_score = back;
-    c.change = change;
-    c.similarity = similarity;
-    c.fluency = -1.0;
+    c.scores.back_score = back;
+    c.scores.change = change;
+    c.scores.similarity = similarity;
+    c.scores.fluency = -1.0;
     return c;
 }
 

@@ -68,11 +68,11 @@ void check_reason_holds(const DroppedCandidate& d) {
     const Candidate& c = d.candidate;
     INFO("reason " << to_string(r) << " for '" << c.text << "'");
     switch (r.kind) {
-        case DropReason::ChangeBelow: CHECK(*c.change < r.threshold); break;
-        case DropReason::ChangeAbove: CHECK(*c.change > r.threshold); break;
-        case DropReason::BackScoreBelow: CHECK(*c.back_score < r.threshold); break;
-        case DropReason::SimilarityBelow: CHECK(*c.similarity < r.threshold); break;
-        case DropReason::SimilarityAbove: CHECK(*c.similarity > r.threshold); break;
+        case DropReason::ChangeBelow: CHECK(*c.scores.change < r.threshold); break;
+        case DropReason::ChangeAbove: CHECK(*c.scores.change > r.threshold); break;
+        case DropReason::BackScoreBelow: CHECK(*c.scores.back_score < r.threshold); break;
+        case DropReason::SimilarityBelow: CHECK(*c.scores.similarity < r.threshold); break;
+        case DropReason::SimilarityAbove: CHECK(*c.scores.similarity > r.threshold); break;
         case DropReason::NearDuplicate: break;  // checked against the kept ones by the caller
         case DropReason::Copy:
         case DropReason::Duplicate: break;
@@ -92,10 +92,10 @@ TEST_CASE("back_score equals minus the score command's per-token loss (candidate
     int checked = 0;
     for (size_t i = 0; i < results.size(); ++i) {
         for (const auto& c : results[i].candidates) {
-            REQUIRE(c.back_score.has_value());
+            REQUIRE(c.scores.back_score.has_value());
             const double loss = m->score({tok.encode("paraphrase: " + c.text)}, {tok.encode(sources[i])}).loss;
-            CHECK(std::fabs(*c.back_score + loss) < 1e-5);
-            CHECK(*c.change == Approx(1.0 - chrf(c.text, sources[i])).margin(1e-12));
+            CHECK(std::fabs(*c.scores.back_score + loss) < 1e-5);
+            CHECK(*c.scores.change == Approx(1.0 - chrf(c.text, sources[i])).margin(1e-12));
             ++checked;
         }
     }
@@ -121,9 +121,9 @@ TEST_CASE("greedy fluency is the model's mean token log-prob of the candidate", 
     REQUIRE(r.candidates.size() == 1);
     const Candidate& c = r.candidates[0];
     const double teacher_forced = m->mean_log_probs({m->tokenizer().encode("Tom is a good boy.")}, {c.ids})[0];
-    CHECK(std::fabs(*c.fluency - teacher_forced) < 1e-4);
-    CHECK_FALSE(c.similarity.has_value());  // no embedder
-    CHECK_FALSE(r.diversity.has_value());   // one candidate
+    CHECK(std::fabs(*c.scores.fluency - teacher_forced) < 1e-4);
+    CHECK_FALSE(c.scores.similarity.has_value());  // no embedder
+    CHECK_FALSE(r.diversity.has_value());          // one candidate
 }
 
 TEST_CASE("every returned candidate satisfies the active filters; dropped ones say why", "[scores]") {
@@ -144,11 +144,11 @@ TEST_CASE("every returned candidate satisfies the active filters; dropped ones s
         CHECK((r.candidates.size() == 4 || r.rounds == 3));  // short only after every round
         for (size_t k = 0; k < r.candidates.size(); ++k) {
             const Candidate& c = r.candidates[k];
-            CHECK(*c.change >= 0.2);
-            CHECK(*c.change <= 0.98);
-            CHECK(*c.back_score >= -9.0);
-            CHECK(*c.similarity >= 0.05);
-            if (k > 0) CHECK(*c.similarity <= *r.candidates[k - 1].similarity);  // rank auto = similarity
+            CHECK(*c.scores.change >= 0.2);
+            CHECK(*c.scores.change <= 0.98);
+            CHECK(*c.scores.back_score >= -9.0);
+            CHECK(*c.scores.similarity >= 0.05);
+            if (k > 0) CHECK(*c.scores.similarity <= *r.candidates[k - 1].scores.similarity);  // rank auto = similarity
             for (size_t j = 0; j < k; ++j) CHECK(chrf(c.text, r.candidates[j].text) <= 0.6);
         }
         for (const auto& d : r.dropped) check_reason_holds(d);
@@ -175,7 +175,8 @@ TEST_CASE("rank selects the order; none keeps the decoding order", "[scores]") {
         for (size_t k = 1; k < ranked.size(); ++k) {
             const auto& prev = ranked[k - 1];
             const auto& cur = ranked[k];
-            CHECK((key == RankBy::BackScore ? *prev.back_score >= *cur.back_score : *prev.fluency >= *cur.fluency));
+            CHECK((key == RankBy::BackScore ? *prev.scores.back_score >= *cur.scores.back_score
+                                            : *prev.scores.fluency >= *cur.scores.fluency));
         }
     }
 }
@@ -209,25 +210,25 @@ TEST_CASE("model_scores off skips back_score and similarity unless a filter or t
     for (size_t k = 0; k < full.size(); ++k) {
         CHECK(lean[k].ids == full[k].ids);
         CHECK(lean[k].score == full[k].score);
-        CHECK(lean[k].fluency == full[k].fluency);  // the cheap scores stay
-        CHECK(lean[k].change == full[k].change);
-        CHECK_FALSE(lean[k].back_score.has_value());
-        CHECK_FALSE(lean[k].similarity.has_value());
+        CHECK(lean[k].scores.fluency == full[k].scores.fluency);  // the cheap scores stay
+        CHECK(lean[k].scores.change == full[k].scores.change);
+        CHECK_FALSE(lean[k].scores.back_score.has_value());
+        CHECK_FALSE(lean[k].scores.similarity.has_value());
     }
     o.min_back_score = -1e9;  // a bound that keeps everything but needs the score
     for (const auto& c : generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates) {
-        CHECK(c.back_score.has_value());
-        CHECK_FALSE(c.similarity.has_value());
+        CHECK(c.scores.back_score.has_value());
+        CHECK_FALSE(c.scores.similarity.has_value());
     }
     o.min_back_score.reset();
     o.rank = RankBy::Auto;  // with an embedder: similarity
     const auto ranked = generate_scored(*m, &embedder, {"Tom is a good boy."}, o)[0].candidates;
     for (size_t k = 0; k < ranked.size(); ++k) {
-        CHECK_FALSE(ranked[k].back_score.has_value());
-        REQUIRE(ranked[k].similarity.has_value());
+        CHECK_FALSE(ranked[k].scores.back_score.has_value());
+        REQUIRE(ranked[k].scores.similarity.has_value());
         const auto same = std::find_if(full.begin(), full.end(), [&](const Candidate& c) { return c.ids == ranked[k].ids; });
         REQUIRE(same != full.end());
-        CHECK(*ranked[k].similarity == *same->similarity);
-        if (k > 0) CHECK(*ranked[k - 1].similarity >= *ranked[k].similarity);
+        CHECK(*ranked[k].scores.similarity == *same->scores.similarity);
+        if (k > 0) CHECK(*ranked[k - 1].scores.similarity >= *ranked[k].scores.similarity);
     }
 }

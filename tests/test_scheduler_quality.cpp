@@ -65,10 +65,10 @@ void check_candidate(const Candidate& served, const Candidate& alone) {
     CHECK(served.ids == alone.ids);
     CHECK(served.text == alone.text);
     CHECK(served.score == Approx(alone.score).margin(1e-4));
-    check_score(served.fluency, alone.fluency);
-    check_score(served.back_score, alone.back_score);
-    check_score(served.change, alone.change);
-    check_score(served.similarity, alone.similarity);
+    check_score(served.scores.fluency, alone.scores.fluency);
+    check_score(served.scores.back_score, alone.scores.back_score);
+    check_score(served.scores.change, alone.scores.change);
+    check_score(served.scores.similarity, alone.scores.similarity);
 }
 
 void require_same_scored(const GenerationResult& alone, const GenerationResult& served) {
@@ -138,7 +138,7 @@ void run_quality(const Model& model, const Embedder* embedder) {
             REQUIRE(w.streamed->size() == o.results[0].candidates.size());
             for (size_t k = 0; k < w.streamed->size(); ++k) CHECK((*w.streamed)[k].second.ids == o.results[0].candidates[k].ids);
             if (embedder) {
-                for (const auto& c : o.results[0].candidates) CHECK(c.similarity.has_value());
+                for (const auto& c : o.results[0].candidates) CHECK(c.scores.similarity.has_value());
             }
         }
     }
@@ -212,13 +212,13 @@ TEST_CASE("score_round: candidates the model sees as the same ids share one back
     std::vector<RoundCandidates> second{{&input, {candidate("\x0e")}, &o}};
     score_round(*model, embedder.get(), &second, 16);
     REQUIRE(input.pool.size() == 3);
-    REQUIRE(input.pool[1].back_score.has_value());
-    CHECK(*input.pool[2].back_score == *input.pool[1].back_score);  // exactly: one computation
-    CHECK(*input.pool[2].similarity == *input.pool[1].similarity);
+    REQUIRE(input.pool[1].scores.back_score.has_value());
+    CHECK(*input.pool[2].scores.back_score == *input.pool[1].scores.back_score);  // exactly: one computation
+    CHECK(*input.pool[2].scores.similarity == *input.pool[1].scores.similarity);
     CHECK(input.back_score_of.size() == 2);
     // Still the score of that text: the same as scoring it on its own.
     const double alone = model->mean_log_probs({model->tokenizer().encode("")}, {model->tokenizer().encode("hello world")})[0];
-    CHECK(*input.pool[1].back_score == Approx(alone).margin(1e-5));
+    CHECK(*input.pool[1].scores.back_score == Approx(alone).margin(1e-5));
     // The tie ranks in decoding order.
     const auto order = rank_order(input.pool, RankBy::BackScore);
     CHECK(std::find(order.begin(), order.end(), 1) < std::find(order.begin(), order.end(), 2));

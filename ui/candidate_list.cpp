@@ -4,7 +4,6 @@
 
 #include "span_view.h"
 #include "t5s/candidate_scores.h"
-#include "t5s/score_names.h"
 
 namespace t5s::ui {
 
@@ -14,7 +13,7 @@ CandidateVm candidate_vm(const Candidate& c) {
     CandidateVm vm;
     vm.text = c.text;
     vm.score = c.score;
-    copy_scores(c, vm);
+    vm.scores = c.scores;
     vm.spans = c.spans;
     vm.forced_spans = c.forced_spans;
     vm.route = c.route;
@@ -25,7 +24,7 @@ Candidate candidate_scores(const CandidateVm& vm) {
     Candidate c;
     c.text = vm.text;
     c.score = vm.score;
-    copy_scores(vm, c);
+    c.scores = vm.scores;
     return c;
 }
 
@@ -63,7 +62,7 @@ void CandidateList::sort(RankBy key) {
 
 bool CandidateList::all_have_similarity() const {
     return !items_.empty() &&
-           std::all_of(items_.begin(), items_.end(), [](const CandidateVm& c) { return c.similarity.has_value(); });
+           std::all_of(items_.begin(), items_.end(), [](const CandidateVm& c) { return c.scores.similarity.has_value(); });
 }
 
 int CandidateList::position_of(int index) const {

@@ -24,8 +24,7 @@ struct CandidateVm {
     std::string text;    // as generated
     std::string edited;  // final text when Edited
     double score = 0.0;
-    // Quality scores (t5s::Candidate); empty when not computed (similarity without an embedder).
-    std::optional<double> similarity, back_score, change, fluency;
+    CandidateScores scores;  // quality scores (t5s/score_names.h); empty when not computed
     CandidateState state = CandidateState::None;
     std::vector<DiffSegment> diff;  // source -> final text
     // Protected spans: at their offsets in `text`, and carried into `edited` (span_view.h's

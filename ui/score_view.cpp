@@ -33,10 +33,12 @@ std::string format_score(const char* name, const std::optional<double>& v, const
 }  // namespace
 
 ScoreBar similarity_bar(const CandidateVm& c, const GenerationOptions& o) {
-    return bar_of(c.similarity, o.min_similarity, o.max_similarity);
+    return bar_of(c.scores.similarity, o.min_similarity, o.max_similarity);
 }
 
-ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) { return bar_of(c.change, o.min_change, o.max_change); }
+ScoreBar change_bar(const CandidateVm& c, const GenerationOptions& o) {
+    return bar_of(c.scores.change, o.min_change, o.max_change);
+}
 
 std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
     const std::optional<DropCause> reason = filter_reason(candidate_scores(c), o);
@@ -45,7 +47,7 @@ std::string outside_reason(const CandidateVm& c, const GenerationOptions& o) {
 
 std::string score_tooltip(const CandidateVm& c, const GenerationOptions& o) {
     std::string text;
-    for_each_score(c, [&](const char* name, const std::optional<double>& value) {
+    for_each_score(c.scores, [&](const char* name, const std::optional<double>& value) {
         const bool embedder_score = std::string(name) == "similarity";
         text += (text.empty() ? "" : "\n") + format_score(name, value, embedder_score ? "no embedding model" : "not scored");
     });

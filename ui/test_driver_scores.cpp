@@ -21,7 +21,7 @@ double seconds_now() { return std::chrono::duration<double>(std::chrono::steady_
 
 std::optional<double> score_named(const CandidateVm& c, const std::string& name) {
     std::optional<double> found;
-    for_each_score(c, [&](const char* score, const std::optional<double>& value) {
+    for_each_score(c.scores, [&](const char* score, const std::optional<double>& value) {
         if (name == score) found = value;
     });
     return found;
@@ -121,12 +121,14 @@ void TestDriver::step_expect_scores(Controller& ctl) {
     const bool embedder = s.model.embedder.has_value();
     for (const auto& c : items) {
         const std::string who = "candidate '" + c.text + "': ";
-        if (!c.back_score || !c.change || !c.fluency) return fail(who + "back_score, change or fluency missing");
-        if (c.similarity.has_value() != embedder)
+        if (!c.scores.back_score || !c.scores.change || !c.scores.fluency)
+            return fail(who + "back_score, change or fluency missing");
+        if (c.scores.similarity.has_value() != embedder)
             return fail(who +
                         (embedder ? "no similarity with an embedding model loaded" : "a similarity without an embedding model"));
-        if (*c.change < 0 || *c.change > 1 || *c.back_score > 0 || *c.fluency > 0) return fail(who + "a score out of its range");
-        if (c.similarity && std::fabs(*c.similarity) > 1.0 + 1e-6) return fail(who + "similarity outside [-1, 1]");
+        if (*c.scores.change < 0 || *c.scores.change > 1 || *c.scores.back_score > 0 || *c.scores.fluency > 0)
+            return fail(who + "a score out of its range");
+        if (c.scores.similarity && std::fabs(*c.scores.similarity) > 1.0 + 1e-6) return fail(who + "similarity outside [-1, 1]");
     }
     if (items.size() >= 2 && !s.ws.list.diversity())
         return fail("no diversity for " + std::to_string(items.size()) + " candidates");

@@ -15,6 +15,7 @@
 #include "t5s/error.h"
 #include "t5s/hf_dataset.h"
 #include "t5s/history_store.h"
+#include "t5s/score_names.h"
 #include "t5s/settings_fields.h"
 
 namespace t5s::cli {
@@ -99,7 +100,7 @@ const CommandSpec kExportSpec = {
         {"accepted-only", "", "only accepted and edited candidates (edited ones with their final text)"},
         {"dedupe", "MODE", "exact (also when bare): skip repeated (source, target) pairs; near: see --near-threshold"},
         {"near-threshold", "J", "--dedupe near: skip a target with MinHash Jaccard >= J to an earlier one (default 0.9)"},
-        {"with-scores", "", "add the columns similarity, back_score, change, fluency"},
+        {"with-scores", "", "add the columns " + score_list()},
         {"with-labels", "", "CSV/TSV: add the columns label, source_spans, target_spans (JSONL always has them)"},
         {"min-similarity", "X", "only candidates with similarity >= X"},
         {"max-similarity", "X", "only candidates with similarity <= X"},

@@ -126,7 +126,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
     q.filter.text = args.get("search");
     q.filter.model = args.get("model");
     q.filter.accepted_only = args.has("accepted-only");
-    q.limit = args.get_int("limit", 20, 1, 10000);  // the store's largest page
+    q.limit = args.get_int("limit", 20, 1, kMaxHistoryPage);
     if (args.has("after")) q.after_id = parse_id("after", args.get("after"));
     const HistoryPage page = store.list(q);
     if (json) {
@@ -186,7 +186,7 @@ int run_list(HistoryStore& store, const Args& args, bool json) {
 
 // --runs: the recorded training runs (app and `train --history`), newest first, with their curves.
 int run_runs(HistoryStore& store, bool json) {
-    const auto runs = store.training_runs(10000, json);
+    const auto runs = store.training_runs(kMaxHistoryPage, json);
     if (json) {
         nlohmann::ordered_json out = nlohmann::ordered_json::array();
         for (const auto& r : runs) {
@@ -238,7 +238,7 @@ const CommandSpec kHistorySpec = {
         {"search", "Q", "only generations whose input or a candidate contains Q (ASCII case-insensitive)"},
         {"model", "M", "only generations made with model M (its path or content hash)"},
         {"accepted-only", "", "only generations with an accepted or edited candidate"},
-        {"limit", "N", "generations per page, 1..10000 (default 20), newest first"},
+        {"limit", "N", "generations per page, 1.." + std::to_string(kMaxHistoryPage) + " (default 20), newest first"},
         {"after", "ID", "the page after generation ID (the next_after_id of the previous page)"},
         {"runs", "", "list the recorded training runs with their curves instead"},
         {"accept", "G:I", "accept candidate I of generation G", kRepeatable},

@@ -157,7 +157,7 @@ TrainingResult run_recorded(TrainingJob& job, const TrainingOptions& o, const st
     HistoryStore store(history);
     int64_t continue_run = 0;
     if (o.resume)
-        for (const auto& run : store.training_runs(10000, false))
+        for (const auto& run : store.training_runs(kMaxHistoryPage, false))
             if (run.out_dir == o.out_dir) {
                 continue_run = run.id;
                 break;

@@ -22,7 +22,7 @@ void RunReport::add(const std::vector<GenerationResult>& results) {
             input_.score_values[0].push_back(c.score);
             input_.candidate_routes.push_back(route_steps(c.route));  // "" outside recipes: no per-route section
             size_t i = 1;
-            for_each_score(c,
+            for_each_score(c.scores,
                            [&](const char*, const std::optional<double>& value) { input_.score_values[i++].push_back(value); });
         }
         for (const auto& d : r.dropped) ++dropped_[to_string(d.reason)];

@@ -88,7 +88,7 @@ void add_candidate_spans(const Candidate& c, nlohmann::json* j) {
 }
 
 void add_candidate_scores(const Candidate& c, nlohmann::json* j) {
-    for_each_score(c, [&](const char* name, const std::optional<double>& value) { (*j)[name] = optional_number(value); });
+    for_each_score(c.scores, [&](const char* name, const std::optional<double>& value) { (*j)[name] = optional_number(value); });
 }
 
 void add_candidate_route(const Candidate& c, nlohmann::json* j) {

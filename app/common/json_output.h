@@ -19,7 +19,7 @@ nlohmann::json profile_json(const DeviceProfile& profile);
 nlohmann::json result_json(const GenerationResult& result, bool keep_dropped = false);
 // A candidate's "spans" and "forced_spans".
 void add_candidate_spans(const Candidate& c, nlohmann::json* j);
-// "similarity", "back_score", "change", "fluency" of one candidate (null where not computed).
+// Every score of one candidate (t5s/score_names.h: "similarity", ...), null where not computed.
 void add_candidate_scores(const Candidate& candidate, nlohmann::json* j);
 // A recipe candidate's "route": [{"step", "text"}, ...] (t5s/route_json.h; nothing for a plain
 // generation's).

@@ -77,7 +77,7 @@ json prediction(const LabelConfig& c, const GenerationResult& r, const std::stri
         routes.push_back(route_to_json(cand.route));
     }
     json score = nullptr;  // the first candidate's mean token probability
-    if (!r.candidates.empty() && r.candidates[0].fluency) score = std::exp(*r.candidates[0].fluency);
+    if (!r.candidates.empty() && r.candidates[0].scores.fluency) score = std::exp(*r.candidates[0].scores.fluency);
     json result = json::array();
     if (!texts.empty())
         result.push_back(

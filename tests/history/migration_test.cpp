@@ -146,6 +146,74 @@ TEST_CASE("a fresh file is created at the current version with WAL", "[history][
     CHECK(query_text(path, "PRAGMA integrity_check") == "ok");
 }
 
+namespace {
+
+// A file written before a score existed: dropped_candidates as v6 made it, less the column fluency.
+const char* kDroppedWithoutFluency = R"sql(
+CREATE TABLE old_dropped (
+  generation_id INTEGER NOT NULL REFERENCES generations(id) ON DELETE CASCADE,
+  position      INTEGER NOT NULL,
+  text          TEXT    NOT NULL,
+  score         REAL    NOT NULL,
+  reason        TEXT    NOT NULL,
+  similarity    REAL,
+  back_score    REAL,
+  change        REAL,
+  route         TEXT,
+  PRIMARY KEY (generation_id, position)
+) WITHOUT ROWID;
+INSERT INTO old_dropped SELECT generation_id, position, text, score, reason, similarity, back_score, change, route
+  FROM dropped_candidates;
+DROP TABLE dropped_candidates;
+ALTER TABLE old_dropped RENAME TO dropped_candidates;
+)sql";
+
+GenerationRecord record_with_dropped(const std::string& input, double change, double fluency) {
+    GenerationRecord r = sample_record(input, {"kept"});
+    r.candidates[0].scores.change = 0.25;
+    CandidateRecord dropped{input, -0.5};
+    dropped.scores.change = change;
+    dropped.scores.fluency = fluency;
+    r.dropped.push_back({dropped, {DropReason::Copy}});
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a score column a table lacks is added at open; the columns it has are left alone", "[history][migration]") {
+    TempDir dir;
+    const std::string path = dir.file("old-scores.sqlite");
+    GenerationId old_id = 0;
+    {
+        HistoryStore store(path);
+        old_id = store.record(record_with_dropped("old input", 0.5, -1.0));
+    }
+    exec_sql(path, kDroppedWithoutFluency);
+    const char* has_fluency = "SELECT count(*) FROM pragma_table_info('dropped_candidates') WHERE name = 'fluency'";
+    const char* candidates_sql = "SELECT sql FROM sqlite_master WHERE name = 'candidates'";
+    REQUIRE(query_text(path, has_fluency) == "0");
+    const std::string candidates_before = query_text(path, candidates_sql);
+    {
+        HistoryStore store(path);
+        const auto old = store.get(old_id);
+        REQUIRE(old);
+        REQUIRE(old->dropped.size() == 1);
+        CHECK(old->dropped[0].candidate.scores.change == Approx(0.5));      // the columns it had keep their values
+        CHECK_FALSE(old->dropped[0].candidate.scores.fluency.has_value());  // the added one: not computed
+        CHECK(old->candidates[0].scores.change == Approx(0.25));
+        const GenerationId new_id = store.record(record_with_dropped("new input", 0.75, -2.0));
+        CHECK(store.get(new_id)->dropped[0].candidate.scores.fluency == Approx(-2.0));
+        CHECK(store.integrity_check() == "ok");
+    }
+    CHECK(query_text(path, has_fluency) == "1");
+    CHECK(query_text(path, candidates_sql) == candidates_before);  // a table with every score column is not altered
+    // A file with every column is not changed by opening it.
+    const char* schema_sql = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master ORDER BY name)";
+    const std::string schema = query_text(path, schema_sql);
+    { HistoryStore again(path); }
+    CHECK(query_text(path, schema_sql) == schema);
+}
+
 TEST_CASE("a file from a newer T5 Studio is Unsupported and untouched", "[history][migration]") {
     TempDir dir;
     const std::string path = dir.file("future.sqlite");

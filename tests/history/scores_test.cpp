@@ -18,18 +18,18 @@ GenerationResult scored_result() {
     GenerationResult r;
     r.input = "the cat sat on the mat";
     Candidate a{"a cat sat on a mat", {5, 6, 1}, -1.5};
-    a.fluency = -0.5;
-    a.back_score = -0.75;
-    a.change = 0.4;
-    a.similarity = 0.9;
+    a.scores.fluency = -0.5;
+    a.scores.back_score = -0.75;
+    a.scores.change = 0.4;
+    a.scores.similarity = 0.9;
     Candidate b{"on the mat sat the cat", {7, 1}, -2.0};
-    b.fluency = -1.0;
-    b.back_score = -1.25;
-    b.change = 0.6;  // no similarity: computed without an embedder
+    b.scores.fluency = -1.0;
+    b.scores.back_score = -1.25;
+    b.scores.change = 0.6;  // no similarity: computed without an embedder
     r.candidates = {a, b};
     Candidate dropped{"the cat sat on the mat", {8, 1}, -0.25};
-    dropped.change = 0.0;
-    dropped.back_score = -0.1;
+    dropped.scores.change = 0.0;
+    dropped.scores.back_score = -0.1;
     r.dropped = {{dropped, {DropReason::ChangeBelow, 0.1}},
                  {Candidate{"the cat sat on the mat", {8, 1}, -0.3}, {DropReason::Copy}}};
     r.diversity = 0.5;

@@ -65,10 +65,10 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     REQUIRE(plain.results.size() == 1);
     REQUIRE(plain.results[0].candidates.size() == 4);
     for (const auto& c : plain.results[0].candidates) {
-        CHECK_FALSE(c.similarity);
-        CHECK(c.back_score);
-        CHECK(c.change);
-        CHECK(c.fluency);
+        CHECK_FALSE(c.scores.similarity);
+        CHECK(c.scores.back_score);
+        CHECK(c.scores.change);
+        CHECK(c.scores.fluency);
     }
     CHECK(plain.results[0].diversity);
     Generate bounded = beams({"hello world"});
@@ -86,15 +86,15 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     const auto embedder = Embedder::load(kData / "embedder" / "xlmr_mean_norm", test::one_cpu_thread());
     const auto source = embedder->embed({"hello world"})[0];
     for (size_t k = 0; k < cands.size(); ++k) {
-        REQUIRE(cands[k].similarity);
-        CHECK(*cands[k].similarity == Approx(cosine_similarity(source, embedder->embed({cands[k].text})[0])).margin(1e-5));
+        REQUIRE(cands[k].scores.similarity);
+        CHECK(*cands[k].scores.similarity == Approx(cosine_similarity(source, embedder->embed({cands[k].text})[0])).margin(1e-5));
         // Same decoding as without the embedder: same texts in the same (beam) order with rank none.
         CHECK(cands[k].text == plain.results[0].candidates[k].text);
     }
 
     // A bound between the candidates' similarities keeps those above it and drops the rest, with the reason.
     std::vector<double> sims;
-    for (const auto& c : cands) sims.push_back(*c.similarity);
+    for (const auto& c : cands) sims.push_back(*c.scores.similarity);
     std::sort(sims.begin(), sims.end());
     REQUIRE(sims.front() < sims.back());
     const double split = (sims[1] + sims[2]) / 2.0;
@@ -107,11 +107,11 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     REQUIRE_FALSE(f.results[0].dropped.empty());
     CHECK(kept.size() + f.results[0].dropped.size() == 4);
     for (size_t k = 0; k < kept.size(); ++k) {
-        CHECK(*kept[k].similarity >= split);
-        if (k > 0) CHECK(*kept[k - 1].similarity >= *kept[k].similarity);  // ranked by similarity
+        CHECK(*kept[k].scores.similarity >= split);
+        if (k > 0) CHECK(*kept[k - 1].scores.similarity >= *kept[k].scores.similarity);  // ranked by similarity
     }
     for (const auto& d : f.results[0].dropped) {
-        CHECK(*d.candidate.similarity < split);
+        CHECK(*d.candidate.scores.similarity < split);
         CHECK(d.reason.kind == DropReason::SimilarityBelow);
         CHECK(d.reason.threshold == split);
     }
@@ -127,7 +127,7 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     for (const auto& e : seen)
         if (auto* r = std::get_if<BatchRowDone>(&e)) {
             ++rows;
-            for (const auto& c : r->result.candidates) CHECK(c.similarity);
+            for (const auto& c : r->result.candidates) CHECK(c.scores.similarity);
         }
     CHECK(rows == 2);
 
@@ -151,12 +151,12 @@ TEST_CASE("engine thread: generations are scored with the loaded embedding model
     for (const auto& e : seen)
         if (auto* r = std::get_if<BatchRowDone>(&e); r && r->job == job && r->row >= paused.done) {
             ++filtered_rows;
-            for (const auto& c : r->result.candidates) CHECK(*c.similarity >= split);
+            for (const auto& c : r->result.candidates) CHECK(*c.scores.similarity >= split);
             for (const auto& d : r->result.dropped) CHECK(d.reason.kind == DropReason::SimilarityBelow);
         }
     CHECK(filtered_rows == 2 - paused.done);
 
     inbox.wait<EmbedderUnloaded>(engine.submit(UnloadEmbedder{}));
     const GenerationDone after = *inbox.wait<GenerationDone>(engine.submit(beams({"hello world"})));
-    for (const auto& c : after.results[0].candidates) CHECK_FALSE(c.similarity);
+    for (const auto& c : after.results[0].candidates) CHECK_FALSE(c.scores.similarity);
 }

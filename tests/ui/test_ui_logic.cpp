@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <thread>
 
 #include <set>
@@ -16,6 +18,7 @@
 #include "recording_controller.h"
 #include "test_script.h"
 #include "text_diff.h"
+#include "time_text.h"
 
 using namespace t5s;
 using namespace t5s::ui;
@@ -602,6 +605,21 @@ TEST_CASE("ring series keeps the newest points", "[ui][chart]") {
     CHECK(r.x(0) == 2);
     CHECK(r.last_y() == 40);
     CHECK(format_value(1536, Unit::Bytes) == "1.5 KiB");
+}
+
+TEST_CASE("times shown in the local time zone, in the panel's format", "[ui][time]") {
+    const char* kept = std::getenv("TZ");
+    const std::string old_tz = kept ? kept : "";
+    setenv("TZ", "UTC", 1);
+    tzset();
+    CHECK(local_time_text(0, "%Y-%m-%d %H:%M") == "1970-01-01 00:00");
+    CHECK(local_time_text(1700000000999, "%m-%d %H:%M") == "11-14 22:13");  // milliseconds dropped
+    setenv("TZ", "EET-2", 1);                                               // POSIX: two hours east of UTC
+    tzset();
+    CHECK(local_time_text(0, "%Y-%m-%d %H:%M") == "1970-01-01 02:00");
+    if (kept) setenv("TZ", old_tz.c_str(), 1);
+    else unsetenv("TZ");
+    tzset();
 }
 
 #include <imgui.h>

@@ -16,10 +16,10 @@ namespace {
 
 Candidate scored(const char* text, std::optional<double> sim, double back, double change, double fluency) {
     Candidate c{text, {}, fluency * 4};
-    c.similarity = sim;
-    c.back_score = back;
-    c.change = change;
-    c.fluency = fluency;
+    c.scores.similarity = sim;
+    c.scores.back_score = back;
+    c.scores.change = change;
+    c.scores.fluency = fluency;
     return c;
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("candidate list: sorted by a ranking, decisions keep naming the genera
     CHECK(l.items()[1].state == CandidateState::None);
     // A candidate without the ranking's score goes last.
     auto cs = four();
-    cs[1].similarity.reset();
+    cs[1].scores.similarity.reset();
     l.reset("src", 4, cs);
     CHECK_FALSE(l.all_have_similarity());
     l.sort(RankBy::Similarity);
@@ -125,13 +125,13 @@ TEST_CASE("score view: bars coloured against the thresholds, tooltip, reasons", 
         CHECK(tip.find(part) != std::string::npos);
     // Without an embedding model the similarity bar is absent (greyed) and the tooltip says why.
     auto cs = four();
-    for (auto& x : cs) x.similarity.reset();
+    for (auto& x : cs) x.scores.similarity.reset();
     l.reset("src", 2, cs);
     CHECK(similarity_bar(l.items()[0], o).tone == BarTone::Absent);
     CHECK(score_tooltip(l.items()[0], o).find("n/a (no embedding model)") != std::string::npos);
     // A negative cosine is an empty bar; fills stay in [0, 1].
     CandidateVm neg;
-    neg.similarity = -0.4;
+    neg.scores.similarity = -0.4;
     CHECK(similarity_bar(neg, GenerationOptions{}).fill == 0.0f);
 
     ReasonCounts counts;

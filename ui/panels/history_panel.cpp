@@ -2,13 +2,13 @@
 // candidates with their scores (and protected spans), and on request the candidates the filters
 // dropped, with the reason.
 // Queries run on the engine's io lane; this panel only draws the last page.
-#include <ctime>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "panels.h"
 #include "score_view.h"
+#include "time_text.h"
 
 namespace t5s::ui {
 
@@ -99,12 +99,9 @@ void draw_history_panel(PanelContext& ctx) {
     for (int i = 0; i < int(h.page.generations.size()); ++i) {
         const auto& g = h.page.generations[size_t(i)];
         ImGui::PushID(i);
-        std::time_t t = std::time_t(g.created_at_ms / 1000);
-        char when[32];
-        std::strftime(when, sizeof when, "%m-%d %H:%M", std::localtime(&t));
         int accepted = 0;
         for (const auto& c : g.candidates) accepted += c.state == CandidateState::Accepted || c.state == CandidateState::Edited;
-        const std::string label = std::string(when) + "  " + g.input;
+        const std::string label = local_time_text(g.created_at_ms, "%m-%d %H:%M") + "  " + g.input;
         if (ImGui::Selectable(label.c_str(), h.selected == i, ImGuiSelectableFlags_AllowDoubleClick)) {
             h.selected = i;
             if (ImGui::IsMouseDoubleClicked(0)) ctl.send_to_input(i);

@@ -151,9 +151,8 @@ void draw_kept_line(const CandidateList& list) {
     if (!list.dropped().empty() && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         for (const auto& d : list.dropped()) {
-            const Candidate& c = d.candidate;
-            const std::string scores = score_line(CandidateScores{c.similarity, c.back_score, c.change, c.fluency});
-            ImGui::Text("%-18s %s", to_string(d.reason).c_str(), c.text.c_str());
+            const std::string scores = score_line(d.candidate.scores);
+            ImGui::Text("%-18s %s", to_string(d.reason).c_str(), d.candidate.text.c_str());
             if (!scores.empty()) ImGui::TextDisabled("    %s", scores.c_str());
         }
         ImGui::EndTooltip();

@@ -4,7 +4,6 @@
 // generations; pause / resume / stop. Afterwards "Use this model" loads the final folder.
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 #include <imgui.h>
@@ -13,6 +12,7 @@
 #include "line_chart.h"
 #include "panels.h"
 #include "t5s/training_fields.h"
+#include "time_text.h"
 
 namespace t5s::ui {
 
@@ -82,15 +82,6 @@ void draw_advanced(TrainingVm& t) {
     help_marker("frees its memory for training; the workspace needs the model loaded again afterwards");
 }
 
-std::string format_time(int64_t unix_ms) {
-    const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-    return buf;
-}
-
 // A past run's curve: train and eval loss by step (series cached in the view model).
 void draw_run_curve(TrainingVm::RunCurve& c, const StoredTrainingRun& run) {
     if (c.run != run.id || c.points != run.points.size()) {
@@ -123,7 +114,8 @@ void draw_run_row(Controller& ctl, TrainingVm& t, const StoredTrainingRun& r, Ru
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     const bool selected = t.selected_run == r.id;
-    if (ImGui::Selectable(format_time(r.started_at_ms).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+    if (ImGui::Selectable(local_time_text(r.started_at_ms, "%Y-%m-%d %H:%M").c_str(), selected,
+                          ImGuiSelectableFlags_SpanAllColumns))
         t.selected_run = selected ? 0 : r.id;
     ImGui::TableNextColumn();
     const std::string& oj = r.options_json;  // as training_options_to_json writes it (no spaces)

@@ -13,6 +13,7 @@
 #include "t5s/drop_reason.h"
 #include "t5s/enum_names.h"
 #include "t5s/route.h"
+#include "t5s/score_names.h"
 #include "t5s/spans.h"
 
 namespace t5s {
@@ -204,13 +205,9 @@ struct GenerationControl {
 
 struct Candidate {
     std::string text;
-    std::vector<int> ids;  // without the decoder start token; ends with </s> when produced
-    double score = 0.0;    // beam: HF sequence score; greedy/sampling: sum of token log-probs
-    // Quality scores (empty when not computed, e.g. similarity without an embedder):
-    std::optional<double> fluency;     // mean log-prob per generated token, as the decoding scored them
-    std::optional<double> back_score;  // mean log-prob per token of the source given task_prefix + candidate
-    std::optional<double> change;      // 1 - chrF(candidate, source)
-    std::optional<double> similarity;  // cosine of the sentence embeddings of source and candidate
+    std::vector<int> ids;    // without the decoder start token; ends with </s> when produced
+    double score = 0.0;      // beam: HF sequence score; greedy/sampling: sum of token log-probs
+    CandidateScores scores;  // quality scores (t5s/score_names.h); empty when not computed
     // Protected spans at their offsets in `text` (code points), in the order they appear there.
     std::vector<Span> spans;
     int forced_spans = 0;  // spans whose sentinel the decoder had to force before the length ran out

@@ -75,11 +75,6 @@ std::string route_json_text(const Route& route);
 Route route_of_json_text(const std::string& text, const std::string& where);
 
 // ---- what the caller records ------------------------------------------------------------------------
-// The quality scores of a candidate (see t5s::Candidate); empty = not computed.
-struct CandidateScores {
-    std::optional<double> similarity, back_score, change, fluency;
-};
-
 struct CandidateRecord {
     std::string text;    // the candidate as generated
     double score = 0.0;  // the generator's score (see t5s::Candidate::score)
@@ -192,11 +187,16 @@ struct HistoryFilter {
     std::string origin_prefix;   // origin starts with this; "" = any
 };
 
+// The largest page the store lists (HistoryStore::list's limit, training_runs' limit): every front
+// end that asks for "all of them" or clamps a page size uses these.
+inline constexpr int kMaxHistoryPage = 10000;
+inline constexpr FieldRange kHistoryPageRange{1, kMaxHistoryPage};
+
 // Listing is newest first (descending id). Keyset paging: pass the previous page's next_after_id.
 struct HistoryQuery {
     HistoryFilter filter;
     GenerationId after_id = 0;    // only generations listed after this one (id < after_id); 0 = from the newest
-    int limit = 50;               // page size (1..10000)
+    int limit = 50;               // page size (kHistoryPageRange)
     bool with_candidates = true;  // false: StoredGeneration::candidates left empty (cheaper lists)
 };
 
@@ -241,7 +241,7 @@ struct ExportOptions {
                                      // dataset of texts holds the source too), written before its
                                      // candidates; only for generations with >= 1 selected candidate
     bool overwrite = false;          // replace an existing file; false: Error(InvalidArgument) if it exists
-    bool with_scores = false;        // add the columns similarity, back_score, change, fluency (null / empty where
+    bool with_scores = false;        // add a column per score of t5s/score_names.h (null / empty where
                                      // not computed, and for originals)
     // Only candidates whose scores are inside these bounds; a bound on a score a candidate lacks leaves it out.
     std::optional<double> min_similarity, max_similarity, min_change, max_change, min_back_score;

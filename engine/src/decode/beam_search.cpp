@@ -26,16 +26,29 @@ at::Tensor gather_beams(const at::Tensor& t, const at::Tensor& indices) {
 
 }  // namespace
 
+BeamSearch::BeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev, KernelIsa vocab)
+    : vocab_(vocab),
+      B_(inputs),
+      nb_(o.num_beams),
+      V_(cfg.vocab_size),
+      max_length_(o.max_new_tokens + kPromptLength),
+      eos_(cfg.eos_token_id),
+      pad_(cfg.pad_token_id),
+      length_penalty_(o.length_penalty),
+      early_(o.early_stopping),
+      device_(dev) {}
+
 void BeamSearch::process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& o, int64_t rows_per_input,
-                              int64_t eos, int max_new_tokens, bool sequence_bias_done) const {
+                              bool sequence_bias_done) const {
     const int64_t rows = scores.size(0);
     RowSources sources;  // row r is input r / rows_per_input's
     for (int64_t r = 0; r < rows && !sources_.empty(); ++r) sources.push_back(&sources_[static_cast<size_t>(r / rows_per_input)]);
-    process_logits(scores, sequences, o, eos, false, sources, sequence_bias_done);
+    process_logits(scores, sequences, o, eos_, false, sources, sequence_bias_done);
     if (guard_.range.empty()) return;
     std::vector<const std::vector<int>*> required;
     for (int64_t r = 0; r < rows; ++r) required.push_back(&guard_.required[static_cast<size_t>(r / rows_per_input)]);
-    apply_sentinel_guard(scores, sequences, required, guard_.range, max_new_tokens, eos);
+    const int max_new_tokens = static_cast<int>(max_length_ - kPromptLength);
+    apply_sentinel_guard(scores, sequences, required, guard_.range, max_new_tokens, eos_);
 }
 
 std::unique_ptr<BeamSearch> make_beam_search(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
@@ -57,16 +70,7 @@ at::Tensor PlainBeamSearch::stop_string_hits(const at::Tensor& candidates) const
 
 PlainBeamSearch::PlainBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                  KernelIsa vocab)
-    : vocab_(vocab),
-      B_(inputs),
-      nb_(o.num_beams),
-      V_(cfg.vocab_size),
-      keep_(2 * o.num_beams),
-      max_length_(o.max_new_tokens + 1),
-      eos_(cfg.eos_token_id),
-      pad_(cfg.pad_token_id),
-      length_penalty_(o.length_penalty),
-      early_(o.early_stopping) {
+    : BeamSearch(inputs, o, cfg, dev, vocab), keep_(2 * o.num_beams) {
     // One EOS token: beams_to_keep = max(2, 1 + n_eos) * num_beams.
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
     auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);
@@ -91,7 +95,7 @@ at::Tensor PlainBeamSearch::step(at::Tensor logits, const GenerationOptions& o) 
     at::Tensor flat_seqs = running_seqs_.narrow(2, 0, cur_len_).reshape({B * nb, cur_len_});
     at::Tensor log_probs = logits;  // this step's own tensor: normalised in place where possible
     if (!log_softmax_inplace_cpu(log_probs, vocab_)) log_probs = at::log_softmax(logits, -1);
-    process_rows(log_probs, flat_seqs, o, nb, eos_, static_cast<int>(max_length_ - kPromptLength));
+    process_rows(log_probs, flat_seqs, o, nb);
     // In place: log_probs is this step's own tensor (saves a [B*beams, vocab] write per step).
     log_probs.view({B, nb, V}).add_(running_scores_.unsqueeze(2));
     log_probs = log_probs.view({B, nb * V});

@@ -27,7 +27,7 @@ struct DecodedSequence {
 class BeamSearch {
 public:
     virtual ~BeamSearch() = default;
-    virtual int64_t rows() const = 0;
+    int64_t rows() const { return B_ * nb_; }
     // Protected spans: guard.required[i] for input i's beams (logits_processors.h's sentinel guard).
     void set_sentinel_guard(spans::SentinelGuard guard) { guard_ = std::move(guard); }
     // Each input's ids, for the encoder processors (encoder_no_repeat_ngram_size, ...).
@@ -40,16 +40,27 @@ public:
     // may carry hot-swapped step settings. Returns, per row, the row (of this search) whose cache
     // it continues: the caller reorders its decoder cache by it.
     virtual at::Tensor step(at::Tensor logits, const GenerationOptions& options) = 0;
-    virtual bool done() const = 0;
+    bool done() const { return done_; }
     // Best num_return_sequences hypotheses per input.
     virtual std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const = 0;
 
 protected:
+    // What every search takes from the request and the model, set once here.
+    BeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device, KernelIsa vocab);
+
     // The logits processors, then the sentinel guard, on `scores` [inputs * rows_per_input, vocab]
     // whose every block of rows_per_input rows is one input's (its beams, or one group of them).
     void process_rows(at::Tensor& scores, const at::Tensor& sequences, const GenerationOptions& options, int64_t rows_per_input,
-                      int64_t eos, int max_new_tokens, bool sequence_bias_done = false) const;
+                      bool sequence_bias_done = false) const;
 
+    KernelIsa vocab_;                  // the in-place log-softmax's kernels
+    int64_t B_, nb_, V_, max_length_;  // inputs, beams per input, vocabulary size, start token + max_new_tokens
+    int64_t eos_, pad_;
+    double length_penalty_;
+    bool early_;  // early_stopping
+    at::Device device_;
+    int64_t cur_len_ = 1;  // tokens of every row so far, the decoder start token included
+    bool done_ = false;
     spans::SentinelGuard guard_;
     StopCriteria stop_;
     std::vector<std::vector<int>> sources_;  // per input
@@ -65,26 +76,18 @@ public:
     PlainBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device,
                     KernelIsa vocab);
 
-    int64_t rows() const override { return B_ * nb_; }
     at::Tensor last_tokens() const override;
     at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
-    bool done() const override { return done_; }
     std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const override;
 
 private:
     at::Tensor stop_string_hits(const at::Tensor& candidates) const;
     void fill_like_transformers(std::vector<DecodedSequence>& rows) const;
 
-    KernelIsa vocab_;
-    int64_t B_, nb_, V_, keep_, max_length_;
-    int64_t eos_, pad_;
-    double length_penalty_;
-    bool early_;
+    int64_t keep_;  // the top-k continuations each step weighs: 2 x beams
     at::Tensor running_seqs_, seqs_, running_scores_, beam_scores_, finished_, heuristic_open_, running_beam_idx_;
     at::Tensor top_nb_mask_, batch_offset_;
     at::Tensor lengths_;  // [B, nb] of the finished hypotheses, start token included (a stop string ends one early)
-    int64_t cur_len_ = 1;
-    bool done_ = false;
 };
 
 }  // namespace t5s

@@ -23,17 +23,7 @@ std::vector<int> appended(std::vector<int> sequence, int token) {
 
 ConstrainedBeamSearch::ConstrainedBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                              KernelIsa vocab)
-    : vocab_(vocab),
-      B_(inputs),
-      nb_(o.num_beams),
-      V_(cfg.vocab_size),
-      max_length_(o.max_new_tokens + 1),
-      eos_(cfg.eos_token_id),
-      pad_(cfg.pad_token_id),
-      length_penalty_(o.length_penalty),
-      early_(o.early_stopping),
-      device_(dev),
-      constraints_(o.force_words_ids) {
+    : BeamSearch(inputs, o, cfg, dev, vocab), constraints_(o.force_words_ids) {
     sequences_.assign(static_cast<size_t>(B_ * nb_), std::vector<int>{static_cast<int>(cfg.decoder_start_token_id)});
     // Only each input's first beam starts: the others' -1e9 keeps them out of the first top-k.
     beam_scores_.assign(static_cast<size_t>(B_ * nb_), -1e9f);
@@ -53,7 +43,7 @@ at::Tensor ConstrainedBeamSearch::step(at::Tensor logits, const GenerationOption
     if (!log_softmax_inplace_cpu(scores, vocab_)) scores = at::log_softmax(logits, -1);
     std::vector<int64_t> flat;
     for (const auto& s : sequences_) flat.insert(flat.end(), s.begin(), s.end());
-    process_rows(scores, long_tensor(flat, device_).view({B_ * nb_, cur_len_}), o, nb_, eos_, static_cast<int>(max_length_ - 1));
+    process_rows(scores, long_tensor(flat, device_).view({B_ * nb_, cur_len_}), o, nb_);
     // transformers' scores_for_all_vocab: the constraints' continuations take their scores from it.
     scores.add_(at::tensor(beam_scores_).to(scores.device()).unsqueeze(1));
     auto [top_scores, top_ids] = topk_distinct_fast(scores.view({B_, nb_ * V_}), 2 * nb_);

@@ -24,10 +24,8 @@ public:
     ConstrainedBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device,
                           KernelIsa vocab);
 
-    int64_t rows() const override { return B_ * nb_; }
     at::Tensor last_tokens() const override;
     at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
-    bool done() const override { return done_; }
     std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const override;
 
     // A row's continuation: its score (sum of log-probabilities), token and the row it continues.
@@ -52,19 +50,11 @@ private:
     std::vector<int> running_ids(int64_t row) const;
     bool every_row_stops() const;
 
-    KernelIsa vocab_;
-    int64_t B_, nb_, V_, max_length_;
-    int64_t eos_, pad_;
-    double length_penalty_;
-    bool early_;
-    at::Device device_;
     ForcedWords constraints_;
     std::vector<std::vector<int>> sequences_;  // [rows] start token first (host: the constraints read them every step)
     std::vector<float> beam_scores_;           // [rows] running sums of log-probabilities
     std::vector<Hypotheses> finished_;         // per input
     std::vector<char> input_done_;             // per input
-    int64_t cur_len_ = 1;
-    bool done_ = false;
 };
 
 }  // namespace t5s

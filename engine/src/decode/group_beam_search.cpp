@@ -56,18 +56,7 @@ bool GroupBeamSearch::Hypotheses::is_done(double best_sum_logprobs, int64_t gene
 
 GroupBeamSearch::GroupBeamSearch(int64_t inputs, const GenerationOptions& o, const ModelConfig& cfg, at::Device dev,
                                  KernelIsa vocab)
-    : vocab_(vocab),
-      B_(inputs),
-      nb_(o.num_beams),
-      G_(o.num_beam_groups),
-      gs_(o.num_beams / o.num_beam_groups),
-      V_(cfg.vocab_size),
-      max_length_(o.max_new_tokens + 1),
-      eos_(cfg.eos_token_id),
-      pad_(cfg.pad_token_id),
-      length_penalty_(o.length_penalty),
-      early_(o.early_stopping),
-      device_(dev) {
+    : BeamSearch(inputs, o, cfg, dev, vocab), G_(o.num_beam_groups), gs_(o.num_beams / o.num_beam_groups) {
     sequences_ = at::full({B_ * nb_, max_length_}, cfg.pad_token_id, at::TensorOptions().dtype(at::kLong).device(dev));
     sequences_.select(1, 0).fill_(cfg.decoder_start_token_id);
     // Each group starts from its first beam: the others' -1e9 keeps them out of the first top-k.
@@ -132,7 +121,7 @@ void GroupBeamSearch::step_group(int64_t g, const at::Tensor& log_probs, const a
         }
         apply_hamming_diversity(scores, long_tensor(previous, device_).view({B_, g * gs_}), o.diversity_penalty);
     }
-    process_rows(scores, seqs, o, gs_, eos_, static_cast<int>(max_length_ - 1), /*sequence_bias_done=*/true);
+    process_rows(scores, seqs, o, gs_, /*sequence_bias_done=*/true);
     std::vector<float> running;
     for (int64_t b = 0; b < B_; ++b) {
         const auto first = beam_scores_.begin() + b * nb_ + g * gs_;

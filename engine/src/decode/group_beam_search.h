@@ -27,10 +27,8 @@ public:
     GroupBeamSearch(int64_t inputs, const GenerationOptions& options, const ModelConfig& config, at::Device device,
                     KernelIsa vocab);
 
-    int64_t rows() const override { return B_ * nb_; }
     at::Tensor last_tokens() const override;
     at::Tensor step(at::Tensor logits, const GenerationOptions& options) override;
-    bool done() const override { return done_; }
     std::vector<std::vector<DecodedSequence>> results(int num_return_sequences) const override;
 
     // transformers' BeamHypotheses: the best `size` finished hypotheses of one group of one input,
@@ -59,19 +57,12 @@ private:
     std::vector<int> row_ids(const at::Tensor& host_sequences, int64_t row, bool ended) const;
     bool every_row_stops() const;
 
-    KernelIsa vocab_;
-    int64_t B_, nb_, G_, gs_, V_, max_length_;
-    int64_t eos_, pad_;
-    double length_penalty_;
-    bool early_;
-    at::Device device_;
+    int64_t G_, gs_;                      // groups per input, beams per group
     at::Tensor sequences_;                // [rows, max_length] (start token first), cur_len_ of them set
     std::vector<float> beam_scores_;      // [rows] running sums of log-probabilities
     std::vector<at::Tensor> group_rows_;  // per group: its rows, input by input [inputs * group_size]
     std::vector<Hypotheses> finished_;    // per input and group: [input * groups + group]
     std::vector<char> group_done_;        // likewise
-    int64_t cur_len_ = 1;
-    bool done_ = false;
 };
 
 }  // namespace t5s

@@ -108,7 +108,7 @@ void EngineImpl::run_io_job(LaneTask& task) {
                 emit(HistoryDeleted{id, n});
             },
             [&](const QueryTrainingRuns& c) {
-                emit(TrainingRunsLoaded{id, history_for_io_lane().training_runs(std::clamp(c.limit, 1, 10000), true)});
+                emit(TrainingRunsLoaded{id, history_for_io_lane().training_runs(std::clamp(c.limit, 1, kMaxHistoryPage), true)});
             },
             [&](const DeleteTrainingRun& c) {
                 emit(HistoryDeleted{id, history_for_io_lane().remove_training_run(c.run_id) ? 1 : 0});

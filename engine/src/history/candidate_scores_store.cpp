@@ -8,11 +8,7 @@ namespace t5s {
 GenerationRecord generation_record_of(const GenerationResult& result) {
     GenerationRecord rec;
     rec.input = result.input;
-    auto record_of = [](const Candidate& c) {
-        CandidateRecord r{c.text, c.score, {}, c.route};
-        copy_scores(c, r.scores);
-        return r;
-    };
+    auto record_of = [](const Candidate& c) { return CandidateRecord{c.text, c.score, c.scores, c.route}; };
     for (const auto& c : result.candidates) rec.candidates.push_back(record_of(c));
     for (const auto& d : result.dropped) rec.dropped.push_back({record_of(d.candidate), d.reason});
     rec.seed = result.seed;
@@ -20,6 +16,13 @@ GenerationRecord generation_record_of(const GenerationResult& result) {
 }
 
 namespace history {
+
+std::string score_parameters(int first) {
+    std::string list;
+    for (size_t k = 0; k < score_names().size(); ++k)
+        list += (k == 0 ? "?" : ", ?") + std::to_string(first + static_cast<int>(k));
+    return list;
+}
 
 void bind_scores(Stmt& stmt, int first, const CandidateScores& scores) {
     int k = first;
@@ -53,9 +56,9 @@ Route read_route(const Stmt& stmt, int column, const Db& db, GenerationId id, in
 
 void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& dropped) {
     if (dropped.empty()) return;
-    Stmt ins(db,
-             "INSERT INTO dropped_candidates (generation_id, position, text, score, reason, similarity, back_score, change, "
-             "fluency, route) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    static const std::string sql = "INSERT INTO dropped_candidates (generation_id, position, text, score, reason, route, " +
+                                   score_list() + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, " + score_parameters(7) + ")";
+    Stmt ins(db, sql.c_str());
     for (size_t i = 0; i < dropped.size(); ++i) {
         ins.reset();
         const DroppedRecord& d = dropped[i];
@@ -64,16 +67,16 @@ void insert_dropped(Db& db, GenerationId id, const std::vector<DroppedRecord>& d
             .bind(3, d.candidate.text)
             .bind(4, d.candidate.score)
             .bind(5, to_string(d.reason));
-        bind_scores(ins, 6, d.candidate.scores);
-        bind_route(ins, 10, d.candidate.route);
+        bind_route(ins, 6, d.candidate.route);
+        bind_scores(ins, 7, d.candidate.scores);
         ins.run();
     }
 }
 
 std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
-    Stmt s(db,
-           "SELECT text, score, reason, similarity, back_score, change, fluency, route, position FROM dropped_candidates "
-           "WHERE generation_id = ?1 ORDER BY position");
+    static const std::string sql = "SELECT text, score, reason, route, position, " + score_list() +
+                                   " FROM dropped_candidates WHERE generation_id = ?1 ORDER BY position";
+    Stmt s(db, sql.c_str());
     s.bind(1, id);
     std::vector<DroppedRecord> out;
     while (s.step()) {
@@ -85,7 +88,7 @@ std::vector<DroppedRecord> load_dropped(Db& db, GenerationId id) {
                                                     std::to_string(id) + " has a dropped candidate whose reason is '" + text +
                                                     "'");
         out.push_back(
-            {CandidateRecord{s.text(0), s.real(1), read_scores(s, 3), read_route(s, 7, db, id, s.int64(8), "dropped candidate")},
+            {CandidateRecord{s.text(0), s.real(1), read_scores(s, 5), read_route(s, 3, db, id, s.int64(4), "dropped candidate")},
              *reason});
     }
     return out;

@@ -6,9 +6,11 @@
 
 namespace t5s::history {
 
-// Binds similarity, back_score, change, fluency to parameters first .. first + 3 (NULL when empty).
+// The scores (t5s/score_names.h) in their listing order, the order of score_list()'s columns:
+// score_parameters gives their SQL parameters "?first, ?first+1, ...", bind_scores binds them
+// there (NULL when empty), read_scores reads them from the columns first, first + 1, ...
+std::string score_parameters(int first);
 void bind_scores(Stmt& stmt, int first, const CandidateScores& scores);
-// Reads them from columns first .. first + 3.
 CandidateScores read_scores(const Stmt& stmt, int first);
 
 // A route as the column `route` (schema v6): NULL when empty, else route_json_text.

@@ -33,7 +33,7 @@ struct ExportRow {
 
 std::string format_number(double value);  // shortest round-trip text, e.g. -1.25
 
-// with_scores adds the columns similarity, back_score, change, fluency after created_at; with_labels
+// with_scores adds a column per score (t5s/score_names.h, in its order) after created_at; with_labels
 // then label, source_spans, target_spans (CSV/TSV; JSONL has "label" whenever the row has one);
 // with_route then route (CSV/TSV: the route's JSON text, empty without one; JSONL and hf-dataset
 // have "route" whenever the row has one).

@@ -116,9 +116,13 @@ private:
     OutputWriter labelstudio_;  // Label Studio import JSON
 };
 
-constexpr const char* kExportColumns =
-    "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
-    "c.similarity, c.back_score, c.change, c.fluency, g.settings_json, g.label_json, c.route";
+// The columns of an export row; the scores last, from the one list (t5s/score_names.h).
+std::string export_columns() {
+    return "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
+           "g.settings_json, g.label_json, c.route, " +
+           score_list("c.");
+}
+constexpr int kFirstScoreColumn = 13;
 
 // SQL conditions on the candidate scores (numbers formatted here, never user text).
 std::string score_conditions(const ExportOptions& o) {
@@ -134,13 +138,13 @@ std::string score_conditions(const ExportOptions& o) {
     return sql;
 }
 
-// One candidate row of kExportColumns (and its "original" row first when it starts a generation).
+// One candidate row of export_columns() (and its "original" row first when it starts a generation).
 void write_candidate(const history::Db& db, const Stmt& rows, bool new_generation, const ExportOptions& options,
                      RowWriter& writer) {
     const std::string source = rows.text(2);
     const std::string model = rows.text(3);
     const std::string model_hash = rows.text(4);
-    const std::string label_json = rows.text(15);
+    const std::string label_json = rows.text(11);
     const CandidateState state = history::state_from_int(rows.int64(8));
     const std::string text = rows.text(6);
     const std::string edited = state == CandidateState::Edited ? rows.text(9) : std::string();
@@ -154,7 +158,7 @@ void write_candidate(const history::Db& db, const Stmt& rows, bool new_generatio
     if (new_generation) {
         writer.start_generation();
         if (options.include_originals) {
-            const RecordSpans spans = spans_of_settings_json(rows.text(14));
+            const RecordSpans spans = spans_of_settings_json(rows.text(10));
             row.original = true;
             row.target = source;
             row.source_spans = row.target_spans = &spans.input;
@@ -166,12 +170,12 @@ void write_candidate(const history::Db& db, const Stmt& rows, bool new_generatio
     row.target = state == CandidateState::Edited ? std::string_view(edited) : std::string_view(text);
     row.state = state;
     row.score = rows.real(7);
-    const CandidateScores scores = history::read_scores(rows, 10);
+    const CandidateScores scores = history::read_scores(rows, kFirstScoreColumn);
     row.scores = &scores;
     row.rank = static_cast<int>(rows.int64(5));
-    const RecordSpans spans = spans_of_settings_json(rows.text(14));  // protected spans, if any
+    const RecordSpans spans = spans_of_settings_json(rows.text(10));  // protected spans, if any
     row.source_spans = &spans.input;
-    const Route route = history::read_route(rows, 16, db, row.generation_id, row.rank);
+    const Route route = history::read_route(rows, 12, db, row.generation_id, row.rank);
     row.route = &route;
     const size_t rank = static_cast<size_t>(row.rank);
     row.target_spans = state != CandidateState::Edited && rank < spans.candidates.size() ? &spans.candidates[rank] : nullptr;
@@ -207,7 +211,7 @@ ExportResult HistoryStore::export_to(const std::string& path, const ExportOption
         w.apply(any);
         with_route = any.step() && any.int64(0) != 0;
     }
-    Stmt rows(db(), (kExportColumns + from + " ORDER BY g.id, c.rank").c_str());
+    Stmt rows(db(), (export_columns() + from + " ORDER BY g.id, c.rank").c_str());
     w.apply(rows);
 
     auto check_cancel = [&] {

@@ -157,8 +157,8 @@ struct HistoryStore::Impl {
         for (size_t i = 0; i < r.candidates.size(); ++i) {
             cand.reset();
             cand.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.candidates[i].text).bind(4, r.candidates[i].score);
-            history::bind_scores(cand, 5, r.candidates[i].scores);
-            history::bind_route(cand, 9, r.candidates[i].route);
+            history::bind_route(cand, 5, r.candidates[i].route);
+            history::bind_scores(cand, 6, r.candidates[i].scores);
             cand.run();
         }
         history::insert_dropped(db, id, r.dropped);
@@ -168,9 +168,12 @@ struct HistoryStore::Impl {
     static constexpr const char* kInsertGeneration =
         "INSERT INTO generations (created_at, input, settings_json, seed, model_path, model_hash, precision, device, "
         "total_ms, timings_json, origin, label_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
-    static constexpr const char* kInsertCandidate =
-        "INSERT INTO candidates (generation_id, rank, text, score, similarity, back_score, change, fluency, route) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+    // The scores last, their columns and parameters from the one list (t5s/score_names.h).
+    static const char* insert_candidate_sql() {
+        static const std::string sql = "INSERT INTO candidates (generation_id, rank, text, score, route, " + score_list() +
+                                       ") VALUES (?1, ?2, ?3, ?4, ?5, " + history::score_parameters(6) + ")";
+        return sql.c_str();
+    }
 
     int candidate_count(GenerationId id) {
         Stmt s(db,
@@ -254,16 +257,18 @@ struct HistoryStore::Impl {
             c.score = s.real(2);
             c.state = state_from_int(s.int64(3));
             c.final_text = c.state == CandidateState::Edited ? s.text(4) : c.text;
-            c.scores = history::read_scores(s, 5);
-            c.route = history::read_route(s, 9, db, g.id, c.index);
+            c.route = history::read_route(s, 5, db, g.id, c.index);
+            c.scores = history::read_scores(s, 6);
             g.candidates.push_back(std::move(c));
         }
         g.dropped = history::load_dropped(db, g.id);
     }
 
-    static constexpr const char* kSelectCandidates =
-        "SELECT rank, text, score, state, edited_text, similarity, back_score, change, fluency, route FROM candidates "
-        "WHERE generation_id = ?1 ORDER BY rank";
+    static const char* select_candidates_sql() {
+        static const std::string sql = "SELECT rank, text, score, state, edited_text, route, " + score_list() +
+                                       " FROM candidates WHERE generation_id = ?1 ORDER BY rank";
+        return sql.c_str();
+    }
 };
 
 HistoryStore::HistoryStore(const std::string& path, HistoryStoreOptions options)
@@ -283,7 +288,7 @@ GenerationId HistoryStore::record(const GenerationRecord& generation) {
     require_undamaged();
     Transaction tx(impl_->db);
     Stmt gen(impl_->db, Impl::kInsertGeneration);
-    Stmt cand(impl_->db, Impl::kInsertCandidate);
+    Stmt cand(impl_->db, Impl::insert_candidate_sql());
     const GenerationId id = impl_->insert(generation, gen, cand);
     tx.commit();
     impl_->after_insert(1);
@@ -296,7 +301,7 @@ std::vector<GenerationId> HistoryStore::record_many(const std::vector<Generation
     ids.reserve(generations.size());
     Transaction tx(impl_->db);
     Stmt gen(impl_->db, Impl::kInsertGeneration);
-    Stmt cand(impl_->db, Impl::kInsertCandidate);
+    Stmt cand(impl_->db, Impl::insert_candidate_sql());
     for (const auto& g : generations) ids.push_back(impl_->insert(g, gen, cand));
     tx.commit();
     impl_->after_insert(static_cast<int64_t>(ids.size()));
@@ -335,7 +340,7 @@ std::optional<StoredGeneration> HistoryStore::get(GenerationId id) {
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     StoredGeneration g = read_generation(s);
-    Stmt c(impl_->db, Impl::kSelectCandidates);
+    Stmt c(impl_->db, Impl::select_candidates_sql());
     impl_->load_candidates(g, c);
     return g;
 }
@@ -371,8 +376,8 @@ std::vector<HistoryEvent> HistoryStore::events(GenerationId id) {
 
 HistoryPage HistoryStore::list(const HistoryQuery& query) {
     require_undamaged();
-    if (query.limit < 1 || query.limit > 10000)
-        throw Error(ErrorCode::InvalidArgument, range_message("history: page size", from_to(1, 10000), query.limit));
+    if (!settings_in_range(kHistoryPageRange, query.limit))
+        throw Error(ErrorCode::InvalidArgument, range_message("history: page size", kHistoryPageRange, query.limit));
     Where w = build_where(query.filter);
     if (query.after_id > 0) {
         w.add("g.id < ?" + std::to_string(w.binders.size() + 1));
@@ -394,7 +399,7 @@ HistoryPage HistoryStore::list(const HistoryQuery& query) {
     }
     if (page.has_more) page.next_after_id = page.generations.back().id;
     if (query.with_candidates) {
-        Stmt c(impl_->db, Impl::kSelectCandidates);
+        Stmt c(impl_->db, Impl::select_candidates_sql());
         for (auto& g : page.generations) impl_->load_candidates(g, c);
     }
     return page;

@@ -1,9 +1,11 @@
 #include "history/schema.h"
 
+#include <set>
 #include <string>
 
 #include "history/sqlite_db.h"
 #include "t5s/error.h"
+#include "t5s/score_names.h"
 
 namespace t5s::history {
 
@@ -89,7 +91,8 @@ CREATE TABLE training_points (
 )sql";
 
 // v4: quality scores of every candidate (NULL where not computed, e.g. rows written before v4) and
-// the candidates the quality filters dropped, with their reason.
+// the candidates the quality filters dropped, with their reason. Frozen as v4 shipped: a score added
+// since gets its columns from add_missing_score_columns, not from a migration.
 const char* kV4 = R"sql(
 ALTER TABLE candidates ADD COLUMN similarity REAL;
 ALTER TABLE candidates ADD COLUMN back_score REAL;
@@ -125,6 +128,29 @@ ALTER TABLE dropped_candidates ADD COLUMN route TEXT;
 const char* const kMigrations[] = {kV1, kV2, kV3, kV4, kV5, kV6};  // kMigrations[v] takes version v to v + 1
 constexpr int kLatest = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
+// The tables with a column per score (t5s/score_names.h), and the version that made them.
+const char* const kScoredTables[] = {"candidates", "dropped_candidates"};
+constexpr int kScoresVersion = 4;
+
+std::set<std::string> column_names(Db& db, const char* table) {
+    std::set<std::string> names;
+    Stmt info(db, (std::string("PRAGMA table_info(") + table + ")").c_str());
+    while (info.step()) names.insert(info.text(1));
+    return names;
+}
+
+// Adds a REAL column for each score a scored table lacks, at its end: a score added to
+// score_names.h needs no migration, and its old rows read NULL (not computed). The columns that
+// exist are left as they are, so a file that has them all is not written to.
+void add_missing_score_columns(Db& db) {
+    for (const char* table : kScoredTables) {
+        const std::set<std::string> columns = column_names(db, table);
+        if (columns.empty()) continue;  // no such table: a damaged file, reported where it is read
+        for (const char* name : score_names())
+            if (!columns.count(name)) db.exec((std::string("ALTER TABLE ") + table + " ADD COLUMN " + name + " REAL").c_str());
+    }
+}
+
 }  // namespace
 
 int migrate(Db& db, int target_version) {
@@ -149,6 +175,7 @@ int migrate(Db& db, int target_version) {
             throw Error(ErrorCode::CorruptFile, "history database " + db.path() + " is missing its tables (damaged file)");
     }
     for (int v = found; v < target_version; ++v) db.exec(kMigrations[v]);
+    if (target_version >= kScoresVersion) add_missing_score_columns(db);
     if (found != target_version) {
         db.exec(("PRAGMA user_version = " + std::to_string(target_version)).c_str());
         db.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());

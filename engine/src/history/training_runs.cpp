@@ -148,8 +148,8 @@ void HistoryStore::end_training_run(int64_t id, const std::string& status, const
 
 std::vector<StoredTrainingRun> HistoryStore::training_runs(int limit, bool with_points) {
     require_undamaged();
-    if (limit < 1 || limit > 10000)
-        throw Error(ErrorCode::InvalidArgument, range_message("training_runs: limit", from_to(1, 10000), limit));
+    if (!settings_in_range(kHistoryPageRange, limit))
+        throw Error(ErrorCode::InvalidArgument, range_message("training_runs: limit", kHistoryPageRange, limit));
     history::ReadTransaction rt(db());
     Stmt s(db(), (std::string(kSelectRun) + " ORDER BY id DESC LIMIT ?1").c_str());
     s.bind(1, limit);

@@ -12,9 +12,9 @@ namespace {
 
 // The score a resolved ranking key sorts by (Auto and None sort by nothing: rank_order returns first).
 const std::optional<double>& score_named(const Candidate& c, RankBy key) {
-    if (key == RankBy::Similarity) return c.similarity;
-    if (key == RankBy::BackScore) return c.back_score;
-    return c.fluency;
+    if (key == RankBy::Similarity) return c.scores.similarity;
+    if (key == RankBy::BackScore) return c.scores.back_score;
+    return c.scores.fluency;
 }
 
 }  // namespace
@@ -22,13 +22,15 @@ const std::optional<double>& score_named(const Candidate& c, RankBy key) {
 std::optional<DropCause> filter_reason(const Candidate& c, const GenerationOptions& o) {
     // A bound on a score that was not computed drops nothing: the caller refuses such a request
     // (e.g. a similarity bound without an embedder) before generating.
-    if (o.min_similarity && c.similarity && *c.similarity < *o.min_similarity)
+    if (o.min_similarity && c.scores.similarity && *c.scores.similarity < *o.min_similarity)
         return DropCause{DropReason::SimilarityBelow, *o.min_similarity};
-    if (o.max_similarity && c.similarity && *c.similarity > *o.max_similarity)
+    if (o.max_similarity && c.scores.similarity && *c.scores.similarity > *o.max_similarity)
         return DropCause{DropReason::SimilarityAbove, *o.max_similarity};
-    if (o.min_change && c.change && *c.change < *o.min_change) return DropCause{DropReason::ChangeBelow, *o.min_change};
-    if (o.max_change && c.change && *c.change > *o.max_change) return DropCause{DropReason::ChangeAbove, *o.max_change};
-    if (o.min_back_score && c.back_score && *c.back_score < *o.min_back_score)
+    if (o.min_change && c.scores.change && *c.scores.change < *o.min_change)
+        return DropCause{DropReason::ChangeBelow, *o.min_change};
+    if (o.max_change && c.scores.change && *c.scores.change > *o.max_change)
+        return DropCause{DropReason::ChangeAbove, *o.max_change};
+    if (o.min_back_score && c.scores.back_score && *c.scores.back_score < *o.min_back_score)
         return DropCause{DropReason::BackScoreBelow, *o.min_back_score};
     return std::nullopt;
 }

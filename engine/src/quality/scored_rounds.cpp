@@ -89,7 +89,7 @@ void add_similarities(const Embedder& embedder, std::vector<RoundCandidates>* ro
     k = 0;
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::Similarity, true)) continue;
-        for (auto& c : r.candidates) c.similarity = r.input->similarity_of.at(keys[k++]);
+        for (auto& c : r.candidates) c.scores.similarity = r.input->similarity_of.at(keys[k++]);
     }
 }
 
@@ -120,7 +120,7 @@ void add_back_scores(const Model& model, bool has_embedder, std::vector<RoundCan
     size_t k = 0;
     for (auto& r : *round) {
         if (!wants_model_score(*r.options, RankBy::BackScore, has_embedder)) continue;
-        for (auto& c : r.candidates) c.back_score = r.input->back_score_of.at(keys[k++]);
+        for (auto& c : r.candidates) c.scores.back_score = r.input->back_score_of.at(keys[k++]);
     }
 }
 
@@ -186,8 +186,8 @@ void score_round(const Model& model, const Embedder* embedder, std::vector<Round
     if (embedder) add_similarities(*embedder, round);
     for (auto& r : *round) {
         for (auto& c : r.candidates) {
-            c.fluency = fluency_of(c, *r.options);
-            c.change = change_score(c.text, r.input->source);
+            c.scores.fluency = fluency_of(c, *r.options);
+            c.scores.change = change_score(c.text, r.input->source);
             r.input->pool.push_back(std::move(c));
         }
         r.candidates.clear();
