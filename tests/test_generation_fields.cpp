@@ -81,6 +81,11 @@ TEST_CASE("field table: names are unique and every field round-trips through JSO
         const std::string help = field_help(f);  // a misplaced {default} throws
         CHECK(help.find("{default") == std::string::npos);
         if (const double stated = stated_default(help); !std::isnan(stated)) CHECK(reads_back_as(f, GenerationOptions{}, stated));
+        // The other tables' own columns (t5s/settings_fields.h): the generation flags and JSON read no
+        // "unset" value, no flag use and no secret, so a row setting one would be ignored.
+        CHECK(std::isnan(f.unset));
+        CHECK(f.use == FlagUse::Table);
+        CHECK_FALSE(f.secret);
     }
     CHECK(find_generation_field("future_knob") == nullptr);
     const GenerationOptions changed = all_changed();

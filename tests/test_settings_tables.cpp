@@ -119,6 +119,12 @@ void check_names_and_defaults(const Table& fields, const S& defaults) {
         const double stated = stated_default(help), held = number_of(f, defaults);
         if (!std::isnan(stated) && !std::isnan(held) && std::isnan(f.unset)) CHECK(stated == held);  // its text reads back
         CHECK(help.find("{default") == std::string::npos);
+        // The generation table's own columns: settings_flags reads neither a transformers' spelling
+        // nor a flag word, and nothing takes these settings live, so a row setting one would be ignored.
+        CHECK(f.live == Live::Never);
+        CHECK(std::string(f.alias).empty());
+        CHECK(f.alias_offset == 0);
+        CHECK(std::string(f.flag_word).empty());
     }
 }
 

@@ -1,13 +1,13 @@
 #pragma once
 // One declaration per generation option: a field table (JSON name, `generate` flag, type, range,
-// help, whether a running request takes a change) from which every front end derives what it
-// does with GenerationOptions — JSON read and write (the history's settings_json, HTTP bodies,
-// /v1/settings, the app's settings.json), the CLI flags and their --help, the live merges,
-// the range checks of validate_generation_options and the app's slider ranges.
+// help, whether a running request takes a change; rows of t5s/settings_fields.h, like every
+// settings table) from which every front end derives what it does with GenerationOptions — JSON
+// read and write (the history's settings_json, HTTP bodies, /v1/settings, the app's
+// settings.json), the CLI flags and their --help, the live merges, the range checks of
+// validate_generation_options and the app's slider ranges.
 //
 // Adding an option: its field in GenerationOptions (t5s/generation_options.h) and its row in
 // generation_fields() (generation_fields.cpp); then its use. Torch-free.
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,23 +17,9 @@
 
 #include "t5s/enum_names.h"
 #include "t5s/generation_options.h"
+#include "t5s/settings_fields.h"
 
 namespace t5s {
-
-// When a running request (or job) takes a change made while it runs (a hot swap).
-enum class Live {
-    Never,        // the request's shape, fixed when it starts
-    NextRequest,  // from the job's next request (the next rows of a batch)
-    EveryStep,    // at the next decoding step (filters and ranking: when they apply, after decoding)
-};
-
-// What validate_generation_options accepts of one number (every float must also be finite).
-struct FieldRange {
-    double min = -std::numeric_limits<double>::infinity();
-    double max = std::numeric_limits<double>::infinity();
-    bool min_open = false, max_open = false;
-    const char* words = nullptr;  // the message's own wording ("a finite log-probability <= 0"), else derived
-};
 
 // A field's member. An enum with a name table (t5s/enum_names.h) is a field kind of its own: its
 // JSON value and flag take the table's names, --help lists them, an unknown one is refused in the
@@ -53,25 +39,9 @@ inline constexpr bool kListValued = std::is_same_v<T, TokenIdLists> || std::is_s
                                     std::is_same_v<T, SequenceBias> || std::is_same_v<T, std::optional<LengthDecay>> ||
                                     std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, ForcedWords>;
 
-struct GenerationField {
-    const char* json;  // the name in every JSON (a contract)
-    OptionMember member;
-    const char* flag;        // `generate` flag without "--" ("" = none; a contract)
-    const char* value_name;  // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
-    const char* help;        // one line: --help and the app's tooltip (field_help adds an enum's names)
-    Live live = Live::Never;
-    FieldRange range;              // checked by validate_generation_options
-    float ui_min = 0, ui_max = 0;  // the app's slider range (both 0: no slider)
-    bool switch_value = true;      // what a switch flag sets (--no-model-scores sets false)
-    bool flag_range = false;       // the flag itself refuses values outside `range` (a usage error)
-    const char* flag_word = "";    // a word the flag also takes, handled by the command (--batch-size auto)
-    // transformers' spelling of the flag (generate()'s argument, dashed): --num-beams for --beams.
-    // With alias_offset 0 it is another name of the flag; otherwise it counts alias_offset more than
-    // the field (max_length counts the decoder start token: --max-length N is --max-new-tokens N-1),
-    // a flag of its own that cannot go with the field's.
-    const char* alias = "";
-    int alias_offset = 0;
-};
+// A row of the one settings-table type (t5s/settings_fields.h); the generation table is the one
+// that fills its live, flag_word and alias columns.
+using GenerationField = SettingsField<OptionMember>;
 
 // Every option, in the order of the JSON the history stores.
 const std::vector<GenerationField>& generation_fields();

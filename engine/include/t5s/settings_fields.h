@@ -1,22 +1,38 @@
 #pragma once
 // A settings struct declared once: one row per field (JSON name, CLI flag, help, range, the app's
 // widget range) from which its JSON, its flags and --help, and its range messages are derived.
-// The training options, the learning loop's options (t5s/training_fields.h) and `serve`'s
-// settings (app/serve/serve_config.h) are tables of this shape; the generation options have their
-// own older table (t5s/generation_fields.h), whose FieldRange this one shares. Torch-free.
+// Every settings table is of this one type: the generation options (t5s/generation_fields.h), the
+// training options and the learning loop's options (t5s/training_fields.h) and `serve`'s settings
+// (app/serve/serve_config.h). A column one table needs and the others do not (when a running
+// request takes a change, a transformers' spelling of the flag) has a default that means "none".
+// Torch-free.
 //
 // A row binds a member pointer (a std::variant of the struct's member types); a member of a struct
 // nested in the settings (TrainingOptions::data) is reached through settings_part<C>(S&).
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <variant>
 
-#include "t5s/generation_fields.h"  // FieldRange
-
 namespace t5s {
+
+// When a running request (or job) takes a change made while it runs (a hot swap).
+enum class Live {
+    Never,        // the request's shape, fixed when it starts
+    NextRequest,  // from the job's next request (the next rows of a batch)
+    EveryStep,    // at the next decoding step (filters and ranking: when they apply, after decoding)
+};
+
+// What validation accepts of one number (every float must also be finite).
+struct FieldRange {
+    double min = -std::numeric_limits<double>::infinity();
+    double max = std::numeric_limits<double>::infinity();
+    bool min_open = false, max_open = false;
+    const char* words = nullptr;  // the message's own wording ("a finite log-probability <= 0"), else derived
+};
 
 // How a row's CLI flag is declared and read.
 enum class FlagUse {
@@ -32,7 +48,7 @@ struct SettingsField {
     Member member;
     const char* flag;        // CLI flag without "--" ("" = none; a contract)
     const char* value_name;  // --help placeholder ("N", "X"); "" = a switch, which sets `switch_value`
-    const char* help;        // one --help line (a contract)
+    const char* help;        // one --help line (a contract); the generation table's is also the app's tooltip
     FieldRange range{};      // what validation accepts of a number (every float must also be finite)
     // A value outside `range` that means "not given" (lr -1: the optimizer's default; steps 0: from
     // --epochs). Validation accepts it; a flag never gives it. NaN = none.
@@ -42,6 +58,15 @@ struct SettingsField {
     bool switch_value = true;      // what a switch sets (--no-group-by-length sets false)
     float ui_min = 0, ui_max = 0;  // the app's widget range (both 0: none)
     bool secret = false;           // never written to JSON (an API key)
+    // The generation table's columns (the other tables keep these defaults):
+    Live live = Live::Never;     // when a running request takes a change (with_live_fields)
+    const char* flag_word = "";  // a word the flag also takes, handled by the command (--batch-size auto)
+    // transformers' spelling of the flag (generate()'s argument, dashed): --num-beams for --beams.
+    // With alias_offset 0 it is another name of the flag; otherwise it counts alias_offset more than
+    // the field (max_length counts the decoder start token: --max-length N is --max-new-tokens N-1),
+    // a flag of its own that cannot go with the field's.
+    const char* alias = "";
+    int alias_offset = 0;
 
     // A row reads as one line of its table: row(...).within(at_least(1)).widget(1, 4096).
     SettingsField within(FieldRange r) const {
@@ -65,6 +90,17 @@ struct SettingsField {
     SettingsField kept_secret() const {
         return with([&](SettingsField& f) { f.secret = true; });
     }
+    // The generation table's columns, named as a row reads: .live_from(Live::EveryStep),
+    // .also_takes("auto"), .transformers_flag("max-length", 1).
+    SettingsField live_from(Live when) const {
+        return with([&](SettingsField& f) { f.live = when; });
+    }
+    SettingsField also_takes(const char* word) const {
+        return with([&](SettingsField& f) { f.flag_word = word; });
+    }
+    SettingsField transformers_flag(const char* flag, int offset = 0) const {
+        return with([&](SettingsField& f) { f.alias = flag, f.alias_offset = offset; });
+    }
 
 private:
     template <class Edit>
@@ -79,6 +115,7 @@ private:
 constexpr FieldRange kAnyValue{};
 constexpr FieldRange at_least(double min, const char* words = nullptr) { return {min, FieldRange{}.max, false, false, words}; }
 constexpr FieldRange above(double min, const char* words = nullptr) { return {min, FieldRange{}.max, true, false, words}; }
+constexpr FieldRange at_most(double max, const char* words = nullptr) { return {FieldRange{}.min, max, false, false, words}; }
 constexpr FieldRange from_to(double min, double max) { return {min, max, false, false, nullptr}; }
 constexpr FieldRange from_below(double min, double max) { return {min, max, false, true, nullptr}; }  // [min, max)
 constexpr FieldRange above_to(double min, double max) { return {min, max, true, false, nullptr}; }    // (min, max]
@@ -151,7 +188,7 @@ std::string settings_first_range_error(const Table& fields, const S& s) {
 
 // The row with this JSON name, or null.
 template <class Table>
-auto find_settings_field(const Table& fields, const std::string& json) -> decltype(&*std::begin(fields)) {
+auto find_settings_field(const Table& fields, std::string_view json) -> decltype(&*std::begin(fields)) {
     for (const auto& f : fields)
         if (json == f.json) return &f;
     return nullptr;

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <type_traits>
@@ -18,106 +17,133 @@ namespace t5s {
 namespace {
 
 using O = GenerationOptions;
-constexpr Live kNever = Live::Never, kNext = Live::NextRequest, kStep = Live::EveryStep;
-constexpr FieldRange kAny{};
-constexpr FieldRange at_least(double min, const char* words = nullptr) { return {min, FieldRange{}.max, false, false, words}; }
-constexpr FieldRange above(double min) { return {min, FieldRange{}.max, true, false, nullptr}; }
-constexpr FieldRange within(double min, double max, bool min_open = false) { return {min, max, min_open, false, nullptr}; }
+constexpr Live kNext = Live::NextRequest, kStep = Live::EveryStep;
 
-// json, member, flag, value name, help, live, range, slider min/max, switch value, flag range, flag word,
-// transformers' flag and what it counts beyond the field. A help line states its default as
+GenerationField row(const char* json, OptionMember m, const char* flag, const char* value_name, const char* help) {
+    return {json, m, flag, value_name, help};
+}
+
+// The search: lengths, beams (plain and diverse), sampling and the repetition penalties.
+std::vector<GenerationField> search_rows() {
+    // clang-format off
+    return {
+        row("max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default {default})")
+            .live_from(kNext).within(at_least(1)).widget(1, 512).checked_at_flag().transformers_flag("max-length", 1),
+        row("min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default {default})")
+            .live_from(kStep).within(at_least(0)).transformers_flag("min-length", 1),
+        row("num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default {default}: greedy, or plain sampling)")
+            .within(at_least(1)).widget(1, 16).transformers_flag("num-beams"),
+        row("length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default {default:point})").live_from(kStep),
+        row("early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"),
+        row("num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default {default}; at most --beams unless sampling)")
+            .within(at_least(1)).widget(1, 16).transformers_flag("num-return-sequences"),
+        row("num_beam_groups", &O::num_beam_groups, "num-beam-groups", "G", "diverse beam search: the K beams in G groups that avoid each other's tokens (default {default} = off; K divisible by G; needs --diversity-penalty)")
+            .within(at_least(1)),
+        row("diversity_penalty", &O::diversity_penalty, "diversity-penalty", "X", "with --num-beam-groups: a group's score of a token drops by X per earlier group that took it at this step (default {default:point})")
+            .live_from(kStep).within(at_least(0)),
+        row("do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)")
+            .transformers_flag("do-sample"),
+        row("temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default {default:point}; > 0)")
+            .live_from(kStep).widget(0.05f, 2.0f),
+        row("top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default {default} = off, unlike transformers' 50)")
+            .live_from(kStep).within(at_least(0, ">= 0 (0 = off)")).widget(0, 200),
+        row("top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default {default} = off)")
+            .live_from(kStep).within(above_to(0, 1)).widget(0.05f, 1.0f),
+        row("repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default {default:point} = off)")
+            .live_from(kStep).within(above(0)).widget(1.0f, 2.0f),
+        row("no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default {default} = off)")
+            .live_from(kStep).within(at_least(0)),
+    };
+    // clang-format on
+}
+
+// More of transformers' logits processors and warpers: its names, flags in its spelling.
+std::vector<GenerationField> processor_rows() {
+    // clang-format off
+    return {
+        row("encoder_no_repeat_ngram_size", &O::encoder_no_repeat_ngram_size, "encoder-no-repeat-ngram-size", "N", "never copy an n-gram of N tokens from the input (default {default} = off)")
+            .live_from(kStep).within(at_least(0)),
+        row("encoder_repetition_penalty", &O::encoder_repetition_penalty, "encoder-repetition-penalty", "R", "transformers' penalty on the input's tokens: R > 1 favours them, R < 1 avoids them (default {default:point} = off)")
+            .live_from(kStep).within(above(0)),
+        row("bad_words_ids", &O::bad_words_ids, "bad-words-ids", "JSON", "token sequences never generated, as JSON: [[12, 7], [9]] (default none)"),
+        row("bad_words", &O::bad_words, "bad-words", "LIST", "words never generated, comma-separated (\"w1,w2\"): each banned as its tokens read mid-sentence, as bad_words_ids"),
+        row("min_p", &O::min_p, "min-p", "P", "sampling (implies --sample): drop tokens less likely than P x the most likely, in [0, 1] (default {default} = off)")
+            .live_from(kStep).within(from_to(0, 1)),
+        row("typical_p", &O::typical_p, "typical-p", "P", "sampling (implies --sample): keep the locally typical tokens of mass P, in (0, 1] (default {default} = off)")
+            .live_from(kStep).within(above_to(0, 1)),
+        row("epsilon_cutoff", &O::epsilon_cutoff, "epsilon-cutoff", "E", "sampling (implies --sample): drop tokens of probability below E, in [0, 1) (default {default} = off)")
+            .live_from(kStep).within(from_below(0, 1)),
+        row("eta_cutoff", &O::eta_cutoff, "eta-cutoff", "E", "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default {default} = off)")
+            .live_from(kStep).within(from_below(0, 1)),
+        row("suppress_tokens", &O::suppress_tokens, "suppress-tokens", "IDS", "token ids never generated, as JSON: [12, 7] (default none)"),
+        row("begin_suppress_tokens", &O::begin_suppress_tokens, "begin-suppress-tokens", "IDS", "token ids never generated as the first token, as JSON: [12, 7] (default none)"),
+        row("forced_bos_token_id", &O::forced_bos_token_id, "forced-bos-token-id", "ID", "the token id every candidate starts with (default {default} = none)")
+            .within(at_least(-1, ">= 0, or -1 for none")),
+        row("forced_eos_token_id", &O::forced_eos_token_id, "forced-eos-token-id", "IDS", "token id (or JSON list of ids) forced as the last token when a candidate reaches the length limit (default none)"),
+        row("sequence_bias", &O::sequence_bias, "sequence-bias", "JSON", "bias added to a token sequence's last token where the candidate ends with the rest, as JSON: [[[12, 7], -2.0]] (default none)"),
+        row("exponential_decay_length_penalty", &O::exponential_decay_length_penalty, "exponential-decay-length-penalty", "JSON", "[start_index, decay_factor]: from start_index on, </s> gains decay_factor^(length - start_index) - 1 (default none)")
+            .live_from(kStep),
+        row("renormalize_logits", &O::renormalize_logits, "renormalize-logits", "", "log-softmax the scores again after every processor (transformers' renormalize_logits)")
+            .live_from(kStep),
+        row("max_time", &O::max_time, "max-time", "SECONDS", "stop decoding a batch after this many seconds, keeping what it has (default none)").within(above(0)),
+        row("stop_strings", &O::stop_strings, "stop-strings", "JSON", "a candidate ends once its text ends with one of these strings, as JSON [\".\", \"!\"] or one plain string (default none)"),
+        row("force_words_ids", &O::force_words_ids, "force-words-ids", "JSON", "constrained beam search: token sequences every candidate holds, as JSON [[12, 7], [[9], [4, 5]]] (a list of lists: any one of them)"),
+        row("force_words", &O::force_words, "force-words", "LIST", "constrained beam search: words every candidate holds, comma-separated; \"a|b\" is satisfied by either (each as it reads mid-sentence)"),
+        row("penalty_alpha", &O::penalty_alpha, "penalty-alpha", "A", "contrastive search with --top-k K > 1 and no sampling: the degeneration penalty's weight (default {default} = off)")
+            .within(at_least(0)).widget(0, 1),
+    };
+    // clang-format on
+}
+
+// The run (seed, rounds, batches, inputs), then what happens to the candidates: filters, ranking, protected spans.
+std::vector<GenerationField> candidate_rows() {
+    // clang-format off
+    return {
+        row("seed", &O::seed, "seed", "S", "sampling seed (default {default}: a random one; the seed used is in the JSON results)"),
+        row("no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)").live_from(kNext),
+        row("distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)").live_from(kNext),
+        row("max_rounds", &O::max_rounds, "max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default {default})")
+            .within(at_least(1)),
+        row("batch_size", &O::batch_size, "batch-size", "B", "inputs generated together (default {default}), or auto: measured from free memory")
+            .within(at_least(1)).widget(1, 64).also_takes("auto"),
+        row("max_source_tokens", &O::max_source_tokens, "max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error")
+            .within(at_least(0, ">= 0 (0 = the model's limit)")).checked_at_flag(),
+        row("task_prefix", &O::task_prefix, "prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"),
+        row("rank", &O::rank, "rank", "R", "how candidates are ordered, best first (auto = similarity with --embedder, else back_score; none = decoding order, the default)")
+            .live_from(kStep),
+        row("min_similarity", &O::min_similarity, "min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]")
+            .live_from(kStep).within(from_to(-1, 1)).widget(-1, 1),
+        row("max_similarity", &O::max_similarity, "max-similarity", "X", "drop candidates whose similarity is above X (near copies)")
+            .live_from(kStep).within(from_to(-1, 1)).widget(-1, 1),
+        row("min_change", &O::min_change, "min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]")
+            .live_from(kStep).within(from_to(0, 1)).widget(0, 1),
+        row("max_change", &O::max_change, "max-change", "X", "drop candidates whose change is above X, in [0, 1]").live_from(kStep).within(from_to(0, 1)).widget(0, 1),
+        row("min_back_score", &O::min_back_score, "min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X")
+            .live_from(kStep).within(at_most(0, "a finite log-probability <= 0")).widget(-10, 0),
+        row("near_duplicate", &O::near_duplicate, "near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]")
+            .live_from(kStep).within(above_to(0, 1)).widget(0.05f, 1),
+        row("model_scores", &O::model_scores, "no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them")
+            .live_from(kStep).switch_sets(false),
+        row("drop_invalid_text", &O::drop_invalid_text, "keep-invalid-text", "", "keep candidates holding U+FFFD or invalid UTF-8 (a broken byte-fallback sequence); dropped as invalid_text by default")
+            .live_from(kNext).switch_sets(false),
+        row("protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"")
+            .live_from(kNext),
+        row("protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this regex (RE2 syntax: no backreferences or lookaround; label \"regex\")")
+            .live_from(kNext),
+    };
+    // clang-format on
+}
+
+// Every option, in the order of the JSON the history stores. A help line states its default as
 // {default} (or {default:point}: 1.0), filled from GenerationOptions{} (t5s/help_defaults.h).
-// clang-format off
-constexpr GenerationField kFields[] = {
-    {"max_new_tokens", &O::max_new_tokens, "max-new-tokens", "N", "most tokens generated per candidate (default {default})", kNext, at_least(1), 1, 512, true, true, "",
-     "max-length", 1},
-    {"min_new_tokens", &O::min_new_tokens, "min-new-tokens", "N", "</s> is forbidden before N tokens (default {default})", kStep, at_least(0), 0, 0, true, false, "",
-     "min-length", 1},
-    {"num_beams", &O::num_beams, "beams", "K", "beam search with K beams (default {default}: greedy, or plain sampling)", kNever, at_least(1), 1, 16, true, false, "",
-     "num-beams"},
-    {"length_penalty", &O::length_penalty, "length-penalty", "X", "beam scores are divided by length^X (default {default:point})", kStep, kAny},
-    {"early_stopping", &O::early_stopping, "early-stopping", "", "beam search stops as soon as K hypotheses are done (transformers' early_stopping)"},
-    {"num_return_sequences", &O::num_return_sequences, "num-return", "N", "candidates per input (default {default}; at most --beams unless sampling)", kNever, at_least(1), 1, 16, true, false,
-     "", "num-return-sequences"},
-    {"num_beam_groups", &O::num_beam_groups, "num-beam-groups", "G",
-     "diverse beam search: the K beams in G groups that avoid each other's tokens (default {default} = off; K divisible by G; needs --diversity-penalty)",
-     kNever, at_least(1)},
-    {"diversity_penalty", &O::diversity_penalty, "diversity-penalty", "X",
-     "with --num-beam-groups: a group's score of a token drops by X per earlier group that took it at this step (default {default:point})", kStep,
-     at_least(0)},
-    {"do_sample", &O::do_sample, "sample", "", "sample tokens instead of taking the most likely (implied by --temperature, --top-k or --top-p without --beams)",
-     kNever, kAny, 0, 0, true, false, "", "do-sample"},
-    {"temperature", &O::temperature, "temperature", "X", "divide the logits by X when sampling (default {default:point}; > 0)", kStep, kAny, 0.05f, 2.0f},
-    {"top_k", &O::top_k, "top-k", "K", "sample from the K most likely tokens only (default {default} = off, unlike transformers' 50)", kStep, at_least(0, ">= 0 (0 = off)"), 0, 200},
-    {"top_p", &O::top_p, "top-p", "P", "nucleus sampling: the smallest set of tokens with mass >= P, in (0, 1] (default {default} = off)", kStep, within(0, 1, true), 0.05f, 1.0f},
-    {"repetition_penalty", &O::repetition_penalty, "repetition-penalty", "R", "CTRL penalty on tokens already generated (default {default:point} = off)", kStep, above(0), 1.0f, 2.0f},
-    {"no_repeat_ngram_size", &O::no_repeat_ngram_size, "no-repeat-ngram", "N", "never repeat an n-gram of N tokens (default {default} = off)", kStep, at_least(0)},
-    // More of transformers' logits processors and warpers: its names, flags in its spelling.
-    {"encoder_no_repeat_ngram_size", &O::encoder_no_repeat_ngram_size, "encoder-no-repeat-ngram-size", "N",
-     "never copy an n-gram of N tokens from the input (default {default} = off)", kStep, at_least(0)},
-    {"encoder_repetition_penalty", &O::encoder_repetition_penalty, "encoder-repetition-penalty", "R",
-     "transformers' penalty on the input's tokens: R > 1 favours them, R < 1 avoids them (default {default:point} = off)", kStep, above(0)},
-    {"bad_words_ids", &O::bad_words_ids, "bad-words-ids", "JSON", "token sequences never generated, as JSON: [[12, 7], [9]] (default none)"},
-    {"bad_words", &O::bad_words, "bad-words", "LIST",
-     "words never generated, comma-separated (\"w1,w2\"): each banned as its tokens read mid-sentence, as bad_words_ids"},
-    {"min_p", &O::min_p, "min-p", "P", "sampling (implies --sample): drop tokens less likely than P x the most likely, in [0, 1] (default {default} = off)", kStep,
-     within(0, 1)},
-    {"typical_p", &O::typical_p, "typical-p", "P", "sampling (implies --sample): keep the locally typical tokens of mass P, in (0, 1] (default {default} = off)",
-     kStep, within(0, 1, true)},
-    {"epsilon_cutoff", &O::epsilon_cutoff, "epsilon-cutoff", "E", "sampling (implies --sample): drop tokens of probability below E, in [0, 1) (default {default} = off)",
-     kStep, {0, 1, false, true, nullptr}},
-    {"eta_cutoff", &O::eta_cutoff, "eta-cutoff", "E",
-     "sampling (implies --sample): drop tokens of probability below min(E, sqrt(E) x exp(-entropy)), in [0, 1) (default {default} = off)", kStep,
-     {0, 1, false, true, nullptr}},
-    {"suppress_tokens", &O::suppress_tokens, "suppress-tokens", "IDS", "token ids never generated, as JSON: [12, 7] (default none)"},
-    {"begin_suppress_tokens", &O::begin_suppress_tokens, "begin-suppress-tokens", "IDS",
-     "token ids never generated as the first token, as JSON: [12, 7] (default none)"},
-    {"forced_bos_token_id", &O::forced_bos_token_id, "forced-bos-token-id", "ID", "the token id every candidate starts with (default {default} = none)", kNever,
-     at_least(-1, ">= 0, or -1 for none")},
-    {"forced_eos_token_id", &O::forced_eos_token_id, "forced-eos-token-id", "IDS",
-     "token id (or JSON list of ids) forced as the last token when a candidate reaches the length limit (default none)"},
-    {"sequence_bias", &O::sequence_bias, "sequence-bias", "JSON",
-     "bias added to a token sequence's last token where the candidate ends with the rest, as JSON: [[[12, 7], -2.0]] (default none)"},
-    {"exponential_decay_length_penalty", &O::exponential_decay_length_penalty, "exponential-decay-length-penalty", "JSON",
-     "[start_index, decay_factor]: from start_index on, </s> gains decay_factor^(length - start_index) - 1 (default none)", kStep},
-    {"renormalize_logits", &O::renormalize_logits, "renormalize-logits", "", "log-softmax the scores again after every processor (transformers' renormalize_logits)",
-     kStep},
-    {"max_time", &O::max_time, "max-time", "SECONDS", "stop decoding a batch after this many seconds, keeping what it has (default none)", kNever, above(0)},
-    {"stop_strings", &O::stop_strings, "stop-strings", "JSON",
-     "a candidate ends once its text ends with one of these strings, as JSON [\".\", \"!\"] or one plain string (default none)"},
-    {"force_words_ids", &O::force_words_ids, "force-words-ids", "JSON",
-     "constrained beam search: token sequences every candidate holds, as JSON [[12, 7], [[9], [4, 5]]] (a list of lists: any one of them)"},
-    {"force_words", &O::force_words, "force-words", "LIST",
-     "constrained beam search: words every candidate holds, comma-separated; \"a|b\" is satisfied by either (each as it reads mid-sentence)"},
-    {"penalty_alpha", &O::penalty_alpha, "penalty-alpha", "A", "contrastive search with --top-k K > 1 and no sampling: the degeneration penalty's weight (default {default} = off)",
-     kNever, at_least(0), 0, 1},
-    {"seed", &O::seed, "seed", "S", "sampling seed (default {default}: a random one; the seed used is in the JSON results)"},
-    {"no_copy", &O::no_copy, "no-copy", "", "drop candidates identical to the input (same normalisation)", kNext},
-    {"distinct", &O::distinct, "distinct", "", "drop duplicate candidates (whitespace and width normalised)", kNext},
-    {"max_rounds", &O::max_rounds, "max-rounds", "N", "with --distinct/--no-copy and sampling: sample again up to N rounds (default {default})", kNever, at_least(1)},
-    {"batch_size", &O::batch_size, "batch-size", "B", "inputs generated together (default {default}), or auto: measured from free memory", kNever, at_least(1), 1, 64, true, false, "auto"},
-    {"max_source_tokens", &O::max_source_tokens, "max-source-tokens", "N", "longest input in tokens (default: the model's n_positions, else 512); longer is an error",
-     kNever, at_least(0, ">= 0 (0 = the model's limit)"), 0, 0, true, true},
-    {"task_prefix", &O::task_prefix, "prefix", "TEXT", "task prefix for every input and, for back_score, every candidate (e.g. \"paraphrase: \")"},
-    {"rank", &O::rank, "rank", "R", "how candidates are ordered, best first (auto = similarity with --embedder, else back_score; none = decoding order, the default)",
-     kStep},
-    {"min_similarity", &O::min_similarity, "min-similarity", "X", "drop candidates whose similarity to the input is below X, in [-1, 1]", kStep, within(-1, 1), -1, 1},
-    {"max_similarity", &O::max_similarity, "max-similarity", "X", "drop candidates whose similarity is above X (near copies)", kStep, within(-1, 1), -1, 1},
-    {"min_change", &O::min_change, "min-change", "X", "drop candidates whose change (1 - chrF with the input) is below X, in [0, 1]", kStep, within(0, 1), 0, 1},
-    {"max_change", &O::max_change, "max-change", "X", "drop candidates whose change is above X, in [0, 1]", kStep, within(0, 1), 0, 1},
-    {"min_back_score", &O::min_back_score, "min-back-score", "X", "drop candidates whose back_score (mean log-prob of the input given them) is below X", kStep,
-     {FieldRange{}.min, 0, false, false, "a finite log-probability <= 0"}, -10, 0},
-    {"near_duplicate", &O::near_duplicate, "near-duplicate", "X", "drop a candidate whose chrF with a better-ranked one is above X, in (0, 1]", kStep, within(0, 1, true), 0.05f, 1},
-    {"model_scores", &O::model_scores, "no-model-scores", "", "skip back_score and similarity (a model pass per candidate) unless a filter or --rank uses them",
-     kStep, kAny, 0, 0, false},
-    {"drop_invalid_text", &O::drop_invalid_text, "keep-invalid-text", "",
-     "keep candidates holding U+FFFD or invalid UTF-8 (a broken byte-fallback sequence); dropped as invalid_text by default", kNext, kAny, 0,
-     0, false},
-    {"protect", &O::protect, "protect", "LIST", "keep these spans exactly: placeholders,numbers,urls,emails (with --input rows' \"spans\"); each candidate lists them under \"spans\"", kNext},
-    {"protect_regex", &O::protect_regex, "protect-regex", "R", "also keep every match of this regex (RE2 syntax: no backreferences or lookaround; label \"regex\")", kNext},
-};
-// clang-format on
+std::vector<GenerationField> generation_rows() {
+    std::vector<GenerationField> rows = search_rows();
+    for (auto part : {processor_rows(), candidate_rows()}) rows.insert(rows.end(), part.begin(), part.end());
+    return rows;
+}
 
+// "%g", not settings_number_text's "%.15g": a float field's value reads in these messages (HTTP
+// error bodies, the app's) as it always has: 0.1f is "0.1" here, "0.100000001490116" there.
 std::string number_text(double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", v);
@@ -192,7 +218,7 @@ void copy_field(const GenerationField& f, const GenerationOptions& from, Generat
 }  // namespace
 
 const std::vector<GenerationField>& generation_fields() {
-    static const std::vector<GenerationField> fields(std::begin(kFields), std::end(kFields));
+    static const std::vector<GenerationField> fields = generation_rows();
     return fields;
 }
 
@@ -216,9 +242,7 @@ std::string field_help(const GenerationField& field) {
 }
 
 const GenerationField* find_generation_field(std::string_view json_name) {
-    for (const auto& f : generation_fields())
-        if (json_name == f.json) return &f;
-    return nullptr;
+    return find_settings_field(generation_fields(), json_name);
 }
 
 TokenIdLists token_id_lists_from_json(const std::string& json_text, const std::string& what) {
