@@ -12,6 +12,7 @@ add_library(t5s_trainer STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/checkpoint.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/run_folder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/trainer.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/step_json.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_setup.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_io.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/src/trainer/runner_lora.cpp

@@ -1,23 +1,20 @@
 // train --json's lines (cli/train_json.h).
 #include "cli/train_json.h"
 
+#include "t5s/training_step_json.h"
+
 namespace t5s::cli {
 
 nlohmann::json training_event_json(const TrainingEvent& e) {
     using K = TrainingEvent::Kind;
     switch (e.kind) {
-        case K::Step:
-            return {{"event", "step"},
-                    {"step", e.step},
-                    {"total_steps", e.total_steps},
-                    {"epoch", e.epoch},
-                    {"loss", e.loss},
-                    {"lr", e.lr},
-                    {"grad_norm", e.grad_norm},
-                    {"tokens_per_s", e.tokens_per_s},
-                    {"memory_bytes", e.memory_bytes},
-                    {"elapsed_s", e.elapsed_s},
-                    {"eta_s", e.eta_s}};
+        case K::Step: {
+            nlohmann::json line = training_step_json(e);  // the measurements the run's train_log.jsonl holds too
+            line["event"] = "step";
+            line["total_steps"] = e.total_steps;
+            line["eta_s"] = e.eta_s;
+            return line;
+        }
         case K::Eval: {
             nlohmann::json samples = nlohmann::json::array();
             for (const auto& s : e.samples) samples.push_back({{"source", s.source}, {"prediction", s.prediction}});

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "t5s/error.h"
+#include "t5s/training_step_json.h"
 #include "torch/torch_errors.h"
 #include "trainer/data_internal.h"
 #include "trainer/runner.h"
@@ -193,16 +194,9 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
     e.batch_size = st_.micro_batch;
     e.grad_accum = st_.grad_accum;
     e.eta_s = dt / std::max(1, window.steps) * static_cast<double>(total_steps_ - st_.step);
-    json line = {{"step", e.step},
-                 {"epoch", e.epoch},
-                 {"loss", e.loss},
-                 {"lr", e.lr},
-                 {"grad_norm", e.grad_norm},
-                 {"tokens_per_s", e.tokens_per_s},
-                 {"memory_bytes", e.memory_bytes},
-                 {"peak_memory_bytes", e.peak_memory_bytes},
-                 {"elapsed_s", e.elapsed_s},
-                 {"skipped", s.skipped}};
+    json line = training_step_json(e);
+    line["peak_memory_bytes"] = e.peak_memory_bytes;
+    line["skipped"] = s.skipped;
     if (dist_) {
         line["world_size"] = dist_->world_size();
         line["allreduce_s"] = window.allreduce_s;  // rank 0's time in the gradient all-reduce since the last line
