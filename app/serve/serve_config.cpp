@@ -12,10 +12,7 @@ using C = ServeConfig;
 using Round = LearningRoundSettings;  // ServeConfig::learn
 constexpr FlagUse kModelFlag = FlagUse::Model, kRuntime = FlagUse::Runtime, kCustom = FlagUse::Custom;
 
-ServeField row(const char* json, ServeMember m, const char* flag, const char* value_name, const char* help,
-               FieldRange range = kAnyValue) {
-    return ServeField{json, m, flag, value_name, help}.within(range).checked_at_flag();
-}
+constexpr auto row = settings_checked_row<ServeMember>;
 
 std::vector<ServeField> serve_rows() {
     return {

@@ -120,6 +120,28 @@ constexpr FieldRange from_to(double min, double max) { return {min, max, false, 
 constexpr FieldRange from_below(double min, double max) { return {min, max, false, true, nullptr}; }  // [min, max)
 constexpr FieldRange above_to(double min, double max) { return {min, max, true, false, nullptr}; }    // (min, max]
 
+// How a table's rows begin, the member pointer converted to the table's Member variant:
+//   constexpr auto row = settings_row<OptionMember>;
+//   row("top_k", &O::top_k, "top-k", "K", "sample from ...").within(at_least(0)).widget(0, 200),
+// settings_checked_row's rows also refuse a value outside `range` at the flag (a usage error), as
+// every row of serve's table and of the learning loop's does. One maker, so that a table needs no
+// row function of its own.
+template <class Member>
+struct SettingsRowMaker {
+    bool checked_at_flag = false;
+    SettingsField<Member> operator()(const char* json, Member member, const char* flag, const char* value_name, const char* help,
+                                     FieldRange range = kAnyValue) const {
+        SettingsField<Member> f{json, member, flag, value_name, help};
+        f.range = range;
+        f.flag_range = checked_at_flag;
+        return f;
+    }
+};
+template <class Member>
+constexpr SettingsRowMaker<Member> settings_row{false};
+template <class Member>
+constexpr SettingsRowMaker<Member> settings_checked_row{true};
+
 // A struct nested in the settings S (TrainingOptions::data), specialised beside the table.
 template <class C, class S>
 C& settings_part(S& settings);

@@ -19,9 +19,7 @@ namespace {
 using O = GenerationOptions;
 constexpr Live kNext = Live::NextRequest, kStep = Live::EveryStep;
 
-GenerationField row(const char* json, OptionMember m, const char* flag, const char* value_name, const char* help) {
-    return {json, m, flag, value_name, help};
-}
+constexpr auto row = settings_row<OptionMember>;
 
 // The search: lengths, beams (plain and diverse), sampling and the repetition penalties.
 std::vector<GenerationField> search_rows() {

@@ -12,9 +12,7 @@ using D = DataOptions;
 using L = LearningOptions;
 constexpr FlagUse kModelFlag = FlagUse::Model, kRuntime = FlagUse::Runtime;
 
-TrainingField row(const char* json, TrainingMember m, const char* flag, const char* value_name, const char* help) {
-    return {json, m, flag, value_name, help};
-}
+constexpr auto row = settings_row<TrainingMember>;
 
 std::vector<TrainingField> training_rows() {
     // clang-format off
@@ -84,10 +82,7 @@ std::vector<TrainingField> training_rows() {
     // clang-format on
 }
 
-LearningField lrow(const char* json, LearningMember m, const char* flag, const char* value_name, const char* help,
-                   FieldRange range) {
-    return LearningField{json, m, flag, value_name, help}.within(range).checked_at_flag();
-}
+constexpr auto lrow = settings_checked_row<LearningMember>;
 
 std::vector<LearningField> learning_rows() {
     // clang-format off
