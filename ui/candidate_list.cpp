@@ -114,25 +114,21 @@ std::optional<DecisionOut> CandidateList::edit(int index, const std::string& tex
     return apply(index, CandidateState::Edited, text, DecisionOut{EventKind::Edit, index, text});
 }
 
-std::optional<DecisionOut> CandidateList::undo() {
-    if (undo_.empty()) return std::nullopt;
-    Change ch = std::move(undo_.back());
-    undo_.pop_back();
-    selected_ = position_of(ch.index);
-    set_state(selected_, ch.before_state, ch.before_edit);
-    DecisionOut out{EventKind::Undo, ch.index, {}};
-    redo_.push_back(std::move(ch));
-    return out;
-}
+std::optional<DecisionOut> CandidateList::undo() { return replay(undo_, redo_, EventKind::Undo); }
 
-std::optional<DecisionOut> CandidateList::redo() {
-    if (redo_.empty()) return std::nullopt;
-    Change ch = std::move(redo_.back());
-    redo_.pop_back();
+std::optional<DecisionOut> CandidateList::redo() { return replay(redo_, undo_, EventKind::Redo); }
+
+// Undo and redo are one move in opposite directions: take the last change off one stack, select its
+// candidate and put it in the state on that side of the change, and keep the change on the other stack.
+std::optional<DecisionOut> CandidateList::replay(std::vector<Change>& from, std::vector<Change>& to, EventKind kind) {
+    if (from.empty()) return std::nullopt;
+    Change ch = std::move(from.back());
+    from.pop_back();
     selected_ = position_of(ch.index);
-    set_state(selected_, ch.after_state, ch.after_edit);
-    DecisionOut out{EventKind::Redo, ch.index, {}};
-    undo_.push_back(std::move(ch));
+    if (kind == EventKind::Undo) set_state(selected_, ch.before_state, ch.before_edit);
+    else set_state(selected_, ch.after_state, ch.after_edit);
+    DecisionOut out{kind, ch.index, {}};
+    to.push_back(std::move(ch));
     return out;
 }
 

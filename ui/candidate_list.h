@@ -96,6 +96,7 @@ private:
     };
     std::optional<DecisionOut> apply(int position, CandidateState state, std::string edited, DecisionOut decision);
     void set_state(int position, CandidateState state, const std::string& edited);
+    std::optional<DecisionOut> replay(std::vector<Change>& from, std::vector<Change>& to, EventKind kind);
     int position_of(int index) const;
 
     std::string source_;
