@@ -91,6 +91,15 @@ private:
         if (cb_ && is_writer()) cb_(e);
     }
     void message(TrainingEvent::Kind kind, const std::string& text);
+    // An event stamped with where the run stands (step N of total), as the progress events (Step,
+    // Eval, Finished) report it.
+    TrainingEvent progress_event(TrainingEvent::Kind kind) const {
+        TrainingEvent e;
+        e.kind = kind;
+        e.step = st_.step;
+        e.total_steps = total_steps_;
+        return e;
+    }
 
     // runner_setup.cpp
     void prepare();

@@ -178,10 +178,7 @@ void Runner::report_step(const StepOutcome& s, LogWindow& window, TrainingResult
     result.peak_memory_bytes = std::max(result.peak_memory_bytes, mem.peak);
     if (st_.step % o_.log_every != 0 && st_.step != total_steps_) return;
     const double dt = seconds_since(window.start);
-    TrainingEvent e;
-    e.kind = TrainingEvent::Kind::Step;
-    e.step = st_.step;
-    e.total_steps = total_steps_;
+    TrainingEvent e = progress_event(TrainingEvent::Kind::Step);
     e.epoch =
         st_.epoch + static_cast<double>(st_.batch_in_epoch) / std::max<int64_t>(1, static_cast<int64_t>(epoch_batches().size()));
     e.loss = window.loss_sum / window.steps;
@@ -224,10 +221,7 @@ std::optional<StopReason> Runner::eval_and_save() {
         } else {
             st_.evals_without_improvement += 1;
         }
-        TrainingEvent e;
-        e.kind = TrainingEvent::Kind::Eval;
-        e.step = st_.step;
-        e.total_steps = total_steps_;
+        TrainingEvent e = progress_event(TrainingEvent::Kind::Eval);
         e.eval_loss = el;
         e.best_eval_loss = st_.best_eval;
         e.samples = samples;
@@ -271,10 +265,7 @@ TrainingResult Runner::finish(StopReason reason, TrainingResult result) {
                       100.0 * (double(estimated_peak_) - double(result.peak_memory_bytes)) / double(result.peak_memory_bytes));
         message(TrainingEvent::Kind::Message, buf);
     }
-    TrainingEvent e;
-    e.kind = TrainingEvent::Kind::Finished;
-    e.step = st_.step;
-    e.total_steps = total_steps_;
+    TrainingEvent e = progress_event(TrainingEvent::Kind::Finished);
     e.loss = last_loss_;
     e.best_eval_loss = st_.best_eval;
     e.elapsed_s = result.elapsed_s;
