@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -13,20 +14,21 @@ namespace {
 #define T5S_AVX512 __attribute__((target("avx512f")))
 
 // exp(x) for x <= 0: x = n ln2 + r, |r| <= ln2/2, exp(r) by its degree-6 Taylor polynomial
-// (relative error ~1e-7, fp32 rounding level), times 2^n.
+// (relative error ~1e-7, fp32 rounding level), times 2^n. Its numbers, shared by the AVX-512 and the
+// AVX2 kernel so that both compute the same exp: ln2 in two parts (the high one exact in fp32) and
+// the polynomial's coefficients, highest degree first (evaluated by Horner's rule).
+constexpr float kLog2e = 1.44269504088896341f, kLn2High = 0.693145751953125f, kLn2Low = 1.428606765330187e-06f;
+constexpr float kExpTaylor[] = {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
+
+// On 16 lanes; 2^n by scalef.
 T5S_AVX512 inline __m512 exp_nonpositive(__m512 x) {
     x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));  // below: 0 to fp32 precision of the sum
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);  // ln2 high part
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);     // ln2 low part
-    __m512 p = _mm512_set1_ps(1.0f / 720);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    const __m512 n =
+        _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), r);
+    __m512 p = _mm512_set1_ps(kExpTaylor[0]);
+    for (size_t i = 1; i < std::size(kExpTaylor); ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpTaylor[i]));
     return _mm512_scalef_ps(p, n);
 }
 
@@ -83,17 +85,11 @@ T5S_AVX512 void log_softmax_row(float* x, int64_t v, float m) {
 // The same three passes on AVX2 (8 lanes): exp by the same polynomial, 2^n through the exponent bits.
 T5S_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-    const __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 720);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), r);
+    __m256 p = _mm256_set1_ps(kExpTaylor[0]);
+    for (size_t i = 1; i < std::size(kExpTaylor); ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpTaylor[i]));
     const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));  // n >= -126: 2^n is a normal float
 }
