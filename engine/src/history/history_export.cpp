@@ -1,5 +1,6 @@
 // HistoryStore::export_to: streams the matching candidates of a consistent snapshot to a file
 // written atomically; a damaged file or a cancel leaves no file behind.
+#include <iterator>
 #include <memory>
 #include <string_view>
 #include <unordered_set>
@@ -116,13 +117,18 @@ private:
     OutputWriter labelstudio_;  // Label Studio import JSON
 };
 
-// The columns of an export row; the scores last, from the one list (t5s/score_names.h).
+// The columns of an export row before its scores (write_candidate reads them by index), then a
+// column per score from the one list (t5s/score_names.h), which therefore starts after them.
+constexpr const char* kRowColumns[] = {"g.id",   "g.created_at", "g.input", "g.model_path",  "g.model_hash",    "c.rank",
+                                       "c.text", "c.score",      "c.state", "c.edited_text", "g.settings_json", "g.label_json",
+                                       "c.route"};
+constexpr int kFirstScoreColumn = static_cast<int>(std::size(kRowColumns));
+
 std::string export_columns() {
-    return "SELECT g.id, g.created_at, g.input, g.model_path, g.model_hash, c.rank, c.text, c.score, c.state, c.edited_text, "
-           "g.settings_json, g.label_json, c.route, " +
-           score_list("c.");
+    std::string sql = "SELECT ";
+    for (const char* column : kRowColumns) sql += std::string(column) + ", ";
+    return sql + score_list("c.");
 }
-constexpr int kFirstScoreColumn = 13;
 
 // SQL conditions on the candidate scores (numbers formatted here, never user text).
 std::string score_conditions(const ExportOptions& o) {
