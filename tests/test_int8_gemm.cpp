@@ -43,6 +43,9 @@ void check_rows_alone_equal_batch() {
         INFO("row " << r << (kernel() == Int8Kernel::Amx ? " (batch on AMX)" : " (batch on VNNI)"));
         CHECK(at::equal(alone[0], batch[r]));
     }
+    // Up to 4 rows run block by block (one weight stream per block), more in 4 x 4-block tiles.
+    const at::Tensor few = int8_linear(x.narrow(0, 20, 3), packed, kernel());
+    CHECK(at::equal(few, batch.narrow(0, 20, 3)));
 }
 
 }  // namespace
