@@ -45,6 +45,25 @@ TEST_CASE("fused RMS norm equals T5's pow-mean-rsqrt-scale", "[kernels]") {
     }
 }
 
+TEST_CASE("residual add + RMS norm gives the bits of at::add then the fused norm, in place or not", "[kernels]") {
+    for (KernelIsa isa : step_isas()) {
+        INFO("isa " << static_cast<int>(isa));
+        for (int64_t d : {7, 512, 515}) {
+            const at::Tensor h = at::randn({3, 1, d}) * 4, y = at::randn({3, 1, d}), w = at::rand({d}) + 0.5;
+            const at::Tensor sum_want = h + y;
+            const at::Tensor want = rms_norm_cpu_f32(sum_want, w, 1e-6, isa);
+            at::Tensor sum;  // undefined: allocated by the kernel, h untouched
+            const at::Tensor h_before = h.clone();
+            CHECK(at::equal(residual_rms_norm_cpu_f32(h, y, sum, w, 1e-6, isa), want));
+            CHECK(at::equal(sum, sum_want));
+            CHECK(at::equal(h, h_before));
+            at::Tensor in_place = h.clone();  // sum is h: the add overwrites it
+            CHECK(at::equal(residual_rms_norm_cpu_f32(in_place, y, in_place, w, 1e-6, isa), want));
+            CHECK(at::equal(in_place, sum_want));
+        }
+    }
+}
+
 TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges heads", "[kernels]") {
     const int64_t B = 3, H = 4, dk = 20, capacity = 9;
     for (KernelIsa isa : step_isas())

@@ -87,6 +87,14 @@ struct Elem<bf16> {
 };
 
 // transformers: h = x * rsqrt(mean(x^2) + eps) in fp32, rounded to the weight's dtype; out = w * h.
+// One row (xf and wf widened to fp32); the one formula both norm kernels use.
+template <typename T>
+void normalize_row(const VecOps& ops, const float* xf, const float* wf, int64_t d, double eps, T* out) {
+    using E = Elem<T>;
+    const float inv = 1.0f / std::sqrt(ops.dot(xf, xf, d) / static_cast<float>(d) + static_cast<float>(eps));
+    for (int64_t i = 0; i < d; ++i) out[i] = E::store(wf[i] * E::round(xf[i] * inv));
+}
+
 template <typename T>
 at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor& weight_in, double eps) {
     using E = Elem<T>;
@@ -99,10 +107,29 @@ at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor&
     const float* wf = E::row(ops, w.data_ptr<T>(), w_scratch.data(), d);
     at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(static_cast<size_t>(d));
+        for (int64_t r = begin; r < end; ++r)
+            normalize_row(ops, E::row(ops, xp + r * d, scratch.data(), d), wf, d, eps, op + r * d);
+    });
+    return out;
+}
+
+// sum = h + y (fp32, as at::add rounds it), then rms_norm(sum): a decode step's residual add and
+// the norm after it in one pass over the row, no temporary per add.
+at::Tensor residual_rms_norm(const VecOps& ops, const at::Tensor& h_in, const at::Tensor& y_in, at::Tensor& sum,
+                             const at::Tensor& weight_in, double eps) {
+    const at::Tensor h = h_in.contiguous(), y = y_in.contiguous(), w = weight_in.contiguous();
+    TORCH_CHECK(h.sizes() == y.sizes() && h.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat &&
+                    w.scalar_type() == at::kFloat && w.numel() == h.size(-1),
+                "residual_rms_norm: fp32 h, y of one shape and a weight of their width expected");
+    if (!sum.defined() || !sum.is_contiguous() || sum.sizes() != h.sizes()) sum = at::empty_like(h);
+    const int64_t d = h.size(-1), rows = h.numel() / d;
+    at::Tensor out = at::empty_like(h);
+    const float *hp = h.data_ptr<float>(), *yp = y.data_ptr<float>(), *wf = w.data_ptr<float>();
+    float *sp = sum.data_ptr<float>(), *op = out.data_ptr<float>();
+    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-            const float* xf = E::row(ops, xp + r * d, scratch.data(), d);
-            const float inv = 1.0f / std::sqrt(ops.dot(xf, xf, d) / static_cast<float>(d) + static_cast<float>(eps));
-            for (int64_t i = 0; i < d; ++i) op[r * d + i] = E::store(wf[i] * E::round(xf[i] * inv));
+            for (int64_t i = r * d; i < (r + 1) * d; ++i) sp[i] = hp[i] + yp[i];
+            normalize_row(ops, sp + r * d, wf, d, eps, op + r * d);
         }
     });
     return out;
@@ -166,6 +193,10 @@ at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, doubl
 }
 at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa) {
     return rms_norm<bf16>(ops_for(isa), x, weight, eps);
+}
+at::Tensor residual_rms_norm_cpu_f32(const at::Tensor& h, const at::Tensor& y, at::Tensor& sum, const at::Tensor& weight,
+                                     double eps, KernelIsa isa) {
+    return residual_rms_norm(ops_for(isa), h, y, sum, weight, eps);
 }
 
 at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,

@@ -13,6 +13,11 @@ namespace t5s {
 
 // x [..., d] fp32 -> weight * (x * rsqrt(mean(x^2) + eps)).
 at::Tensor rms_norm_cpu_f32(const at::Tensor& x, const at::Tensor& weight, double eps, KernelIsa isa);
+// The residual add and the norm after it: sum = h + y, returns rms_norm_cpu_f32(sum, ...), the same
+// bits as at::add then that kernel. `sum` is (re)allocated unless it is a contiguous tensor of h's
+// shape; it may be h itself (the add is then in place).
+at::Tensor residual_rms_norm_cpu_f32(const at::Tensor& h, const at::Tensor& y, at::Tensor& sum, const at::Tensor& weight,
+                                     double eps, KernelIsa isa);
 
 // One query per row: q [B, H, 1, dk], k/v [B / share, H, L, dk] (any strides, last dim
 // contiguous; query row b reads k/v row b / share), bias [1, B or B / share, ...] broadcastable

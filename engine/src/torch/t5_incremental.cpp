@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "t5s/error.h"
+#include "torch/cpu_kernels.h"
 #include "torch/t5_network.h"
 
 // Incremental decoding: the decoder's KV cache, one step at a time, and the row selection and
@@ -91,6 +92,13 @@ void write_cache_position(at::Tensor& cache, int64_t t, const at::Tensor& x) {
     }
 }
 
+// q, k, v [B, H, 1, dk] as views of a fused projection's output [B, 1, 3 * H * dk] (one position:
+// [B, 3, H, 1, dk]): one reshape and three selects where chunk + split_heads take ten ATen calls.
+std::array<at::Tensor, 3> fused_qkv_views(const at::Tensor& qkv, int64_t heads, int64_t d_kv) {
+    const at::Tensor parts = qkv.reshape({qkv.size(0), 3, heads, 1, d_kv});
+    return {parts.select(1, 0), parts.select(1, 1), parts.select(1, 2)};
+}
+
 }  // namespace
 
 at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) const {
@@ -103,21 +111,34 @@ at::Tensor T5Network::decode_step_hidden(DecoderState& st, const at::Tensor& tok
     at::Tensor h = embed(tokens.unsqueeze(1));  // [B, 1, d]
     at::Tensor self_bias = st.self_bias_table.narrow(2, t, 1).narrow(3, 0, t + 1);
     if (st.self_key_bias.defined()) self_bias = self_bias + st.self_key_bias.narrow(3, 0, t + 1);
+    // fp32 on the CPU with the fused kernels: each residual add runs inside the norm after it, and
+    // q/k/v are read from the fused projection's output in place (fewer ATen calls per step).
+    const bool fused = use_fused_cpu_kernels(h) && h.scalar_type() == at::kFloat;
+    at::Tensor x = rms_norm(h, decoder_[0].ln_self);  // the next sublayer's (normed) input
+    at::Tensor residual;                              // the fused path's h: written in place from the first add
+    auto add_then_norm = [&](const at::Tensor& y, const at::Tensor& ln) {
+        if (fused && ln.scalar_type() == at::kFloat) {
+            x = residual_rms_norm_cpu_f32(h, y, residual, ln, config_.layer_norm_epsilon, kernels_.step);
+            h = residual;
+        } else {
+            h = clamp_fp16(h + y);
+            x = rms_norm(h, ln);
+        }
+    };
     for (size_t i = 0; i < decoder_.size(); ++i) {
         const DecoderLayer& l = decoder_[i];
-        auto [q, k, v] = project_qkv(l.self_attn, rms_norm(h, l.ln_self));
+        auto [q, k, v] = fused && l.self_attn.qkv.ready() ? fused_qkv_views(l.self_attn.qkv(x), config_.num_heads, config_.d_kv)
+                                                          : project_qkv(l.self_attn, x);
         write_cache_position(st.self_k[i], t, k);
         write_cache_position(st.self_v[i], t, v);
         at::Tensor keys = st.self_k[i].narrow(2, 0, t + 1), values = st.self_v[i].narrow(2, 0, t + 1);
-        h = clamp_fp16(h + l.self_attn.o(attend_merged(q, keys, values, self_bias)));
-        at::Tensor cq = split_heads(l.cross_attn.q(rms_norm(h, l.ln_cross)));
-        h = clamp_fp16(h + l.cross_attn.o(attend_cross(cq, st, i)));
-        h = clamp_fp16(h + feed_forward(l.ff, rms_norm(h, l.ln_ff)));
+        add_then_norm(l.self_attn.o(attend_merged(q, keys, values, self_bias)), l.ln_cross);
+        add_then_norm(l.cross_attn.o(attend_cross(split_heads(l.cross_attn.q(x)), st, i)), l.ln_ff);
+        add_then_norm(feed_forward(l.ff, x), i + 1 < decoder_.size() ? decoder_[i + 1].ln_self : dec_final_ln_);
     }
     st.length = t + 1;
-    const at::Tensor last = rms_norm(h, dec_final_ln_);  // [B, 1, d]
-    if (final_hidden) *final_hidden = last.squeeze(1);
-    return lm_logits(last).squeeze(1);
+    if (final_hidden) *final_hidden = x.squeeze(1);  // x: rms_norm(h, dec_final_ln_), [B, 1, d]
+    return lm_logits(x).squeeze(1);
 }
 
 namespace {
