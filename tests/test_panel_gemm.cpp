@@ -8,6 +8,7 @@
 
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "torch/panel_gemm.h"
 
@@ -92,4 +93,28 @@ TEST_CASE("panel products refuse inputs they cannot multiply", "[packed][panels]
     CHECK_THROWS(panel_linear(at::randn({2, 32}).to(at::kDouble), panels, 64, fast()));               // not fp32
     CHECK_THROWS(pack_panels(at::randn({64, 32}).to(at::kBFloat16)));                                 // fp32 weights only
     CHECK(panel_linear(at::randn({0, 32}), panels, 64, fast()).sizes() == at::IntArrayRef({0, 64}));  // no rows
+}
+
+TEST_CASE("panels packed from a fused layer's parts are the panels of their concatenation", "[packed][panels]") {
+    at::manual_seed(20261206);
+    // q|k|v of one width; parts whose rows end inside a panel (33, 40, 7), so that a panel mixes
+    // parts; a K that is not a multiple of the 16-wide transpose blocks (40); one part alone.
+    const std::vector<std::vector<int64_t>> row_sets = {{64, 64, 64}, {33, 40, 7}, {5}, {16, 1}};
+    for (int64_t k : {32, 40, 512}) {
+        for (const auto& rows : row_sets) {
+            std::vector<at::Tensor> parts;
+            for (int64_t n : rows) parts.push_back(at::randn({n, k}));
+            const at::Tensor from_parts = pack_panels(parts), from_cat = pack_panels(at::cat(parts, 0));
+            REQUIRE(from_parts.sizes() == from_cat.sizes());
+            CHECK(at::equal(from_parts, from_cat));
+        }
+    }
+    // The layout itself: panel p, input kk, column c holds row p * 16 + c at kk; zero past N.
+    const at::Tensor w = at::arange(20 * 3, at::kFloat).reshape({20, 3});
+    const at::Tensor panels = pack_panels(std::vector<at::Tensor>{w.narrow(0, 0, 9), w.narrow(0, 9, 11)});
+    CHECK(panels[1][2][3].item<float>() == w[19][2].item<float>());
+    CHECK(panels[0][1][15].item<float>() == w[15][1].item<float>());
+    CHECK(panels[1][0][4].item<float>() == 0.0f);
+    CHECK_THROWS(pack_panels(std::vector<at::Tensor>{at::randn({16, 32}), at::randn({16, 31})}));  // K differs
+    CHECK_THROWS(pack_panels(std::vector<at::Tensor>{}));
 }

@@ -121,9 +121,9 @@ public:
             }
             net_ = std::make_unique<T5Network>(config, std::move(params));
             net_->set_kernel_policy(rt_.kernels);
-            net_->fuse_for_inference();
+            // Both fuse q|k|v first; packing fuses straight into the packed form.
             if (rt_.precision == Precision::Int8) net_->quantize_int8();
-            else net_->pack_for_cpu_decoding();  // no-op unless fp32 on the CPU with MKL
+            else net_->pack_for_cpu_decoding();  // fuses only, unless fp32/bf16 on the CPU
             return 0;
         });
         // The checkpoint's copies freed above (fp32 before quantising or packing) sit in malloc's

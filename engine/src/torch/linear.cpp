@@ -215,12 +215,39 @@ void Linear::hold_frozen(at::ScalarType dtype) {
     form_ = Frozen{q8, scale};
 }
 
+namespace {
+
+// Whether pack_for_cpu gives a weight of these parts' dtype, device and total size the panel form.
+bool panels_wanted(const std::vector<at::Tensor>& parts, const KernelPolicy& kernels) {
+    int64_t elements = 0;
+    for (const at::Tensor& w : parts) {
+        if (w.scalar_type() != at::kFloat || !w.is_cpu() || w.dim() != 2) return false;
+        elements += w.numel();
+    }
+    return kernels.fp32_gemm == Fp32Gemm::Panels && packing_wanted(elements, kernels.packing);
+}
+
+}  // namespace
+
+Linear Linear::packed_from_parts(const std::vector<at::Tensor>& parts, const KernelPolicy& kernels) {
+    Linear fused;
+    if (panels_wanted(parts, kernels)) {
+        int64_t rows = 0;
+        for (const at::Tensor& w : parts) rows += w.size(0);
+        fused.form_ = Fp32Panels{pack_panels(parts), rows, kernels.fp32_panels};
+        return fused;
+    }
+    fused.form_ = Plain{at::cat(parts, 0)};
+    fused.pack_for_cpu(kernels);
+    return fused;
+}
+
 void Linear::pack_for_cpu(const KernelPolicy& kernels) {
     const Plain* plain = std::get_if<Plain>(&form_);
     if (!plain || !packing_wanted(plain->weight, kernels.packing)) return;
     const at::Tensor& w = plain->weight;
     const bool bf16 = w.scalar_type() == at::kBFloat16;
-    if (!bf16 && w.scalar_type() == at::kFloat && w.is_cpu() && w.dim() == 2 && kernels.fp32_gemm == Fp32Gemm::Panels) {
+    if (panels_wanted({w}, kernels)) {
         form_ = Fp32Panels{pack_panels(w), w.size(0), kernels.fp32_panels};
         return;
     }

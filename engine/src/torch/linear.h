@@ -27,6 +27,7 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "t5s/kernel_policy.h"
 #include "torch/int8_gemm.h"
@@ -109,6 +110,10 @@ public:
     // leaves the layer Plain.
     void quantize_int8(bool also_wide, const KernelPolicy& kernels);
     void pack_for_cpu(const KernelPolicy& kernels);
+    // One layer whose weight is `parts` stacked along the output rows (q|k|v), packed as
+    // pack_for_cpu would pack that weight. The panel form is built from the parts directly; any
+    // other form from their concatenation.
+    static Linear packed_from_parts(const std::vector<at::Tensor>& parts, const KernelPolicy& kernels);
     // Training with a frozen base: a Plain layer becomes Frozen in `dtype` (kBFloat16, kHalf, or
     // kChar = int8 with per-row scales); kFloat leaves it as it is.
     void hold_frozen(at::ScalarType dtype);

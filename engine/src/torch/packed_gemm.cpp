@@ -79,9 +79,11 @@ constexpr int64_t kMinPackedElements = 512 * 512;
 
 }  // namespace
 
-bool packing_wanted(const at::Tensor& weight, WeightPacking mode) {
-    return mode == WeightPacking::All || (mode == WeightPacking::Auto && weight.numel() >= kMinPackedElements);
+bool packing_wanted(int64_t elements, WeightPacking mode) {
+    return mode == WeightPacking::All || (mode == WeightPacking::Auto && elements >= kMinPackedElements);
 }
+
+bool packing_wanted(const at::Tensor& weight, WeightPacking mode) { return packing_wanted(weight.numel(), mode); }
 
 bool packed_gemm_available() {
     static const bool ok = mkl().ok() && probe_ok();  // the library's ability, not a choice

@@ -16,6 +16,7 @@ namespace t5s {
 // The kernel policy's verdict on a weight (KernelPolicy::packing, T5S_PACKED_GEMM), whatever the
 // kernel: not Off, and large enough (Auto: at least 512x512) or every size (All).
 bool packing_wanted(const at::Tensor& weight, WeightPacking mode);
+bool packing_wanted(int64_t elements, WeightPacking mode);  // a weight of that many elements
 
 // True when this LibTorch's MKL offers packed sgemm (and the self-check passed): what the library
 // can do, found once; whether to pack is the policy's question.

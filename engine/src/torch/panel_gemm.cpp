@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "torch/page_prefault.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define T5S_PANEL_AVX2 1
@@ -163,20 +165,56 @@ at::Tensor multiply(const at::Tensor& x_in, const at::Tensor& panels, int64_t n,
     return y;
 }
 
+// panel[kk * 16 + c] = rows[c][kk] (0 where rows[c] is null), 16 values of k at a time: each
+// source row is read a cache line at a time and each panel line written whole.
+void transpose_into_panel(const float* const* rows, int64_t k, float* panel) {
+    constexpr int64_t kBlock = 16;
+    for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
+        const int64_t width = std::min(kBlock, k - k0);
+        float block[kPanel][kBlock];
+        for (int64_t c = 0; c < kPanel; ++c) {
+            if (rows[c]) std::memcpy(block[c], rows[c] + k0, static_cast<size_t>(width) * sizeof(float));
+            else std::fill(block[c], block[c] + width, 0.0f);
+        }
+        for (int64_t j = 0; j < width; ++j)
+            for (int64_t c = 0; c < kPanel; ++c) panel[(k0 + j) * kPanel + c] = block[c][j];
+    }
+}
+
 }  // namespace
 
-at::Tensor pack_panels(const at::Tensor& weight) {
-    TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat && weight.is_cpu(), "pack_panels: fp32 CPU [N, K]");
-    const int64_t n = weight.size(0), k = weight.size(1), count = (n + kPanel - 1) / kPanel;
-    // Panel by panel into the result: a whole padded copy beside it would be one more weight-sized
-    // buffer at load (the head: 66 MB for t5-small, 1 GB for mT5-large).
-    at::Tensor panels = at::empty({count, k, kPanel}, weight.options());
+at::Tensor pack_panels(const at::Tensor& weight) { return pack_panels(std::vector<at::Tensor>{weight}); }
+
+at::Tensor pack_panels(const std::vector<at::Tensor>& parts) {
+    TORCH_CHECK(!parts.empty(), "pack_panels: no weight");
+    const int64_t k = parts[0].dim() == 2 ? parts[0].size(1) : -1;
+    std::vector<at::Tensor> held;  // contiguous (a mapped or loaded weight already is: no copy)
+    std::vector<int64_t> first_row{0};
+    for (const at::Tensor& w : parts) {
+        TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kFloat && w.is_cpu() && w.size(1) == k,
+                    "pack_panels: fp32 CPU [N, K] weights with one K");
+        held.push_back(w.contiguous());
+        first_row.push_back(first_row.back() + w.size(0));
+    }
+    const int64_t n = first_row.back(), count = (n + kPanel - 1) / kPanel;
+    // Straight into the result from the parts: neither a fused nor a padded copy beside it (the
+    // head: 66 MB for t5-small, 1 GB for mT5-large; q|k|v: three weights).
+    at::Tensor panels = at::empty({count, k, kPanel}, parts[0].options());
+    float* out = panels.data_ptr<float>();
     at::parallel_for(0, count, 16, [&](int64_t begin, int64_t end) {
+        prefault_for_writing(out + begin * k * kPanel, static_cast<size_t>((end - begin) * k * kPanel) * sizeof(float));
         for (int64_t p = begin; p < end; ++p) {
-            const int64_t rows = std::min(kPanel, n - p * kPanel);
-            at::Tensor panel = panels[p];  // [k, 16]: a panel's 16 columns of one k are adjacent
-            panel.narrow(1, 0, rows).copy_(weight.narrow(0, p * kPanel, rows).t());
-            if (rows < kPanel) panel.narrow(1, rows, kPanel - rows).zero_();
+            const float* rows[kPanel];  // this panel's source rows; nullptr past n (zero columns)
+            for (int64_t c = 0; c < kPanel; ++c) {
+                const int64_t r = p * kPanel + c;
+                if (r >= n) {
+                    rows[c] = nullptr;
+                    continue;
+                }
+                const size_t part = std::upper_bound(first_row.begin(), first_row.end(), r) - first_row.begin() - 1;
+                rows[c] = held[part].data_ptr<float>() + (r - first_row[part]) * k;
+            }
+            transpose_into_panel(rows, k, out + p * k * kPanel);
         }
     });
     return panels;

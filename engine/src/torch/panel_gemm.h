@@ -14,12 +14,17 @@
 // its generic code path on AMD CPUs.
 #include <ATen/ATen.h>
 
+#include <vector>
+
 #include "t5s/kernel_policy.h"
 
 namespace t5s {
 
 // weight [N, K] fp32 CPU -> panels [ceil(N / 16), K, 16] (columns past N zero).
 at::Tensor pack_panels(const at::Tensor& weight);
+// The panels of at::cat(parts, 0) (parts [N_i, K] fp32 CPU), packed from the parts themselves:
+// a fused layer (q|k|v) needs no fused copy of its weights at load.
+at::Tensor pack_panels(const std::vector<at::Tensor>& parts);
 
 // x [..., K] fp32 CPU -> x @ weight^T [..., N], with the AVX2/FMA code (isa Avx2: the policy has
 // checked that the CPU has it) or the portable std::fma chains (any other isa): the same bits.

@@ -120,28 +120,44 @@ void T5Network::bind_weights() {
     fused_ = false;
 }
 
-void T5Network::fuse_for_inference() {
+void T5Network::fuse_for_inference() { fuse_projections(FusedForm::Plain); }
+
+void T5Network::fuse_projections(FusedForm form) {
     // One GEMM for q|k|v (and k|v of cross-attention) instead of three. The separate layers are
     // dropped (inference reaches them only through the fused one), so memory is not doubled.
-    auto fuse = [](std::vector<Linear*> parts) {
+    // Inference only from here on: the layer structs hold the weights, and without the name table's
+    // references a part's pages (a file mapping) leave memory as soon as its fused layer is built.
+    params_.clear();
+    // Each fused layer takes its final form as it is built, so at most one fused fp32 copy lives
+    // at a time (none for the panels, packed from the parts).
+    auto fuse = [&](std::vector<Linear*> parts, bool encoder) {
         std::vector<at::Tensor> ws;
         for (Linear* p : parts) ws.push_back(p->weight());
         for (Linear* p : parts) *p = Linear{};
-        return Linear(at::cat(ws, 0));
+        if (form == FusedForm::Packed && (!encoder || encoder_packed())) return Linear::packed_from_parts(ws, kernels_);
+        Linear fused(at::cat(ws, 0));
+        if (form == FusedForm::Int8) fused.quantize_int8(false, kernels_);
+        return fused;
     };
-    for (auto& l : encoder_) l.attn.qkv = fuse({&l.attn.q, &l.attn.k, &l.attn.v});
+    for (auto& l : encoder_) l.attn.qkv = fuse({&l.attn.q, &l.attn.k, &l.attn.v}, true);
     for (auto& l : decoder_) {
-        l.self_attn.qkv = fuse({&l.self_attn.q, &l.self_attn.k, &l.self_attn.v});
-        l.cross_attn.kv = fuse({&l.cross_attn.k, &l.cross_attn.v});
+        l.self_attn.qkv = fuse({&l.self_attn.q, &l.self_attn.k, &l.self_attn.v}, false);
+        l.cross_attn.kv = fuse({&l.cross_attn.k, &l.cross_attn.v}, false);
     }
-    params_.clear();  // inference only from here on: the layer structs hold the weights
     fused_ = true;
+}
+
+bool T5Network::encoder_packed() const {
+    // The encoder multiplies every token of its inputs at once, where re-packing per call costs
+    // MKL little: only our panel kernel, faster than MKL at every row count measured (1 to 512),
+    // takes the encoder over too (a request joining a served batch is encoded alone: ~30 rows).
+    return dtype_ == at::kFloat && kernels_.fp32_gemm == Fp32Gemm::Panels;
 }
 
 void T5Network::quantize_int8() {
     // Quantise every matmul, the output head included: at batch 1 decoding is memory-bound and the
     // head alone is d_model x vocab.
-    if (!fused_) fuse_for_inference();
+    if (!fused_) fuse_projections(FusedForm::Int8);
     for (auto& l : encoder_)
         for (Linear* x : linear_layers(l)) x->quantize_int8(false, kernels_);
     for (auto& l : decoder_)
@@ -175,14 +191,13 @@ at::Tensor T5Network::embed(const at::Tensor& ids) const {
 }
 
 void T5Network::pack_for_cpu_decoding() {
-    if (!device_.is_cpu() || (dtype_ != at::kFloat && dtype_ != at::kBFloat16)) return;
-    if (!fused_) fuse_for_inference();
+    const bool packs = device_.is_cpu() && (dtype_ == at::kFloat || dtype_ == at::kBFloat16);
+    // Fused layers are packed as they are fused: no fused fp32 copy at load beside the packed one.
+    if (!fused_) fuse_projections(packs ? FusedForm::Packed : FusedForm::Plain);
+    if (!packs) return;
     for (auto& l : decoder_)
         for (Linear* x : linear_layers(l)) x->pack_for_cpu(kernels_);
-    // The encoder multiplies every token of its inputs at once, where re-packing per call costs
-    // MKL little: only our panel kernel, faster than MKL at every row count measured (1 to 512),
-    // takes the encoder over too (a request joining a served batch is encoded alone: ~30 rows).
-    if (dtype_ == at::kFloat && kernels_.fp32_gemm == Fp32Gemm::Panels) {
+    if (encoder_packed()) {
         for (auto& l : encoder_)
             for (Linear* x : linear_layers(l)) x->pack_for_cpu(kernels_);
     }

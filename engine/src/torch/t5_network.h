@@ -95,7 +95,8 @@ public:
     void fuse_for_inference();
     void quantize_int8();
     // fp32/bf16 on the CPU: the decoder's and the head's weights packed once for our panel kernel,
-    // MKL or oneDNN (panel_gemm.h, packed_gemm.h); the encoder's only for the panel kernel.
+    // MKL or oneDNN (panel_gemm.h, packed_gemm.h); the encoder's only for the panel kernel. Fuses
+    // first where that has not been done (on any device: the layers inference runs).
     void pack_for_cpu_decoding();
     int64_t weight_bytes() const;
     // Which form multiplies the decoder's weights: "int8 AMX", "int8 AVX512-VNNI", "int8 FBGEMM",
@@ -190,6 +191,11 @@ private:
     friend struct BlockCheckpoint;  // t5_checkpoint.cpp: recompute-in-backward for one block
     at::Tensor clamp_fp16(const at::Tensor& x) const;
     void bind_weights();
+    // fuse_for_inference, each fused layer built in the form the conversion that follows gives it:
+    // Plain, Packed (pack_for_cpu_decoding's) or Int8 (quantize_int8's).
+    enum class FusedForm { Plain, Packed, Int8 };
+    void fuse_projections(FusedForm form);
+    bool encoder_packed() const;  // the CPU packing covers the encoder's layers too
 
     ModelConfig config_;
     std::map<std::string, at::Tensor> params_;
