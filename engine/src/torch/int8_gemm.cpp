@@ -375,12 +375,14 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kern
     if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
         throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
     }
-    const at::Tensor x2 = x.reshape({-1, w.k}).contiguous();
-    const int64_t m = x2.size(0), k4 = w.packed.size(1), kp = k4 * 4;
+    // Rows of K in memory, y allocated in its final shape: no reshape/view calls (a decode step
+    // makes some 40 of these calls).
+    const at::Tensor x2 = x.contiguous();
+    const int64_t m = x2.numel() / w.k, k4 = w.packed.size(1), kp = k4 * 4;
     std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
     out_shape.back() = w.n;
-    at::Tensor y = at::empty({m, w.n}, x.options());
-    if (m == 0) return y.view(out_shape);
+    at::Tensor y = at::empty(out_shape, x.options());
+    if (m == 0) return y;
 
     // Reused per calling thread: no allocation per layer in the decode loop.
     thread_local std::vector<uint8_t> qa;
@@ -404,12 +406,12 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kern
         at::parallel_for(0, pairs, pair_grain, [&](int64_t begin, int64_t end) {
             amx_columns(begin, end, blocks, qrows, m, kp, packed, k4, comp, wscale, qscale, out, w.n);
         });
-        return y.view(out_shape);
+        return y;
     }
     const VnniProduct g{qrows, qscale, m, kp, k4, blocks, w.n, packed, comp, wscale, out};
     if (m <= kStreamMaxRows) vnni_block_streams(g);
     else vnni_tiles(g);
-    return y.view(out_shape);
+    return y;
 }
 
 }  // namespace t5s
