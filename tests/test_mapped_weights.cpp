@@ -5,6 +5,9 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -106,3 +109,32 @@ TEST_CASE("clean file pages leave the resident set and the model still computes 
     CHECK(status_kb("RssFile:") < file_kb);
     CHECK(generate() == before);  // code and weights fault back in from their files
 }
+
+#ifdef __GLIBC__
+TEST_CASE("blocks freed during a load go back to the system, not into the heap", "[memory][loading]") {
+    // glibc's heap raises its mmap threshold when a large mapped block is freed; a scope fixes it
+    // low, so a large temporary is a mapping of its own (counted in hblkhd) and leaves on free.
+    // 16 MB: larger than any free space the tests before this one leave in the heap, which
+    // malloc would use first whatever the threshold.
+    constexpr size_t kBlock = size_t{16} << 20;
+    auto block_is_mapped = [&] {
+        const size_t before = mallinfo2().hblkhd;
+        void* block = std::malloc(kBlock);
+        REQUIRE(block);
+        static_cast<volatile char*>(block)[0] = 1;
+        const bool mapped = mallinfo2().hblkhd >= before + kBlock;
+        std::free(block);
+        return mapped;
+    };
+    std::free(std::malloc(kBlock + (1 << 20)));  // raises the threshold, as a freed load temporary would
+    {
+        const LoadHeapScope outer;
+        {
+            const LoadHeapScope inner;  // a second load at the same time
+            CHECK(block_is_mapped());
+        }
+        CHECK(block_is_mapped());  // the outer load still holds the low threshold
+    }
+    CHECK_FALSE(block_is_mapped());  // after the loads: from the heap, reused step after step
+}
+#endif

@@ -95,6 +95,7 @@ public:
         const fs::path generation_path = dir / "generation_config.json";
         info_.generation_config = load_model_generation_defaults(dir);  // + config.json's tasks and default prefix
         apply_generation_token_ids(info_.generation_config, generation_path.string(), &config);
+        const LoadHeapScope heap_scope;  // freed load temporaries go back to the system, not the heap
         LoadedWeights loaded = load_checkpoint_tensors(dir, WeightStorage::Mapped);
         info_.files.insert(info_.files.end(), loaded.files.begin(), loaded.files.end());
         auto params = select_t5_parameters(loaded, config, loaded.files.back());

@@ -1,10 +1,12 @@
 #include "t5s/process_memory.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <cctype>
 #include <cstdint>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 
@@ -78,6 +80,33 @@ int64_t release_clean_file_pages() {
         }
     }
     return released;
+}
+
+namespace {
+
+std::mutex g_load_heap_mutex;
+int g_load_heap_scopes = 0;  // loads in progress (serve and the app may load several at once)
+
+void set_heap_thresholds(int mmap_bytes, int trim_bytes) {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, mmap_bytes);
+    mallopt(M_TRIM_THRESHOLD, trim_bytes);
+#else
+    (void)mmap_bytes;
+    (void)trim_bytes;
+#endif
+}
+
+}  // namespace
+
+LoadHeapScope::LoadHeapScope() {
+    std::lock_guard<std::mutex> lock(g_load_heap_mutex);
+    if (g_load_heap_scopes++ == 0) set_heap_thresholds(128 << 10, 128 << 10);  // glibc's starting values
+}
+
+LoadHeapScope::~LoadHeapScope() {
+    std::lock_guard<std::mutex> lock(g_load_heap_mutex);
+    if (--g_load_heap_scopes == 0) set_heap_thresholds(32 << 20, 64 << 20);
 }
 
 int64_t process_rss_bytes() { return proc_kb_field("/proc/self/status", "VmRSS:"); }
