@@ -105,10 +105,45 @@ at::Tensor Linear::product(const at::Tensor& x) const {
 
 namespace {
 
-// Rows `flat` of a weight packed in blocks of 16 rows whose row is the second index of its block
-// ([N/16, X, 16, ...]: the fp32 panels and the VNNI int8 layout) -> [rows, X, ...].
-at::Tensor rows_of_blocks_of_16(const at::Tensor& packed, const at::Tensor& flat) {
-    return packed.index({at::floor_divide(flat, 16), at::indexing::Slice(), at::remainder(flat, 16)});
+// `ids` flattened to host int64, each checked against the weight's n rows.
+at::Tensor host_ids(const at::Tensor& ids, int64_t n) {
+    at::Tensor flat = ids.reshape({-1}).to(at::kLong).contiguous();
+    const int64_t* id = flat.data_ptr<int64_t>();
+    for (int64_t r = 0; r < flat.numel(); ++r)
+        TORCH_CHECK_INDEX(id[r] >= 0 && id[r] < n, "row ", id[r], " is out of range [0, ", n, ")");
+    return flat;
+}
+
+// Rows of a weight packed in blocks of 16 rows whose row is the second index of its block (the fp32
+// panels [N/16, K, 16] and the VNNI int8 layout [N/16, K/4, 16, 4]), gathered by a host loop: a
+// decode step looks up one row per sequence, where an advanced index (with floor_divide, remainder,
+// a cast and a multiply) cost 25-30 us a step.
+at::Tensor panel_rows(const Linear::Fp32Panels& f, const at::Tensor& flat) {
+    const int64_t k = f.panels.size(1), count = flat.numel();
+    at::Tensor out = at::empty({count, k}, f.panels.options());
+    const int64_t* id = flat.data_ptr<int64_t>();
+    const float* panels = f.panels.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t r = 0; r < count; ++r) {
+        const float* column = panels + (id[r] / 16) * k * 16 + id[r] % 16;
+        for (int64_t i = 0; i < k; ++i) o[r * k + i] = column[i * 16];
+    }
+    return out;
+}
+
+// q * the row's scale in fp32, as q.to(kFloat) * scale gives it.
+at::Tensor vnni_rows(const Int8Weight& w, const at::Tensor& flat) {
+    const int64_t k = w.k, k4 = w.packed.size(1), count = flat.numel();
+    at::Tensor out = at::empty({count, k}, w.scale.options().dtype(at::kFloat));
+    const int64_t* id = flat.data_ptr<int64_t>();
+    const int8_t* packed = w.packed.data_ptr<int8_t>();
+    const float* scale = w.scale.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t r = 0; r < count; ++r) {
+        const int8_t* row = packed + ((id[r] / 16) * k4 * 16 + id[r] % 16) * 4;  // its 4 inputs of each group of 4
+        for (int64_t i = 0; i < k; ++i) o[r * k + i] = static_cast<float>(row[(i / 4) * 64 + i % 4]) * scale[id[r]];
+    }
+    return out;
 }
 
 }  // namespace
@@ -117,17 +152,14 @@ at::Tensor Linear::rows(const at::Tensor& ids) const {
     if (const Plain* f = std::get_if<Plain>(&form_)) return at::embedding(f->weight, ids);
     if (const Int8Rows* f = std::get_if<Int8Rows>(&form_))  // as a separate int8 table would give them
         return at::embedding(f->q, ids).to(f->scale.scalar_type()).mul_(at::embedding(f->scale, ids));
-    const at::Tensor flat = ids.reshape({-1});
     std::vector<int64_t> shape(ids.sizes().begin(), ids.sizes().end());
     if (const Fp32Panels* f = std::get_if<Fp32Panels>(&form_)) {
-        shape.push_back(f->panels.size(1));  // panels [N/16, K, 16]
-        return rows_of_blocks_of_16(f->panels, flat).view(shape);
+        shape.push_back(f->panels.size(1));
+        return panel_rows(*f, host_ids(ids, f->out_features)).view(shape);
     }
     if (const CpuInt8* f = std::get_if<CpuInt8>(&form_)) {
-        const Int8Weight& w = f->weight;  // packed [N/16, K/4, 16, 4]
-        const at::Tensor q = rows_of_blocks_of_16(w.packed, flat).reshape({flat.size(0), -1}).narrow(1, 0, w.k);
-        shape.push_back(w.k);
-        return q.to(at::kFloat).mul_(w.scale.index({flat}).unsqueeze(1)).view(shape);
+        shape.push_back(f->weight.k);
+        return vnni_rows(f->weight, host_ids(ids, f->weight.n)).view(shape);
     }
     return {};
 }
