@@ -344,6 +344,13 @@ def main():
 
     if "t5studio" in engines and not os.path.exists(t5s_bench):
         sys.exit(f"{t5s_bench} not found: build it first (tests/bench/run.sh does)")
+    # t5s_bench is not part of the default build: one left from an older build would time old code
+    # under today's commit in the report.
+    engine_lib = os.path.join(build, "engine", "libt5s_engine.a")
+    if ("t5studio" in engines and not args.t5s_bench and os.path.exists(engine_lib)
+            and os.path.getmtime(t5s_bench) < os.path.getmtime(engine_lib)):
+        sys.exit(f"{t5s_bench} is older than {engine_lib}: rebuild it first "
+                 f"(cmake --build {build} --target t5s_bench; tests/bench/run.sh does)")
     want_ct2 = "ctranslate2" in engines
     made = subprocess.run([python, os.path.join(HERE, "make_models.py"), "--models", ",".join(models), "--out",
                            os.path.join(args.out, "models")] + (["--ct2"] if want_ct2 else []),
