@@ -243,6 +243,10 @@ bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::s
         admit->push_back({p, {p->next_input++, 0}});
         if (p->next_input == p->texts.size()) queue.pop_front();
     }
+    // The admitted rows count as running from the moment they leave the queue: a metrics reader
+    // between here and the step (the inputs are encoded meanwhile) would otherwise see a request
+    // in neither the queue nor the batch.
+    stats.running_sequences = rows;
     return true;
 }
 
