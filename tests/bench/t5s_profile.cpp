@@ -139,8 +139,7 @@ int main(int argc, char** argv) {
     auto params = t5s::select_t5_parameters(loaded, config, loaded.files.back());
     for (auto& [name, t] : params) t = t.to(st).contiguous();
     t5s::T5Network net(config, std::move(params));
-    net.fuse_for_inference();
-    if (dtype == "int8") net.quantize_int8();
+    if (dtype == "int8") net.quantize_int8();  // both fuse q|k|v first, as a model load does
     else net.pack_for_cpu_decoding();
 
     c10::InferenceMode guard;

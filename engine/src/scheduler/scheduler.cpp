@@ -76,6 +76,7 @@ struct Scheduler::State {
     bool all_done() const { return queue.empty() && active.empty() && retries.empty(); }
     using Admission = std::pair<std::shared_ptr<Pending>, std::pair<size_t, int>>;
     bool collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled);
+    void publish_batch_stats(int rows, const std::vector<Admission>& joining);
     void fail(const std::shared_ptr<Pending>& p, ErrorCode code, const std::string& message);
     void fail_running(const CaughtError& error);
     void add_groups(std::vector<Admission>& admit);
@@ -246,8 +247,18 @@ bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::s
     // The admitted rows count as running from the moment they leave the queue: a metrics reader
     // between here and the step (the inputs are encoded meanwhile) would otherwise see a request
     // in neither the queue nor the batch.
-    stats.running_sequences = rows;
+    publish_batch_stats(rows, *admit);
     return true;
+}
+
+// The batch's gauges (mutex held): its rows, and the requests with rows in it or joining it now.
+void Scheduler::State::publish_batch_stats(int rows, const std::vector<Admission>& joining) {
+    stats.running_sequences = rows;
+    stats.running_requests = 0;
+    for (const auto& p : active) {
+        const bool joins = std::any_of(joining.begin(), joining.end(), [&](const Admission& a) { return a.first == p; });
+        stats.running_requests += !p->groups.empty() || joins ? 1 : 0;
+    }
 }
 
 void Scheduler::State::finish(const std::shared_ptr<Pending>& p) {
@@ -484,9 +495,7 @@ void Scheduler::State::step_once() {
         complete_groups(report.groups_finished);
     }
     std::lock_guard<std::mutex> lock(mutex);
-    stats.running_sequences = decoder->rows();
-    stats.running_requests = 0;
-    for (const auto& p : active) stats.running_requests += p->groups.empty() ? 0 : 1;
+    publish_batch_stats(decoder->rows(), {});
     if (all_done()) idle.notify_all();
 }
 

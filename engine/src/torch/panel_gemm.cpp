@@ -189,11 +189,13 @@ at::Tensor pack_panels(const std::vector<at::Tensor>& parts) {
     TORCH_CHECK(!parts.empty(), "pack_panels: no weight");
     const int64_t k = parts[0].dim() == 2 ? parts[0].size(1) : -1;
     std::vector<at::Tensor> held;  // contiguous (a mapped or loaded weight already is: no copy)
+    std::vector<const float*> data;
     std::vector<int64_t> first_row{0};
     for (const at::Tensor& w : parts) {
         TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kFloat && w.is_cpu() && w.size(1) == k,
                     "pack_panels: fp32 CPU [N, K] weights with one K");
         held.push_back(w.contiguous());
+        data.push_back(held.back().data_ptr<float>());
         first_row.push_back(first_row.back() + w.size(0));
     }
     const int64_t n = first_row.back(), count = (n + kPanel - 1) / kPanel;
@@ -212,7 +214,7 @@ at::Tensor pack_panels(const std::vector<at::Tensor>& parts) {
                     continue;
                 }
                 const size_t part = std::upper_bound(first_row.begin(), first_row.end(), r) - first_row.begin() - 1;
-                rows[c] = held[part].data_ptr<float>() + (r - first_row[part]) * k;
+                rows[c] = data[part] + (r - first_row[part]) * k;
             }
             transpose_into_panel(rows, k, out + p * k * kPanel);
         }
