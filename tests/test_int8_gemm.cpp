@@ -15,14 +15,14 @@ using namespace t5s;
 
 namespace {
 
-// The kernel's tests need AVX512-VNNI; elsewhere (or under T5S_INT8_KERNEL=fbgemm) they are skipped.
-// The kernel the policy picks here: AMX, VNNI, or FBGEMM (then the kernel's tests are skipped).
+// The kernel the policy picks here: AMX, VNNI, AVX2 (T5S_INT8_KERNEL=avx2, or a CPU without VNNI),
+// or FBGEMM / the rows path, which have their own forms: then the packed kernel's tests are skipped.
 Int8Kernel kernel() { return default_kernel_policy().int8; }
-#define SKIP_WITHOUT_VNNI()                                                        \
-    if (kernel() == Int8Kernel::Fbgemm)                                            \
-    T5S_SKIP(                                                                      \
-        "no AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm): int8 layers use " \
-        "FBGEMM")
+#define SKIP_WITHOUT_VNNI()                                                                            \
+    if (kernel() == Int8Kernel::Fbgemm || kernel() == Int8Kernel::Rows)                                \
+    T5S_SKIP(                                                                                          \
+        "no AVX2 or AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm/rows): int8 layers use FBGEMM " \
+        "or the rows path")
 
 // Per-row symmetric int8 of a weight, as the network quantises it.
 std::pair<at::Tensor, at::Tensor> quantise_weight(const at::Tensor& w) {
@@ -110,6 +110,24 @@ TEST_CASE("int8 products on AMX tiles equal the VNNI kernel's, in one process", 
     }
     auto [q, wscale] = quantise_weight(at::randn({17, 3}));
     CHECK_THROWS(int8_linear(at::randn({2, 3}), pack_int8_weight(q, wscale), Int8Kernel::Fbgemm));  // FBGEMM has its own form
+}
+
+TEST_CASE("int8 products of the AVX2 kernel equal the VNNI kernel's, in one process", "[packed][int8][may_skip][vnni]") {
+    const CpuFeatures& cpu = detect_cpu_features();
+    if (!cpu.avx512_vnni || !cpu.avx2_fma) T5S_SKIP("needs AVX512-VNNI and AVX2 on this CPU to compare the two kernels");
+    // Both sum the same int32 products (AVX2 without the +128 shift and its compensation) and
+    // rescale them in the same order: bit-identical. Shapes: partial blocks, K not a multiple of 4
+    // or 8 (the quantiser's scalar tail), rows odd and even (the AVX2 kernel's row pairs).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{300, 200}, {1536, 512}, {512, 2048}, {17, 3}, {100, 70}}) {
+        auto [q, wscale] = quantise_weight(at::randn({n, k}));
+        const Int8Weight packed = pack_int8_weight(q, wscale);
+        for (int64_t rows : {1, 2, 3, 4, 5, 8, 17, 32}) {
+            at::Tensor x = at::randn({rows, k}) * 3;
+            x[0].zero_();  // the all-zero row's scale fallback
+            INFO("n=" << n << " k=" << k << " rows=" << rows);
+            CHECK(at::equal(int8_linear(x, packed, Int8Kernel::Avx2), int8_linear(x, packed, Int8Kernel::Vnni)));
+        }
+    }
 }
 
 TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {

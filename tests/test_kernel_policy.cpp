@@ -123,7 +123,7 @@ TEST_CASE("fp32: this CPU's kernels, the AVX2 class's, the portable code and ATe
     }
 }
 
-TEST_CASE("int8: AMX equals VNNI bit for bit; FBGEMM, the AVX2 class's path, agrees to int8 rounding", "[policy]") {
+TEST_CASE("int8: AMX, VNNI and AVX2 agree bit for bit; FBGEMM, the AVX2 class's path, to int8 rounding", "[policy]") {
     const KernelPolicy here = default_kernel_policy();
     const auto m = load(Precision::Int8, here);
     const Outputs want = run(*m);
@@ -135,13 +135,27 @@ TEST_CASE("int8: AMX equals VNNI bit for bit; FBGEMM, the AVX2 class's path, agr
         CHECK(v->info().matmul_kernel == "int8 AVX512-VNNI");
         check_bitwise(want, run(*v));
     }
-    const KernelPolicy avx2 = kernel_policy_for(CpuClass::Avx2);
+    const bool packed_kernel_here =
+        here.int8 == Int8Kernel::Amx || here.int8 == Int8Kernel::Vnni || here.int8 == Int8Kernel::Avx2;
+    if (detect_cpu_features().avx2_fma && packed_kernel_here) {
+        // Only the int8 kernel changes (the step and vocabulary kernels stay this CPU's).
+        KernelPolicy avx2_int8 = here;
+        avx2_int8.int8 = Int8Kernel::Avx2;
+        const auto a = load(Precision::Int8, avx2_int8);
+        CHECK(a->info().matmul_kernel == "int8 AVX2");
+        check_bitwise(want, run(*a));
+    }
+    // The AVX2 class as a whole, and with FBGEMM forced there (7-bit activations).
+    KernelPolicy avx2 = kernel_policy_for(CpuClass::Avx2);
+    const auto c = load(Precision::Int8, avx2);
+    CHECK(c->info().matmul_kernel == (detect_cpu_features().avx2_fma ? "int8 AVX2" : "int8 FBGEMM"));
+    avx2.int8 = Int8Kernel::Fbgemm;
     const auto f = load(Precision::Int8, avx2);
     CHECK(f->info().matmul_kernel == "int8 FBGEMM");
-    const Outputs got = run(*f);
     // Both quantise weights alike; activations get 8 bits (ours) or 7 (FBGEMM without VNNI), the
     // error test_generation's precision check bounds against fp32 (5% and 10% of the range).
-    CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 0.15 * std::max(1.0, max_abs(want.logits.data)));
+    for (const Outputs& got : {run(*c), run(*f)})
+        CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 0.15 * std::max(1.0, max_abs(want.logits.data)));
     // The CUDA path's twin: the same weights, activations rounded to 8 bits symmetric, int32 sums.
     KernelPolicy rows = here;
     rows.int8 = Int8Kernel::Rows;

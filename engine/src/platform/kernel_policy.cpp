@@ -60,7 +60,10 @@ KernelIsa vocab_isa(const CpuFeatures& f, const KernelSwitches& s) {
 
 Int8Kernel int8_kernel(const CpuFeatures& f, const KernelSwitches& s) {
     if (s.int8_kernel == "rows") return Int8Kernel::Rows;  // any CPU: ATen's int8 product, no VNNI needed
-    if (s.int8_kernel == "fbgemm" || !f.avx512_vnni) return Int8Kernel::Fbgemm;
+    if (s.int8_kernel == "fbgemm") return Int8Kernel::Fbgemm;
+    // Without VNNI our AVX2 kernel: FBGEMM needs 7-bit activations there and streamed t5-base's
+    // weights at half the bandwidth at one row (docs/performance.md, "CPU kernels").
+    if (s.int8_kernel == "avx2" || !f.avx512_vnni) return f.avx2_fma ? Int8Kernel::Avx2 : Int8Kernel::Fbgemm;
     if (s.int8_kernel == "vnni" || !f.amx_int8) return Int8Kernel::Vnni;
     return Int8Kernel::Amx;
 }
@@ -120,7 +123,7 @@ KernelSwitches read_kernel_switches_from_env() {
     s.cpu_class = read_choice_from_env("T5S_CPU_CLASS", {"auto", "x86-64", "avx2", "avx512", "avx512-vnni", "amx"}, "auto");
     s.fp32_gemm = read_choice_from_env("T5S_FP32_GEMM", {"auto", "panels", "mkl"}, "auto");
     s.packed_gemm = read_choice_from_env("T5S_PACKED_GEMM", {"auto", "off", "all"}, "auto");
-    s.int8_kernel = read_choice_from_env("T5S_INT8_KERNEL", {"auto", "vnni", "fbgemm", "rows"}, "auto");
+    s.int8_kernel = read_choice_from_env("T5S_INT8_KERNEL", {"auto", "vnni", "avx2", "fbgemm", "rows"}, "auto");
     s.vocab_kernel = read_choice_from_env("T5S_VOCAB_KERNEL", {"auto", "avx2", "avx512"}, "auto");
     s.fused_kernels = read_bool_from_env("T5S_FUSED_KERNELS", true);
     return s;
@@ -142,8 +145,9 @@ KernelPolicy choose_kernel_policy(const CpuFeatures& detected, const KernelSwitc
     p.fp32_panels = f.avx2_fma ? KernelIsa::Avx2 : KernelIsa::Portable;
     p.packing = s.packed_gemm == "off" ? WeightPacking::Off : s.packed_gemm == "all" ? WeightPacking::All : WeightPacking::Auto;
     p.int8 = int8_kernel(f, s);
-    // Without VNNI, FBGEMM and oneDNN sum u8 x s8 pairs in saturating int16 (linear.cpp).
-    p.int8_reduced_range = !(f.avx512_vnni || f.avx_vnni);
+    // Without VNNI, FBGEMM and oneDNN sum u8 x s8 pairs in saturating int16 (linear.cpp); our
+    // kernels sum in int32 and keep 8 bits.
+    p.int8_reduced_range = p.int8 == Int8Kernel::Fbgemm && !(f.avx512_vnni || f.avx_vnni);
     p.vocab = vocab_isa(f, s);
     p.step = !s.fused_kernels ? KernelIsa::Off
              : f.avx512       ? KernelIsa::Avx512
@@ -166,7 +170,8 @@ KernelPolicy kernel_policy_for(CpuClass c) {
 void check_kernel_policy(const KernelPolicy& p) {
     const CpuFeatures& f = detect_cpu_features();
     require(p.fp32_panels != KernelIsa::Avx2 || f.avx2_fma, "the AVX2 panel kernel");
-    require(p.int8 == Int8Kernel::Fbgemm || p.int8 == Int8Kernel::Rows || f.avx512_vnni, "the AVX512-VNNI int8 kernel");
+    require(p.int8 != Int8Kernel::Vnni || f.avx512_vnni, "the AVX512-VNNI int8 kernel");
+    require(p.int8 != Int8Kernel::Avx2 || f.avx2_fma, "the AVX2 int8 kernel");
     require(p.int8 != Int8Kernel::Amx || f.amx_int8, "AMX tiles");
     for (KernelIsa isa : {p.vocab, p.step}) {
         require(isa != KernelIsa::Avx512 || f.avx512, "AVX-512 kernels");
@@ -198,6 +203,7 @@ std::vector<std::pair<std::string, std::string>> describe_kernels(const KernelPo
                                                             : "weights of 512x512 and more";
     std::string int8 = p.int8 == Int8Kernel::Amx    ? "AMX from 2 rows, AVX512-VNNI below"
                        : p.int8 == Int8Kernel::Vnni ? "AVX512-VNNI"
+                       : p.int8 == Int8Kernel::Avx2 ? "AVX2 (int16 products: the VNNI kernel's results)"
                        : p.int8 == Int8Kernel::Rows ? "int8 rows (ATen int32 products, the CUDA path's twin)"
                                                     : "FBGEMM / oneDNN";
     if (p.int8 == Int8Kernel::Fbgemm && p.int8_reduced_range) int8 += " (7-bit activations)";

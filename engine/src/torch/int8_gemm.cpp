@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "t5s/error.h"
+#include "torch/int8_gemm_avx2.h"
 
 namespace t5s {
 namespace {
@@ -387,9 +388,11 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel) {
     // The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
     const CpuFeatures& cpu = detect_cpu_features();
-    if (kernel == Int8Kernel::Fbgemm || !cpu.avx512_vnni || (kernel == Int8Kernel::Amx && !cpu.amx_int8)) {
-        throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
-    }
+    const bool runnable = kernel == Int8Kernel::Avx2   ? cpu.avx2_fma
+                          : kernel == Int8Kernel::Vnni ? cpu.avx512_vnni
+                          : kernel == Int8Kernel::Amx  ? cpu.amx_int8
+                                                       : false;  // FBGEMM and the rows path have their own forms
+    if (!runnable) throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
     if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
         throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
     }
@@ -401,6 +404,10 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kern
     out_shape.back() = w.n;
     at::Tensor y = at::empty(out_shape, x.options());
     if (m == 0) return y;
+    if (kernel == Int8Kernel::Avx2) {
+        int8_linear_avx2(x2.data_ptr<float>(), m, w, y.data_ptr<float>());
+        return y;
+    }
 
     // Reused per calling thread: no allocation per layer in the decode loop.
     thread_local std::vector<uint8_t> qa;

@@ -204,7 +204,9 @@ std::string Linear::kernel_name() const {
             },
             [](const Fp32Packed&) -> std::string { return "fp32 MKL packed"; },
             [](const Bf16Reordered&) -> std::string { return "bf16 oneDNN reordered"; },
-            [](const CpuInt8& f) -> std::string { return f.kernel == Int8Kernel::Amx ? "int8 AMX" : "int8 AVX512-VNNI"; },
+            [](const CpuInt8& f) -> std::string {
+                return f.kernel == Int8Kernel::Amx ? "int8 AMX" : f.kernel == Int8Kernel::Avx2 ? "int8 AVX2" : "int8 AVX512-VNNI";
+            },
             [](const FbgemmInt8&) -> std::string { return "int8 FBGEMM"; },
             [](const Int8Rows&) -> std::string { return "int8 rows (int32 products)"; },
             [](const Frozen& f) { return std::string("frozen ") + c10::toString(f.values.scalar_type()) + " dequantised"; },

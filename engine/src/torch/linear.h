@@ -54,7 +54,7 @@ public:
     };
     struct CpuInt8 {
         Int8Weight weight;
-        Int8Kernel kernel = Int8Kernel::Vnni;  // Vnni or Amx, as the kernel policy chose
+        Int8Kernel kernel = Int8Kernel::Vnni;  // Vnni, Amx or Avx2, as the kernel policy chose
     };
     struct FbgemmInt8 {
         c10::IValue narrow;  // FBGEMM prepack: fastest for a few rows
