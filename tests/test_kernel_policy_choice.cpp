@@ -33,18 +33,19 @@ CpuFeatures sapphire_rapids() {
 
 }  // namespace
 
-TEST_CASE("an AVX2-only CPU gets the batch-invariant panels, the AVX2 int8 kernel, AVX2 kernels", "[policy]") {
+TEST_CASE("an AVX2-only CPU gets the batch-invariant panels, FBGEMM with 7-bit activations, AVX2 kernels", "[policy]") {
     const KernelPolicy p = choose_kernel_policy(epyc(), KernelSwitches{});
     CHECK(p.detected == CpuClass::Avx2);
     CHECK(p.cpu == CpuClass::Avx2);
     CHECK(p.fp32_gemm == Fp32Gemm::Panels);
     CHECK(p.fp32_panels == KernelIsa::Avx2);
     CHECK(p.packing == WeightPacking::Auto);
-    CHECK(p.int8 == Int8Kernel::Avx2);
-    CHECK(!p.int8_reduced_range);  // int32 sums: 8-bit activations
-    KernelSwitches fbgemm;
-    fbgemm.int8_kernel = "fbgemm";  // FBGEMM forced there: its int16 pair sums need 7-bit activations
-    CHECK(choose_kernel_policy(epyc(), fbgemm).int8_reduced_range);
+    CHECK(p.int8 == Int8Kernel::Fbgemm);
+    CHECK(p.int8_reduced_range);  // FBGEMM's int16 pair sums need 7-bit activations there
+    KernelSwitches avx2;
+    avx2.int8_kernel = "avx2";  // our AVX2 kernel when asked: int32 sums, 8-bit activations
+    CHECK(choose_kernel_policy(epyc(), avx2).int8 == Int8Kernel::Avx2);
+    CHECK(!choose_kernel_policy(epyc(), avx2).int8_reduced_range);
     CHECK(p.vocab == KernelIsa::Avx2);
     CHECK(p.step == KernelIsa::Avx2);
 }
@@ -81,7 +82,7 @@ TEST_CASE("each CPU class in between gets its own choice", "[policy]") {
     CHECK(choose_kernel_policy(f, {}).int8 == Int8Kernel::Vnni);
     f.avx512_vnni = f.avx512_bf16 = false;
     CHECK(cpu_class_of(f) == CpuClass::Avx512);
-    CHECK(choose_kernel_policy(f, {}).int8 == Int8Kernel::Avx2);
+    CHECK(choose_kernel_policy(f, {}).int8 == Int8Kernel::Fbgemm);
     CHECK(!choose_kernel_policy(f, {}).int8_reduced_range);  // AVX-VNNI keeps FBGEMM at 8 bits
     const KernelPolicy baseline = choose_kernel_policy(CpuFeatures{}, {});
     CHECK(baseline.cpu == CpuClass::Baseline);

@@ -60,10 +60,11 @@ KernelIsa vocab_isa(const CpuFeatures& f, const KernelSwitches& s) {
 
 Int8Kernel int8_kernel(const CpuFeatures& f, const KernelSwitches& s) {
     if (s.int8_kernel == "rows") return Int8Kernel::Rows;  // any CPU: ATen's int8 product, no VNNI needed
-    if (s.int8_kernel == "fbgemm") return Int8Kernel::Fbgemm;
-    // Without VNNI our AVX2 kernel: FBGEMM needs 7-bit activations there and streamed t5-base's
-    // weights at half the bandwidth at one row (docs/performance.md, "CPU kernels").
-    if (s.int8_kernel == "avx2" || !f.avx512_vnni) return f.avx2_fma ? Int8Kernel::Avx2 : Int8Kernel::Fbgemm;
+    // Our AVX2 kernel only when asked: it gives the VNNI kernel's results (8-bit activations) and
+    // was 1.22x FBGEMM at t5-base batch 1, but exact int16 products cost more instructions than
+    // FBGEMM's 7-bit ones: 0.74x at t5-small batch 1, 0.6-0.9x from 8 rows (docs/performance.md).
+    if (s.int8_kernel == "avx2") return f.avx2_fma ? Int8Kernel::Avx2 : Int8Kernel::Fbgemm;
+    if (s.int8_kernel == "fbgemm" || !f.avx512_vnni) return Int8Kernel::Fbgemm;
     if (s.int8_kernel == "vnni" || !f.amx_int8) return Int8Kernel::Vnni;
     return Int8Kernel::Amx;
 }
