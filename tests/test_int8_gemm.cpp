@@ -2,7 +2,7 @@
 // error is rounding each activation row to 8 bits, which bounds every output by
 // 0.5 * row_scale * sum_k |w_q[n][k]| * w_scale[n]. The int8 generation checks (bf16 and int8
 // agree with fp32) run through this kernel too; ctest engine_int8_fbgemm reruns them on the
-// FBGEMM fallback.
+// FBGEMM fallback, engine_int8_avx2 on the AVX2 kernel (T5S_INT8_KERNEL=avx2).
 #include <ATen/ATen.h>
 #undef CHECK
 #include <catch2/catch.hpp>

@@ -39,9 +39,10 @@ Int8Rows quantize_int8_rows(const at::Tensor& w);
 Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 
 // x: fp32 CPU [..., K] -> fp32 [..., N]. Each row of x is quantised with its own scale
-// max|x_row| / 127 (round to nearest even). `kernel` is Vnni, or Amx (AMX tiles from 2 rows, VNNI
-// below) as the kernel policy chose it (t5s/kernel_policy.h: it checked that the CPU has them;
-// Fbgemm is refused). AMX and VNNI give identical results: both sum the same int32 products exactly.
+// max|x_row| / 127 (round to nearest even). `kernel` is Vnni, Amx (AMX tiles from 2 rows, VNNI
+// below) or Avx2 (int8_gemm_avx2.h) as the kernel policy chose it (t5s/kernel_policy.h: it checked
+// that the CPU has them; Fbgemm and Rows are refused). All three give identical results: they sum
+// the same int32 products exactly.
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel);
 
 }  // namespace t5s
