@@ -18,7 +18,7 @@ namespace {
 // The kernel the policy picks here: AMX, VNNI, AVX2 (T5S_INT8_KERNEL=avx2, or a CPU without VNNI),
 // or FBGEMM / the rows path, which have their own forms: then the packed kernel's tests are skipped.
 Int8Kernel kernel() { return default_kernel_policy().int8; }
-#define SKIP_WITHOUT_VNNI()                                                                            \
+#define SKIP_WITHOUT_PACKED_KERNEL()                                                                   \
     if (kernel() == Int8Kernel::Fbgemm || kernel() == Int8Kernel::Rows)                                \
     T5S_SKIP(                                                                                          \
         "no AVX2 or AVX512-VNNI on this CPU (or T5S_INT8_KERNEL=fbgemm/rows): int8 layers use FBGEMM " \
@@ -51,7 +51,7 @@ void check_rows_alone_equal_batch() {
 }  // namespace
 
 TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[packed][int8][may_skip][vnni]") {
-    SKIP_WITHOUT_VNNI();
+    SKIP_WITHOUT_PACKED_KERNEL();
     // Shapes cover full and partial 4-block tiles, N not a multiple of 16 and K not of 4.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{512, 512}, {1536, 512}, {512, 2048}, {100, 70}, {17, 3}, {64, 64}}) {
         auto [q, wscale] = quantise_weight(at::randn({n, k}));
@@ -77,7 +77,7 @@ TEST_CASE("int8 VNNI linear is the int8 product up to activation rounding", "[pa
 }
 
 TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations", "[packed][int8][may_skip][vnni]") {
-    SKIP_WITHOUT_VNNI();
+    SKIP_WITHOUT_PACKED_KERNEL();
     at::manual_seed(7);
     const at::Tensor w = at::randn({2048, 512}) * 0.05;
     auto [q, wscale] = quantise_weight(w);
@@ -92,7 +92,7 @@ TEST_CASE("int8 VNNI linear is close to the fp32 product on T5-like activations"
 }
 
 TEST_CASE("int8 rows give the same output alone or in a batch on the VNNI kernel", "[packed][int8][may_skip][vnni]") {
-    SKIP_WITHOUT_VNNI();
+    SKIP_WITHOUT_PACKED_KERNEL();
     check_rows_alone_equal_batch();
 }
 

@@ -55,10 +55,13 @@ enum class KernelIsa { Off, Portable, Avx2, Avx512 };
 enum class Fp32Gemm { MklPacked, Panels };    // Panels: batch-invariant (panel_gemm.h)
 enum class WeightPacking { Auto, Off, All };  // which fp32/bf16 weights are packed at load
 // Amx: AMX tiles from 2 rows, VNNI below. Avx2: the same packed weight and int32 sums without
-// VNNI (bit-identical results); only when asked (T5S_INT8_KERNEL=avx2). Rows: the device path
+// VNNI (bit-identical layer outputs); only when asked (T5S_INT8_KERNEL=avx2). Rows: the device path
 // (int8 activations per row, int32 products by at::_int_mm, cuBLASLt's on CUDA), run on the CPU
 // as its twin; never chosen by auto.
 enum class Int8Kernel { Fbgemm, Vnni, Amx, Rows, Avx2 };
+// Whether a CPU with features `f` can execute the int8 kernel (FBGEMM and the rows path pick
+// their own code and run anywhere): the one rule the policy check and the kernels share.
+bool cpu_runs_int8_kernel(Int8Kernel k, const CpuFeatures& f);
 
 struct KernelPolicy {
     CpuClass detected = CpuClass::Baseline;       // what this CPU is

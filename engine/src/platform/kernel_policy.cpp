@@ -60,9 +60,9 @@ KernelIsa vocab_isa(const CpuFeatures& f, const KernelSwitches& s) {
 
 Int8Kernel int8_kernel(const CpuFeatures& f, const KernelSwitches& s) {
     if (s.int8_kernel == "rows") return Int8Kernel::Rows;  // any CPU: ATen's int8 product, no VNNI needed
-    // Our AVX2 kernel only when asked: it gives the VNNI kernel's results (8-bit activations) and
-    // was 1.22x FBGEMM at t5-base batch 1, but exact int16 products cost more instructions than
-    // FBGEMM's 7-bit ones: 0.74x at t5-small batch 1, 0.6-0.9x from 8 rows (docs/performance.md).
+    // Our AVX2 kernel only when asked: its layers give the VNNI kernel's results (8-bit
+    // activations) and it was 1.22x FBGEMM at t5-base batch 1, but 0.74x at t5-small batch 1 and
+    // 0.6-0.9x from 8 rows (docs/performance.md).
     if (s.int8_kernel == "avx2") return f.avx2_fma ? Int8Kernel::Avx2 : Int8Kernel::Fbgemm;
     if (s.int8_kernel == "fbgemm" || !f.avx512_vnni) return Int8Kernel::Fbgemm;
     if (s.int8_kernel == "vnni" || !f.amx_int8) return Int8Kernel::Vnni;
@@ -77,6 +77,18 @@ Fp32Gemm fp32_gemm(const CpuFeatures& f, const KernelSwitches& s) {
     // expected to win; without AVX2 the portable chains are far slower than any BLAS.
     if (!f.avx2_fma) return Fp32Gemm::MklPacked;
     return f.amd || !f.avx512 ? Fp32Gemm::Panels : Fp32Gemm::MklPacked;
+}
+
+// What an int8 kernel needs, as check_kernel_policy names it.
+const char* int8_kernel_needs(Int8Kernel k) {
+    switch (k) {
+        case Int8Kernel::Vnni: return "the AVX512-VNNI int8 kernel";
+        case Int8Kernel::Amx: return "AMX tiles";
+        case Int8Kernel::Avx2: return "the AVX2 int8 kernel";
+        case Int8Kernel::Fbgemm:
+        case Int8Kernel::Rows: break;
+    }
+    return "an int8 kernel";
 }
 
 void require(bool ok, const char* what) {
@@ -157,6 +169,17 @@ KernelPolicy choose_kernel_policy(const CpuFeatures& detected, const KernelSwitc
     return p;
 }
 
+bool cpu_runs_int8_kernel(Int8Kernel k, const CpuFeatures& f) {
+    switch (k) {
+        case Int8Kernel::Vnni: return f.avx512_vnni;
+        case Int8Kernel::Amx: return f.amx_int8;
+        case Int8Kernel::Avx2: return f.avx2_fma;
+        case Int8Kernel::Fbgemm:
+        case Int8Kernel::Rows: return true;
+    }
+    return false;
+}
+
 const KernelPolicy& default_kernel_policy() {
     static const KernelPolicy policy = choose_kernel_policy(detect_cpu_features(), read_kernel_switches_from_env());
     return policy;
@@ -171,9 +194,7 @@ KernelPolicy kernel_policy_for(CpuClass c) {
 void check_kernel_policy(const KernelPolicy& p) {
     const CpuFeatures& f = detect_cpu_features();
     require(p.fp32_panels != KernelIsa::Avx2 || f.avx2_fma, "the AVX2 panel kernel");
-    require(p.int8 != Int8Kernel::Vnni || f.avx512_vnni, "the AVX512-VNNI int8 kernel");
-    require(p.int8 != Int8Kernel::Avx2 || f.avx2_fma, "the AVX2 int8 kernel");
-    require(p.int8 != Int8Kernel::Amx || f.amx_int8, "AMX tiles");
+    require(cpu_runs_int8_kernel(p.int8, f), int8_kernel_needs(p.int8));
     for (KernelIsa isa : {p.vocab, p.step}) {
         require(isa != KernelIsa::Avx512 || f.avx512, "AVX-512 kernels");
         require(isa != KernelIsa::Avx2 || f.avx2_fma, "AVX2 kernels");

@@ -252,8 +252,7 @@ struct VnniProduct {
     float* y;
 };
 
-// Enough work per task that waking a thread pays off (about 256k multiply-adds).
-int64_t blocks_per_task(const VnniProduct& g) { return std::max<int64_t>(1, (int64_t{1} << 18) / (g.m * g.kp * kLanes)); }
+int64_t blocks_per_task(const VnniProduct& g) { return int8_detail::blocks_per_task(g.m, g.kp); }
 
 // Up to kStreamMaxRows rows: every row at once, block by block (block_stream).
 void vnni_block_streams(const VnniProduct& g) {
@@ -387,12 +386,11 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
 
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel) {
     // The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
-    const CpuFeatures& cpu = detect_cpu_features();
-    const bool runnable = kernel == Int8Kernel::Avx2   ? cpu.avx2_fma
-                          : kernel == Int8Kernel::Vnni ? cpu.avx512_vnni
-                          : kernel == Int8Kernel::Amx  ? cpu.amx_int8
-                                                       : false;  // FBGEMM and the rows path have their own forms
-    if (!runnable) throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
+    // FBGEMM and the rows path have their own forms.
+    const bool packed_kernel = kernel != Int8Kernel::Fbgemm && kernel != Int8Kernel::Rows;
+    if (!packed_kernel || !cpu_runs_int8_kernel(kernel, detect_cpu_features())) {
+        throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
+    }
     if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
         throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
     }
@@ -409,14 +407,9 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kern
         return y;
     }
 
-    // Reused per calling thread: no allocation per layer in the decode loop.
-    thread_local std::vector<uint8_t> qa;
-    thread_local std::vector<float> sa;
-    if (qa.size() < static_cast<size_t>(m * kp)) qa.resize(static_cast<size_t>(m * kp));
-    if (sa.size() < static_cast<size_t>(m)) sa.resize(static_cast<size_t>(m));
-    // Plain pointers for the lambdas: inside a worker thread the names would mean its own copies.
-    uint8_t* const qrows = qa.data();
-    float* const qscale = sa.data();
+    // The calling thread's buffers, as plain pointers for the lambdas (a worker thread has its own).
+    uint8_t* const qrows = int8_detail::thread_buffer<uint8_t>(m * kp);
+    float* const qscale = int8_detail::thread_buffer<float>(m);
     quantize_rows(x2.data_ptr<float>(), m, w.k, kp, qrows, qscale);
 
     const int64_t blocks = w.packed.size(0);

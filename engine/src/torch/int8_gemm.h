@@ -8,7 +8,9 @@
 // rows by each weight; this kernel streams each weight once for all rows.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "t5s/kernel_policy.h"
 
@@ -44,5 +46,22 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 // that the CPU has them; Fbgemm and Rows are refused). All three give identical results: they sum
 // the same int32 products exactly.
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel);
+
+// Shared by the packed-weight kernels (int8_gemm.cpp, int8_gemm_avx2.cpp).
+namespace int8_detail {
+
+// Column blocks of 16 outputs per parallel task over `rows` rows of `kp` (padded K) inputs:
+// enough work per task that waking a thread pays off (about 256k multiply-adds).
+inline int64_t blocks_per_task(int64_t rows, int64_t kp) { return std::max<int64_t>(1, (int64_t{1} << 18) / (rows * kp * 16)); }
+
+// n elements reused per calling thread and element type: no allocation per layer in the decode loop.
+template <class T>
+T* thread_buffer(int64_t n) {
+    thread_local std::vector<T> buffer;
+    if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
+    return buffer.data();
+}
+
+}  // namespace int8_detail
 
 }  // namespace t5s

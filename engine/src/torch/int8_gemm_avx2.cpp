@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
 #include "torch/int8_gemm.h"
 
@@ -97,21 +96,14 @@ T5S_AVX2 void block_stream(const int16_t* a, int64_t lda, const int8_t* b, int64
 
 void int8_linear_avx2(const float* x, int64_t m, const Int8Weight& w, float* y) {
     const int64_t k4 = w.packed.size(1), kp = k4 * 4, blocks = w.packed.size(0), n = w.n;
-    // Reused per calling thread: no allocation per layer in the decode loop.
-    thread_local std::vector<int16_t> qa;
-    thread_local std::vector<float> sa;
-    if (qa.size() < static_cast<size_t>(m * kp)) qa.resize(static_cast<size_t>(m * kp));
-    if (sa.size() < static_cast<size_t>(m)) sa.resize(static_cast<size_t>(m));
-    // Plain pointers for the lambda: inside a worker thread the names would mean its own copies.
-    int16_t* const qrows = qa.data();
-    float* const qscale = sa.data();
+    // The calling thread's buffers, as plain pointers for the lambda (a worker thread has its own).
+    int16_t* const qrows = int8_detail::thread_buffer<int16_t>(m * kp);
+    float* const qscale = int8_detail::thread_buffer<float>(m);
     quantize_rows(x, m, w.k, kp, qrows, qscale);
 
     const int8_t* packed = w.packed.data_ptr<int8_t>();
     const float* wscale = w.scale.data_ptr<float>();
-    // Enough work per task that waking a thread pays off (about 256k multiply-adds).
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (m * kp * kLanes));
-    at::parallel_for(0, blocks, grain, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, blocks, int8_detail::blocks_per_task(m, kp), [&](int64_t begin, int64_t end) {
         for (int64_t block = begin; block < end; ++block) {
             const int64_t col0 = block * kLanes;
             const int8_t* b = packed + block * k4 * 64;
