@@ -65,31 +65,34 @@ TEST_CASE("residual add + RMS norm gives the bits of at::add then the fused norm
 }
 
 TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges heads", "[kernels]") {
-    const int64_t B = 3, H = 4, dk = 20, capacity = 9;
-    for (KernelIsa isa : step_isas())
-        for (int64_t len : {1, 5, 9}) {
-            // q as a decode step makes it (a view of a fused projection), k/v as narrowed cache views.
-            at::Tensor qkv = at::randn({B, 1, 3 * H * dk});
-            at::Tensor q = qkv.narrow(-1, 0, H * dk).view({B, 1, H, dk}).transpose(1, 2);
-            at::Tensor kc = at::randn({B, H, capacity, dk}), vc = at::randn({B, H, capacity, dk});
-            at::Tensor k = kc.narrow(2, 0, len), v = vc.narrow(2, 0, len);
-            for (int variant = 0; variant < 2; ++variant) {
-                at::Tensor bias;
-                if (variant == 0) {
-                    bias = at::randn({1, H, 1, len});  // self-attention position bias, shared by rows
-                } else {
-                    // cross-attention padding mask per row: the last key of row 1 masked out
-                    bias = at::zeros({B, 1, 1, len});
-                    if (len > 1) bias[1][0][0][len - 1] = std::numeric_limits<float>::lowest();
+    const int64_t B = 3, H = 4, capacity = 9;
+    // dk 20: one key at a time; 64 (T5's d_kv): four keys per call and the outputs in registers,
+    // with len 9 leaving one key over.
+    for (int64_t dk : {20, 64})
+        for (KernelIsa isa : step_isas())
+            for (int64_t len : {1, 5, 9}) {
+                // q as a decode step makes it (a view of a fused projection), k/v as narrowed cache views.
+                at::Tensor qkv = at::randn({B, 1, 3 * H * dk});
+                at::Tensor q = qkv.narrow(-1, 0, H * dk).view({B, 1, H, dk}).transpose(1, 2);
+                at::Tensor kc = at::randn({B, H, capacity, dk}), vc = at::randn({B, H, capacity, dk});
+                at::Tensor k = kc.narrow(2, 0, len), v = vc.narrow(2, 0, len);
+                for (int variant = 0; variant < 2; ++variant) {
+                    at::Tensor bias;
+                    if (variant == 0) {
+                        bias = at::randn({1, H, 1, len});  // self-attention position bias, shared by rows
+                    } else {
+                        // cross-attention padding mask per row: the last key of row 1 masked out
+                        bias = at::zeros({B, 1, 1, len});
+                        if (len > 1) bias[1][0][0][len - 1] = std::numeric_limits<float>::lowest();
+                    }
+                    at::Tensor weights = at::softmax(at::matmul(q, k.transpose(-1, -2)) + bias, -1);
+                    at::Tensor want = at::matmul(weights, v).transpose(1, 2).reshape({B, 1, H * dk});
+                    at::Tensor got = single_query_attention_cpu_f32(q, k, v, bias, isa);
+                    INFO("isa " << static_cast<int>(isa));
+                    REQUIRE(got.sizes() == want.sizes());
+                    CHECK(max_rel_diff(got, want) < 1e-5);
                 }
-                at::Tensor weights = at::softmax(at::matmul(q, k.transpose(-1, -2)) + bias, -1);
-                at::Tensor want = at::matmul(weights, v).transpose(1, 2).reshape({B, 1, H * dk});
-                at::Tensor got = single_query_attention_cpu_f32(q, k, v, bias, isa);
-                INFO("isa " << static_cast<int>(isa));
-                REQUIRE(got.sizes() == want.sizes());
-                CHECK(max_rel_diff(got, want) < 1e-5);
             }
-        }
 }
 
 TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") {

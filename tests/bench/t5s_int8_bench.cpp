@@ -2,6 +2,11 @@
 // and oneDNN dynamic-quantised linears, for t5-small/base layer shapes and the row counts
 // decoding and encoding use. Same process, same thread count, alternating, best of rounds.
 //   build/tests/t5s_int8_bench [--threads N] [--shape NxK ...]
+//   build/tests/t5s_int8_bench --stream small|base|large [--threads N]
+// --stream: every int8 weight one greedy batch-1 decoder step reads (per layer fused QKV, O,
+// cross-attention Q and O, FFN in and out; then the head), distinct tensors larger than the
+// caches, each multiplied by one row in turn: the step's GEMM time alone, as GB/s, per kernel
+// (ours on this CPU, our AVX2 kernel, FBGEMM), to set beside bandwidth_limit.py's read bandwidth.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -11,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,20 +53,94 @@ at::Tensor run_dynamic(const at::Tensor& x, const c10::IValue& packed) {
     return stack[0].toTensor();
 }
 
+struct ModelShape {
+    int64_t layers, d, inner, ff, vocab;
+};
+
+// One decoder step's weights, in the order the step reads them.
+std::vector<std::pair<int64_t, int64_t>> step_shapes(const ModelShape& m) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int64_t l = 0; l < m.layers; ++l) {
+        for (auto s : {std::pair{3 * m.inner, m.d}, {m.d, m.inner}, {m.inner, m.d}, {m.d, m.inner}, {m.ff, m.d}, {m.d, m.ff}})
+            out.push_back(s);
+    }
+    out.emplace_back(m.vocab, m.d);
+    return out;
+}
+
+int stream_step(const std::string& name) {
+    const std::map<std::string, ModelShape> known{
+        {"small", {6, 512, 512, 2048, 32128}}, {"base", {12, 768, 768, 3072, 32128}}, {"large", {24, 1024, 1024, 4096, 32128}}};
+    if (!known.count(name)) {
+        std::fprintf(stderr, "t5s_int8_bench: --stream small|base|large\n");
+        return 2;
+    }
+    struct Layer {
+        t5s::Int8Weight ours;
+        c10::IValue fb;
+        at::Tensor x;
+    };
+    std::vector<Layer> layers;
+    int64_t bytes = 0;
+    for (auto [n, k] : step_shapes(known.at(name))) {
+        const at::Tensor w = at::randn({n, k});
+        const at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
+        const at::Tensor q8 = at::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
+        const at::Tensor q = at::quantize_per_channel(w, scale.to(at::kDouble), at::zeros({n}, at::kLong), 0, at::kQInt8);
+        layers.push_back({t5s::pack_int8_weight(q8, scale), prepack(q, at::QEngine::FBGEMM), at::randn({1, k})});
+        bytes += n * k;
+    }
+    at::globalContext().setQEngine(at::QEngine::FBGEMM);
+    const t5s::Int8Kernel own = t5s::default_kernel_policy().int8;
+    std::vector<std::pair<std::string, std::function<void()>>> kernels;
+    if (own != t5s::Int8Kernel::Fbgemm && own != t5s::Int8Kernel::Avx2)
+        kernels.emplace_back("ours (VNNI/AMX)", [&] {
+            for (auto& l : layers) t5s::int8_linear(l.x, l.ours, own);
+        });
+    if (t5s::cpu_runs_int8_kernel(t5s::Int8Kernel::Avx2, t5s::detect_cpu_features()))
+        kernels.emplace_back("ours AVX2", [&] {
+            for (auto& l : layers) t5s::int8_linear(l.x, l.ours, t5s::Int8Kernel::Avx2);
+        });
+    kernels.emplace_back("FBGEMM", [&] {
+        for (auto& l : layers) run_dynamic(l.x, l.fb);
+    });
+    std::printf("%s decoder step at batch 1: %zu int8 weights, %.1f MB; threads %d; 5 alternating rounds of 20 steps\n",
+                name.c_str(), layers.size(), bytes / 1e6, at::get_num_threads());
+    std::vector<double> best(kernels.size(), 1e30);
+    for (int round = 0; round < 5; ++round) {
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            kernels[i].second();
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int s = 0; s < 20; ++s) kernels[i].second();
+            best[i] = std::min(best[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 20);
+        }
+    }
+    for (size_t i = 0; i < kernels.size(); ++i)
+        std::printf("%-16s %8.3f ms/step  %6.1f GB/s\n", kernels[i].first.c_str(), best[i] * 1e3, bytes / best[i] / 1e9);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int threads = 1;
     std::vector<std::pair<int64_t, int64_t>> shapes;
+    std::string stream;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--stream") && i + 1 < argc) stream = argv[++i];
         else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
             long long n = 0, k = 0;
             if (std::sscanf(argv[++i], "%lldx%lld", &n, &k) == 2) shapes.emplace_back(n, k);
         } else {
-            std::fprintf(stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...]\n");
+            std::fprintf(stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...] | --stream small|base|large\n");
             return 2;
         }
+    }
+    if (!stream.empty()) {
+        at::set_num_threads(threads);
+        c10::InferenceMode guard;
+        return stream_step(stream);
     }
     if (shapes.empty()) shapes = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {32128, 512}, {3072, 768}, {768, 3072}};
     if (t5s::default_kernel_policy().int8 == t5s::Int8Kernel::Fbgemm) {

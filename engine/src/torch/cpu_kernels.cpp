@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace t5s {
@@ -30,6 +31,50 @@ T5S_INLINE float dot_body(const float* a, const float* b, int64_t n) {
 T5S_INLINE void axpy_body(float alpha, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
+// dot_body(a, b_r, n) for 4 rows b_r = b + r * stride at once, n a multiple of kLanes, each row's
+// sums in dot_body's order (so its bits): the lane sums of the 4 rows interleave instead of
+// waiting on each other, and a is read once for all 4.
+T5S_INLINE void dot4_body(const float* a, const float* b, int64_t stride, int64_t n, float* out) {
+    float acc0[kLanes] = {}, acc1[kLanes] = {}, acc2[kLanes] = {}, acc3[kLanes] = {};
+    const float *b0 = b, *b1 = b + stride, *b2 = b + 2 * stride, *b3 = b + 3 * stride;
+    for (int64_t i = 0; i < n; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+            const float x = a[i + l];
+            acc0[l] += x * b0[i + l];
+            acc1[l] += x * b1[i + l];
+            acc2[l] += x * b2[i + l];
+            acc3[l] += x * b3[i + l];
+        }
+    }
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int l = 0; l < kLanes; ++l) {
+        s0 += acc0[l];
+        s1 += acc1[l];
+        s2 += acc2[l];
+        s3 += acc3[l];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+// out[c] = sum_j w[j] * v[j * stride + c], j in order from 0: the bits of zeroing out and
+// axpy_body(w[j], row j, out) for each row, with each 64 outputs kept in registers over the rows.
+T5S_INLINE void weighted_rows_body(const float* w, const float* v, int64_t stride, int64_t rows, float* out, int64_t n) {
+    constexpr int64_t kChunk = 4 * kLanes;
+    int64_t c = 0;
+    for (; c + kChunk <= n; c += kChunk) {
+        float acc[kChunk] = {};
+        for (int64_t j = 0; j < rows; ++j)
+            for (int64_t i = 0; i < kChunk; ++i) acc[i] += w[j] * v[j * stride + c + i];
+        for (int64_t i = 0; i < kChunk; ++i) out[c + i] = acc[i];
+    }
+    for (; c < n; ++c) {
+        float acc = 0;
+        for (int64_t j = 0; j < rows; ++j) acc += w[j] * v[j * stride + c];
+        out[c] = acc;
+    }
+}
 T5S_INLINE void widen_body(const bf16* in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
 }
@@ -39,13 +84,21 @@ struct VecOps {
     float (*dot)(const float*, const float*, int64_t);
     void (*axpy)(float, const float*, float*, int64_t);
     void (*widen)(const bf16*, float*, int64_t);
+    void (*dot4)(const float*, const float*, int64_t, int64_t, float*);
+    void (*weighted_rows)(const float*, const float*, int64_t, int64_t, float*, int64_t);
 };
 
-#define T5S_VEC_OPS(NAME, TARGET)                                                                            \
-    TARGET float NAME##_dot(const float* a, const float* b, int64_t n) { return dot_body(a, b, n); }         \
-    TARGET void NAME##_axpy(float alpha, const float* x, float* y, int64_t n) { axpy_body(alpha, x, y, n); } \
-    TARGET void NAME##_widen(const bf16* in, float* out, int64_t n) { widen_body(in, out, n); }              \
-    constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen};
+#define T5S_VEC_OPS(NAME, TARGET)                                                                                           \
+    TARGET float NAME##_dot(const float* a, const float* b, int64_t n) { return dot_body(a, b, n); }                        \
+    TARGET void NAME##_axpy(float alpha, const float* x, float* y, int64_t n) { axpy_body(alpha, x, y, n); }                \
+    TARGET void NAME##_widen(const bf16* in, float* out, int64_t n) { widen_body(in, out, n); }                             \
+    TARGET void NAME##_dot4(const float* a, const float* b, int64_t stride, int64_t n, float* out) {                        \
+        dot4_body(a, b, stride, n, out);                                                                                    \
+    }                                                                                                                       \
+    TARGET void NAME##_weighted_rows(const float* w, const float* v, int64_t stride, int64_t rows, float* out, int64_t n) { \
+        weighted_rows_body(w, v, stride, rows, out, n);                                                                     \
+    }                                                                                                                       \
+    constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen, NAME##_dot4, NAME##_weighted_rows};
 
 T5S_VEC_OPS(portable, )
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -135,6 +188,17 @@ at::Tensor residual_rms_norm(const VecOps& ops, const at::Tensor& h_in, const at
     return out;
 }
 
+// scores[j] = q . k_j for the L rows k_j = k + j * stride, each with dot_body's bits: four rows
+// per call, the rest one by one.
+void key_dots(const VecOps& ops, const float* q, const float* k, int64_t stride, int64_t L, int64_t dk, float* scores) {
+    int64_t j = 0;
+    // dot4 has no tail: dot_body's tail may be vectorised (products rounded before the adds) or
+    // not (fused), so a row with one stays on dot_body. T5's d_kv is 64.
+    if (dk % kLanes == 0)
+        for (; j + 4 <= L; j += 4) ops.dot4(q, k + j * stride, stride, dk, scores + j);
+    for (; j < L; ++j) scores[j] = ops.dot(q, k + j * stride, dk);
+}
+
 // transformers: scores = q.k (+ bias), softmax in fp32, out = weights . v; in bf16 each of these
 // op outputs is rounded (scores twice: after the matmul and after the bias add).
 template <typename T>
@@ -166,21 +230,30 @@ at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const 
             const float* qf = E::row(ops, qp + b * qs0 + h * qs1, q_scratch.data(), dk);
             const int64_t bias_row = !kv_row ? b / bias_share : bias_rows == 1 ? 0 : kb;  // kv_rows: a bias row per K/V row
             const T* brow = bp + bias_row * bs0 + h * bs1;
+            const T* krows = kp + kb * ks0 + h * ks1;
+            const T* vrows = vp + kb * vs0 + h * vs1;
+            if constexpr (std::is_same_v<T, float>) {
+                key_dots(ops, qf, krows, ks2, L, dk, scores.data());
+            } else {
+                for (int64_t j = 0; j < L; ++j) scores[j] = ops.dot(qf, E::row(ops, krows + j * ks2, row_scratch.data(), dk), dk);
+            }
             float m = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < L; ++j) {
-                const float* kf = E::row(ops, kp + kb * ks0 + h * ks1 + j * ks2, row_scratch.data(), dk);
-                scores[j] = E::round(E::round(ops.dot(qf, kf, dk)) + static_cast<float>(brow[j * bs3]));
+                scores[j] = E::round(E::round(scores[j]) + static_cast<float>(brow[j * bs3]));
                 m = std::max(m, scores[j]);
             }
             float sum = 0;
             for (int64_t j = 0; j < L; ++j) sum += (scores[j] = std::exp(scores[j] - m));
-            std::fill(acc.begin(), acc.end(), 0.0f);
-            for (int64_t j = 0; j < L; ++j) {
-                const float* vf = E::row(ops, vp + kb * vs0 + h * vs1 + j * vs2, row_scratch.data(), dk);
-                ops.axpy(E::round(scores[j] / sum), vf, acc.data(), dk);
-            }
+            for (int64_t j = 0; j < L; ++j) scores[j] = E::round(scores[j] / sum);  // the weights
             T* orow = op + b * H * dk + h * dk;
-            for (int64_t c = 0; c < dk; ++c) orow[c] = E::store(acc[c]);
+            if constexpr (std::is_same_v<T, float>) {
+                ops.weighted_rows(scores.data(), vrows, vs2, L, orow, dk);
+            } else {
+                std::fill(acc.begin(), acc.end(), 0.0f);
+                for (int64_t j = 0; j < L; ++j)
+                    ops.axpy(scores[j], E::row(ops, vrows + j * vs2, row_scratch.data(), dk), acc.data(), dk);
+                for (int64_t c = 0; c < dk; ++c) orow[c] = E::store(acc[c]);
+            }
         }
     });
     return out;
