@@ -2,7 +2,7 @@
 // and oneDNN dynamic-quantised linears, for t5-small/base layer shapes and the row counts
 // decoding and encoding use. Same process, same thread count, alternating, best of rounds.
 //   build/tests/t5s_int8_bench [--threads N] [--shape NxK ...]
-//   build/tests/t5s_int8_bench --stream small|base|large [--threads N]
+//   build/tests/t5s_int8_bench --stream small|base|large|mt5base [--threads N]
 // --stream: every int8 weight one greedy batch-1 decoder step reads (per layer fused QKV, O,
 // cross-attention Q and O, FFN in and out; then the head), distinct tensors larger than the
 // caches, each multiplied by one row in turn: the step's GEMM time alone, as GB/s, per kernel
@@ -55,6 +55,7 @@ at::Tensor run_dynamic(const at::Tensor& x, const c10::IValue& packed) {
 
 struct ModelShape {
     int64_t layers, d, inner, ff, vocab;
+    bool gated = false;  // two FFN input projections (mT5, flan-t5)
 };
 
 // One decoder step's weights, in the order the step reads them.
@@ -63,16 +64,19 @@ std::vector<std::pair<int64_t, int64_t>> step_shapes(const ModelShape& m) {
     for (int64_t l = 0; l < m.layers; ++l) {
         for (auto s : {std::pair{3 * m.inner, m.d}, {m.d, m.inner}, {m.inner, m.d}, {m.d, m.inner}, {m.ff, m.d}, {m.d, m.ff}})
             out.push_back(s);
+        if (m.gated) out.emplace_back(m.ff, m.d);
     }
     out.emplace_back(m.vocab, m.d);
     return out;
 }
 
 int stream_step(const std::string& name) {
-    const std::map<std::string, ModelShape> known{
-        {"small", {6, 512, 512, 2048, 32128}}, {"base", {12, 768, 768, 3072, 32128}}, {"large", {24, 1024, 1024, 4096, 32128}}};
+    const std::map<std::string, ModelShape> known{{"small", {6, 512, 512, 2048, 32128}},
+                                                  {"base", {12, 768, 768, 3072, 32128}},
+                                                  {"large", {24, 1024, 1024, 4096, 32128}},
+                                                  {"mt5base", {12, 768, 768, 2048, 250112, true}}};
     if (!known.count(name)) {
-        std::fprintf(stderr, "t5s_int8_bench: --stream small|base|large\n");
+        std::fprintf(stderr, "t5s_int8_bench: --stream small|base|large|mt5base\n");
         return 2;
     }
     struct Layer {
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
             long long n = 0, k = 0;
             if (std::sscanf(argv[++i], "%lldx%lld", &n, &k) == 2) shapes.emplace_back(n, k);
         } else {
-            std::fprintf(stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...] | --stream small|base|large\n");
+            std::fprintf(stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...] | --stream small|base|large|mt5base\n");
             return 2;
         }
     }
