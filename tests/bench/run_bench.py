@@ -168,13 +168,19 @@ def fmt_shares(r):
     return " / ".join(f"{r['engines'][e]['share_of_limit'] * 100:.0f} %" if r["engines"].get(e) else "—" for e in ENGINES)
 
 
+def bandwidth_readings(meta):
+    """Which readings the limit's bandwidth is the highest of: before, between rounds, after."""
+    between = meta.get("read_bandwidth_gbs_between") or []
+    middle = f", between rounds ({', '.join(f'{b:.1f}' for b in between)})" if between else ""
+    return (f"the highest of the read bandwidth measured before the run ({meta['read_bandwidth_gbs_before']:.1f}){middle} "
+            f"and after it ({meta['read_bandwidth_gbs_after']:.1f})")
+
+
 def limit_explanation(meta):
     if not meta.get("read_bandwidth_gbs"):
         return []
     return ["", f"Streaming limit: the ms a returned token would take if every decoding step only read its weights once at "
-                f"{meta['read_bandwidth_gbs']:.1f} GB/s (the higher of the read bandwidth measured before the run, "
-                f"{meta['read_bandwidth_gbs_before']:.1f}, and after it, {meta['read_bandwidth_gbs_after']:.1f}; CPU class "
-                f"{meta['cpu_class']}). Counted per step: every decoder weight but the cross-attention K/V projections, plus "
+                f"{meta['read_bandwidth_gbs']:.1f} GB/s ({bandwidth_readings(meta)}; CPU class {meta['cpu_class']}). Counted per step: every decoder weight but the cross-attention K/V projections, plus "
                 f"the LM head, at the dtype's width (int8 1 byte); not counted: encoder, cross K/V, KV cache, activations. "
                 f"A step's bytes are shared by the tokens it returns (batch, x candidates when sampling). Share = limit / "
                 f"measured ms per token (100 % = bandwidth-bound; large batches are compute-bound, so their share is low)."]
@@ -184,9 +190,8 @@ def build_markdown(meta, models, rows, loads, notes):
     md = [f"# T5 Studio benchmark ({meta['device']})", ""]
     md.append(f"- date: {meta['date']}; CPU: {meta['cpu']} ({meta['cpus']} logical CPUs); threads per engine: {meta['threads']}")
     if meta.get("read_bandwidth_gbs"):
-        md.append(f"- CPU class {meta['cpu_class']}; measured read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s, the higher of "
-                  f"before the run ({meta['read_bandwidth_gbs_before']:.1f}) and after it ({meta['read_bandwidth_gbs_after']:.1f}) "
-                  f"({meta['threads']} threads, best of 5 sums over 1 GiB)")
+        md.append(f"- CPU class {meta['cpu_class']}; measured read bandwidth {meta['read_bandwidth_gbs']:.1f} GB/s, "
+                  f"{bandwidth_readings(meta)} ({meta['threads']} threads, best of 5 sums over 1 GiB)")
     if meta.get("gpu"):
         md.append(f"- GPU: {meta['gpu']}")
     md.append(f"- versions: T5 Studio {meta['versions'].get('t5studio', '?')} (LibTorch {meta['versions'].get('libtorch', '?')}), "
@@ -366,7 +371,13 @@ def main():
     partial = os.path.join(args.out, f"results{suffix}.partial.jsonl")  # one line per finished driver
     open(partial, "w").close()
     raw = []
+    meta["read_bandwidth_gbs_between"] = []
     for rnd in range(max(1, args.rounds)):
+        if rnd > 0 and args.device == "cpu":
+            # This VM's bandwidth moves within minutes: a reading per round keeps the limit from
+            # resting on a low moment (which would inflate every share).
+            meta["read_bandwidth_gbs_between"].append(bandwidth_limit.read_bandwidth_gbs(threads))
+            log(f"read bandwidth before round {rnd + 1}: {meta['read_bandwidth_gbs_between'][-1]:.1f} GB/s")
         for model in models:
             for dtype in want_dtypes:
                 for engine in (engines if rnd % 2 == 0 else list(reversed(engines))):
@@ -432,9 +443,10 @@ def main():
             loads.append(ld)
 
     if args.device == "cpu":
-        # Bandwidth drifts with the neighbours' load: the better of the two readings is the machine's.
+        # Bandwidth drifts with the neighbours' load: the best of the readings is the machine's.
         meta["read_bandwidth_gbs_after"] = bandwidth_limit.read_bandwidth_gbs(threads)
-        meta["read_bandwidth_gbs"] = max(meta["read_bandwidth_gbs_before"], meta["read_bandwidth_gbs_after"])
+        meta["read_bandwidth_gbs"] = max([meta["read_bandwidth_gbs_before"], meta["read_bandwidth_gbs_after"]] +
+                                         meta["read_bandwidth_gbs_between"])
         log(f"read bandwidth after the run {meta['read_bandwidth_gbs_after']:.1f} GB/s; using {meta['read_bandwidth_gbs']:.1f}")
         meta["batch1_limit_tok_s"] = {m: {d: bandwidth_limit.limit_tokens_per_s(model_dirs[m]["hf"], d, meta["read_bandwidth_gbs"])
                                           for d in bandwidth_limit.WEIGHT_BYTES} for m in models}
