@@ -95,6 +95,23 @@ TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges 
             }
 }
 
+TEST_CASE("a key's score has the same bits in the four-key call and alone", "[kernels]") {
+    // Keys 0-3 go through dot4 and key 4 through dot. With key 4 = key 0 and v4 = -v0 (powers of
+    // two, so w * v is exact) and the other values 0, the output is exactly 0 iff their weights,
+    // hence their scores, are bit-identical; a last-bit difference leaves (w0 - w4) * v0.
+    const int64_t H = 2, dk = 64, len = 5;
+    for (KernelIsa isa : step_isas()) {
+        INFO("isa " << static_cast<int>(isa));
+        at::Tensor q = at::randn({1, H, 1, dk}), k = at::randn({1, H, len, dk}), v = at::zeros({1, H, len, dk});
+        k.select(2, 4).copy_(k.select(2, 0));
+        const at::Tensor powers = at::pow(2.0, at::randint(-3, 4, {1, H, dk}).to(at::kFloat));
+        v.select(2, 0).copy_(powers);
+        v.select(2, 4).copy_(-powers);
+        const at::Tensor out = single_query_attention_cpu_f32(q, k, v, at::zeros({1, H, 1, len}), isa);
+        CHECK(at::equal(out, at::zeros_like(out)));
+    }
+}
+
 TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") {
     for (KernelIsa isa : step_isas()) {
         INFO("isa " << static_cast<int>(isa));

@@ -53,6 +53,18 @@ at::Tensor run_dynamic(const at::Tensor& x, const c10::IValue& packed) {
     return stack[0].toTensor();
 }
 
+// A random [n, k] weight quantised per row, as our packed form takes it (q8, scale) and as
+// FBGEMM / oneDNN prepack it (q).
+struct RandomInt8 {
+    at::Tensor q8, scale, q;
+};
+RandomInt8 random_int8(int64_t n, int64_t k) {
+    const at::Tensor w = at::randn({n, k});
+    const at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
+    const at::Tensor q8 = at::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
+    return {q8, scale, at::quantize_per_channel(w, scale.to(at::kDouble), at::zeros({n}, at::kLong), 0, at::kQInt8)};
+}
+
 struct ModelShape {
     int64_t layers, d, inner, ff, vocab;
     bool gated = false;  // two FFN input projections (mT5, flan-t5)
@@ -87,17 +99,14 @@ int stream_step(const std::string& name) {
     std::vector<Layer> layers;
     int64_t bytes = 0;
     for (auto [n, k] : step_shapes(known.at(name))) {
-        const at::Tensor w = at::randn({n, k});
-        const at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
-        const at::Tensor q8 = at::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
-        const at::Tensor q = at::quantize_per_channel(w, scale.to(at::kDouble), at::zeros({n}, at::kLong), 0, at::kQInt8);
-        layers.push_back({t5s::pack_int8_weight(q8, scale), prepack(q, at::QEngine::FBGEMM), at::randn({1, k})});
+        const RandomInt8 r = random_int8(n, k);
+        layers.push_back({t5s::pack_int8_weight(r.q8, r.scale), prepack(r.q, at::QEngine::FBGEMM), at::randn({1, k})});
         bytes += n * k;
     }
     at::globalContext().setQEngine(at::QEngine::FBGEMM);
     const t5s::Int8Kernel own = t5s::default_kernel_policy().int8;
     std::vector<std::pair<std::string, std::function<void()>>> kernels;
-    if (own != t5s::Int8Kernel::Fbgemm && own != t5s::Int8Kernel::Avx2)
+    if (own == t5s::Int8Kernel::Vnni || own == t5s::Int8Kernel::Amx)
         kernels.emplace_back("ours (VNNI/AMX)", [&] {
             for (auto& l : layers) t5s::int8_linear(l.x, l.ours, own);
         });
@@ -156,13 +165,10 @@ int main(int argc, char** argv) {
     std::printf("threads %d; microseconds per call, best of 5 rounds; ratio = FBGEMM or oneDNN time / ours\n", threads);
     std::printf("%-11s %5s %10s %10s %10s %8s %8s\n", "N x K", "rows", "ours", "fbgemm", "onednn", "fb/ours", "dnn/ours");
     for (auto [n, k] : shapes) {
-        const at::Tensor w = at::randn({n, k});
-        const at::Tensor scale = (w.abs().amax({1}) / 127.0).clamp_min(1e-8);
-        const at::Tensor q8 = at::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
-        const t5s::Int8Weight ours = t5s::pack_int8_weight(q8, scale);
-        const at::Tensor q = at::quantize_per_channel(w, scale.to(at::kDouble), at::zeros({n}, at::kLong), 0, at::kQInt8);
-        const c10::IValue fb = prepack(q, at::QEngine::FBGEMM);
-        const c10::IValue dnn = prepack(q, at::QEngine::ONEDNN);
+        const RandomInt8 r = random_int8(n, k);
+        const t5s::Int8Weight ours = t5s::pack_int8_weight(r.q8, r.scale);
+        const c10::IValue fb = prepack(r.q, at::QEngine::FBGEMM);
+        const c10::IValue dnn = prepack(r.q, at::QEngine::ONEDNN);
         at::globalContext().setQEngine(at::QEngine::FBGEMM);
         for (int64_t rows : {1, 2, 4, 8, 16, 32, 256}) {
             const at::Tensor x = at::randn({rows, k});

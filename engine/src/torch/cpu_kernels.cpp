@@ -59,7 +59,8 @@ T5S_INLINE void dot4_body(const float* a, const float* b, int64_t stride, int64_
     out[3] = s3;
 }
 // out[c] = sum_j w[j] * v[j * stride + c], j in order from 0: the bits of zeroing out and
-// axpy_body(w[j], row j, out) for each row, with each 64 outputs kept in registers over the rows.
+// axpy_body(w[j], row j, out) for each row, with each 64 outputs kept in registers over the rows
+// (the same per-element expression); the last n % 64 outputs are exactly that, axpy_body row by row.
 T5S_INLINE void weighted_rows_body(const float* w, const float* v, int64_t stride, int64_t rows, float* out, int64_t n) {
     constexpr int64_t kChunk = 4 * kLanes;
     int64_t c = 0;
@@ -69,11 +70,8 @@ T5S_INLINE void weighted_rows_body(const float* w, const float* v, int64_t strid
             for (int64_t i = 0; i < kChunk; ++i) acc[i] += w[j] * v[j * stride + c + i];
         for (int64_t i = 0; i < kChunk; ++i) out[c + i] = acc[i];
     }
-    for (; c < n; ++c) {
-        float acc = 0;
-        for (int64_t j = 0; j < rows; ++j) acc += w[j] * v[j * stride + c];
-        out[c] = acc;
-    }
+    std::fill(out + c, out + n, 0.0f);
+    for (int64_t j = 0; j < rows; ++j) axpy_body(w[j], v + j * stride + c, out + c, n - c);
 }
 T5S_INLINE void widen_body(const bf16* in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
