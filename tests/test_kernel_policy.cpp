@@ -2,8 +2,10 @@
 // fallbacks (the AVX2-only class of an AMD EPYC, the portable code, ATen op by op, VNNI instead
 // of AMX, FBGEMM instead of ours) gives the same results on the same inputs: bit for bit where
 // the kernels promise it (the panel kernel's AVX2 and portable code; AMX and VNNI), to rounding
-// or to int8 rounding elsewhere. The env-driven ctest entries still cover each switch alone.
+// or to int8 rounding elsewhere; the decode step in one pass and with a tensor per operation bit for
+// bit. The env-driven ctest entries still cover each switch alone.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #undef CHECK
 #include <catch2/catch.hpp>
 
@@ -15,6 +17,7 @@
 
 #include "t5s/model.h"
 #include "test_support.h"
+#include "torch/t5_network.h"
 #include "torch/vocab_kernels.h"
 
 using namespace t5s;
@@ -116,7 +119,7 @@ TEST_CASE("fp32: this CPU's kernels, the AVX2 class's, the portable code and ATe
     for (const KernelPolicy& p : {kernel_policy_for(CpuClass::Avx2), kernel_policy_for(CpuClass::Baseline), op_by_op}) {
         const auto m = load(Precision::Fp32, p);
         const Outputs got = run(*m);
-        INFO("class " << to_string(p.cpu) << ", " << m->info().matmul_kernel << ", step " << describe_kernels(p).back().second);
+        INFO("class " << to_string(p.cpu) << ", " << m->info().matmul_kernel << ", step " << describe_kernels(p)[4].second);
         REQUIRE(got.logits.shape == want.logits.shape);
         CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 1e-4 * std::max(1.0, max_abs(want.logits.data)));
         check_greedy_under(*here, got, 1e-3);
@@ -185,4 +188,91 @@ TEST_CASE("vocabulary kernels: every instruction set here picks ATen's token", "
     }
     at::Tensor next, logprob;
     CHECK(!greedy_pick_cpu(logits, next, logprob, KernelIsa::Off));  // the policy's "off": ATen runs
+}
+
+namespace {
+
+// Whether `m` runs its next decode step in one pass (StepDecoding::decodes_in_one_pass) for a
+// state as generation starts one: the test below must know which paths it compared.
+bool steps_in_one_pass(const Model& m) {
+    const StepDecoding* net = m.step_decoding();
+    REQUIRE(net != nullptr);
+    const std::vector<int> ids = m.tokenizer().encode("paraphrase: Tom is a good boy.");
+    const at::Tensor in = at::tensor(std::vector<int64_t>(ids.begin(), ids.end()), at::kLong).unsqueeze(0);
+    const at::AutoGradMode no_grad(false);
+    const std::vector<at::Tensor> encoded = net->encode_each({in});
+    const DecoderState st = net->start_decoding(encoded[0], at::ones_like(in), 8, 1);
+    return net->decodes_in_one_pass(st);
+}
+
+std::vector<std::vector<Candidate>> every_search(const Model& m) {
+    const IdBatch in = inputs(m);
+    GenerationOptions beams = greedy(), sampled = greedy(), contrastive = greedy();
+    beams.num_beams = 4, beams.num_return_sequences = 2;
+    sampled.do_sample = true, sampled.num_return_sequences = 3, sampled.top_k = 20, sampled.seed = 7;
+    contrastive.penalty_alpha = 0.6f, contrastive.top_k = 4;  // reads each step's final hidden state
+    std::vector<std::vector<Candidate>> all;
+    for (const GenerationOptions& o : {greedy(), beams, sampled, contrastive}) {
+        for (auto& candidates : m.generate_ids(in, o)) all.push_back(std::move(candidates));
+    }
+    return all;
+}
+
+void check_same_candidates(const std::vector<std::vector<Candidate>>& a, const std::vector<std::vector<Candidate>>& b) {
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        REQUIRE(a[i].size() == b[i].size());
+        for (size_t j = 0; j < a[i].size(); ++j) {
+            INFO("search/input " << i << ", candidate " << j);
+            CHECK(a[i][j].ids == b[i][j].ids);
+            CHECK(a[i][j].score == b[i][j].score);  // bits: scores sum every step's log-probabilities
+        }
+    }
+}
+
+void check_one_pass_matches(const char* model, Precision precision, const KernelPolicy& with_one_pass) {
+    REQUIRE(with_one_pass.one_pass_step);
+    KernelPolicy per_operation = with_one_pass;
+    per_operation.one_pass_step = false;
+    RuntimeOptions o{Device::Cpu, precision, 0};
+    o.kernels = with_one_pass;
+    o.kernels->packing = WeightPacking::All;  // the tiny models' weights are under the size threshold
+    const auto one_pass = Model::load(model_dir(model), o);
+    o.kernels = per_operation;
+    o.kernels->packing = WeightPacking::All;
+    const auto per_op = Model::load(model_dir(model), o);
+    INFO(model << ", " << one_pass->info().matmul_kernel);
+    REQUIRE(steps_in_one_pass(*one_pass));
+    REQUIRE(!steps_in_one_pass(*per_op));
+    check_same_candidates(every_search(*one_pass), every_search(*per_op));
+}
+
+}  // namespace
+
+TEST_CASE("the decode step in one pass and with a tensor per operation give the same bits", "[policy]") {
+    const KernelPolicy here = default_kernel_policy();
+    if (!here.one_pass_step) {
+        WARN("SKIPPED: T5S_ONE_PASS_STEP=0 or T5S_FUSED_KERNELS=0 in the environment: only the tensor step runs");
+        return;
+    }
+    SECTION("fp32, this CPU's GEMM") { check_one_pass_matches(kModel, Precision::Fp32, here); }
+    SECTION("fp32, the AVX2 class's panels") {
+        KernelPolicy panels = kernel_policy_for(CpuClass::Avx2);
+        panels.fp32_gemm = Fp32Gemm::Panels;
+        check_one_pass_matches(kModel, Precision::Fp32, panels);
+    }
+    SECTION("a gated-gelu model (flan-t5), its activation through ATen on the step's buffers") {
+        check_one_pass_matches("flan-gated-gelu-bf16", Precision::Fp32, here);
+    }
+    SECTION("int8, our packed kernel") {
+        KernelPolicy ours = here;
+        if (ours.int8 == Int8Kernel::Fbgemm) {
+            if (!detect_cpu_features().avx2_fma) {
+                WARN("SKIPPED: no AVX2 here: int8 runs FBGEMM, whose form the one-pass step does not take");
+                return;
+            }
+            ours.int8 = Int8Kernel::Avx2;
+        }
+        check_one_pass_matches(kModel, Precision::Int8, ours);
+    }
 }

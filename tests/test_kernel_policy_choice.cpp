@@ -143,6 +143,12 @@ TEST_CASE("every kernel switch keeps its meaning", "[policy]") {
     s.fused_kernels = false;
     CHECK(choose_kernel_policy(sapphire_rapids(), s).vocab == KernelIsa::Off);
     CHECK(choose_kernel_policy(sapphire_rapids(), s).step == KernelIsa::Off);
+    CHECK(!choose_kernel_policy(sapphire_rapids(), s).one_pass_step);  // its norm and attention are the fused kernels
+    CHECK(choose_kernel_policy(epyc(), {}).one_pass_step);
+    s = {};
+    s.one_pass_step = false;  // T5S_ONE_PASS_STEP=0: a tensor per operation, the fused kernels kept
+    CHECK(!choose_kernel_policy(epyc(), s).one_pass_step);
+    CHECK(choose_kernel_policy(epyc(), s).step == KernelIsa::Avx2);
 }
 
 TEST_CASE("class names round-trip and the description names every kernel", "[policy]") {
@@ -155,7 +161,7 @@ TEST_CASE("class names round-trip and the description names every kernel", "[pol
         names.insert(name);
         CHECK(!choice.empty());
     }
-    CHECK(names == std::set<std::string>{"fp32_gemm", "weight_packing", "int8_gemm", "vocab", "step"});
+    CHECK(names == std::set<std::string>{"fp32_gemm", "weight_packing", "int8_gemm", "vocab", "step", "decode_step"});
     CHECK(rows.front().second == "panels, AVX2 (batch-invariant)");
 }
 

@@ -47,6 +47,7 @@ struct KernelSwitches {
     std::string int8_kernel = "auto";   // T5S_INT8_KERNEL: auto | vnni | fbgemm | rows
     std::string vocab_kernel = "auto";  // T5S_VOCAB_KERNEL: auto | avx2 | avx512
     bool fused_kernels = true;          // T5S_FUSED_KERNELS
+    bool one_pass_step = true;          // T5S_ONE_PASS_STEP
 };
 KernelSwitches read_kernel_switches_from_env();
 
@@ -73,6 +74,10 @@ struct KernelPolicy {
     bool int8_reduced_range = true;    // FBGEMM/oneDNN quantise activations to 7 bits (no VNNI)
     KernelIsa vocab = KernelIsa::Off;  // greedy pick / in-place log-softmax: Off, Avx2, Avx512
     KernelIsa step = KernelIsa::Off;   // fused RMS norm + single-query attention: Off = op by op
+    // The CPU decode step as one pass per layer over its own buffers, no ATen call per operation
+    // (t5_step_cpu.cpp), where step is on and every decoder layer's form takes raw rows; else a
+    // tensor per operation. The same bits either way.
+    bool one_pass_step = false;
     bool operator==(const KernelPolicy& o) const;
 };
 

@@ -139,13 +139,14 @@ KernelSwitches read_kernel_switches_from_env() {
     s.int8_kernel = read_choice_from_env("T5S_INT8_KERNEL", {"auto", "vnni", "avx2", "fbgemm", "rows"}, "auto");
     s.vocab_kernel = read_choice_from_env("T5S_VOCAB_KERNEL", {"auto", "avx2", "avx512"}, "auto");
     s.fused_kernels = read_bool_from_env("T5S_FUSED_KERNELS", true);
+    s.one_pass_step = read_bool_from_env("T5S_ONE_PASS_STEP", true);
     return s;
 }
 
 bool KernelPolicy::operator==(const KernelPolicy& o) const {
     return detected == o.detected && cpu == o.cpu && fp32_gemm == o.fp32_gemm && fp32_panels == o.fp32_panels &&
            packing == o.packing && int8 == o.int8 && int8_reduced_range == o.int8_reduced_range && vocab == o.vocab &&
-           step == o.step;
+           step == o.step && one_pass_step == o.one_pass_step;
 }
 
 KernelPolicy choose_kernel_policy(const CpuFeatures& detected, const KernelSwitches& s) {
@@ -166,6 +167,7 @@ KernelPolicy choose_kernel_policy(const CpuFeatures& detected, const KernelSwitc
              : f.avx512       ? KernelIsa::Avx512
              : f.avx2_fma     ? KernelIsa::Avx2
                               : KernelIsa::Portable;
+    p.one_pass_step = s.one_pass_step && p.step != KernelIsa::Off;
     return p;
 }
 
@@ -235,6 +237,8 @@ std::vector<std::pair<std::string, std::string>> describe_kernels(const KernelPo
         {"int8_gemm", int8},
         {"vocab", isa(p.vocab, "off (ATen)")},
         {"step", p.step == KernelIsa::Off ? "off (ATen op by op)" : "fused, " + isa(p.step, "")},
+        {"decode_step", p.one_pass_step ? "one pass per layer over its own buffers (fp32 panels / MKL packed / our int8 layers)"
+                                        : "a tensor per operation"},
     };
 }
 

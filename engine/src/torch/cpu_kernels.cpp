@@ -200,60 +200,70 @@ void key_dots(const VecOps& ops, const float* q, const float* k, int64_t stride,
 // transformers: scores = q.k (+ bias), softmax in fp32, out = weights . v; in bf16 each of these
 // op outputs is rounded (scores twice: after the matmul and after the bias add).
 template <typename T>
-at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& bias_in, const at::Tensor& kv_rows_in) {
+void single_query_attention(const VecOps& ops, const SingleQuery<T>& a) {
     using E = Elem<T>;
-    const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
-    // k/v (and bias) may hold one row per group of `share` consecutive query rows (the beams or
-    // candidates of one input share its cross-attention K/V), or kv_rows names each query row's.
-    const at::Tensor kv_rows = kv_rows_in.defined() ? kv_rows_in.to(at::kLong).contiguous() : at::Tensor();
-    const int64_t* kv_row = kv_rows.defined() ? kv_rows.data_ptr<int64_t>() : nullptr;
-    const int64_t share = kv_row ? 1 : B / k.size(0), bias_rows = bias_in.size(0);
-    const at::Tensor bias = bias_in.expand({bias_rows, H, 1, L});
-    const int64_t bias_share = bias_rows == 1 ? B : B / bias_rows;
-    at::Tensor out = at::empty({B, 1, H * dk}, q.options());
-    const T* qp = q.data_ptr<T>();
-    const T* kp = k.data_ptr<T>();
-    const T* vp = v.data_ptr<T>();
-    const T* bp = bias.data_ptr<T>();
-    T* op = out.data_ptr<T>();
-    const int64_t qs0 = q.stride(0), qs1 = q.stride(1), ks0 = k.stride(0), ks1 = k.stride(1), ks2 = k.stride(2);
-    const int64_t vs0 = v.stride(0), vs1 = v.stride(1), vs2 = v.stride(2);
-    const int64_t bs0 = bias.stride(0), bs1 = bias.stride(1), bs3 = bias.stride(3);
+    const int64_t B = a.rows, H = a.heads, L = a.keys, dk = a.d_kv;
+    const int64_t bias_share = a.bias_rows == 1 ? B : B / a.bias_rows;
     at::parallel_for(0, B * H, 8, [&](int64_t begin, int64_t end) {
         std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)),
             row_scratch(static_cast<size_t>(dk)), acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
-            const int64_t b = i / H, h = i % H, kb = kv_row ? kv_row[b] : b / share;
-            const float* qf = E::row(ops, qp + b * qs0 + h * qs1, q_scratch.data(), dk);
-            const int64_t bias_row = !kv_row ? b / bias_share : bias_rows == 1 ? 0 : kb;  // kv_rows: a bias row per K/V row
-            const T* brow = bp + bias_row * bs0 + h * bs1;
-            const T* krows = kp + kb * ks0 + h * ks1;
-            const T* vrows = vp + kb * vs0 + h * vs1;
+            const int64_t b = i / H, h = i % H, kb = a.kv_row ? a.kv_row[b] : b / a.share;
+            const float* qf = E::row(ops, a.q + b * a.q_row + h * a.q_head, q_scratch.data(), dk);
+            // kv_row: a bias row per K/V row (or one for all)
+            const int64_t bias_row = !a.kv_row ? b / bias_share : a.bias_rows == 1 ? 0 : kb;
+            const T* brow = a.bias + bias_row * a.bias_row + h * a.bias_head;
+            const T* krows = a.k + kb * a.k_row + h * a.k_head;
+            const T* vrows = a.v + kb * a.v_row + h * a.v_head;
             if constexpr (std::is_same_v<T, float>) {
-                key_dots(ops, qf, krows, ks2, L, dk, scores.data());
+                key_dots(ops, qf, krows, a.k_pos, L, dk, scores.data());
             } else {
-                for (int64_t j = 0; j < L; ++j) scores[j] = ops.dot(qf, E::row(ops, krows + j * ks2, row_scratch.data(), dk), dk);
+                for (int64_t j = 0; j < L; ++j)
+                    scores[j] = ops.dot(qf, E::row(ops, krows + j * a.k_pos, row_scratch.data(), dk), dk);
             }
             float m = -std::numeric_limits<float>::infinity();
             for (int64_t j = 0; j < L; ++j) {
-                scores[j] = E::round(E::round(scores[j]) + static_cast<float>(brow[j * bs3]));
+                scores[j] = E::round(E::round(scores[j]) + static_cast<float>(brow[j * a.bias_pos]));
                 m = std::max(m, scores[j]);
             }
             float sum = 0;
             for (int64_t j = 0; j < L; ++j) sum += (scores[j] = std::exp(scores[j] - m));
             for (int64_t j = 0; j < L; ++j) scores[j] = E::round(scores[j] / sum);  // the weights
-            T* orow = op + b * H * dk + h * dk;
+            T* orow = a.out + b * H * dk + h * dk;
             if constexpr (std::is_same_v<T, float>) {
-                ops.weighted_rows(scores.data(), vrows, vs2, L, orow, dk);
+                ops.weighted_rows(scores.data(), vrows, a.v_pos, L, orow, dk);
             } else {
                 std::fill(acc.begin(), acc.end(), 0.0f);
                 for (int64_t j = 0; j < L; ++j)
-                    ops.axpy(scores[j], E::row(ops, vrows + j * vs2, row_scratch.data(), dk), acc.data(), dk);
+                    ops.axpy(scores[j], E::row(ops, vrows + j * a.v_pos, row_scratch.data(), dk), acc.data(), dk);
                 for (int64_t c = 0; c < dk; ++c) orow[c] = E::store(acc[c]);
             }
         }
     });
+}
+
+// The tensors' pointers and strides. k/v (and bias) may hold one row per group of `share`
+// consecutive query rows (the beams or candidates of one input share its cross-attention K/V),
+// or kv_rows names each query row's.
+template <typename T>
+at::Tensor single_query_attention(const VecOps& ops, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& bias_in, const at::Tensor& kv_rows_in) {
+    const int64_t B = q.size(0), H = q.size(1), L = k.size(2), dk = q.size(3);
+    const at::Tensor kv_rows = kv_rows_in.defined() ? kv_rows_in.to(at::kLong).contiguous() : at::Tensor();
+    const int64_t bias_rows = bias_in.size(0);
+    const at::Tensor bias = bias_in.expand({bias_rows, H, 1, L});
+    at::Tensor out = at::empty({B, 1, H * dk}, q.options());
+    SingleQuery<T> a;
+    a.q = q.data_ptr<T>(), a.q_row = q.stride(0), a.q_head = q.stride(1);
+    a.k = k.data_ptr<T>(), a.k_row = k.stride(0), a.k_head = k.stride(1), a.k_pos = k.stride(2);
+    a.v = v.data_ptr<T>(), a.v_row = v.stride(0), a.v_head = v.stride(1), a.v_pos = v.stride(2);
+    a.bias = bias.data_ptr<T>(), a.bias_row = bias.stride(0), a.bias_head = bias.stride(1), a.bias_pos = bias.stride(3);
+    a.bias_rows = bias_rows;
+    a.kv_row = kv_rows.defined() ? kv_rows.data_ptr<int64_t>() : nullptr;
+    a.share = a.kv_row ? 1 : B / k.size(0);
+    a.rows = B, a.heads = H, a.keys = L, a.d_kv = dk;
+    a.out = out.data_ptr<T>();
+    single_query_attention(ops, a);
     return out;
 }
 
@@ -274,6 +284,26 @@ at::Tensor single_query_attention_cpu_f32(const at::Tensor& q, const at::Tensor&
                                           KernelIsa isa, const at::Tensor& kv_rows) {
     return single_query_attention<float>(ops_for(isa), q, k, v, bias, kv_rows);
 }
+void single_query_attention_f32(const SingleQuery<float>& a, KernelIsa isa) { single_query_attention(ops_for(isa), a); }
+
+void rms_norm_rows_f32(const float* x, const float* weight, int64_t rows, int64_t d, double eps, KernelIsa isa, float* out) {
+    const VecOps& ops = ops_for(isa);
+    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) normalize_row(ops, x + r * d, weight, d, eps, out + r * d);
+    });
+}
+
+void residual_rms_norm_rows_f32(float* h, const float* y, const float* weight, int64_t rows, int64_t d, double eps, KernelIsa isa,
+                                float* out) {
+    const VecOps& ops = ops_for(isa);
+    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            for (int64_t i = r * d; i < (r + 1) * d; ++i) h[i] = h[i] + y[i];
+            normalize_row(ops, h + r * d, weight, d, eps, out + r * d);
+        }
+    });
+}
+
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                                            KernelIsa isa, const at::Tensor& kv_rows) {
     return single_query_attention<bf16>(ops_for(isa), q, k, v, bias, kv_rows);

@@ -33,4 +33,32 @@ at::Tensor rms_norm_cpu_bf16(const at::Tensor& x, const at::Tensor& weight, doub
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                                            KernelIsa isa, const at::Tensor& kv_rows = {});
 
+// Raw forms for the decode step's one pass over its own buffers (t5_step_cpu.cpp): no tensors, no
+// allocation, no ATen dispatch; each computes exactly what its tensor form above computes.
+//
+// Single-query attention's operands, strides in elements: q[b * q_row + h * q_head + c],
+// k[kb * k_row + h * k_head + j * k_pos + c] (v alike), bias[br * bias_row + h * bias_head + j * bias_pos]
+// for query row b, head h, key j, where kb = kv_row ? kv_row[b] : b / share and br is b's bias row
+// (bias_rows: 1, one per query row group, or one per K/V row with kv_row). out [rows, heads * d_kv].
+template <typename T>
+struct SingleQuery {
+    const T* q = nullptr;
+    int64_t q_row = 0, q_head = 0;
+    const T* k = nullptr;
+    int64_t k_row = 0, k_head = 0, k_pos = 0;
+    const T* v = nullptr;
+    int64_t v_row = 0, v_head = 0, v_pos = 0;
+    const T* bias = nullptr;
+    int64_t bias_row = 0, bias_head = 0, bias_pos = 0, bias_rows = 1;
+    const int64_t* kv_row = nullptr;
+    int64_t share = 1;
+    int64_t rows = 0, heads = 0, keys = 0, d_kv = 0;
+    T* out = nullptr;
+};
+void single_query_attention_f32(const SingleQuery<float>& a, KernelIsa isa);
+// rows x d, row-major: out = rms_norm(x); the residual form adds y into h in place first.
+void rms_norm_rows_f32(const float* x, const float* weight, int64_t rows, int64_t d, double eps, KernelIsa isa, float* out);
+void residual_rms_norm_rows_f32(float* h, const float* y, const float* weight, int64_t rows, int64_t d, double eps, KernelIsa isa,
+                                float* out);
+
 }  // namespace t5s

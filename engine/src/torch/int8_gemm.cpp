@@ -384,39 +384,33 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale) {
     return w;
 }
 
-at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel) {
-    // The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
-    // FBGEMM and the rows path have their own forms.
+namespace {
+
+// The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
+// FBGEMM and the rows path have their own forms.
+void require_packed_kernel(Int8Kernel kernel) {
     const bool packed_kernel = kernel != Int8Kernel::Fbgemm && kernel != Int8Kernel::Rows;
     if (!packed_kernel || !cpu_runs_int8_kernel(kernel, detect_cpu_features())) {
         throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
     }
-    if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
-        throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
-    }
-    // Rows of K in memory, y allocated in its final shape: no reshape/view calls (a decode step
-    // makes some 40 of these calls).
-    const at::Tensor x2 = x.contiguous();
-    const int64_t m = x2.numel() / w.k, k4 = w.packed.size(1), kp = k4 * 4;
-    std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
-    out_shape.back() = w.n;
-    at::Tensor y = at::empty(out_shape, x.options());
-    if (m == 0) return y;
-    if (kernel == Int8Kernel::Avx2) {
-        int8_linear_avx2(x2.data_ptr<float>(), m, w, y.data_ptr<float>());
-        return y;
-    }
+}
 
+void multiply_int8(const float* x, int64_t m, const Int8Weight& w, Int8Kernel kernel, float* out) {
+    if (m == 0) return;
+    if (kernel == Int8Kernel::Avx2) {
+        int8_linear_avx2(x, m, w, out);
+        return;
+    }
+    const int64_t k4 = w.packed.size(1), kp = k4 * 4;
     // The calling thread's buffers, as plain pointers for the lambdas (a worker thread has its own).
     uint8_t* const qrows = int8_detail::thread_buffer<uint8_t>(m * kp);
     float* const qscale = int8_detail::thread_buffer<float>(m);
-    quantize_rows(x2.data_ptr<float>(), m, w.k, kp, qrows, qscale);
+    quantize_rows(x, m, w.k, kp, qrows, qscale);
 
     const int64_t blocks = w.packed.size(0);
     const int8_t* packed = w.packed.data_ptr<int8_t>();
     const int32_t* comp = w.comp.data_ptr<int32_t>();
     const float* wscale = w.scale.data_ptr<float>();
-    float* out = y.data_ptr<float>();
     if (m >= kAmxMinRows && kernel == Int8Kernel::Amx) {
         // Column pairs; each task configures the tiles of the thread it runs on.
         const int64_t pairs = (blocks + 1) / 2;
@@ -424,12 +418,33 @@ at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kern
         at::parallel_for(0, pairs, pair_grain, [&](int64_t begin, int64_t end) {
             amx_columns(begin, end, blocks, qrows, m, kp, packed, k4, comp, wscale, qscale, out, w.n);
         });
-        return y;
+        return;
     }
     const VnniProduct g{qrows, qscale, m, kp, k4, blocks, w.n, packed, comp, wscale, out};
     if (m <= kStreamMaxRows) vnni_block_streams(g);
     else vnni_tiles(g);
+}
+
+}  // namespace
+
+at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel) {
+    require_packed_kernel(kernel);
+    if (!x.is_cpu() || x.scalar_type() != at::kFloat || x.size(-1) != w.k) {
+        throw Error(ErrorCode::Internal, "int8_linear: expected fp32 CPU input with " + std::to_string(w.k) + " features");
+    }
+    // Rows of K in memory, y allocated in its final shape: no reshape/view calls (a decode step
+    // makes some 40 of these calls).
+    const at::Tensor x2 = x.contiguous();
+    std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+    out_shape.back() = w.n;
+    at::Tensor y = at::empty(out_shape, x.options());
+    multiply_int8(x2.data_ptr<float>(), x2.numel() / w.k, w, kernel, y.data_ptr<float>());
     return y;
+}
+
+void int8_linear_into(const float* x, int64_t rows, const Int8Weight& w, Int8Kernel kernel, float* y) {
+    require_packed_kernel(kernel);
+    multiply_int8(x, rows, w, kernel, y);
 }
 
 }  // namespace t5s

@@ -46,6 +46,9 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 // that the CPU has them; Fbgemm and Rows are refused). All three give identical results: they sum
 // the same int32 products exactly.
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel);
+// The same product on raw rows: x [rows, w.k] -> y [rows, w.n], row-major fp32 (the decode step's
+// one pass, t5_step_cpu.cpp).
+void int8_linear_into(const float* x, int64_t rows, const Int8Weight& w, Int8Kernel kernel, float* y);
 
 // Shared by the packed-weight kernels (int8_gemm.cpp, int8_gemm_avx2.cpp).
 namespace int8_detail {

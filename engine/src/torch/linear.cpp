@@ -103,6 +103,20 @@ at::Tensor Linear::product(const at::Tensor& x) const {
         form_);
 }
 
+bool Linear::writes_into() const {
+    if (has_lora()) return false;
+    if (const auto* f = std::get_if<CpuInt8>(&form_)) return f->kernel != Int8Kernel::Fbgemm && f->kernel != Int8Kernel::Rows;
+    return std::holds_alternative<Fp32Panels>(form_) || std::holds_alternative<Fp32Packed>(form_);
+}
+
+void Linear::product_into(const float* x, int64_t rows, float* y) const {
+    if (!writes_into()) throw Error(ErrorCode::Internal, "product_into: this layer's form takes tensors only");
+    if (const auto* f = std::get_if<Fp32Panels>(&form_)) panel_linear_into(x, rows, f->panels, f->out_features, f->isa, y);
+    else if (const auto* p = std::get_if<Fp32Packed>(&form_))
+        packed_linear_into(x, rows, p->packed, p->out_features, p->in_features, y);
+    else int8_linear_into(x, rows, std::get<CpuInt8>(form_).weight, std::get<CpuInt8>(form_).kernel, y);
+}
+
 namespace {
 
 // `ids` flattened to host int64, each checked against the weight's n rows.

@@ -82,6 +82,12 @@ public:
     explicit Linear(Frozen frozen) : form_(std::move(frozen)) {}
 
     at::Tensor operator()(const at::Tensor& x) const;
+    // Whether product_into can multiply this layer: fp32 panels, MKL packed or our int8 layout, and
+    // no adapter term (the forms whose kernels take raw rows).
+    bool writes_into() const;
+    // y [rows, out] = x [rows, in] W^T on raw fp32 rows, exactly what operator() computes: the decode
+    // step's one pass over its own buffers (t5_step_cpu.cpp). Only where writes_into().
+    void product_into(const float* x, int64_t rows, float* y) const;
 
     bool ready() const { return !std::holds_alternative<std::monostate>(form_); }
     // Rows `ids` of W ([ids..., in], fp32 for the int8 form: q * row scale), read from the form

@@ -101,11 +101,15 @@ at::Tensor packed_linear(const at::Tensor& x_in, const at::Tensor& packed, int64
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = n;
     at::Tensor out = at::empty(shape, x.options());
-    if (rows == 0) return out;
-    mkl().compute(kRowMajor, kNoTrans, kPacked, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
-                  x.data_ptr<float>(), static_cast<int>(k), reinterpret_cast<const float*>(packed.data_ptr()),
-                  static_cast<int>(k), 0.0f, out.data_ptr<float>(), static_cast<int>(n));
+    packed_linear_into(x.data_ptr<float>(), rows, packed, n, k, out.data_ptr<float>());
     return out;
+}
+
+void packed_linear_into(const float* x, int64_t rows, const at::Tensor& packed, int64_t n, int64_t k, float* y) {
+    if (rows == 0) return;
+    mkl().compute(kRowMajor, kNoTrans, kPacked, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), x,
+                  static_cast<int>(k), reinterpret_cast<const float*>(packed.data_ptr()), static_cast<int>(k), 0.0f, y,
+                  static_cast<int>(n));
 }
 
 namespace {

@@ -143,16 +143,10 @@ void run_panels(const Product& g, const RowBlocks& blocks, int64_t step, int64_t
     }
 }
 
-at::Tensor multiply(const at::Tensor& x_in, const at::Tensor& panels, int64_t n, bool avx2) {
-    TORCH_CHECK(x_in.scalar_type() == at::kFloat && x_in.is_cpu(), "panel_linear: fp32 CPU input expected");
-    const at::Tensor x = x_in.contiguous();
+void multiply(const float* x, int64_t m, const at::Tensor& panels, int64_t n, bool avx2, float* y) {
     const int64_t k = panels.size(1);
-    TORCH_CHECK(x.size(-1) == k && panels.size(0) * kPanel >= n, "panel_linear: shapes do not match");
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = n;
-    at::Tensor y = at::empty(shape, x.options());
-    Product g{x.data_ptr<float>(), panels.data_ptr<float>(), y.data_ptr<float>(), x.numel() / k, k, n};
-    if (g.m == 0) return y;
+    Product g{x, panels.data_ptr<float>(), y, m, k, n};
+    if (g.m == 0) return;
     const RowBlocks blocks(g.m);
     const int64_t step = panels_per_tile(blocks.widest());
     const int64_t units = (panels.size(0) + step - 1) / step;
@@ -162,7 +156,6 @@ at::Tensor multiply(const at::Tensor& x_in, const at::Tensor& panels, int64_t n,
     at::parallel_for(0, units, grain, [&](int64_t u0, int64_t u1) {
         run_panels(g, blocks, step, u0 * step, std::min(u1 * step, panels.size(0)), avx2);
     });
-    return y;
 }
 
 // panel[kk * 16 + c] = rows[c][kk] (0 where rows[c] is null), 16 values of k at a time: each
@@ -222,8 +215,20 @@ at::Tensor pack_panels(const std::vector<at::Tensor>& parts) {
     return panels;
 }
 
-at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n, KernelIsa isa) {
-    return multiply(x, panels, n, isa == KernelIsa::Avx2 && detect_cpu_features().avx2_fma);
+at::Tensor panel_linear(const at::Tensor& x_in, const at::Tensor& panels, int64_t n, KernelIsa isa) {
+    TORCH_CHECK(x_in.scalar_type() == at::kFloat && x_in.is_cpu(), "panel_linear: fp32 CPU input expected");
+    const at::Tensor x = x_in.contiguous();
+    const int64_t k = panels.size(1);
+    TORCH_CHECK(x.size(-1) == k && panels.size(0) * kPanel >= n, "panel_linear: shapes do not match");
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = n;
+    at::Tensor y = at::empty(shape, x.options());
+    panel_linear_into(x.data_ptr<float>(), x.numel() / k, panels, n, isa, y.data_ptr<float>());
+    return y;
+}
+
+void panel_linear_into(const float* x, int64_t rows, const at::Tensor& panels, int64_t n, KernelIsa isa, float* y) {
+    multiply(x, rows, panels, n, isa == KernelIsa::Avx2 && detect_cpu_features().avx2_fma, y);
 }
 
 }  // namespace t5s

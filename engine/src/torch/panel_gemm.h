@@ -29,5 +29,7 @@ at::Tensor pack_panels(const std::vector<at::Tensor>& parts);
 // x [..., K] fp32 CPU -> x @ weight^T [..., N], with the AVX2/FMA code (isa Avx2: the policy has
 // checked that the CPU has it) or the portable std::fma chains (any other isa): the same bits.
 at::Tensor panel_linear(const at::Tensor& x, const at::Tensor& panels, int64_t n, KernelIsa isa);
+// The same on raw rows: x [rows, K] -> y [rows, n], row-major (the decode step's one pass).
+void panel_linear_into(const float* x, int64_t rows, const at::Tensor& panels, int64_t n, KernelIsa isa, float* y);
 
 }  // namespace t5s

@@ -39,6 +39,13 @@ public:
     // layer norm: what the head reads, transformers' decoder_hidden_states[-1]), which contrastive
     // search compares with the states of the tokens before.
     virtual at::Tensor decode_step_hidden(DecoderState& state, const at::Tensor& tokens, at::Tensor* final_hidden) const = 0;
+    // Whether the next step of `state` runs as one pass per layer over the step's own buffers
+    // (KernelPolicy::one_pass_step) rather than a tensor per operation: the same results either
+    // way; tests ask it to know which path they compared.
+    virtual bool decodes_in_one_pass(const DecoderState& state) const {
+        (void)state;
+        return false;
+    }
 };
 
 }  // namespace t5s

@@ -108,6 +108,7 @@ at::Tensor T5Network::decode_step(DecoderState& st, const at::Tensor& tokens) co
 at::Tensor T5Network::decode_step_hidden(DecoderState& st, const at::Tensor& tokens, at::Tensor* final_hidden) const {
     const int64_t t = st.length;
     if (t >= st.capacity) throw Error(ErrorCode::Internal, "decoder cache capacity exceeded");
+    if (tokens.dim() == 1 && one_pass_step_ready(st, tokens.size(0))) return decode_step_one_pass(st, tokens, final_hidden);
     at::Tensor h = embed(tokens.unsqueeze(1));  // [B, 1, d]
     at::Tensor self_bias = st.self_bias_table.narrow(2, t, 1).narrow(3, 0, t + 1);
     if (st.self_key_bias.defined()) self_bias = self_bias + st.self_key_bias.narrow(3, 0, t + 1);

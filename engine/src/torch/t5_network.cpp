@@ -297,13 +297,14 @@ at::Tensor T5Network::rms_norm(const at::Tensor& x, const at::Tensor& weight) co
 }
 
 at::Tensor T5Network::feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const {
-    at::Tensor h = config_.is_gated_act ? activation(config_.dense_act_fn, w.wi_0(x)) * w.wi_1(x)
-                                        : activation(config_.dense_act_fn, w.wi(x));
+    at::Tensor h = config_.is_gated_act ? activate(w.wi_0(x)) * w.wi_1(x) : activate(w.wi(x));
     h = dropout(h);
     // fp16: like transformers (_keep_in_fp32_modules = ["wo"]) the output projection runs in fp32.
     if (h.scalar_type() == at::kHalf) return w.wo(h.to(at::kFloat)).to(at::kHalf);
     return w.wo(h);
 }
+
+at::Tensor T5Network::activate(const at::Tensor& x) const { return activation(config_.dense_act_fn, x); }
 
 at::Tensor T5Network::split_heads(const at::Tensor& x) const {
     return x.view({x.size(0), x.size(1), config_.num_heads, config_.d_kv}).transpose(1, 2);

@@ -148,6 +148,9 @@ public:
     // tokens [B] long -> logits [B, vocab] float32; appends to the cache.
     at::Tensor decode_step(DecoderState& state, const at::Tensor& tokens) const override;
     at::Tensor decode_step_hidden(DecoderState& state, const at::Tensor& tokens, at::Tensor* final_hidden) const override;
+    bool decodes_in_one_pass(const DecoderState& state) const override {
+        return !state.self_k.empty() && one_pass_step_ready(state, state.self_k[0].size(0));
+    }
     // Keeps (and reorders) batch rows: compaction of finished rows.
     static void select_rows(DecoderState& state, const at::Tensor& rows);
     // Beam reordering: `rows` only permutes beams within each input (cross-attention untouched).
@@ -166,6 +169,15 @@ private:
     std::array<at::Tensor, 2> cross_kv(const AttentionWeights& a, const at::Tensor& encoder_hidden) const;  // [B, S, inner] each
     at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
     at::Tensor feed_forward(const FeedForwardWeights& w, const at::Tensor& x) const;
+    at::Tensor activate(const at::Tensor& x) const;  // the feed-forward's activation (config dense_act_fn)
+    // The CPU fp32 decode step in one pass per layer over its own buffers (t5_step_cpu.cpp): where
+    // the policy asks for it (one_pass_step) and every layer and tensor the step reads has a form it
+    // takes (one_pass_step_ready, for a step of `rows` tokens). The same bits as the step with a
+    // tensor per operation.
+    bool one_pass_step_ready(const DecoderState& st, int64_t rows) const;
+    at::Tensor decode_step_one_pass(DecoderState& st, const at::Tensor& tokens, at::Tensor* final_hidden) const;
+    // y [rows, d] = the feed-forward of x [rows, d] on raw rows; ff and gate hold d_ff floats per row.
+    void feed_forward_into(const FeedForwardWeights& w, const float* x, int64_t rows, float* ff, float* gate, float* y) const;
     at::Tensor split_heads(const at::Tensor& x) const;  // [B,T,inner] -> [B,H,T,dk]
     at::Tensor merge_heads(const at::Tensor& x) const;  // [B,H,T,dk] -> [B,T,inner]
     std::array<at::Tensor, 3> project_qkv(const AttentionWeights& a, const at::Tensor& x) const;
