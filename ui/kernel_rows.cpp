@@ -7,7 +7,7 @@ namespace {
 std::string label_of(const std::string& kernel) {
     static const std::pair<const char*, const char*> kLabels[] = {
         {"fp32_gemm", "fp32 GEMM"}, {"weight_packing", "packing"}, {"int8_gemm", "int8 GEMM"},
-        {"vocab", "vocabulary"},    {"step", "step kernels"},
+        {"vocab", "vocabulary"},    {"step", "step kernels"},      {"decode_step", "decode step"},
     };
     for (const auto& [name, label] : kLabels)
         if (kernel == name) return label;
