@@ -165,7 +165,17 @@ at::Tensor rms_norm(const VecOps& ops, const at::Tensor& x_in, const at::Tensor&
 }
 
 // sum = h + y (fp32, as at::add rounds it), then rms_norm(sum): a decode step's residual add and
-// the norm after it in one pass over the row, no temporary per add.
+// the norm after it in one pass over the row, no temporary per add. `sum` may be h (in place).
+void residual_norm_rows(const VecOps& ops, const float* h, const float* y, float* sum, const float* w, int64_t rows, int64_t d,
+                        double eps, float* out) {
+    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            for (int64_t i = r * d; i < (r + 1) * d; ++i) sum[i] = h[i] + y[i];
+            normalize_row(ops, sum + r * d, w, d, eps, out + r * d);
+        }
+    });
+}
+
 at::Tensor residual_rms_norm(const VecOps& ops, const at::Tensor& h_in, const at::Tensor& y_in, at::Tensor& sum,
                              const at::Tensor& weight_in, double eps) {
     const at::Tensor h = h_in.contiguous(), y = y_in.contiguous(), w = weight_in.contiguous();
@@ -175,14 +185,8 @@ at::Tensor residual_rms_norm(const VecOps& ops, const at::Tensor& h_in, const at
     if (!sum.defined() || !sum.is_contiguous() || sum.sizes() != h.sizes()) sum = at::empty_like(h);
     const int64_t d = h.size(-1), rows = h.numel() / d;
     at::Tensor out = at::empty_like(h);
-    const float *hp = h.data_ptr<float>(), *yp = y.data_ptr<float>(), *wf = w.data_ptr<float>();
-    float *sp = sum.data_ptr<float>(), *op = out.data_ptr<float>();
-    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            for (int64_t i = r * d; i < (r + 1) * d; ++i) sp[i] = hp[i] + yp[i];
-            normalize_row(ops, sp + r * d, wf, d, eps, op + r * d);
-        }
-    });
+    residual_norm_rows(ops, h.data_ptr<float>(), y.data_ptr<float>(), sum.data_ptr<float>(), w.data_ptr<float>(), rows, d, eps,
+                       out.data_ptr<float>());
     return out;
 }
 
@@ -295,13 +299,7 @@ void rms_norm_rows_f32(const float* x, const float* weight, int64_t rows, int64_
 
 void residual_rms_norm_rows_f32(float* h, const float* y, const float* weight, int64_t rows, int64_t d, double eps, KernelIsa isa,
                                 float* out) {
-    const VecOps& ops = ops_for(isa);
-    at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            for (int64_t i = r * d; i < (r + 1) * d; ++i) h[i] = h[i] + y[i];
-            normalize_row(ops, h + r * d, weight, d, eps, out + r * d);
-        }
-    });
+    residual_norm_rows(ops_for(isa), h, y, h, weight, rows, d, eps, out);
 }
 
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
