@@ -119,7 +119,8 @@ TEST_CASE("fp32: this CPU's kernels, the AVX2 class's, the portable code and ATe
     for (const KernelPolicy& p : {kernel_policy_for(CpuClass::Avx2), kernel_policy_for(CpuClass::Baseline), op_by_op}) {
         const auto m = load(Precision::Fp32, p);
         const Outputs got = run(*m);
-        INFO("class " << to_string(p.cpu) << ", " << m->info().matmul_kernel << ", step " << describe_kernels(p)[4].second);
+        INFO("class " << to_string(p.cpu) << ", " << m->info().matmul_kernel << ", step "
+                      << (p.step == KernelIsa::Off ? "op by op" : "fused"));
         REQUIRE(got.logits.shape == want.logits.shape);
         CHECK(max_abs_diff(got.logits.data, want.logits.data) <= 1e-4 * std::max(1.0, max_abs(want.logits.data)));
         check_greedy_under(*here, got, 1e-3);
