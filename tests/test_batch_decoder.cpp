@@ -38,18 +38,19 @@ std::vector<Input> staggered_inputs() {
 
 }  // namespace
 
-TEST_CASE("batch decoder: rows joining and leaving at every step equal each input alone", "[scheduler]") {
-    auto model = test::tiny_serving_model();
+namespace {
+
+void check_rows_joining_and_leaving(const Model& model) {
     const auto inputs = staggered_inputs();
     const decode::GroupId removed = 6;  // cancelled mid-way: the others must not notice
-    decode::BatchDecoder decoder(*model);
+    decode::BatchDecoder decoder(model);
     std::map<decode::GroupId, std::vector<Candidate>> served;
     int step = 0, max_rows = 0;
     size_t next = 0;
     while (next < inputs.size() || decoder.rows() > 0) {
         while (next < inputs.size() && inputs[next].joins_at <= step) {
             const Input& in = inputs[next];
-            decoder.add({static_cast<decode::GroupId>(next), model->tokenizer().encode(in.text), in.options});
+            decoder.add({static_cast<decode::GroupId>(next), model.tokenizer().encode(in.text), in.options});
             ++next;
         }
         if (step == 9) decoder.remove(removed);
@@ -63,7 +64,7 @@ TEST_CASE("batch decoder: rows joining and leaving at every step equal each inpu
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (i == removed) continue;
         INFO("input " << i << " beams " << inputs[i].options.num_beams << " sample " << inputs[i].options.do_sample);
-        const auto alone = model->generate({inputs[i].text}, inputs[i].options)[0].candidates;
+        const auto alone = model.generate({inputs[i].text}, inputs[i].options)[0].candidates;
         const auto& got = served[static_cast<decode::GroupId>(i)];
         const size_t n = std::min(got.size(), static_cast<size_t>(inputs[i].options.num_return_sequences));
         REQUIRE(n == alone.size());
@@ -72,6 +73,30 @@ TEST_CASE("batch decoder: rows joining and leaving at every step equal each inpu
             CHECK(got[k].score == Approx(alone[k].score).margin(1e-4));
         }
     }
+}
+
+}  // namespace
+
+TEST_CASE("batch decoder: rows joining and leaving at every step equal each input alone", "[scheduler]") {
+    check_rows_joining_and_leaving(*test::tiny_serving_model());
+}
+
+TEST_CASE("batch decoder: rows joining and leaving, the decode step in one pass over the panels", "[scheduler]") {
+    // The path real models take by default (the tiny model's weights are under the packing size):
+    // every weight on the batch-invariant panels, the step in one pass over its own buffers.
+    RuntimeOptions r;
+    r.device = Device::Cpu;
+    r.threads = 1;
+    r.kernels = kernel_policy_for(CpuClass::Avx2);
+    r.kernels->fp32_gemm = Fp32Gemm::Panels, r.kernels->packing = WeightPacking::All;
+    if (!r.kernels->one_pass_step) {
+        WARN("SKIPPED: T5S_ONE_PASS_STEP=0 or T5S_FUSED_KERNELS=0 in the environment: no one-pass step to check");
+        return;
+    }
+    const auto model = Model::load(test::model_dir("t5v10-tied-relu"), r);
+    // Panels take raw rows, so the policy's one pass runs (the policy test asserts the path itself).
+    REQUIRE(model->info().matmul_kernel.rfind("fp32 panels", 0) == 0);
+    check_rows_joining_and_leaving(*model);
 }
 
 namespace {
