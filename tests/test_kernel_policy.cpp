@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "skip.h"
 #include "t5s/model.h"
 #include "test_support.h"
 #include "torch/t5_network.h"
@@ -253,8 +254,7 @@ void check_one_pass_matches(const char* model, Precision precision, const Kernel
 TEST_CASE("the decode step in one pass and with a tensor per operation give the same bits", "[policy]") {
     const KernelPolicy here = default_kernel_policy();
     if (!here.one_pass_step) {
-        WARN("SKIPPED: T5S_ONE_PASS_STEP=0 or T5S_FUSED_KERNELS=0 in the environment: only the tensor step runs");
-        return;
+        T5S_SKIP("T5S_ONE_PASS_STEP=0 or T5S_FUSED_KERNELS=0 in the environment: only the tensor step runs");
     }
     SECTION("fp32, this CPU's GEMM") { check_one_pass_matches(kModel, Precision::Fp32, here); }
     SECTION("fp32, the AVX2 class's panels") {
@@ -269,8 +269,7 @@ TEST_CASE("the decode step in one pass and with a tensor per operation give the 
         KernelPolicy ours = here;
         if (ours.int8 == Int8Kernel::Fbgemm) {
             if (!detect_cpu_features().avx2_fma) {
-                WARN("SKIPPED: no AVX2 here: int8 runs FBGEMM, whose form the one-pass step does not take");
-                return;
+                T5S_SKIP("no AVX2 here: int8 runs FBGEMM, whose form the one-pass step does not take");
             }
             ours.int8 = Int8Kernel::Avx2;
         }
