@@ -389,8 +389,7 @@ namespace {
 // The policy was checked against the CPU; a hand-made one must still not reach an illegal instruction.
 // FBGEMM and the rows path have their own forms.
 void require_packed_kernel(Int8Kernel kernel) {
-    const bool packed_kernel = kernel != Int8Kernel::Fbgemm && kernel != Int8Kernel::Rows;
-    if (!packed_kernel || !cpu_runs_int8_kernel(kernel, detect_cpu_features())) {
+    if (!multiplies_packed_int8(kernel) || !cpu_runs_int8_kernel(kernel, detect_cpu_features())) {
         throw Error(ErrorCode::Internal, "int8_linear: this CPU cannot run the int8 kernel asked for");
     }
 }

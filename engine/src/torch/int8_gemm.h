@@ -46,6 +46,8 @@ Int8Weight pack_int8_weight(const at::Tensor& q, const at::Tensor& scale);
 // that the CPU has them; Fbgemm and Rows are refused). All three give identical results: they sum
 // the same int32 products exactly.
 at::Tensor int8_linear(const at::Tensor& x, const Int8Weight& w, Int8Kernel kernel);
+// Whether `kernel` multiplies this packed layout (Vnni, Amx, Avx2); FBGEMM and the rows path have forms of their own.
+inline bool multiplies_packed_int8(Int8Kernel kernel) { return kernel != Int8Kernel::Fbgemm && kernel != Int8Kernel::Rows; }
 // The same product on raw rows: x [rows, w.k] -> y [rows, w.n], row-major fp32 (the decode step's
 // one pass, t5_step_cpu.cpp).
 void int8_linear_into(const float* x, int64_t rows, const Int8Weight& w, Int8Kernel kernel, float* y);

@@ -105,7 +105,7 @@ at::Tensor Linear::product(const at::Tensor& x) const {
 
 bool Linear::writes_into() const {
     if (has_lora()) return false;
-    if (const auto* f = std::get_if<CpuInt8>(&form_)) return f->kernel != Int8Kernel::Fbgemm && f->kernel != Int8Kernel::Rows;
+    if (const auto* f = std::get_if<CpuInt8>(&form_)) return multiplies_packed_int8(f->kernel);
     return std::holds_alternative<Fp32Panels>(form_) || std::holds_alternative<Fp32Packed>(form_);
 }
 
