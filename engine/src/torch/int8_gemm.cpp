@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "t5s/error.h"
+#include "torch/claimed_chunks.h"
 #include "torch/int8_gemm_avx2.h"
 
 namespace t5s {
@@ -259,7 +260,8 @@ void vnni_block_streams(const VnniProduct& g) {
     static const std::array<TileFn, kStreamMaxRows> kernels = {block_stream<1>, block_stream<2>, block_stream<3>,
                                                                block_stream<4>};
     const TileFn kernel = kernels[g.m - 1];
-    at::parallel_for(0, g.blocks, blocks_per_task(g), [&](int64_t begin, int64_t end) {
+    const int64_t chunk = claim_size(g.blocks, g.k4 * 64);
+    parallel_claimed(g.blocks, chunk, blocks_per_task(g), [&](int64_t begin, int64_t end) {
         for (int64_t block = begin; block < end; ++block) {
             const int64_t col0 = block * kLanes;
             kernel(g.qa, g.kp, g.packed + block * g.k4 * 64, g.k4, g.comp + col0, g.wscale + col0, g.ascale, g.y + col0, g.n,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "torch/claimed_chunks.h"
 #include "torch/int8_gemm.h"
 
 namespace t5s {
@@ -103,7 +104,8 @@ void int8_linear_avx2(const float* x, int64_t m, const Int8Weight& w, float* y) 
 
     const int8_t* packed = w.packed.data_ptr<int8_t>();
     const float* wscale = w.scale.data_ptr<float>();
-    at::parallel_for(0, blocks, int8_detail::blocks_per_task(m, kp), [&](int64_t begin, int64_t end) {
+    const int64_t chunk = claim_size(blocks, k4 * 64);
+    parallel_claimed(blocks, chunk, int8_detail::blocks_per_task(m, kp), [&](int64_t begin, int64_t end) {
         for (int64_t block = begin; block < end; ++block) {
             const int64_t col0 = block * kLanes;
             const int8_t* b = packed + block * k4 * 64;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "torch/claimed_chunks.h"
 #include "torch/page_prefault.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -153,7 +154,8 @@ void multiply(const float* x, int64_t m, const at::Tensor& panels, int64_t n, bo
     // Threads split the columns only, never k: the sums' order does not depend on the thread count.
     const int64_t work_per_unit = g.m * k * kPanel * step;
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / work_per_unit);
-    at::parallel_for(0, units, grain, [&](int64_t u0, int64_t u1) {
+    const int64_t chunk = claim_size(units, k * kPanel * step * static_cast<int64_t>(sizeof(float)));
+    parallel_claimed(units, chunk, grain, [&](int64_t u0, int64_t u1) {
         run_panels(g, blocks, step, u0 * step, std::min(u1 * step, panels.size(0)), avx2);
     });
 }
