@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -305,6 +306,16 @@ void residual_rms_norm_rows_f32(float* h, const float* y, const float* weight, i
 at::Tensor single_query_attention_cpu_bf16(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                                            KernelIsa isa, const at::Tensor& kv_rows) {
     return single_query_attention<bf16>(ops_for(isa), q, k, v, bias, kv_rows);
+}
+
+void write_cache_position(const at::Tensor& cache, int64_t t, const void* src, int64_t row_stride, int64_t head_stride) {
+    const int64_t B = cache.size(0), H = cache.size(1), cap = cache.size(2), dk = cache.size(3);
+    const size_t elem = cache.element_size(), bytes = static_cast<size_t>(dk) * elem;
+    char* dst = static_cast<char*>(cache.data_ptr());
+    const char* from = static_cast<const char*>(src);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+            std::memcpy(dst + (((b * H + h) * cap + t) * dk) * elem, from + (b * row_stride + h * head_stride) * elem, bytes);
 }
 
 }  // namespace t5s

@@ -45,17 +45,6 @@ struct StepRows {
     }
 };
 
-// cache[b, h, t, :] = src row b's head h, for a contiguous cache [B, H, capacity, d_kv] and rows
-// of `row_stride` floats holding the heads one after another.
-void write_position(const at::Tensor& cache, int64_t t, const float* src, int64_t row_stride) {
-    const int64_t B = cache.size(0), H = cache.size(1), cap = cache.size(2), dk = cache.size(3);
-    float* dst = cache.data_ptr<float>();
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            std::memcpy(dst + ((b * H + h) * cap + t) * dk, src + b * row_stride + h * dk,
-                        static_cast<size_t>(dk) * sizeof(float));
-}
-
 // K/V and bias operands from the tensors' strides; q and out are the caller's.
 SingleQuery<float> attention_over(const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, int64_t keys) {
     SingleQuery<float> a;
@@ -131,8 +120,8 @@ at::Tensor T5Network::decode_step_one_pass(DecoderState& st, const at::Tensor& t
     for (size_t i = 0; i < decoder_.size(); ++i) {
         const DecoderLayer& l = decoder_[i];
         l.self_attn.qkv.product_into(r.x, B, r.qkv);  // each row q | k | v
-        write_position(st.self_k[i], t, r.qkv + inner, 3 * inner);
-        write_position(st.self_v[i], t, r.qkv + 2 * inner, 3 * inner);
+        write_cache_position(st.self_k[i], t, r.qkv + inner, 3 * inner, config_.d_kv);
+        write_cache_position(st.self_v[i], t, r.qkv + 2 * inner, 3 * inner, config_.d_kv);
         SingleQuery<float> self = attention_over(st.self_k[i], st.self_v[i], self_bias, t + 1);
         self.q = r.qkv, self.q_row = 3 * inner, self.q_head = config_.d_kv;
         self.rows = B, self.out = r.attn;
