@@ -176,6 +176,25 @@ def bandwidth_readings(meta):
             f"and after it ({meta['read_bandwidth_gbs_after']:.1f})")
 
 
+def bandwidth_median(meta):
+    """The median of every reading (before, between rounds, after)."""
+    readings = [meta["read_bandwidth_gbs_before"], *(meta.get("read_bandwidth_gbs_between") or []), meta["read_bandwidth_gbs_after"]]
+    return statistics.median(readings)
+
+
+def spread_warning(meta):
+    """The limit takes the highest reading (#40's rule). On a shared VM one reading can stand far above
+    the rest (71.9 and 75.4 GB/s against 38-45 on 2026-12-07): then every share rests on that moment,
+    and the reader needs the factor to the typical reading to see what the run had."""
+    median = bandwidth_median(meta)
+    factor = meta["read_bandwidth_gbs"] / median if median else 1.0
+    if factor < 1.2:
+        return []
+    return ["", f"The readings spread: the highest ({meta['read_bandwidth_gbs']:.1f} GB/s) is {factor:.2f}x their median "
+                f"({median:.1f} GB/s). Against the median every share above would be {factor:.2f}x higher; the shares "
+                f"as printed keep the rule (the highest reading)."]
+
+
 def limit_explanation(meta):
     if not meta.get("read_bandwidth_gbs"):
         return []
@@ -183,7 +202,7 @@ def limit_explanation(meta):
                 f"{meta['read_bandwidth_gbs']:.1f} GB/s ({bandwidth_readings(meta)}; CPU class {meta['cpu_class']}). Counted per step: every decoder weight but the cross-attention K/V projections, plus "
                 f"the LM head, at the dtype's width (int8 1 byte); not counted: encoder, cross K/V, KV cache, activations. "
                 f"A step's bytes are shared by the tokens it returns (batch, x candidates when sampling). Share = limit / "
-                f"measured ms per token (100 % = bandwidth-bound; large batches are compute-bound, so their share is low)."]
+                f"measured ms per token (100 % = bandwidth-bound; large batches are compute-bound, so their share is low)."] + spread_warning(meta)
 
 
 def build_markdown(meta, models, rows, loads, notes):
@@ -447,7 +466,9 @@ def main():
         meta["read_bandwidth_gbs_after"] = bandwidth_limit.read_bandwidth_gbs(threads)
         meta["read_bandwidth_gbs"] = max([meta["read_bandwidth_gbs_before"], meta["read_bandwidth_gbs_after"]] +
                                          meta["read_bandwidth_gbs_between"])
-        log(f"read bandwidth after the run {meta['read_bandwidth_gbs_after']:.1f} GB/s; using {meta['read_bandwidth_gbs']:.1f}")
+        meta["read_bandwidth_gbs_median"] = bandwidth_median(meta)
+        log(f"read bandwidth after the run {meta['read_bandwidth_gbs_after']:.1f} GB/s; using {meta['read_bandwidth_gbs']:.1f} "
+            f"(median of the readings {meta['read_bandwidth_gbs_median']:.1f})")
         meta["batch1_limit_tok_s"] = {m: {d: bandwidth_limit.limit_tokens_per_s(model_dirs[m]["hf"], d, meta["read_bandwidth_gbs"])
                                           for d in bandwidth_limit.WEIGHT_BYTES} for m in models}
         add_streaming_limits(rows, model_dirs, meta["read_bandwidth_gbs"])
