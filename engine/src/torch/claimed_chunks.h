@@ -11,7 +11,7 @@
 // share front to back, as at::parallel_for's fixed shares do, and a thread that finishes early
 // takes chunks from the back of a share not yet done. At batch 1 a product lasts 10-100 us, and
 // with fixed shares the slower one (a thread woken late, a busier core) kept the other waiting at
-// the join: perf of t5-base int8 greedy batch 1 found the main thread 9.7 % in libgomp. Claiming
+// the join: perf of t5-base int8 greedy batch 1 found the main thread 9.3-9.7 % in libgomp. Claiming
 // every chunk from one shared counter instead interleaved the threads' streams and measured 3-5 %
 // slower than fixed shares. Each chunk is computed whole by one thread, in the same order inside,
 // so results do not depend on which thread ran it. Includers need -fopenmp (engine/CMakeLists.txt).
@@ -59,7 +59,12 @@ void parallel_claimed(int64_t units, int64_t chunk, int64_t serial_below, const 
         if (units > 0) fn(int64_t{0}, units);
         return;
     }
-    const std::unique_ptr<claimed_detail::Share[]> shares(new claimed_detail::Share[threads]);
+    // The shares live on the stack up to 8 threads: this runs some 80 times a decode step.
+    constexpr int64_t kLocal = 8;
+    claimed_detail::Share local[kLocal];
+    std::unique_ptr<claimed_detail::Share[]> heap;
+    if (threads > kLocal) heap.reset(new claimed_detail::Share[threads]);
+    claimed_detail::Share* const shares = heap ? heap.get() : local;
     for (int64_t t = 0; t < threads; ++t)
         shares[t].range.store(claimed_detail::Share::pack(static_cast<uint32_t>(chunks * t / threads),
                                                           static_cast<uint32_t>(chunks * (t + 1) / threads)));
