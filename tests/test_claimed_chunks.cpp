@@ -46,7 +46,7 @@ struct ThreadCount {
 }  // namespace
 
 TEST_CASE("claimed chunks run every unit once, in whole chunks, at any thread count", "[kernels][claimed]") {
-    for (int threads : {1, 2, 3, 4}) {
+    for (int threads : {1, 2, 3, 4, 9}) {
         ThreadCount scope(threads);
         for (int64_t units : {0, 1, 2, 7, 100, 1001}) {
             for (int64_t chunk : {1, 3, 64}) {
