@@ -7,10 +7,17 @@
 
 #include <malloc.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "platform/idle_heap.h"
 #include "skip.h"
 #include "t5s/process_memory.h"
 #include "t5s/safetensors.h"
@@ -137,4 +144,61 @@ TEST_CASE("blocks freed during a load go back to the system, not into the heap",
     }
     CHECK_FALSE(block_is_mapped());  // after the loads: from the heap, reused step after step
 }
+
+TEST_CASE("after the loads, a request's freed buffers stay resident until release_free_heap", "[memory]") {
+    { const LoadHeapScope load; }               // the thresholds a process has once its models are loaded
+    release_free_heap();                        // what earlier tests freed: reused below, it would not add to the resident set
+    constexpr size_t kBlock = size_t{1} << 20;  // under the mmap threshold: from the heap
+    constexpr int kBlocks = 160;                // more than glibc's own 64 MB trim threshold
+    const int64_t before = process_rss_bytes();
+    std::vector<void*> blocks;
+    for (int i = 0; i < kBlocks; ++i) {
+        blocks.push_back(std::malloc(kBlock));
+        REQUIRE(blocks.back());
+        std::memset(blocks.back(), 1, kBlock);
+    }
+    const int64_t grown = process_rss_bytes() - before;
+    REQUIRE(grown >= int64_t{kBlocks} * int64_t{kBlock} * 9 / 10);
+    for (void* b : blocks) std::free(b);
+    CHECK(process_rss_bytes() - before >= grown * 9 / 10);  // kept for the next request: no faults then
+    CHECK(release_free_heap() >= grown * 9 / 10);
+    CHECK(process_rss_bytes() - before < grown / 10);
+}
 #endif
+
+TEST_CASE("a thread waiting for work gives the heap back once it has been idle", "[memory]") {
+    std::mutex m;
+    std::condition_variable cv;
+    bool ready = false;
+    int releases = 0;
+    auto release = [&] {  // called without the lock held: it can take it
+        ++releases;
+        std::lock_guard<std::mutex> l(m);
+        ready = true;
+        cv.notify_all();
+    };
+    auto is_ready = [&] { return ready; };
+    std::unique_lock<std::mutex> lock(m);
+    bool heap_to_release = true;  // a request ran; nothing comes within the idle time
+    wait_for_work(cv, lock, &heap_to_release, is_ready, std::chrono::milliseconds(1), release);
+    CHECK(releases == 1);
+    CHECK_FALSE(heap_to_release);
+    CHECK(ready);
+
+    ready = false;  // nothing ran since: the wait ends only when work comes, without a release
+    std::thread producer([&] {
+        std::lock_guard<std::mutex> l(m);
+        ready = true;
+        cv.notify_all();
+    });
+    wait_for_work(cv, lock, &heap_to_release, is_ready, std::chrono::milliseconds(1), release);
+    lock.unlock();
+    producer.join();
+    lock.lock();
+    CHECK(releases == 1);
+
+    heap_to_release = true;  // work is already there: the heap stays for it
+    wait_for_work(cv, lock, &heap_to_release, is_ready, std::chrono::hours(1), release);
+    CHECK(releases == 1);
+    CHECK(heap_to_release);
+}

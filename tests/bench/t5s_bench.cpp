@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5s/model.h"
+#include "t5s/process_memory.h"
 #include "torch/lora.h"
 #include "torch/t5_network.h"
 #include "torch/weight_loader.h"
@@ -298,6 +299,9 @@ int run(int argc, char** argv) {
             model.reset();  // the trainer owns its own fp32 weights
             train = std::make_unique<TrainStep>(a, w, gpu.on ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU));
         }
+        // Each workload's peak is its own: the buffers the one before freed would otherwise still
+        // be resident (kept for the next request; a front end gives them back once idle).
+        t5s::release_free_heap();
         reset_peak_rss();
         gpu.reset();
         std::vector<double> runs, forward, backward, optimizer;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "engine_thread/engine_impl.h"
+#include "platform/idle_heap.h"
 #include "t5s/generation_fields.h"
 #include "t5s/process_memory.h"
 
@@ -63,12 +64,13 @@ void EngineImpl::run_task(LaneTask& task, bool model_lane) {
 }
 
 void EngineImpl::lane_loop(Lane& lane, bool model_lane) {
+    bool heap_to_release = false;  // the model lane ran a job since its heap was last given back
     try {
         for (;;) {
             LaneTask task;
             {
                 std::unique_lock<std::mutex> lock(lane.mutex);
-                lane.cv.wait(lock, [&] { return lane.stop || !lane.queue.empty(); });
+                wait_for_work(lane.cv, lock, &heap_to_release, [&] { return lane.stop || !lane.queue.empty(); });
                 if (lane.stop) return;
                 task = std::move(lane.queue.front());
                 lane.queue.pop_front();
@@ -76,6 +78,7 @@ void EngineImpl::lane_loop(Lane& lane, bool model_lane) {
             }
             run_task(task, model_lane);
             lane.running = 0;
+            heap_to_release = model_lane;
         }
     } catch (const LaneCrash&) {
         mark_dead(std::string(model_lane ? "model" : "io") + " lane stopped (simulated crash)");

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <fstream>
@@ -106,7 +107,15 @@ LoadHeapScope::LoadHeapScope() {
 
 LoadHeapScope::~LoadHeapScope() {
     std::lock_guard<std::mutex> lock(g_load_heap_mutex);
-    if (--g_load_heap_scopes == 0) set_heap_thresholds(32 << 20, 64 << 20);
+    if (--g_load_heap_scopes == 0) set_heap_thresholds(32 << 20, kKeptFreeHeapBytes);
+}
+
+int64_t release_free_heap() {
+    const int64_t before = process_rss_bytes();
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    return std::max<int64_t>(0, before - process_rss_bytes());
 }
 
 int64_t process_rss_bytes() { return proc_kb_field("/proc/self/status", "VmRSS:"); }

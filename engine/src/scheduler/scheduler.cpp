@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "decode/batch_decoder.h"
+#include "platform/idle_heap.h"
 #include "scheduler/request_rounds.h"
 #include "t5s/error.h"
 #include "t5s/generation_fields.h"
@@ -69,6 +70,7 @@ struct Scheduler::State {
     // Scheduler thread only.
     std::unique_ptr<decode::BatchDecoder> decoder;
     std::map<decode::GroupId, GroupOwner> owners;
+    bool heap_to_release = false;  // a step ran since the heap was last given back (platform/idle_heap.h)
     decode::GroupId next_group = 1;
     std::thread thread;
 
@@ -207,7 +209,8 @@ bool Scheduler::drain(Clock::time_point deadline) {
 // join the batch (retries first, then the FIFO, while the rows fit). False: stop.
 bool Scheduler::State::collect(std::vector<Admission>* admit, std::vector<std::shared_ptr<Pending>>* cancelled) {
     std::unique_lock<std::mutex> lock(mutex);
-    wake.wait(lock, [&] { return stopping || until_idle || !queue.empty() || !retries.empty() || decoder->rows() > 0; });
+    wait_for_work(wake, lock, &heap_to_release,
+                  [&] { return stopping || until_idle || !queue.empty() || !retries.empty() || decoder->rows() > 0; });
     if ((stopping || until_idle) && all_done()) return false;
     const auto now = Clock::now();
     auto gone = [&](const std::shared_ptr<Pending>& p) {
@@ -526,6 +529,7 @@ void Scheduler::run() {
             }
             s.add_groups(admit);
             s.step_once();
+            s.heap_to_release = true;
         } catch (...) {
             s.fail_running(describe_exception(std::current_exception()));
         }
