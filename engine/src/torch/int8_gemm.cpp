@@ -406,7 +406,9 @@ void multiply_int8(const float* x, int64_t m, const Int8Weight& w, Int8Kernel ke
     // The calling thread's buffers, as plain pointers for the lambdas (a worker thread has its own).
     uint8_t* const qrows = int8_detail::thread_buffer<uint8_t>(m * kp);
     float* const qscale = int8_detail::thread_buffer<float>(m);
-    quantize_rows(x, m, w.k, kp, qrows, qscale);
+    at::parallel_for(0, m, int8_detail::quantize_rows_per_task(w.k), [&](int64_t begin, int64_t end) {
+        quantize_rows(x + begin * w.k, end - begin, w.k, kp, qrows + begin * kp, qscale + begin);
+    });
 
     const int64_t blocks = w.packed.size(0);
     const int8_t* packed = w.packed.data_ptr<int8_t>();

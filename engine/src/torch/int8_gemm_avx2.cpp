@@ -100,7 +100,9 @@ void int8_linear_avx2(const float* x, int64_t m, const Int8Weight& w, float* y) 
     // The calling thread's buffers, as plain pointers for the lambda (a worker thread has its own).
     int16_t* const qrows = int8_detail::thread_buffer<int16_t>(m * kp);
     float* const qscale = int8_detail::thread_buffer<float>(m);
-    quantize_rows(x, m, w.k, kp, qrows, qscale);
+    at::parallel_for(0, m, int8_detail::quantize_rows_per_task(w.k), [&](int64_t begin, int64_t end) {
+        quantize_rows(x + begin * w.k, end - begin, w.k, kp, qrows + begin * kp, qscale + begin);
+    });
 
     const int8_t* packed = w.packed.data_ptr<int8_t>();
     const float* wscale = w.scale.data_ptr<float>();
