@@ -67,9 +67,9 @@ T* thread_buffer(int64_t n) {
     return buffer.data();
 }
 
-// Rows of at most `k` values each per parallel task when quantising activations: from some 32k
-// values a task (the encoder's 1024 x 3072 rows) both threads quantise; a decode step's few rows
-// stay on the calling thread. Each row is quantised whole by one thread: the same bits.
+// Rows per parallel task when quantising activations of `k` values a row: some 32k values a task,
+// so the encoder's rows (1024 x 3072 at batch 32) are split over the threads while a decode step's
+// few rows stay on the calling thread. Each row is quantised whole by one thread: the same bits.
 inline int64_t quantize_rows_per_task(int64_t k) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(k, 1)); }
 
 }  // namespace int8_detail
