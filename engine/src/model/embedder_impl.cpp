@@ -1,7 +1,6 @@
 // t5s::Embedder on LibTorch: a sentence-transformers folder (encoder, pooling, Dense, Normalize).
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <numeric>
@@ -10,6 +9,7 @@
 #include "t5s/embed_tokenizer.h"
 #include "t5s/embedder.h"
 #include "t5s/error.h"
+#include "t5s/process_memory.h"
 #include "t5s/settings_fields.h"
 #include "t5s/text_offsets.h"
 #include "t5s/tokenizer.h"
@@ -78,7 +78,7 @@ public:
             }
             return 0;
         });
-        malloc_trim(0);
+        release_free_heap();
         info_.dir = dir;
         info_.architecture = spec_.encoder.architecture;
         info_.pooling = spec_.pooling;

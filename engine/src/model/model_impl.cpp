@@ -2,8 +2,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
-#include <malloc.h>
-
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -129,7 +127,7 @@ public:
         });
         // The checkpoint's copies freed above (fp32 before quantising or packing) sit in malloc's
         // heap between live blocks; hand their pages back to the system.
-        malloc_trim(0);
+        release_free_heap();
         release_clean_file_pages();
 
         info_.dir = dir;
