@@ -172,8 +172,8 @@ TEST_CASE("a thread waiting for work gives the heap back once it has been idle",
     bool ready = false;
     int releases = 0;
     auto release = [&] {  // called without the lock held: it can take it
-        ++releases;
         std::lock_guard<std::mutex> l(m);
+        ++releases;
         ready = true;
         cv.notify_all();
     };
@@ -187,7 +187,10 @@ TEST_CASE("a thread waiting for work gives the heap back once it has been idle",
 
     ready = false;  // nothing ran since: the wait ends only when work comes, without a release
     std::thread producer([&] {
-        std::lock_guard<std::mutex> l(m);
+        // Work comes only after the idle time: at a release (a wait that ignored the flag), or
+        // when this deadline passes without one.
+        std::unique_lock<std::mutex> l(m);
+        cv.wait_for(l, std::chrono::milliseconds(200), [&] { return releases > 1; });
         ready = true;
         cv.notify_all();
     });

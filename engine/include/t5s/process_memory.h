@@ -33,10 +33,11 @@ public:
 
 // Freed heap that glibc keeps at the heap's top after the loads, instead of glibc's 64 MB. A
 // request frees its K/V cache and activations when it ends (t5-base, batch 32: ~180 MB); given
-// back, the next request faulted the same pages in again one 4 KB page at a time, ~45,000 faults
-// and some 10 % of its time. Kept, they are reused. The peak resident set does not change, but an
-// idle process would hold its last request's buffers: release_free_heap() gives them back, and
-// the long-lived front ends call it once they have been idle a while (platform/idle_heap.h).
+// back, the next request faulted the same pages in again one 4 KB page at a time (~45,000 faults).
+// Kept, they are reused: 7-11 % more tokens/s at t5-base int8 batch 32, beams and sampling
+// (tests/bench/README.md). The peak resident set does not change, but an idle process would hold
+// its last request's buffers: release_free_heap() gives them back, and the long-lived front ends
+// call it once they have been idle a while (platform/idle_heap.h).
 constexpr int kKeptFreeHeapBytes = 1 << 30;
 
 // Returns the heap's free pages to the system (glibc's malloc_trim). Returns how far the resident
