@@ -65,12 +65,12 @@ TEST_CASE("residual add + RMS norm gives the bits of at::add then the fused norm
 }
 
 TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges heads", "[kernels]") {
-    const int64_t B = 3, H = 4, capacity = 9;
-    // dk 20: one key at a time; 64 (T5's d_kv): four keys per call and the outputs in registers,
-    // with len 9 leaving one key over.
+    const int64_t B = 3, H = 4, capacity = 40;
+    // dk 20: one key at a time; 64 (T5's d_kv): sixteen and four keys per call and the outputs in
+    // registers, with len 9, 21 and 37 leaving keys over.
     for (int64_t dk : {20, 64})
         for (KernelIsa isa : step_isas())
-            for (int64_t len : {1, 5, 9}) {
+            for (int64_t len : {1, 5, 9, 16, 21, 37}) {
                 // q as a decode step makes it (a view of a fused projection), k/v as narrowed cache views.
                 at::Tensor qkv = at::randn({B, 1, 3 * H * dk});
                 at::Tensor q = qkv.narrow(-1, 0, H * dk).view({B, 1, H, dk}).transpose(1, 2);
@@ -95,21 +95,25 @@ TEST_CASE("fused single-query attention equals matmul-softmax-matmul and merges 
             }
 }
 
-TEST_CASE("a key's score has the same bits in the four-key call and alone", "[kernels]") {
-    // Keys 0-3 go through dot4 and key 4 through dot. With key 4 = key 0 and v4 = -v0 (powers of
-    // two, so w * v is exact) and the other values 0, the output is exactly 0 iff their weights,
-    // hence their scores, are bit-identical; a last-bit difference leaves (w0 - w4) * v0.
-    const int64_t H = 2, dk = 64, len = 5;
-    for (KernelIsa isa : step_isas()) {
-        INFO("isa " << static_cast<int>(isa));
-        at::Tensor q = at::randn({1, H, 1, dk}), k = at::randn({1, H, len, dk}), v = at::zeros({1, H, len, dk});
-        k.select(2, 4).copy_(k.select(2, 0));
-        const at::Tensor powers = at::pow(2.0, at::randint(-3, 4, {1, H, dk}).to(at::kFloat));
-        v.select(2, 0).copy_(powers);
-        v.select(2, 4).copy_(-powers);
-        const at::Tensor out = single_query_attention_cpu_f32(q, k, v, at::zeros({1, H, 1, len}), isa);
-        CHECK(at::equal(out, at::zeros_like(out)));
-    }
+TEST_CASE("a key's score has the same bits in the sixteen-key call, the four-key call and alone", "[kernels]") {
+    // Keys 0-15 go through dot16 (AVX-512; four dot4 calls elsewhere), keys 16-19 through dot4 and
+    // key 20 through dot. With key b = key a and v_b = -v_a (powers of two, so w * v is exact) and
+    // the other values 0, the output is exactly 0 iff their weights, hence their scores, are
+    // bit-identical; a last-bit difference leaves (w_a - w_b) * v_a. Every position of the
+    // sixteen-key call is paired with a key from another call.
+    const int64_t H = 2, dk = 64, len = 21;
+    for (KernelIsa isa : step_isas())
+        for (int64_t a = 0; a < 16; ++a)
+            for (int64_t b : {int64_t{20}, 16 + a % 4}) {
+                INFO("isa " << static_cast<int>(isa) << ", key " << a << " against key " << b);
+                at::Tensor q = at::randn({1, H, 1, dk}), k = at::randn({1, H, len, dk}), v = at::zeros({1, H, len, dk});
+                k.select(2, b).copy_(k.select(2, a));
+                const at::Tensor powers = at::pow(2.0, at::randint(-3, 4, {1, H, dk}).to(at::kFloat));
+                v.select(2, a).copy_(powers);
+                v.select(2, b).copy_(-powers);
+                const at::Tensor out = single_query_attention_cpu_f32(q, k, v, at::zeros({1, H, 1, len}), isa);
+                CHECK(at::equal(out, at::zeros_like(out)));
+            }
 }
 
 TEST_CASE("bf16 kernels round where transformers' bf16 ops round", "[kernels]") {

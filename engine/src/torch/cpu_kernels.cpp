@@ -2,6 +2,10 @@
 
 #include <ATen/Parallel.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -84,6 +88,7 @@ struct VecOps {
     void (*axpy)(float, const float*, float*, int64_t);
     void (*widen)(const bf16*, float*, int64_t);
     void (*dot4)(const float*, const float*, int64_t, int64_t, float*);
+    void (*dot16)(const float*, const float*, int64_t, int64_t, float*);
     void (*weighted_rows)(const float*, const float*, int64_t, int64_t, float*, int64_t);
 };
 
@@ -97,13 +102,63 @@ struct VecOps {
     TARGET void NAME##_weighted_rows(const float* w, const float* v, int64_t stride, int64_t rows, float* out, int64_t n) { \
         weighted_rows_body(w, v, stride, rows, out, n);                                                                     \
     }                                                                                                                       \
-    constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen, NAME##_dot4, NAME##_weighted_rows};
+    TARGET void NAME##_dot4x4(const float* a, const float* b, int64_t stride, int64_t n, float* out) {                      \
+        for (int r = 0; r < 16; r += 4) dot4_body(a, b + r * stride, stride, n, out + r);                                   \
+    }
+
+#define T5S_VEC_TABLE(NAME, DOT16) \
+    constexpr VecOps k_##NAME = {NAME##_dot, NAME##_axpy, NAME##_widen, NAME##_dot4, DOT16, NAME##_weighted_rows};
 
 T5S_VEC_OPS(portable, )
+T5S_VEC_TABLE(portable, portable_dot4x4)
 #if defined(__x86_64__) && defined(__GNUC__)
 // The targets the earlier target_clones used: results on each CPU class unchanged.
 T5S_VEC_OPS(avx2, __attribute__((target("avx2"))))
+T5S_VEC_TABLE(avx2, avx2_dot4x4)
 T5S_VEC_OPS(avx512, __attribute__((target("avx512f"))))
+
+// dot_body(a, b_r, n) for 16 rows b_r = b + r * stride, n a multiple of 16, each with dot_body's
+// bits: row r's 16 lane sums in one register, then the 16 registers transposed so that register l
+// holds lane l of every row, and the lanes added in dot_body's order (0 + lane 0 + ... + lane 15)
+// for all 16 rows at once. dot4's four serial lane sums per four keys were most of its time.
+__attribute__((target("avx512f"))) void transpose16(__m512 (&r)[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: rows i, i+1 interleaved
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    __m512 u[16];  // u[4g + c], lane k: rows 4g..4g+3 of column 4k + c
+    for (int g = 0; g < 4; ++g) {
+        const __m512d lo01 = _mm512_castps_pd(t[4 * g]), hi01 = _mm512_castps_pd(t[4 * g + 1]);
+        const __m512d lo23 = _mm512_castps_pd(t[4 * g + 2]), hi23 = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo01, lo23));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo01, lo23));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi01, hi23));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi01, hi23));
+    }
+    for (int c = 0; c < 4; ++c) {  // 4x4 transpose of 128-bit lanes: column 4k + c gets lane g of u[4g + c]
+        const __m512 x0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), x1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
+        const __m512 x2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44), x3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+        r[c] = _mm512_shuffle_f32x4(x0, x2, 0x88);
+        r[4 + c] = _mm512_shuffle_f32x4(x0, x2, 0xDD);
+        r[8 + c] = _mm512_shuffle_f32x4(x1, x3, 0x88);
+        r[12 + c] = _mm512_shuffle_f32x4(x1, x3, 0xDD);
+    }
+}
+__attribute__((target("avx512f"))) void avx512_dot16(const float* a, const float* b, int64_t stride, int64_t n, float* out) {
+    static_assert(kLanes == 16, "one register per row's lane sums");
+    __m512 acc[16];
+    for (__m512& x : acc) x = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += kLanes) {
+        const __m512 x = _mm512_loadu_ps(a + i);
+        for (int r = 0; r < 16; ++r) acc[r] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + r * stride + i), acc[r]);
+    }
+    transpose16(acc);
+    __m512 s = _mm512_setzero_ps();
+    for (int l = 0; l < kLanes; ++l) s = _mm512_add_ps(s, acc[l]);
+    _mm512_storeu_ps(out, s);
+}
+T5S_VEC_TABLE(avx512, avx512_dot16)
 #endif
 
 const VecOps& ops_for(KernelIsa isa) {
@@ -191,14 +246,16 @@ at::Tensor residual_rms_norm(const VecOps& ops, const at::Tensor& h_in, const at
     return out;
 }
 
-// scores[j] = q . k_j for the L rows k_j = k + j * stride, each with dot_body's bits: four rows
-// per call, the rest one by one.
+// scores[j] = q . k_j for the L rows k_j = k + j * stride, each with dot_body's bits: sixteen,
+// then four rows per call, the rest one by one.
 void key_dots(const VecOps& ops, const float* q, const float* k, int64_t stride, int64_t L, int64_t dk, float* scores) {
     int64_t j = 0;
-    // dot4 has no tail: dot_body's tail may be vectorised (products rounded before the adds) or
-    // not (fused), so a row with one stays on dot_body. T5's d_kv is 64.
-    if (dk % kLanes == 0)
+    // dot4 and dot16 have no tail: dot_body's tail may be vectorised (products rounded before the
+    // adds) or not (fused), so a row with one stays on dot_body. T5's d_kv is 64.
+    if (dk % kLanes == 0) {
+        for (; j + 16 <= L; j += 16) ops.dot16(q, k + j * stride, stride, dk, scores + j);
         for (; j + 4 <= L; j += 4) ops.dot4(q, k + j * stride, stride, dk, scores + j);
+    }
     for (; j < L; ++j) scores[j] = ops.dot(q, k + j * stride, dk);
 }
 
