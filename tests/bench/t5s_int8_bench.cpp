@@ -2,10 +2,10 @@
 // and oneDNN dynamic-quantised linears, for t5-small/base layer shapes and the row counts
 // decoding and encoding use. Same process, same thread count, alternating, best of rounds.
 //   build/tests/t5s_int8_bench [--threads N] [--shape NxK ...]
-//   build/tests/t5s_int8_bench --stream small|base|large|mt5base [--threads N]
-// --stream: every int8 weight one greedy batch-1 decoder step reads (per layer fused QKV, O,
+//   build/tests/t5s_int8_bench --stream small|base|large|mt5base [--rows R] [--threads N]
+// --stream: every int8 weight one greedy decoder step reads (per layer fused QKV, O,
 // cross-attention Q and O, FFN in and out; then the head), distinct tensors larger than the
-// caches, each multiplied by one row in turn: the step's GEMM time alone, as GB/s, per kernel
+// caches, each multiplied by R rows (1: batch 1) in turn: the step's GEMM time alone, as GB/s, per kernel
 // (ours on this CPU, our AVX2 kernel, FBGEMM), to set beside bandwidth_limit.py's read bandwidth.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -82,7 +82,7 @@ std::vector<std::pair<int64_t, int64_t>> step_shapes(const ModelShape& m) {
     return out;
 }
 
-int stream_step(const std::string& name) {
+int stream_step(const std::string& name, int64_t rows) {
     const std::map<std::string, ModelShape> known{{"small", {6, 512, 512, 2048, 32128}},
                                                   {"base", {12, 768, 768, 3072, 32128}},
                                                   {"large", {24, 1024, 1024, 4096, 32128}},
@@ -100,7 +100,7 @@ int stream_step(const std::string& name) {
     int64_t bytes = 0;
     for (auto [n, k] : step_shapes(known.at(name))) {
         const RandomInt8 r = random_int8(n, k);
-        layers.push_back({t5s::pack_int8_weight(r.q8, r.scale), prepack(r.q, at::QEngine::FBGEMM), at::randn({1, k})});
+        layers.push_back({t5s::pack_int8_weight(r.q8, r.scale), prepack(r.q, at::QEngine::FBGEMM), at::randn({rows, k})});
         bytes += n * k;
     }
     at::globalContext().setQEngine(at::QEngine::FBGEMM);
@@ -117,8 +117,8 @@ int stream_step(const std::string& name) {
     kernels.emplace_back("FBGEMM", [&] {
         for (auto& l : layers) run_dynamic(l.x, l.fb);
     });
-    std::printf("%s decoder step at batch 1: %zu int8 weights, %.1f MB; threads %d; 5 alternating rounds of 20 steps\n",
-                name.c_str(), layers.size(), bytes / 1e6, at::get_num_threads());
+    std::printf("%s decoder step at batch %lld: %zu int8 weights, %.1f MB; threads %d; 5 alternating rounds of 20 steps\n",
+                name.c_str(), static_cast<long long>(rows), layers.size(), bytes / 1e6, at::get_num_threads());
     std::vector<double> best(kernels.size(), 1e30);
     for (int round = 0; round < 5; ++round) {
         for (size_t i = 0; i < kernels.size(); ++i) {
@@ -139,21 +139,24 @@ int main(int argc, char** argv) {
     int threads = 1;
     std::vector<std::pair<int64_t, int64_t>> shapes;
     std::string stream;
+    int64_t stream_rows = 1;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) stream_rows = std::max(1, std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--stream") && i + 1 < argc) stream = argv[++i];
         else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
             long long n = 0, k = 0;
             if (std::sscanf(argv[++i], "%lldx%lld", &n, &k) == 2) shapes.emplace_back(n, k);
         } else {
-            std::fprintf(stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...] | --stream small|base|large|mt5base\n");
+            std::fprintf(
+                stderr, "usage: t5s_int8_bench [--threads N] [--shape NxK ...] | --stream small|base|large|mt5base [--rows R]\n");
             return 2;
         }
     }
     if (!stream.empty()) {
         at::set_num_threads(threads);
         c10::InferenceMode guard;
-        return stream_step(stream);
+        return stream_step(stream, stream_rows);
     }
     if (shapes.empty()) shapes = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {32128, 512}, {3072, 768}, {768, 3072}};
     if (t5s::default_kernel_policy().int8 == t5s::Int8Kernel::Fbgemm) {
