@@ -71,13 +71,7 @@ T5S_VNNI inline void store_scaled(__m512i acc, __m512i comp, __m512 wscale, floa
     _mm512_mask_storeu_ps(y, mask, v);
 }
 
-// Cache lines of weights a tile call prefetches into L2 for a later call, spread over its K loop
-// (a burst would stall the loop on the memory queue).
-struct PanelPrefetch {
-    const int8_t* from = nullptr;
-    int64_t lines = 0;     // 64-byte lines from `from`
-    int64_t per_step = 0;  // lines per step of the K loop
-};
+using int8_detail::PanelPrefetch;
 
 // ROWS x BLOCKS register tile: y[r][16*j + lane] for the tile's rows and column blocks, over the
 // whole of K. Each weight vector loaded is used for every row of the tile.
@@ -92,8 +86,7 @@ T5S_VNNI void tile(const uint8_t* a, int64_t lda, const int8_t* b, int64_t k4, c
     }
     const int64_t block_stride = k4 * 64;  // bytes from one column block to the next
     for (int64_t kk = 0; kk < k4; ++kk) {
-        for (int64_t line = kk * pf.per_step, last = std::min(line + pf.per_step, pf.lines); line < last; ++line)
-            _mm_prefetch(reinterpret_cast<const char*>(pf.from + line * 64), _MM_HINT_T1);
+        pf.at_step(kk);
         __m512i bv[BLOCKS];
 #pragma GCC unroll 4
         for (int j = 0; j < BLOCKS; ++j) bv[j] = _mm512_loadu_si512(b + j * block_stride + kk * 64);
@@ -282,18 +275,6 @@ void vnni_block_streams(const VnniProduct& g) {
     });
 }
 
-// The share of the next tile's weights (`next_bytes` from `next`) that row group `group` of
-// `groups` prefetches: row group 0 reads this tile's weights from memory, so the later ones, which
-// find them in cache, bring in the next tile's (at most kMaxPrefetchPerStep lines per K step).
-PanelPrefetch next_panel_share(const int8_t* next, int64_t next_bytes, int64_t group, int64_t groups, int64_t k4) {
-    constexpr int64_t kMaxPrefetchPerStep = 8;
-    if (!next || group == 0 || groups < 2) return {};
-    const int64_t lines = next_bytes / 64, share = (lines + groups - 2) / (groups - 1);
-    const int64_t first = (group - 1) * share, count = std::min(share, lines - first);
-    if (count <= 0) return {};
-    return {next + first * 64, count, std::min(kMaxPrefetchPerStep, (count + k4 - 1) / k4)};
-}
-
 // More rows: 4-row x 4-block register tiles, so that each weight vector loaded serves 4 rows.
 // A tile's row groups after the first prefetch the task's next tile, so that its weights come
 // from memory while this tile computes from cache (t5-base int8 at 32 rows streamed a tile's
@@ -316,7 +297,7 @@ void vnni_tiles(const VnniProduct& g) {
                 const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, g.m - r0));
                 table[rows - 1][nb - 1](g.qa + r0 * g.kp, g.kp, b, g.k4, g.comp + col0, g.wscale + col0, g.ascale + r0,
                                         g.y + r0 * g.n + col0, g.n, g.n - col0,
-                                        next_panel_share(next, next_bytes, r0 / kMaxRows, groups, g.k4));
+                                        int8_detail::next_panel_share(next, next_bytes, r0 / kMaxRows, groups, g.k4));
             }
         }
     });

@@ -72,6 +72,32 @@ T* thread_buffer(int64_t n) {
 // few rows stay on the calling thread. Each row is quantised whole by one thread: the same bits.
 inline int64_t quantize_rows_per_task(int64_t k) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(k, 1)); }
 
+// Weight lines a kernel call prefetches into L2 for a later call, spread over its K loop (a
+// burst would stall the loop on the memory queue).
+struct PanelPrefetch {
+    const int8_t* from = nullptr;
+    int64_t lines = 0;     // 64-byte lines from `from`
+    int64_t per_step = 0;  // lines per step of the K loop
+
+    // The step's lines: `kk` the K loop's step.
+    void at_step(int64_t kk) const {
+        for (int64_t line = kk * per_step, last = std::min(line + per_step, lines); line < last; ++line)
+            __builtin_prefetch(from + line * 64, 0, 2);  // read, into L2
+    }
+};
+
+// The share of the next weight panel (`next_bytes` from `next`; null: none) that row group
+// `group` of `groups` prefetches over its `k4` steps. Row group 0 reads this panel from memory;
+// the later ones find it in cache, so they bring in the next panel meanwhile (at most 8 lines a step).
+inline PanelPrefetch next_panel_share(const int8_t* next, int64_t next_bytes, int64_t group, int64_t groups, int64_t k4) {
+    constexpr int64_t kMaxPrefetchPerStep = 8;
+    if (!next || group == 0 || groups < 2 || next_bytes <= 0) return {};
+    const int64_t lines = next_bytes / 64, share = (lines + groups - 2) / (groups - 1);
+    const int64_t first = (group - 1) * share, count = std::min(share, lines - first);
+    if (count <= 0) return {};
+    return {next + first * 64, count, std::min(kMaxPrefetchPerStep, (count + k4 - 1) / k4)};
+}
+
 }  // namespace int8_detail
 
 }  // namespace t5s

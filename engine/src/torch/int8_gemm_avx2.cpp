@@ -74,12 +74,13 @@ T5S_AVX2 void store_block(const __m256i acc[4], const float* wscale, float ascal
 // inputs) are sign-extended to int16 once for every row; vpmaddwd sums pairs in int32.
 template <int ROWS>
 T5S_AVX2 void block_stream(const int16_t* a, int64_t lda, const int8_t* b, int64_t k4, const float* wscale, const float* ascale,
-                           float* y, int64_t ldy, int64_t n_left) {
+                           float* y, int64_t ldy, int64_t n_left, int8_detail::PanelPrefetch pf) {
     __m256i acc[ROWS][4];
     for (int r = 0; r < ROWS; ++r) {
         for (int j = 0; j < 4; ++j) acc[r][j] = _mm256_setzero_si256();
     }
     for (int64_t kk = 0; kk < k4; ++kk) {
+        pf.at_step(kk);
         const int8_t* bk = b + kk * 64;
         __m256i w[4];
         for (int j = 0; j < 4; ++j) w[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bk + 16 * j)));
@@ -108,13 +109,17 @@ void int8_linear_avx2(const float* x, int64_t m, const Int8Weight& w, float* y) 
     const float* wscale = w.scale.data_ptr<float>();
     const int64_t chunk = claim_size(blocks, k4 * 64);
     parallel_claimed(blocks, chunk, int8_detail::blocks_per_task(m, kp), [&](int64_t begin, int64_t end) {
+        const int64_t pairs = (m + kPairRows - 1) / kPairRows;
         for (int64_t block = begin; block < end; ++block) {
             const int64_t col0 = block * kLanes;
             const int8_t* b = packed + block * k4 * 64;
-            // Row pairs inside: the block's K x 16 bytes stay in cache for every pair.
+            const int8_t* next = block + 1 < end ? b + k4 * 64 : nullptr;
+            // Row pairs inside: the block's K x 16 bytes stay in cache for every pair (and the
+            // pairs after the first prefetch the next block meanwhile).
             for (int64_t r0 = 0; r0 < m; r0 += kPairRows) {
                 const auto kernel = m - r0 >= kPairRows ? block_stream<2> : block_stream<1>;
-                kernel(qrows + r0 * kp, kp, b, k4, wscale + col0, qscale + r0, y + r0 * n + col0, n, n - col0);
+                kernel(qrows + r0 * kp, kp, b, k4, wscale + col0, qscale + r0, y + r0 * n + col0, n, n - col0,
+                       int8_detail::next_panel_share(next, k4 * 64, r0 / kPairRows, pairs, k4));
             }
         }
     });
