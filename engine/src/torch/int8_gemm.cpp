@@ -284,13 +284,16 @@ void vnni_tiles(const VnniProduct& g) {
     const int64_t tiles = (g.blocks + kMaxBlocks - 1) / kMaxBlocks;
     const int64_t grain = std::max<int64_t>(1, blocks_per_task(g) / kMaxBlocks);
     const int64_t groups = (g.m + kMaxRows - 1) / kMaxRows, tile_bytes = kMaxBlocks * g.k4 * 64;
-    at::parallel_for(0, tiles, grain, [&](int64_t begin, int64_t end) {
+    // Claimed chunks (claimed_chunks.h): a thread that the VM slows leaves its last chunks to the
+    // other. A thread takes its share front to back, so its next tile is almost always its own.
+    const int64_t chunk = std::max<int64_t>(1, tiles / (std::max(1, at::get_num_threads()) * int64_t{8}));
+    parallel_claimed(tiles, chunk, grain, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             const int64_t block0 = t * kMaxBlocks;
             const int nb = static_cast<int>(std::min<int64_t>(kMaxBlocks, g.blocks - block0));
             const int64_t col0 = block0 * kLanes;
             const int8_t* b = g.packed + block0 * g.k4 * 64;
-            const int8_t* next = t + 1 < end ? b + tile_bytes : nullptr;
+            const int8_t* next = t + 1 < tiles ? b + tile_bytes : nullptr;
             const int64_t next_bytes = std::min<int64_t>(kMaxBlocks, g.blocks - block0 - kMaxBlocks) * g.k4 * 64;
             // Rows inside: the tile's weights (K x 64 bytes) stay in cache for every row.
             for (int64_t r0 = 0; r0 < g.m; r0 += kMaxRows) {
