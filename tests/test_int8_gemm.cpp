@@ -7,6 +7,9 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "skip.h"
 #include "torch/int8_gemm.h"
 #include "torch/int8_rows_linear.h"
@@ -128,6 +131,41 @@ TEST_CASE("int8 products of the AVX2 kernel equal the VNNI kernel's, in one proc
             CHECK(at::equal(int8_linear(x, packed, Int8Kernel::Avx2), int8_linear(x, packed, Int8Kernel::Vnni)));
         }
     }
+}
+
+TEST_CASE("the next panel's prefetch: the row groups after the first share it, each line once", "[int8]") {
+    // Row group 0 reads its own panel from memory and prefetches nothing; groups 1..G-1 split the
+    // next panel's lines between them, in order, each share spread over the group's K loop at up to
+    // 8 lines a step (a share larger than that leaves its tail to the memory stream).
+    alignas(64) static int8_t panel[8192];
+    const int64_t lines = sizeof panel / 64;
+    for (int64_t groups : {1, 2, 3, 8, 16})
+        for (int64_t k4 : {2, 48, 192}) {
+            INFO("groups " << groups << " k4 " << k4);
+            std::vector<int> seen(static_cast<size_t>(lines), 0);
+            for (int64_t g = 0; g < groups; ++g) {
+                const auto pf = int8_detail::next_panel_share(panel, sizeof panel, g, groups, k4);
+                if (g == 0) {
+                    CHECK(pf.lines == 0);
+                    continue;
+                }
+                REQUIRE(pf.lines > 0);
+                CHECK((pf.per_step >= 1 && pf.per_step <= 8));
+                const int64_t first = (pf.from - panel) / 64, fetched = std::min(pf.lines, k4 * pf.per_step);
+                CHECK(fetched == (pf.per_step < 8 ? pf.lines : std::min(pf.lines, 8 * k4)));
+                REQUIRE((first >= 0 && first + fetched <= lines));  // inside the next panel
+                for (int64_t l = first; l < first + fetched; ++l) ++seen[static_cast<size_t>(l)];
+            }
+            const int64_t share = groups < 2 ? 0 : (lines + groups - 2) / (groups - 1);
+            const bool capped = share > 8 * k4;
+            for (int64_t l = 0; l < lines; ++l) {
+                const int n = seen[static_cast<size_t>(l)];
+                if (groups < 2) CHECK(n == 0);
+                else if (capped) CHECK(n <= 1);
+                else CHECK(n == 1);
+            }
+        }
+    CHECK(int8_detail::next_panel_share(nullptr, sizeof panel, 1, 4, 48).lines == 0);  // no next panel
 }
 
 TEST_CASE("per-row int8 quantisation: the CPU loop equals the ATen formula", "[int8]") {
