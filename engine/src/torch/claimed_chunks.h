@@ -27,6 +27,12 @@ inline int64_t claim_size(int64_t units, int64_t unit_bytes, int64_t min_bytes =
     return std::clamp<int64_t>(units / (threads * 16), lo, hi);
 }
 
+// Units per chunk for work that is not a weight stream (register tiles, attention heads): about 8
+// chunks per thread, so that a thread the machine slows leaves its last ones to the others.
+inline int64_t even_claim_size(int64_t units) {
+    return std::max<int64_t>(1, units / (std::max<int64_t>(1, at::get_num_threads()) * 8));
+}
+
 namespace claimed_detail {
 
 // A share of chunks [front, back) in one word, so that its owner (from the front) and a thief

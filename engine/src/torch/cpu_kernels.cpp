@@ -270,8 +270,7 @@ void single_query_attention(const VecOps& ops, const SingleQuery<T>& a) {
     const int64_t bias_share = a.bias_rows == 1 ? B : B / a.bias_rows;
     // Claimed chunks (claimed_chunks.h): at large batches a step's attention is a fifth of it, and
     // fixed shares left one thread waiting whenever the VM slowed the other.
-    const int64_t chunk = std::max<int64_t>(1, B * H / (std::max(1, at::get_num_threads()) * int64_t{8}));
-    parallel_claimed(B * H, chunk, 8, [&](int64_t begin, int64_t end) {
+    parallel_claimed(B * H, even_claim_size(B * H), 8, [&](int64_t begin, int64_t end) {
         std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)),
             row_scratch(static_cast<size_t>(dk)), acc(static_cast<size_t>(dk));
         for (int64_t i = begin; i < end; ++i) {
