@@ -268,7 +268,7 @@ void single_query_attention(const VecOps& ops, const SingleQuery<T>& a) {
     using E = Elem<T>;
     const int64_t B = a.rows, H = a.heads, L = a.keys, dk = a.d_kv;
     const int64_t bias_share = a.bias_rows == 1 ? B : B / a.bias_rows;
-    // Claimed chunks (claimed_chunks.h): at large batches a step's attention is a fifth of it, and
+    // Claimed chunks (claimed_chunks.h): at t5-base int8 batch 32 the attention is ~12 % of a step, and
     // fixed shares left one thread waiting whenever the VM slowed the other.
     parallel_claimed(B * H, even_claim_size(B * H), 8, [&](int64_t begin, int64_t end) {
         std::vector<float> scores(static_cast<size_t>(L)), q_scratch(static_cast<size_t>(dk)),
